@@ -1,0 +1,5 @@
+from flask import Blueprint
+
+bp = Blueprint("auth", __name__)
+
+from app.blueprints.auth import routes  # noqa: E402,F401

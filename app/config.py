@@ -1,0 +1,89 @@
+"""Settings, read from the environment with embedded defaults for one machine.
+
+Every default points inside the instance folder, so `make run` needs nothing else:
+a SQLite file, a storage directory and an email outbox folder, plus local Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _instance_secret(instance_path: Path, name: str) -> str:
+    """A random secret kept in the instance folder, so restarts keep sessions valid."""
+    path = instance_path / name
+    if path.exists():
+        return path.read_text().strip()
+    instance_path.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(32)
+    path.write_text(value)
+    path.chmod(0o600)
+    return value
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings this product reads; `as_flask_config` maps them onto Flask's config."""
+
+    database_url: str
+    redis_url: str
+    storage_url: str
+    mail_url: str
+    secret_key: str
+    credentials_key: str
+    export_queue: str
+    file_retention_days: int
+    storage_part_size: int
+    stall_seconds: int
+    export_job_timeout: int
+    max_preview_rows: int
+    max_export_rows: int
+    login_max_failures: int
+    login_lockout_seconds: int
+
+    @classmethod
+    def from_environment(cls, instance_path: Path) -> Settings:
+        env = os.environ.get
+        return cls(
+            database_url=env("DATABASE_URL") or f"sqlite:///{instance_path / 'rhythm.db'}",
+            redis_url=env("REDIS_URL") or "redis://127.0.0.1:6379/0",
+            storage_url=env("STORAGE_URL") or (instance_path / "storage").as_uri(),
+            mail_url=env("MAIL_URL") or (instance_path / "outbox").as_uri(),
+            secret_key=env("SECRET_KEY") or _instance_secret(instance_path, "secret_key"),
+            credentials_key=env("CREDENTIALS_KEY") or _instance_secret(instance_path, "credentials_key"),
+            export_queue=env("EXPORT_QUEUE") or "exports",
+            file_retention_days=_int("FILE_RETENTION_DAYS", 30),
+            storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
+            stall_seconds=_int("STALL_SECONDS", 300),
+            export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
+            max_preview_rows=50,
+            max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),
+            login_max_failures=_int("LOGIN_MAX_FAILURES", 5),
+            login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
+        )
+
+    def as_flask_config(self) -> dict[str, object]:
+        config: dict[str, object] = {
+            "SQLALCHEMY_DATABASE_URI": self.database_url,
+            "SECRET_KEY": self.secret_key,
+            "SESSION_COOKIE_HTTPONLY": True,
+            "SESSION_COOKIE_SAMESITE": "Lax",
+            "REMEMBER_COOKIE_HTTPONLY": True,
+            "REMEMBER_COOKIE_SAMESITE": "Lax",
+            "WTF_CSRF_TIME_LIMIT": None,
+            "SETTINGS": self,
+        }
+        if self.database_url.startswith("sqlite"):
+            # Web, worker and scheduler share one SQLite file: wait for locks instead of failing.
+            config["SQLALCHEMY_ENGINE_OPTIONS"] = {"connect_args": {"timeout": 30}}
+        else:
+            config["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
+        return config

@@ -1,0 +1,228 @@
+"""Saved-query definitions: validation against the catalog, and parameter substitution.
+
+A definition is plain data (dataset, columns, filters, sort, parameters, row_limit). It is
+validated here before it is saved, and substituted at file admission: relative parameters
+such as "last 7 days" become concrete filters, and that substituted request is what the file
+keeps and what the worker runs.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+
+from app.domain.catalog import Column, Dataset, get_dataset
+from app.domain.errors import ValidationError
+
+MAX_COLUMNS = 60
+MAX_FILTERS = 20
+MAX_SORT = 3
+MAX_TEXT_VALUE = 500
+
+OPERATORS: dict[str, dict[str, str]] = {
+    "text": {
+        "eq": "is",
+        "ne": "is not",
+        "contains": "contains",
+        "starts_with": "starts with",
+        "in": "is one of (comma-separated)",
+        "is_empty": "is empty",
+        "not_empty": "is not empty",
+    },
+    "integer": {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "between": "between"},
+    "decimal": {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "between": "between"},
+    "date": {
+        "eq": "on", "lt": "before", "gt": "after", "le": "on or before", "ge": "on or after", "between": "between",
+    },
+    "datetime": {"lt": "before", "gt": "after", "le": "at or before", "ge": "at or after", "between": "between"},
+    "boolean": {"is_true": "is yes", "is_false": "is no"},
+}
+VALUELESS = {"is_empty", "not_empty", "is_true", "is_false"}
+
+RELATIVE_RANGES = {
+    "today": "Today",
+    "yesterday": "Yesterday",
+    "last_7_days": "Last 7 days",
+    "last_30_days": "Last 30 days",
+    "this_week": "This week (Monday to today)",
+    "last_week": "Last week (Monday to Sunday)",
+    "this_month": "This month",
+    "last_month": "Last month",
+    "this_year": "This year",
+}
+
+
+def _parse_scalar(column: Column, raw: object, field: str) -> object:
+    """One filter value, parsed for its column type into a JSON-safe normal form."""
+    text = str(raw).strip() if raw is not None else ""
+    label = column.label
+    if column.type == "text":
+        if len(text) > MAX_TEXT_VALUE:
+            raise ValidationError(f"The value for “{label}” is longer than {MAX_TEXT_VALUE} characters.", field)
+        return str(raw) if raw is not None else ""
+    if not text:
+        raise ValidationError(f"Enter a value for “{label}”.", field)
+    try:
+        if column.type == "integer":
+            value = int(text)
+            if abs(value) > 2**62:
+                raise ValueError
+            return value
+        if column.type == "decimal":
+            number = Decimal(text)
+            if not number.is_finite() or abs(number) > Decimal("1e12"):
+                raise InvalidOperation
+            return str(number)
+        if column.type == "date":
+            return date.fromisoformat(text).isoformat()
+        if column.type == "datetime":
+            moment = text if ("T" in text or " " in text) else text + "T00:00"
+            return datetime.fromisoformat(moment).replace(tzinfo=None).isoformat()
+    except (ValueError, InvalidOperation):
+        pass
+    expected = {
+        "integer": "a whole number",
+        "decimal": "a number",
+        "date": "a date as YYYY-MM-DD",
+        "datetime": "a date and time as YYYY-MM-DD HH:MM",
+    }[column.type]
+    raise ValidationError(f"“{text[:40]}” is not {expected} (column “{label}”).", field)
+
+
+def _validate_filter(dataset: Dataset, raw: dict, index: int) -> dict:
+    field = f"filters-{index}"
+    column = dataset.column(str(raw.get("column", "")))
+    if column is None:
+        raise ValidationError(f"Filter {index + 1}: unknown column “{raw.get('column', '')}”.", field)
+    op = str(raw.get("op", ""))
+    if op not in OPERATORS[column.type]:
+        raise ValidationError(f"Filter {index + 1}: “{op}” cannot be used on “{column.label}”.", field)
+    if op in VALUELESS:
+        return {"column": column.name, "op": op, "value": None}
+    value = raw.get("value")
+    if op == "between":
+        parts = value if isinstance(value, list | tuple) else str(value or "").split(",")
+        if len(parts) != 2:
+            raise ValidationError(f"Filter {index + 1}: “between” needs two values, from and to.", field)
+        low, high = (_parse_scalar(column, p, field) for p in parts)
+        return {"column": column.name, "op": op, "value": [low, high]}
+    if op == "in":
+        items = value if isinstance(value, list | tuple) else str(value or "").split(",")
+        items = [str(i).strip() for i in items if str(i).strip()]
+        if not items or len(items) > 100:
+            raise ValidationError(f"Filter {index + 1}: list between 1 and 100 values.", field)
+        return {"column": column.name, "op": op, "value": [_parse_scalar(column, i, field) for i in items]}
+    return {"column": column.name, "op": op, "value": _parse_scalar(column, value, field)}
+
+
+def validate_definition(definition: dict, max_rows: int) -> dict:
+    """The definition in normal form, or ValidationError naming what is wrong and where."""
+    dataset = get_dataset(str(definition.get("dataset", "")))
+    if dataset is None:
+        raise ValidationError("Choose a dataset.", "dataset")
+
+    columns = [str(c) for c in definition.get("columns") or []]
+    if not columns:
+        raise ValidationError("Choose at least one column.", "columns")
+    if len(columns) > MAX_COLUMNS:
+        raise ValidationError(f"Choose at most {MAX_COLUMNS} columns.", "columns")
+    unknown = [c for c in columns if dataset.column(c) is None]
+    if unknown:
+        raise ValidationError(f"Unknown column “{unknown[0]}” in {dataset.label}.", "columns")
+    if len(set(columns)) != len(columns):
+        raise ValidationError("Each column can be chosen once.", "columns")
+
+    raw_filters = definition.get("filters") or []
+    if len(raw_filters) > MAX_FILTERS:
+        raise ValidationError(f"Use at most {MAX_FILTERS} filters.", "filters")
+    filters = [_validate_filter(dataset, f, i) for i, f in enumerate(raw_filters)]
+
+    sort = []
+    for i, raw in enumerate((definition.get("sort") or [])[: MAX_SORT + 1]):
+        if i >= MAX_SORT:
+            raise ValidationError(f"Sort by at most {MAX_SORT} columns.", "sort")
+        column = dataset.column(str(raw.get("column", "")))
+        if column is None:
+            raise ValidationError(f"Unknown sort column “{raw.get('column', '')}”.", "sort")
+        direction = raw.get("direction", "asc")
+        if direction not in ("asc", "desc"):
+            raise ValidationError("Sort direction is ascending or descending.", "sort")
+        sort.append({"column": column.name, "direction": direction})
+
+    parameters = []
+    for raw in definition.get("parameters") or []:
+        column = dataset.column(str(raw.get("column", "")))
+        if column is None or column.type not in ("date", "datetime"):
+            raise ValidationError("A date range applies to a date or date-time column.", "parameters")
+        if raw.get("range") not in RELATIVE_RANGES:
+            raise ValidationError("Choose one of the offered date ranges.", "parameters")
+        parameters.append({"column": column.name, "range": raw["range"]})
+
+    row_limit = definition.get("row_limit")
+    if row_limit in (None, ""):
+        row_limit = None
+    else:
+        try:
+            row_limit = int(row_limit)
+        except (TypeError, ValueError):
+            raise ValidationError("The row limit is a whole number.", "row_limit") from None
+        if not 1 <= row_limit <= max_rows:
+            raise ValidationError(f"The row limit is between 1 and {max_rows:,}.", "row_limit")
+
+    return {
+        "dataset": dataset.name,
+        "columns": columns,
+        "filters": filters,
+        "sort": sort,
+        "parameters": parameters,
+        "row_limit": row_limit,
+    }
+
+
+def resolve_range(name: str, today: date) -> tuple[date, date]:
+    """The first and last day (inclusive) a relative range covers on `today`."""
+    monday = today - timedelta(days=today.weekday())
+    first_of_month = today.replace(day=1)
+    last_month_end = first_of_month - timedelta(days=1)
+    return {
+        "today": (today, today),
+        "yesterday": (today - timedelta(days=1), today - timedelta(days=1)),
+        "last_7_days": (today - timedelta(days=6), today),
+        "last_30_days": (today - timedelta(days=29), today),
+        "this_week": (monday, today),
+        "last_week": (monday - timedelta(days=7), monday - timedelta(days=1)),
+        "this_month": (first_of_month, today),
+        "last_month": (last_month_end.replace(day=1), last_month_end),
+        "this_year": (today.replace(month=1, day=1), today),
+    }[name]
+
+
+def substitute(definition: dict, today: date) -> dict:
+    """The request a file keeps: parameters turned into concrete `between` filters on `today`.
+
+    Date-time columns get the whole last day: the filter ends before midnight after it.
+    """
+    dataset = get_dataset(definition["dataset"])
+    assert dataset is not None
+    filters = list(definition["filters"])
+    applied = []
+    for parameter in definition["parameters"]:
+        first, last = resolve_range(parameter["range"], today)
+        column = dataset.column(parameter["column"])
+        assert column is not None
+        if column.type == "date":
+            filters.append({"column": column.name, "op": "between", "value": [first.isoformat(), last.isoformat()]})
+        else:
+            start = datetime.combine(first, datetime.min.time())
+            end = datetime.combine(last + timedelta(days=1), datetime.min.time())
+            filters.append({"column": column.name, "op": "ge", "value": start.isoformat()})
+            filters.append({"column": column.name, "op": "lt", "value": end.isoformat()})
+        applied.append({**parameter, "from": first.isoformat(), "to": last.isoformat()})
+    return {
+        "dataset": definition["dataset"],
+        "columns": list(definition["columns"]),
+        "filters": filters,
+        "sort": list(definition["sort"]),
+        "row_limit": definition["row_limit"],
+        "parameters_applied": applied,
+    }

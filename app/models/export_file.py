@@ -1,0 +1,128 @@
+"""Export files (query_exports) and their outbox requests (query_export_requests).
+
+Lifecycle STATE-PFM-QRY-006; transitions live in app/domain/export_file.py. The CHECK
+constraints carry INV-03: each source kind has its own shape and permitted formats, and a
+descriptions row is an Excel option only.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.types import UTCDateTime, utcnow
+
+FILE_STATUSES = ("queued", "running", "succeeded", "failed")
+TERMINAL_STATUSES = ("succeeded", "failed")
+FAILURE_CODES = (
+    "access_lost",
+    "source_missing",
+    "invalid_request",
+    "storage_error",
+    "timeout",
+    "too_many_rows",
+    "internal",
+)
+
+
+class QueryExport(db.Model):
+    __tablename__ = "query_exports"
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),
+        CheckConstraint("kind IN ('query', 'report')", name="kind"),
+        CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
+        CheckConstraint("include_descriptions = false OR format = 'xlsx'", name="include_descriptions"),
+        CheckConstraint(
+            "(kind = 'query' AND dataset IS NOT NULL AND request IS NOT NULL"
+            " AND format IN ('csv', 'xlsx') AND report_kind IS NULL)"
+            " OR (kind = 'report' AND report_kind IN ('table', 'coded', 'summary')"
+            " AND (format = 'pdf' OR (format = 'xlsx' AND report_kind IN ('table', 'coded'))))",
+            name="source_shape",
+        ),
+        CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
+        CheckConstraint(
+            "status <> 'succeeded' OR (completed_at IS NOT NULL AND expires_at IS NOT NULL"
+            " AND size_bytes IS NOT NULL AND row_count IS NOT NULL)",
+            name="success_outcome",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    requester_id: Mapped[int] = mapped_column(ForeignKey("people.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(10))
+    # Origin metadata only: the file keeps its name and request when the source goes away.
+    source_query_id: Mapped[int | None] = mapped_column(ForeignKey("saved_queries.id", ondelete="SET NULL"))
+    source_name: Mapped[str] = mapped_column(String(200))
+    source_version: Mapped[int]
+    dataset: Mapped[str | None] = mapped_column(String(100))
+    request: Mapped[dict | None] = mapped_column(JSON)
+    report_id: Mapped[int | None]
+    report_kind: Mapped[str | None] = mapped_column(String(10))
+    print_params: Mapped[dict | None] = mapped_column(JSON)
+    format: Mapped[str] = mapped_column(String(10))
+    heading: Mapped[str] = mapped_column(String(10), default="names")
+    include_descriptions: Mapped[bool] = mapped_column(default=False)
+
+    status: Mapped[str] = mapped_column(String(10), default="queued", index=True)
+    storage_key: Mapped[str] = mapped_column(String(500), unique=True)
+    file_name: Mapped[str] = mapped_column(String(255))
+    rows_written: Mapped[int] = mapped_column(default=0)
+    rows_total: Mapped[int | None]
+    size_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    row_count: Mapped[int | None]
+    attempt_count: Mapped[int] = mapped_column(default=0)
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    failure_code: Mapped[str | None] = mapped_column(String(40))
+    failure_detail: Mapped[str | None] = mapped_column(String(1000))
+
+    outbox: Mapped[QueryExportRequest] = relationship(back_populates="export", cascade="all, delete-orphan")
+
+    def is_expired(self, now: datetime) -> bool:
+        """Expiry is computed on read (STATE-PFM-QRY-006): never a stored status."""
+        return self.status == "succeeded" and self.expires_at is not None and now >= self.expires_at
+
+    def display_status(self, now: datetime) -> str:
+        return "expired" if self.is_expired(now) else self.status
+
+    @property
+    def is_settled(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def percent(self) -> int | None:
+        if self.status == "succeeded":
+            return 100
+        if not self.rows_total:
+            return None
+        return min(99, int(self.rows_written * 100 / self.rows_total))
+
+    def eta_seconds(self, now: datetime) -> int | None:
+        """Seconds left at the rate seen so far, when the total is known."""
+        if self.status != "running" or not self.rows_total or not self.rows_written or not self.started_at:
+            return None
+        elapsed = (now - self.started_at).total_seconds()
+        remaining = max(self.rows_total - self.rows_written, 0)
+        return int(elapsed * remaining / self.rows_written)
+
+
+class QueryExportRequest(db.Model):
+    """The outbox row committed with its file (INV-01); the dispatcher moves it onto RQ."""
+
+    __tablename__ = "query_export_requests"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    export_id: Mapped[int] = mapped_column(ForeignKey("query_exports.id", ondelete="CASCADE"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime, index=True)
+    dispatch_count: Mapped[int] = mapped_column(default=0)
+    job_id: Mapped[str | None] = mapped_column(String(100))
+
+    export: Mapped[QueryExport] = relationship(back_populates="outbox")

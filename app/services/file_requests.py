@@ -1,0 +1,96 @@
+"""Admission of export files (INV-01): the file row and its outbox request commit together.
+
+The storage key is fixed here and never changes; the substituted request is stored on the
+file so the worker runs exactly what was asked for, with the requester's access as it is then.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass
+from datetime import date
+
+from flask import current_app
+
+from app.domain.access import RequesterContext
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.query_spec import substitute, validate_definition
+from app.extensions import db
+from app.models import QueryExport, QueryExportRequest, SavedQuery
+from app.models.types import utcnow
+
+QUERY_FORMATS = ("csv", "xlsx")
+HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
+
+
+@dataclass(frozen=True)
+class QueryFileOptions:
+    format: str
+    heading: str = "names"
+    include_descriptions: bool = False
+
+    def validate(self) -> None:
+        if self.format not in QUERY_FORMATS:
+            raise ValidationError("Choose CSV or Excel (XLSX).", "format")
+        if self.heading not in HEADINGS:
+            raise ValidationError("Choose how the heading row is written.", "heading")
+        if self.include_descriptions and self.format != "xlsx":
+            raise ValidationError(
+                "A descriptions row can only be added to an Excel (XLSX) file.", "include_descriptions"
+            )
+        if self.include_descriptions and self.heading == "none":
+            raise ValidationError(
+                "A descriptions row goes under the heading row: choose a heading.", "include_descriptions"
+            )
+
+
+def safe_file_name(source_name: str, extension: str, on: date) -> str:
+    """A download name built from the source name: ASCII letters, digits, dashes; never empty."""
+    ascii_name = unicodedata.normalize("NFKD", source_name).encode("ascii", "ignore").decode()
+    stem = re.sub(r"[^A-Za-z0-9]+", "-", ascii_name).strip("-").lower()[:80] or "export"
+    return f"{stem}-{on.isoformat()}.{extension}"
+
+
+def storage_key_for(workspace_id: int, extension: str) -> str:
+    return f"files/w{workspace_id}/{uuid.uuid4().hex}.{extension}"
+
+
+def admit(export: QueryExport) -> QueryExport:
+    """Commit the file and its outbox request in one transaction."""
+    export.outbox = QueryExportRequest()
+    db.session.add(export)
+    db.session.commit()
+    return export
+
+
+def request_query_file(access: RequesterContext, query: SavedQuery, options: QueryFileOptions) -> QueryExport:
+    if query.workspace_id != access.workspace_id:
+        raise AccessDenied("That query is not in this workspace.")
+    if not access.can_read_dataset(query.dataset):
+        raise AccessDenied("You do not have access to this query's dataset.")
+    options.validate()
+    settings = current_app.config["SETTINGS"]
+    now = utcnow()
+    definition = validate_definition(query.definition(), settings.max_export_rows)
+    request = substitute(definition, now.date())
+    return admit(
+        QueryExport(
+            workspace_id=access.workspace_id,
+            requester_id=access.person_id,
+            kind="query",
+            source_query_id=query.id,
+            source_name=query.name,
+            source_version=query.version,
+            dataset=query.dataset,
+            request=request,
+            format=options.format,
+            heading=options.heading,
+            include_descriptions=options.include_descriptions,
+            status="queued",
+            storage_key=storage_key_for(access.workspace_id, options.format),
+            file_name=safe_file_name(query.name, options.format, now.date()),
+            requested_at=now,
+        )
+    )

@@ -1,0 +1,41 @@
+"""Template filters and globals: dates, sizes, durations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask import Flask
+
+from app.models.types import utcnow
+
+
+def format_datetime(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+def format_bytes(size: int | None) -> str:
+    if size is None:
+        return "—"
+    amount = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if amount < 1024 or unit == "GB":
+            return f"{int(amount)} bytes" if unit == "bytes" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{size} bytes"
+
+
+def format_duration(seconds: int | None) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def register(app: Flask) -> None:
+    app.jinja_env.filters["datetime"] = format_datetime
+    app.jinja_env.filters["bytes"] = format_bytes
+    app.jinja_env.filters["duration"] = format_duration
+    app.jinja_env.globals["now"] = utcnow

@@ -1,0 +1,133 @@
+"""Shared fixtures: the app on the real PostgreSQL and Redis, a client, sign-in, factories.
+
+Tests run against real services. When one is missing the run fails with a message saying
+which; nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+from redis import Redis
+from sqlalchemy import text
+
+TEST_DATABASE_URL = os.environ.get(
+    "TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/rhythm_test"
+)
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+pytest_plugins = ["tests.fixtures.s3", "tests.fixtures.factories"]
+
+
+def _ensure_database(url: str) -> None:
+    """Create the test database if it is missing; fail loudly if PostgreSQL does not answer."""
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    base, name = plain.rsplit("/", 1)
+    try:
+        with psycopg.connect(f"{base}/postgres", autocommit=True, connect_timeout=5) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is required for the tests and did not answer at {base}: {exc}", pytrace=False)
+
+
+def _ensure_redis(url: str) -> None:
+    try:
+        Redis.from_url(url, socket_connect_timeout=3).ping()
+    except Exception as exc:  # any failure here means the service is missing
+        pytest.fail(f"Redis is required for the tests and did not answer at {url}: {exc}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def test_environment():
+    """Environment shared by the app under test and any worker subprocess it starts."""
+    _ensure_database(TEST_DATABASE_URL)
+    _ensure_redis(TEST_REDIS_URL)
+    root = Path(tempfile.mkdtemp(prefix="rhythm-test-"))
+    env = {
+        "DATABASE_URL": TEST_DATABASE_URL,
+        "REDIS_URL": TEST_REDIS_URL,
+        "STORAGE_URL": (root / "storage").as_uri(),
+        "MAIL_URL": (root / "outbox").as_uri(),
+        "SECRET_KEY": "test-secret-key",
+        "CREDENTIALS_KEY": "test-credentials-key",
+        "EXPORT_QUEUE": "test-exports",
+        "STORAGE_PART_SIZE": str(64 * 1024),
+    }
+    os.environ.update(env)
+    return env
+
+
+@pytest.fixture(scope="session")
+def app(test_environment):
+    from flask_migrate import downgrade, upgrade
+
+    from app import create_app
+    from app.extensions import db
+
+    application = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
+    with application.app_context():
+        with db.engine.begin() as conn:
+            conn.execute(text("DROP SCHEMA public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+        upgrade()
+        # The migrations must also reverse cleanly; then build the schema again for the tests.
+        downgrade(revision="base")
+        upgrade()
+    yield application
+
+
+@pytest.fixture(autouse=True)
+def _clean_state(request):
+    """Each test that uses the app starts with empty tables and an empty test Redis database."""
+    if "app" in request.fixturenames:
+        application = request.getfixturevalue("app")
+        from app.extensions import db
+
+        with application.app_context():
+            db.session.remove()
+            tables = ", ".join(t.name for t in db.metadata.sorted_tables)
+            with db.engine.begin() as conn:
+                conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+        Redis.from_url(TEST_REDIS_URL).flushdb()
+    yield
+
+
+@pytest.fixture
+def app_context(app):
+    with app.app_context():
+        yield
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def csrf_app(app):
+    """The same app with CSRF protection on, as in production."""
+    app.config["WTF_CSRF_ENABLED"] = True
+    yield app
+    app.config["WTF_CSRF_ENABLED"] = False
+
+
+class AuthActions:
+    def __init__(self, client):
+        self._client = client
+
+    def login(self, email: str, password: str = "password"):
+        return self._client.post("/login", data={"email": email, "password": password})
+
+    def logout(self):
+        return self._client.post("/logout")
+
+
+@pytest.fixture
+def auth(client):
+    return AuthActions(client)

@@ -1,0 +1,187 @@
+"""Small factory helpers: each makes one record with sensible defaults and commits it.
+
+Call them inside an app context. Keyword arguments override any column.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+from app.extensions import db
+from app.models import (
+    Membership,
+    Person,
+    QueryExport,
+    QueryExportRequest,
+    SavedQuery,
+    Shift,
+    Team,
+    TeamMember,
+    TimeOffRequest,
+    TimesheetEntry,
+    Workspace,
+)
+from app.seed_data import HOSTILE_VALUES
+from app.services.authentication import hash_password
+
+PASSWORD = "password"
+_sequence = itertools.count(1)
+_PASSWORD_HASH = hash_password(PASSWORD)
+
+def hostile_values() -> list[str]:
+    """The hostile values every export path must survive (the demo seed uses the same list)."""
+    return list(HOSTILE_VALUES)
+
+
+def _save(record):
+    db.session.add(record)
+    db.session.commit()
+    return record
+
+
+def make_workspace(**overrides) -> Workspace:
+    n = next(_sequence)
+    return _save(Workspace(**{"name": f"Workspace {n}", "status": "live", "sandbox": False, **overrides}))
+
+
+def make_person(**overrides) -> Person:
+    n = next(_sequence)
+    values = {"email": f"person{n}@example.test", "name": f"Person {n}", "password_hash": _PASSWORD_HASH}
+    return _save(Person(**{**values, **overrides}))
+
+
+def make_member(workspace: Workspace, role: str = "member", **overrides) -> Membership:
+    """A person and their membership; grants every dataset unless dataset_grants says otherwise."""
+    person = overrides.pop("person", None) or make_person()
+    values = {
+        "workspace_id": workspace.id,
+        "person_id": person.id,
+        "role": role,
+        "grants": [],
+        "dataset_grants": ["teams", "people", "shifts", "time_off_requests", "timesheet_entries"],
+        "team_scope": None,
+    }
+    return _save(Membership(**{**values, **overrides}))
+
+
+def make_team(workspace: Workspace, **overrides) -> Team:
+    n = next(_sequence)
+    values = {
+        "workspace_id": workspace.id,
+        "code": f"T{n}",
+        "name": f"Team {n}",
+        "location": "Lyon",
+        "created_at": datetime(2024, 1, 1, 9, 0, tzinfo=UTC),
+    }
+    return _save(Team(**{**values, **overrides}))
+
+
+def make_team_member(team: Team, **overrides) -> TeamMember:
+    n = next(_sequence)
+    values = {
+        "workspace_id": team.workspace_id,
+        "team_id": team.id,
+        "team_name": team.name,
+        "full_name": f"Employee {n}",
+        "email": f"employee{n}@example.test",
+        "job_title": "Nurse",
+        "hourly_rate": Decimal("21.50"),
+        "started_on": date(2022, 3, 1),
+        "active": True,
+    }
+    return _save(TeamMember(**{**values, **overrides}))
+
+
+def make_timesheet_entry(employee: TeamMember, **overrides) -> TimesheetEntry:
+    values = {
+        "workspace_id": employee.workspace_id,
+        "team_id": employee.team_id,
+        "team_name": employee.team_name,
+        "person_id": employee.id,
+        "person_name": employee.full_name,
+        "work_date": date(2026, 11, 2),
+        "hours": Decimal("7.50"),
+        "project": "Ward A",
+        "approved": True,
+        "note": "",
+        "recorded_at": datetime(2026, 11, 2, 18, 0, tzinfo=UTC),
+    }
+    return _save(TimesheetEntry(**{**values, **overrides}))
+
+
+def make_shift(employee: TeamMember, **overrides) -> Shift:
+    start = datetime(2026, 11, 2, 7, 0, tzinfo=UTC)
+    values = {
+        "workspace_id": employee.workspace_id,
+        "team_id": employee.team_id,
+        "team_name": employee.team_name,
+        "person_id": employee.id,
+        "person_name": employee.full_name,
+        "role": "Day shift",
+        "starts_at": start,
+        "ends_at": start + timedelta(hours=8),
+        "break_minutes": 30,
+        "notes": "",
+    }
+    return _save(Shift(**{**values, **overrides}))
+
+
+def make_time_off(employee: TeamMember, **overrides) -> TimeOffRequest:
+    values = {
+        "workspace_id": employee.workspace_id,
+        "team_id": employee.team_id,
+        "team_name": employee.team_name,
+        "person_id": employee.id,
+        "person_name": employee.full_name,
+        "kind": "annual",
+        "status": "approved",
+        "starts_on": date(2026, 12, 21),
+        "ends_on": date(2026, 12, 24),
+        "days": Decimal("4.0"),
+        "reason": "",
+        "submitted_at": datetime(2026, 11, 1, 10, 0, tzinfo=UTC),
+    }
+    return _save(TimeOffRequest(**{**values, **overrides}))
+
+
+def make_query(workspace: Workspace, owner: Person, **overrides) -> SavedQuery:
+    n = next(_sequence)
+    values = {
+        "workspace_id": workspace.id,
+        "owner_id": owner.id,
+        "name": f"Query {n}",
+        "dataset": "timesheet_entries",
+        "columns": ["id", "person_name", "team_name", "work_date", "hours", "approved", "note"],
+        "filters": [],
+        "sort": [{"column": "id", "direction": "asc"}],
+        "parameters": [],
+        "row_limit": None,
+    }
+    return _save(SavedQuery(**{**values, **overrides}))
+
+
+def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExport:
+    """A queued file with its outbox row, as admission would leave it (without substitution)."""
+    n = next(_sequence)
+    fmt = overrides.pop("format", "csv")
+    values = {
+        "workspace_id": query.workspace_id,
+        "requester_id": requester.id,
+        "kind": "query",
+        "source_query_id": query.id,
+        "source_name": query.name,
+        "source_version": query.version,
+        "dataset": query.dataset,
+        "request": {**query.definition(), "parameters_applied": []},
+        "format": fmt,
+        "heading": "names",
+        "include_descriptions": False,
+        "status": "queued",
+        "storage_key": f"files/w{query.workspace_id}/test-{n}.{fmt}",
+        "file_name": f"query-{n}.{fmt}",
+    }
+    export = QueryExport(**{**values, **overrides})
+    export.outbox = QueryExportRequest()
+    return _save(export)
