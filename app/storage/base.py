@@ -1,0 +1,179 @@
+"""One storage interface for export files and packages; backends in filesystem.py and s3.py.
+
+Keys are relative, slash-separated paths confined by `check_key`: no absolute paths, no `..`,
+no empty segments, no control characters. Large objects are written through a multipart
+upload (`begin_upload`) so memory never holds more than one part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+
+from app.domain.errors import DomainError
+
+_SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._=+-]+$")
+
+
+class StorageError(DomainError):
+    """The store refused or failed an operation; jobs record it as `storage_error`."""
+
+
+class InvalidKey(StorageError):
+    """A key that would escape its prefix or is not a plain relative path."""
+
+
+class ObjectMissing(StorageError):
+    """No object is stored under the key (read, size)."""
+
+
+def check_key(key: str) -> str:
+    segments = key.split("/")
+    if not key or key.startswith("/") or any(s in ("", ".", "..") for s in segments):
+        raise InvalidKey(f"invalid storage key: {key!r}")
+    if not all(_SAFE_SEGMENT.match(s) for s in segments):
+        raise InvalidKey(f"invalid characters in storage key: {key!r}")
+    return key
+
+
+def check_key_under(key: str, prefix: str) -> str:
+    """INV-14: a key must lie inside its prefix (a package's, for example)."""
+    check_key(key)
+    check_key(prefix.rstrip("/"))
+    if not key.startswith(prefix.rstrip("/") + "/"):
+        raise InvalidKey(f"storage key {key!r} is outside {prefix!r}")
+    return key
+
+
+class MultipartUpload(ABC):
+    """An upload in progress. Parts are sent in order; `complete` makes the object appear whole."""
+
+    key: str
+    upload_id: str
+
+    @abstractmethod
+    def upload_part(self, data: bytes) -> None: ...
+
+    @abstractmethod
+    def complete(self) -> int:
+        """Publish the object; returns its size in bytes."""
+
+    @abstractmethod
+    def abort(self) -> None:
+        """Discard the parts sent; the key is left as it was."""
+
+
+class Storage(ABC):
+    part_size: int
+
+    @abstractmethod
+    def begin_upload(self, key: str) -> MultipartUpload: ...
+
+    @abstractmethod
+    def abort_uploads(self, key: str) -> int:
+        """Abort every unfinished upload to `key` (a restarted job's leftovers); returns how many."""
+
+    @abstractmethod
+    def put_bytes(self, key: str, data: bytes) -> None: ...
+
+    @abstractmethod
+    def read_chunks(self, key: str, chunk_size: int = 256 * 1024) -> Iterator[bytes]:
+        """The object's bytes in chunks; a missing key raises `ObjectMissing` at the call, not later."""
+
+    @abstractmethod
+    def size(self, key: str) -> int: ...
+
+    @abstractmethod
+    def exists(self, key: str) -> bool: ...
+
+    @abstractmethod
+    def delete(self, key: str) -> None: ...
+
+    @abstractmethod
+    def list_keys(self, prefix: str) -> list[str]:
+        """Keys of stored objects that start with `prefix` (a plain string prefix), sorted."""
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise if the store cannot be reached; used by /healthz."""
+
+    def writer(self, key: str) -> PartWriter:
+        return PartWriter(self, key)
+
+
+class PartWriter:
+    """A write-only binary stream over a multipart upload, buffering one part at a time.
+
+    Used as a context manager: a clean exit completes the upload, an exception aborts it.
+    """
+
+    def __init__(self, storage: Storage, key: str):
+        self._storage = storage
+        self._key = check_key(key)
+        self._upload: MultipartUpload | None = None
+        self._buffer = bytearray()
+        self._parts_sent = 0
+        self.size: int | None = None
+
+    def __enter__(self) -> PartWriter:
+        self._storage.abort_uploads(self._key)
+        self._upload = self._storage.begin_upload(self._key)
+        return self
+
+    def write(self, data: bytes) -> int:
+        self._buffer += data
+        # Parts of exactly `part_size`, however large one write is; the tail waits for more.
+        while len(self._buffer) >= self._storage.part_size:
+            self._send(bytes(self._buffer[: self._storage.part_size]))
+            del self._buffer[: self._storage.part_size]
+        return len(data)
+
+    def _send(self, part: bytes) -> None:
+        assert self._upload is not None
+        self._upload.upload_part(part)
+        self._parts_sent += 1
+
+    def _flush(self, final: bool = False) -> None:
+        # An empty object still needs one (empty) part for the upload to complete.
+        if self._buffer or (final and self._parts_sent == 0):
+            self._send(bytes(self._buffer))
+            self._buffer.clear()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        assert self._upload is not None
+        if exc_type is not None:
+            # The caller's exception is the one to report; a restart's abort_uploads cleans up later.
+            with contextlib.suppress(StorageError):
+                self._upload.abort()
+            return
+        try:
+            self._flush(final=True)
+            self.size = self._upload.complete()
+        except BaseException:
+            with contextlib.suppress(StorageError):  # report what stopped the upload, not the clean-up
+                self._upload.abort()
+            raise
+
+
+class ChunkStream(Iterator[bytes]):
+    """An opened object's chunks. `close()` (Werkzeug calls it after a response) releases the handle
+    even when the stream was never read to the end."""
+
+    def __init__(self, chunks: Iterator[bytes], close: Callable[[], None]):
+        self._chunks = chunks
+        self._close = close
+        self._closed = False
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._chunks)
+        except BaseException:  # the end (StopIteration) or a failure: either way the handle goes
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._close()
