@@ -1,0 +1,401 @@
+"""XLSX export files, written as SpreadsheetML by a streaming writer of our own.
+
+Why not openpyxl or XlsxWriter: measured on 200k rows × 8 mixed columns on the 2-core machine,
+openpyxl's write-only mode took 1.8× as long as XlsxWriter in constant_memory mode (the bench
+anchor), and it keeps every distinct string in an in-memory shared-strings table, so memory grows
+with the rows. This writer formats each cell with one precomputed function per column and
+streams the sheet into a deflated zip member; it runs several times faster than the anchor and
+its memory does not depend on the number of rows. Reading back (tests, people) is openpyxl's
+and Excel's business.
+
+What the file holds:
+- an optional heading row (column names or labels, bold) and, under it, an optional
+  descriptions row (the catalog's descriptions, italic); the rows above the data are frozen;
+- text as inline strings (never a formula: no cell carries an `<f>` element), neutralised
+  against formula injection; a text longer than Excel's 32,767 characters (UTF-16 code units,
+  as Excel counts them) is cut to fit and ends with TRUNCATION_MARKER, so a reader can see it
+  was cut: Excel would refuse to open the file otherwise. CSV files keep the whole text;
+- integers and decimals as numbers (a decimal's digits are written as stored, and its cell gets
+  a number format with the same number of decimal places, so 7.50 shows as 7.50);
+- dates as date serials formatted yyyy-mm-dd, datetimes as UTC serials formatted
+  yyyy-mm-dd hh:mm:ss, booleans as booleans; a missing value leaves the cell empty.
+
+Characters XML 1.0 cannot carry (control characters other than tab, line feed and carriage
+return) are written as Excel's `_xHHHH_` escapes, and a literal `_xHHHH_` in the text has its
+underscore escaped, so Excel shows the text as stored.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from xml.sax.saxutils import quoteattr
+
+from app.domain.catalog import Column
+from app.rendering import TooManyRows
+from app.rendering.neutralise import FORMULA_TRIGGERS
+
+Progress = Callable[[int, int | None], None]
+
+MAX_SHEET_ROWS = 1_048_576
+MAX_CELL_CHARS = 32_767
+TRUNCATION_MARKER = " […truncated]"
+PROGRESS_EVERY_ROWS = 2000
+COPY_CHUNK_BYTES = 1024 * 1024
+MAX_DECIMAL_PLACES = 10
+# Above this many cells the sheet might pass zip's 4 GiB member limit, so its entry is written
+# with ZIP64 sizes from the start (zipfile cannot add them after the fact).
+ZIP64_CELL_THRESHOLD = 10_000_000
+
+_TRIGGERS = frozenset(FORMULA_TRIGGERS)
+_EXCEL_EPOCH = date(1899, 12, 30).toordinal()
+_NEEDS_ESCAPE = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;", "_": "_x005F_"}
+
+# Cell style indexes into cellXfs of the styles part written by _styles_xml.
+_STYLE_HEADING = 1
+_STYLE_DESCRIPTION = 2
+_STYLE_DATE = 3
+_STYLE_DATETIME = 4
+_STYLE_DECIMAL_BASE = 5  # + number of decimal places, 0..MAX_DECIMAL_PLACES
+
+
+def _escape_match(match: re.Match) -> str:
+    char = match.group(0)
+    # A carriage return becomes a character reference: XML readers turn a literal one into \n.
+    return _ENTITIES.get(char) or f"_x{ord(char):04X}_"
+
+
+def _fit(text: str) -> str:
+    """The text cut to Excel's cell limit, which counts UTF-16 code units (an emoji takes two)."""
+    if len(text) <= MAX_CELL_CHARS // 2:
+        return text
+    encoded = text.encode("utf-16-le")
+    if len(encoded) <= MAX_CELL_CHARS * 2:
+        return text
+    room = MAX_CELL_CHARS - len(TRUNCATION_MARKER)
+    # Cutting may split a surrogate pair; its lone half is dropped.
+    return encoded[: room * 2].decode("utf-16-le", errors="ignore") + TRUNCATION_MARKER
+
+
+def _xml_text(text: str) -> str:
+    text = _fit(text)
+    return _NEEDS_ESCAPE.sub(_escape_match, text) if _NEEDS_ESCAPE.search(text) else text
+
+
+def _string_cell(ref: str, text: str, style: int = 0) -> str:
+    styled = f' s="{style}"' if style else ""
+    return f'<c r="{ref}"{styled} t="inlineStr"><is><t xml:space="preserve">{_xml_text(text)}</t></is></c>'
+
+
+def _text(value: str | None, ref: str) -> str:
+    if value is None:
+        return ""
+    if value and value[0] in _TRIGGERS:
+        value = "'" + value
+    return f'<c r="{ref}" t="inlineStr"><is><t xml:space="preserve">{_xml_text(value)}</t></is></c>'
+
+
+def _integer(value: int | None, ref: str) -> str:
+    return "" if value is None else f'<c r="{ref}"><v>{int(value)}</v></c>'
+
+
+def _decimal(value: Decimal | None, ref: str) -> str:
+    if value is None:
+        return ""
+    if not value.is_finite():
+        return _string_cell(ref, str(value))
+    # The stored digits go into the file as they are; Excel reads them as a number.
+    digits = f"{value:f}"
+    dot = digits.find(".")
+    places = 0 if dot < 0 else min(len(digits) - dot - 1, MAX_DECIMAL_PLACES)
+    return f'<c r="{ref}" s="{_STYLE_DECIMAL_BASE + places}"><v>{digits}</v></c>'
+
+
+def _date(value: date | None, ref: str) -> str:
+    return "" if value is None else f'<c r="{ref}" s="{_STYLE_DATE}"><v>{value.toordinal() - _EXCEL_EPOCH}</v></c>'
+
+
+def _datetime(value: datetime | None, ref: str) -> str:
+    if value is None:
+        return ""
+    moment = value.astimezone(UTC) if value.tzinfo is not None else value
+    seconds = moment.hour * 3600 + moment.minute * 60 + moment.second + moment.microsecond / 1_000_000
+    serial = moment.toordinal() - _EXCEL_EPOCH + seconds / 86400
+    return f'<c r="{ref}" s="{_STYLE_DATETIME}"><v>{serial!r}</v></c>'
+
+
+def _boolean(value: bool | None, ref: str) -> str:
+    if value is None:
+        return ""
+    return f'<c r="{ref}" t="b"><v>{1 if value else 0}</v></c>'
+
+
+_CELL_WRITERS: dict[str, Callable[[object, str], str]] = {
+    "text": _text,
+    "integer": _integer,
+    "decimal": _decimal,
+    "date": _date,
+    "datetime": _datetime,
+    "boolean": _boolean,
+}
+_MIN_WIDTHS = {"date": 12, "datetime": 20, "decimal": 10, "integer": 8, "boolean": 8, "text": 12}
+
+
+def column_letters(index: int) -> str:
+    """Spreadsheet column letters for a zero-based column index (0 → A, 26 → AA)."""
+    letters = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        letters = chr(65 + remainder) + letters
+    return letters
+
+
+def _column_width(column: Column, heading: str) -> float:
+    shown = {"names": column.name, "labels": column.label}.get(heading, "")
+    return float(min(max(len(shown) + 2, _MIN_WIDTHS[column.type]), 60))
+
+
+def _sheet_head(columns: Sequence[Column], heading: str, frozen_rows: int) -> str:
+    pane = (
+        f'<pane ySplit="{frozen_rows}" topLeftCell="A{frozen_rows + 1}" activePane="bottomLeft" state="frozen"/>'
+        f'<selection pane="bottomLeft" activeCell="A{frozen_rows + 1}" sqref="A{frozen_rows + 1}"/>'
+        if frozen_rows
+        else ""
+    )
+    widths = "".join(
+        f'<col min="{i}" max="{i}" width="{_column_width(column, heading)}" customWidth="1"/>'
+        for i, column in enumerate(columns, start=1)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        f'<sheetViews><sheetView workbookViewId="0">{pane}</sheetView></sheetViews>'
+        '<sheetFormatPr defaultRowHeight="15"/>'
+        f"<cols>{widths}</cols><sheetData>"
+    )
+
+
+_SHEET_TAIL = (
+    '</sheetData><pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/>'
+    "</worksheet>"
+)
+
+_CONTENT_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    '<Override PartName="/xl/styles.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
+    '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>'
+    '<Override PartName="/docProps/app.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/>'
+    "</Types>"
+)
+_ROOT_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+    'Target="xl/workbook.xml"/>'
+    '<Relationship Id="rId2" '
+    'Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" '
+    'Target="docProps/core.xml"/>'
+    '<Relationship Id="rId3" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties" '
+    'Target="docProps/app.xml"/>'
+    "</Relationships>"
+)
+_WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" '
+    'Target="worksheets/sheet1.xml"/>'
+    '<Relationship Id="rId2" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>'
+    "</Relationships>"
+)
+_APP_PROPERTIES = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    '<Properties xmlns="http://schemas.openxmlformats.org/officeDocument/2006/extended-properties">'
+    "<Application>Rhythm Exports</Application></Properties>"
+)
+
+
+def _core_properties(created: datetime) -> str:
+    stamp = created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" '
+        'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" '
+        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+        "<dc:creator>Rhythm Exports</dc:creator>"
+        f'<dcterms:created xsi:type="dcterms:W3CDTF">{stamp}</dcterms:created>'
+        f'<dcterms:modified xsi:type="dcterms:W3CDTF">{stamp}</dcterms:modified>'
+        "</cp:coreProperties>"
+    )
+
+
+def _sheet_name(name: str) -> str:
+    """A name Excel accepts for a sheet: at most 31 characters, none of []:*?/\\."""
+    cleaned = re.sub(r"[\[\]:*?/\\]", " ", name).strip().strip("'")[:31]
+    return cleaned or "Export"
+
+
+def _workbook_xml(sheet_name: str) -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        '<bookViews><workbookView activeTab="0"/></bookViews>'
+        f"<sheets><sheet name={quoteattr(_sheet_name(sheet_name))} sheetId=\"1\" r:id=\"rId1\"/></sheets>"
+        "</workbook>"
+    )
+
+
+_NUMBER_FORMAT_DATE = 164
+_NUMBER_FORMAT_DATETIME = 165
+_NUMBER_FORMAT_INTEGER = 1  # Excel's built-in "0"
+
+
+def _decimal_number_format(places: int) -> int:
+    return _NUMBER_FORMAT_INTEGER if places == 0 else _NUMBER_FORMAT_DATETIME + places
+
+
+def _styles_xml() -> str:
+    decimal_formats = "".join(
+        f'<numFmt numFmtId="{_decimal_number_format(places)}" formatCode="0.{"0" * places}"/>'
+        for places in range(1, MAX_DECIMAL_PLACES + 1)
+    )
+    decimal_styles = "".join(
+        f'<xf numFmtId="{_decimal_number_format(places)}" fontId="0" fillId="0" borderId="0" xfId="0"'
+        ' applyNumberFormat="1"/>'
+        for places in range(MAX_DECIMAL_PLACES + 1)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        f'<numFmts count="{2 + MAX_DECIMAL_PLACES}">'
+        f'<numFmt numFmtId="{_NUMBER_FORMAT_DATE}" formatCode="yyyy-mm-dd"/>'
+        f'<numFmt numFmtId="{_NUMBER_FORMAT_DATETIME}" formatCode="yyyy-mm-dd hh:mm:ss"/>'
+        f"{decimal_formats}</numFmts>"
+        '<fonts count="3">'
+        '<font><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
+        '<font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
+        '<font><i/><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
+        "</fonts>"
+        '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+        '<fill><patternFill patternType="gray125"/></fill></fills>'
+        '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+        '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+        f'<cellXfs count="{_STYLE_DECIMAL_BASE + MAX_DECIMAL_PLACES + 1}">'
+        '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+        '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
+        '<xf numFmtId="0" fontId="2" fillId="0" borderId="0" xfId="0" applyFont="1" applyAlignment="1">'
+        '<alignment wrapText="1" vertical="top"/></xf>'
+        f'<xf numFmtId="{_NUMBER_FORMAT_DATE}" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+        f'<xf numFmtId="{_NUMBER_FORMAT_DATETIME}" fontId="0" fillId="0" borderId="0" xfId="0"'
+        ' applyNumberFormat="1"/>'
+        f"{decimal_styles}</cellXfs>"
+        '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
+        "</styleSheet>"
+    )
+
+
+def _label_row(row_number: int, texts: Sequence[str], style: int) -> str:
+    cells = "".join(
+        _string_cell(f"{column_letters(i)}{row_number}", text, style) for i, text in enumerate(texts)
+    )
+    return f'<row r="{row_number}">{cells}</row>'
+
+
+def write_xlsx(
+    columns: Sequence[Column],
+    rows: Iterable[Sequence],
+    out,
+    *,
+    heading: str,
+    include_descriptions: bool,
+    progress: Progress,
+    total: int | None,
+    sheet_name: str = "Export",
+) -> int:
+    """Write the rows (typed values, in `columns` order) as a one-sheet workbook to `out`.
+
+    Raises TooManyRows before writing anything when `total` already says the rows cannot fit
+    one sheet, and while writing if more rows come than fit. Returns the number of data rows.
+    """
+    label_rows: list[tuple[list[str], int]] = []
+    if heading in ("names", "labels"):
+        label_rows.append(([c.name if heading == "names" else c.label for c in columns], _STYLE_HEADING))
+        if include_descriptions:
+            label_rows.append(([c.description for c in columns], _STYLE_DESCRIPTION))
+    elif heading != "none":
+        raise ValueError(f"unknown heading behaviour {heading!r}")
+    capacity = MAX_SHEET_ROWS - len(label_rows)
+    if total is not None and total > capacity:
+        raise TooManyRows(
+            f"The query gives {total:,} rows; an Excel sheet holds at most {capacity:,} with this heading. "
+            "Add filters or a row limit, or choose CSV."
+        )
+
+    cell_writers = [_CELL_WRITERS[column.type] for column in columns]
+    letters = [column_letters(i) for i in range(len(columns))]
+    force_zip64 = total is None or total * len(columns) > ZIP64_CELL_THRESHOLD
+    written = 0
+    with tempfile.TemporaryFile() as spool:
+        with zipfile.ZipFile(spool, "w", compression=zipfile.ZIP_DEFLATED) as package:
+            package.writestr("[Content_Types].xml", _CONTENT_TYPES)
+            package.writestr("_rels/.rels", _ROOT_RELS)
+            package.writestr("docProps/app.xml", _APP_PROPERTIES)
+            package.writestr("docProps/core.xml", _core_properties(datetime.now(UTC)))
+            package.writestr("xl/workbook.xml", _workbook_xml(sheet_name))
+            package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
+            package.writestr("xl/styles.xml", _styles_xml())
+            with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=force_zip64) as sheet:
+                sheet.write(_sheet_head(columns, heading, len(label_rows)).encode("utf-8"))
+                row_number = 0
+                for texts, style in label_rows:
+                    row_number += 1
+                    sheet.write(_label_row(row_number, texts, style).encode("utf-8"))
+                pending: list[str] = []
+                for row in rows:
+                    if written == capacity:
+                        raise TooManyRows(
+                            f"The query gives more than {capacity:,} rows, more than an Excel sheet holds. "
+                            "Add filters or a row limit, or choose CSV."
+                        )
+                    row_number += 1
+                    written += 1
+                    number = str(row_number)
+                    cells = "".join(
+                        [
+                            write_cell(value, letter + number)
+                            for write_cell, value, letter in zip(cell_writers, row, letters, strict=True)
+                        ]
+                    )
+                    pending.append(f'<row r="{number}">{cells}</row>')
+                    if written % PROGRESS_EVERY_ROWS == 0:
+                        sheet.write("".join(pending).encode("utf-8"))
+                        pending.clear()
+                        progress(written, total)
+                sheet.write("".join(pending).encode("utf-8"))
+                sheet.write(_SHEET_TAIL.encode("utf-8"))
+        spool.seek(0)
+        shutil.copyfileobj(spool, out, COPY_CHUNK_BYTES)
+    progress(written, total)
+    return written
+

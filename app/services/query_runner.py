@@ -1,0 +1,187 @@
+"""Running a stored export request (or a saved-query preview) against its catalog table.
+
+Every statement is built by `build_select`, which checks the requester's dataset grant and
+scopes the rows by workspace and team before anything else. Rows stream from a server-side
+cursor on a connection of their own, so a job can commit progress on `db.session` while they
+flow and memory stays flat however many rows there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+
+from flask import current_app
+from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, true
+
+from app.domain.access import RequesterContext
+from app.domain.catalog import Column, Dataset, get_dataset
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.query_spec import OPERATORS, substitute, validate_definition
+from app.extensions import db
+from app.models.types import utcnow
+from app.rendering.cells import formatters_for
+
+
+@dataclass(frozen=True)
+class Preview:
+    """The first rows of a saved query, each cell as the CSV export would write it."""
+
+    columns: list[Column]
+    rows: list[list[str]]
+
+
+def request_dataset(request: dict) -> Dataset:
+    dataset = get_dataset(str(request.get("dataset", "")))
+    if dataset is None:
+        raise ValidationError(f"Unknown dataset “{request.get('dataset', '')}”.", "dataset")
+    return dataset
+
+
+def _column(dataset: Dataset, name: object, field: str) -> Column:
+    column = dataset.column(str(name))
+    if column is None:
+        raise ValidationError(f"Unknown column “{name}” in {dataset.label}.", field)
+    return column
+
+
+def request_columns(request: dict) -> list[Column]:
+    """The catalog columns the request selects, in the order it selects them."""
+    dataset = request_dataset(request)
+    return [_column(dataset, name, "columns") for name in request.get("columns") or []]
+
+
+def _typed_value(column: Column, raw: object) -> object:
+    """A normal-form filter value (as validate_definition stores it) in its column's Python type."""
+    try:
+        if column.type == "integer":
+            return int(str(raw))
+        if column.type == "decimal":
+            return Decimal(str(raw))
+        if column.type == "date":
+            return date.fromisoformat(str(raw))
+        if column.type == "datetime":
+            moment = datetime.fromisoformat(str(raw))
+            # Stored requests keep naive ISO times that mean UTC.
+            return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        if column.type == "text":
+            return str(raw)
+    except (TypeError, ValueError, InvalidOperation):
+        pass
+    raise ValidationError(f"“{str(raw)[:40]}” is not a valid value for “{column.label}”.", "filters")
+
+
+def _condition(expr: ColumnElement, column: Column, op: str, raw: object) -> ColumnElement[bool]:
+    if op not in OPERATORS[column.type]:
+        raise ValidationError(f"“{op}” cannot be used on “{column.label}”.", "filters")
+    if op == "is_empty":
+        return or_(expr.is_(None), expr == "")
+    if op == "not_empty":
+        return and_(expr.is_not(None), expr != "")
+    if op == "is_true":
+        return expr.is_(true())
+    if op == "is_false":
+        return expr.is_(false())
+    if op == "between":
+        if not isinstance(raw, list | tuple) or len(raw) != 2:
+            raise ValidationError(f"“between” on “{column.label}” needs two values.", "filters")
+        return expr.between(_typed_value(column, raw[0]), _typed_value(column, raw[1]))
+    if op == "in":
+        if not isinstance(raw, list | tuple) or not raw:
+            raise ValidationError(f"“is one of” on “{column.label}” needs a list of values.", "filters")
+        return expr.in_([_typed_value(column, item) for item in raw])
+    value = _typed_value(column, raw)
+    comparisons = {
+        "eq": lambda: expr == value,
+        # "is not" keeps rows without a value: they are not the value asked about.
+        "ne": lambda: expr.is_distinct_from(value),
+        "lt": lambda: expr < value,
+        "le": lambda: expr <= value,
+        "gt": lambda: expr > value,
+        "ge": lambda: expr >= value,
+        # Case-insensitive, with the value's own % and _ matched literally.
+        "contains": lambda: expr.icontains(value, autoescape=True),
+        "starts_with": lambda: expr.istartswith(value, autoescape=True),
+    }
+    return comparisons[op]()
+
+
+def build_select(request: dict, access: RequesterContext) -> Select:
+    """The request's rows the requester may read: workspace and team scoped, filtered, ordered.
+
+    The table's primary key ends the ORDER BY so equal sort values come out in the same order
+    every time: an export run twice gives the same file.
+    """
+    dataset = request_dataset(request)
+    if not access.can_read_dataset(dataset.name):
+        raise AccessDenied(f"You do not have access to the {dataset.label} dataset.")
+    columns = request_columns(request)
+    if not columns:
+        raise ValidationError("Choose at least one column.", "columns")
+    table = dataset.table
+
+    statement = select(*[table.c[column.name] for column in columns]).where(
+        table.c.workspace_id == access.workspace_id
+    )
+    scope = access.row_scope
+    if scope is not None:
+        team_column = table.c[dataset.team_column]
+        statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
+
+    for raw in request.get("filters") or []:
+        column = _column(dataset, raw.get("column"), "filters")
+        statement = statement.where(_condition(table.c[column.name], column, str(raw.get("op")), raw.get("value")))
+
+    sorted_names = []
+    for raw in request.get("sort") or []:
+        column = _column(dataset, raw.get("column"), "sort")
+        expr = table.c[column.name]
+        statement = statement.order_by(expr.desc() if raw.get("direction") == "desc" else expr.asc())
+        sorted_names.append(column.name)
+    statement = statement.order_by(*[key for key in table.primary_key.columns if key.name not in sorted_names])
+
+    row_limit = request.get("row_limit")
+    if row_limit is not None:
+        statement = statement.limit(int(row_limit))
+    return statement
+
+
+def count_rows(request: dict, access: RequesterContext) -> int:
+    """How many rows the request gives (at most its row limit)."""
+    selected = build_select(request, access).order_by(None).subquery()
+    return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
+
+
+def _stream(statement: Select, batch_size: int) -> Iterator[tuple]:
+    # Its own connection: the caller commits progress on db.session while rows flow, and a
+    # commit there would close a server-side cursor opened on the session's connection.
+    with db.engine.connect() as connection:
+        result = connection.execution_options(stream_results=True, yield_per=batch_size).execute(statement)
+        for batch in result.partitions():
+            yield from map(tuple, batch)
+
+
+def iter_rows(request: dict, access: RequesterContext, batch_size: int = 5000) -> Iterator[tuple]:
+    """The request's rows as tuples of typed Python values, fetched `batch_size` at a time.
+
+    Access and validation errors are raised here, at the call; the rows come as the iterator is
+    consumed. Close the iterator (or exhaust it) to give its connection back.
+    """
+    return _stream(build_select(request, access), batch_size)
+
+
+def preview(definition: dict, access: RequesterContext, limit: int = 50) -> Preview:
+    """The first `limit` rows of a saved-query definition, substituted for today (UTC)."""
+    settings = current_app.config["SETTINGS"]
+    request = substitute(validate_definition(definition, settings.max_export_rows), utcnow().date())
+    request["row_limit"] = min(request["row_limit"] or limit, limit)
+    statement = build_select(request, access)
+    columns = request_columns(request)
+    formatters = formatters_for(columns)
+    rows = db.session.execute(statement).all()
+    return Preview(
+        columns=columns,
+        rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in rows],
+    )
