@@ -1,0 +1,130 @@
+"""The export-file outbox (INV-01): moving admitted requests onto RQ, and again when RQ lost them.
+
+Every dispatch first claims the outbox row with a conditional UPDATE on the dispatch count it
+saw, and commits, and only then enqueues. Two schedulers on two machines therefore never both
+enqueue the same dispatch; an enqueue that fails after the claim leaves a row that looks
+dispatched but has no job, which `redispatch_lost` finds and dispatches again.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from flask import current_app
+from redis import Redis
+from redis.exceptions import RedisError
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.worker import Worker
+from sqlalchemy import select, update
+
+from app.extensions import db
+from app.models import QueryExport, QueryExportRequest
+from app.models.types import utcnow
+from app.services.queue import export_queue, redis_connection
+
+log = logging.getLogger(__name__)
+
+EXPORT_JOB = "jobs.export_file.run"
+# A job that has been dispatched this recently may still be on its way into Redis.
+LOST_AFTER = timedelta(seconds=30)
+# Failed jobs stay inspectable in RQ's failed registry for a week.
+FAILURE_TTL_SECONDS = 7 * 24 * 3600
+# Statuses of a job that will still run, or is running, on a live worker.
+_PENDING_JOB_STATUSES = {JobStatus.CREATED, JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED}
+
+
+def job_id_for(export_id: int, dispatch_number: int) -> str:
+    return f"export-file-{export_id}-{dispatch_number}"
+
+
+def dispatch_pending(limit: int = 100) -> int:
+    """Enqueue outbox rows never dispatched yet; returns how many this call enqueued."""
+    pending = db.session.execute(
+        select(QueryExportRequest.id, QueryExportRequest.export_id, QueryExportRequest.dispatch_count)
+        .where(QueryExportRequest.dispatched_at.is_(None))
+        .order_by(QueryExportRequest.id)
+        .limit(limit)
+    ).all()
+    db.session.rollback()
+    return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in pending)
+
+
+def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
+    """Claim the outbox row at the dispatch count the caller saw, commit, then enqueue a new job.
+
+    Returns False when another dispatcher claimed it first (or the enqueue failed; the claim
+    stands and the lost-job check retries it).
+    """
+    number = seen_dispatch_count + 1
+    job_id = job_id_for(export_id, number)
+    claimed = db.session.execute(
+        update(QueryExportRequest)
+        .where(QueryExportRequest.id == request_id, QueryExportRequest.dispatch_count == seen_dispatch_count)
+        .values(dispatch_count=number, dispatched_at=utcnow(), job_id=job_id)
+        .execution_options(synchronize_session=False)
+    )
+    if claimed.rowcount != 1:
+        db.session.rollback()
+        return False
+    db.session.commit()
+
+    settings = current_app.config["SETTINGS"]
+    try:
+        export_queue().enqueue(
+            EXPORT_JOB,
+            export_id,
+            job_id=job_id,
+            job_timeout=settings.export_job_timeout,
+            failure_ttl=FAILURE_TTL_SECONDS,
+            description=f"export file {export_id} (dispatch {number})",
+        )
+    except RedisError as exc:
+        log.warning("export file %s: enqueue of %s failed (%s); it will be dispatched again", export_id, job_id, exc)
+        return False
+    log.info("export file %s dispatched as job %s", export_id, job_id)
+    return True
+
+
+def redispatch_lost(now: datetime | None = None) -> int:
+    """Dispatch again every queued file whose job Redis no longer has, or that can no longer run.
+
+    `now` is the clock the dispatch age is judged by; the new dispatch records the real time.
+    """
+    now = now or utcnow()
+    candidates = db.session.execute(
+        select(
+            QueryExportRequest.id,
+            QueryExportRequest.export_id,
+            QueryExportRequest.dispatch_count,
+            QueryExportRequest.job_id,
+        )
+        .join(QueryExport, QueryExport.id == QueryExportRequest.export_id)
+        .where(QueryExport.status == "queued", QueryExportRequest.dispatched_at < now - LOST_AFTER)
+        .order_by(QueryExportRequest.id)
+    ).all()
+    db.session.rollback()
+    if not candidates:
+        return 0
+    connection = redis_connection()
+    lost = [row for row in candidates if job_is_lost(connection, row.job_id)]
+    return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in lost)
+
+
+def job_is_lost(connection: Redis, job_id: str | None) -> bool:
+    """True when the job will never run to its end: gone from Redis, failed, stopped, canceled,
+    finished without settling its file, or started by a worker that no longer exists."""
+    if job_id is None:
+        return True
+    try:
+        job = Job.fetch(job_id, connection=connection)
+    except NoSuchJobError:
+        return True
+    status = job.get_status(refresh=False)
+    if status in _PENDING_JOB_STATUSES:
+        return False
+    if status == JobStatus.STARTED:
+        # A worker's key expires soon after its last heartbeat: a dead worker's job stays "started".
+        return not job.worker_name or not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name)
+    return True

@@ -1,0 +1,48 @@
+"""The periodic tasks the scheduler runs, each on its own interval.
+
+Every task is idempotent and safe to run on several machines at once: the conditional claims in
+the database decide who does what, not the timer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flask import Flask
+
+from app.models.types import utcnow
+from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.sweeps import sweep_expired_files
+from app.services.watchdog import redeliver_stalled
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PeriodicTask:
+    name: str
+    every_seconds: float
+    run: Callable[[], int]
+
+
+PERIODIC_TASKS = (
+    PeriodicTask("dispatch the outbox", 2, dispatch_pending),
+    PeriodicTask("dispatch lost jobs again", 15, lambda: redispatch_lost(utcnow())),
+    PeriodicTask("redeliver stalled files", 15, lambda: redeliver_stalled(utcnow())),
+    PeriodicTask("sweep expired files", 600, lambda: sweep_expired_files(utcnow())),
+)
+
+
+def run_task(app: Flask, task: PeriodicTask) -> int | None:
+    """Run one task in a fresh app context; a failure is logged and the loop goes on."""
+    try:
+        with app.app_context():
+            count = task.run()
+    except Exception:  # one task's failure (Redis down, storage unreachable…) must not stop the others
+        log.exception("periodic task %r failed; it runs again at its next turn", task.name)
+        return None
+    if count:
+        log.info("periodic task %r handled %s", task.name, count)
+    return count

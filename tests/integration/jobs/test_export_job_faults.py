@@ -1,0 +1,135 @@
+"""Faults on the way from outbox to stored file: dead workers, an emptied Redis, storage refusing writes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import current_app
+from redis import Redis
+from rq.job import Job
+
+from app.domain import export_file
+from app.models.types import utcnow
+from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.queue import redis_connection
+from app.services.watchdog import redeliver_stalled
+from app.storage.filesystem import FilesystemStorage
+from tests.fixtures.workers import file_row, pending_uploads, wait_for
+
+LARGE_EXPORT_ROWS = 200_000
+
+
+def _settled(export_id: int) -> bool:
+    return file_row(export_id).is_settled
+
+
+def _stall_judged_at():
+    """A watchdog clock far enough ahead that any heartbeat written until now counts as stalled."""
+    return utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
+
+
+def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object(
+    export_scenario, isolated_storage, start_worker
+):
+    """SIGKILL of a worker mid-file: the watchdog redelivers, a new worker restarts into the same key and succeeds."""
+    export_scenario.add_timesheet_rows(LARGE_EXPORT_ROWS)
+    export = export_scenario.request_file("xlsx")
+    assert dispatch_pending() == 1
+    first = start_worker()
+    wait_for(lambda: file_row(export.id).rows_written > 0, timeout=120, what="the first worker's progress")
+    first.kill()
+    assert file_row(export.id).status == "running"
+    assert len(pending_uploads(isolated_storage)) == 1  # the dead attempt's upload, never completed
+
+    assert redeliver_stalled(_stall_judged_at()) == 1
+    start_worker()
+    wait_for(lambda: _settled(export.id), timeout=180, what="the redelivered file to settle")
+
+    produced = file_row(export.id)
+    assert produced.status == "succeeded", produced.failure_detail
+    assert produced.attempt_count == 2
+    assert produced.row_count == LARGE_EXPORT_ROWS
+    assert isolated_storage.list_keys("files/") == [produced.storage_key]
+    assert isolated_storage.size(produced.storage_key) == produced.size_bytes
+    assert pending_uploads(isolated_storage) == []
+
+
+def test_file_settled_while_a_worker_produces_it_stays_as_settled(export_scenario, isolated_storage, start_worker):
+    """A producing worker whose file was failed meanwhile stops, aborts its upload and leaves the row alone."""
+    export_scenario.add_timesheet_rows(LARGE_EXPORT_ROWS)
+    export = export_scenario.request_file("xlsx")
+    assert dispatch_pending() == 1
+    start_worker()
+    wait_for(lambda: file_row(export.id).rows_written > 0, timeout=120, what="the worker's progress")
+
+    export_file.fail(export.id, "timeout", "Given up by the watchdog.")
+    job = Job.fetch(file_row(export.id).outbox.job_id, connection=redis_connection())
+    wait_for(lambda: job.get_status() == "finished", timeout=60, what="the worker to stop producing")
+
+    assert job.return_value() == "superseded"
+    settled = file_row(export.id)
+    assert (settled.status, settled.failure_code, settled.failure_detail) == (
+        "failed",
+        "timeout",
+        "Given up by the watchdog.",
+    )
+    assert isolated_storage.list_keys("files/") == []
+    assert pending_uploads(isolated_storage) == []
+
+
+def test_file_completes_after_redis_lost_its_dispatched_job(export_scenario, isolated_storage, start_worker):
+    """Redis emptied after dispatch: the lost-job check dispatches the file again and a worker completes it."""
+    export_scenario.add_timesheet_rows(20)
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
+
+    assert redispatch_lost(utcnow() + timedelta(seconds=31)) == 1
+    outbox = file_row(export.id).outbox
+    assert (outbox.dispatch_count, outbox.job_id) == (2, f"export-file-{export.id}-2")
+    start_worker()
+    wait_for(lambda: _settled(export.id), what="the file to settle")
+
+    produced = file_row(export.id)
+    assert produced.status == "succeeded", produced.failure_detail
+    assert isolated_storage.list_keys("files/") == [produced.storage_key]
+
+
+def test_storage_folder_refusing_the_object_fails_the_file_with_storage_error(
+    export_scenario, use_storage, tmp_path, start_worker
+):
+    """Storage that takes the parts but cannot publish the object: failed/storage_error, upload aborted."""
+    root = tmp_path / "blocked-storage"
+    root.mkdir()
+    (root / "files").write_text("a regular file where the files folder should be")
+    storage = use_storage(STORAGE_URL=root.as_uri())
+    assert isinstance(storage, FilesystemStorage)
+    export_scenario.add_timesheet_rows(20)
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    start_worker()
+    wait_for(lambda: _settled(export.id), what="the file to settle")
+
+    failed = file_row(export.id)
+    assert failed.status == "failed"
+    assert failed.failure_code == "storage_error"
+    assert failed.failure_detail.startswith("Storage refused the upload: cannot write")
+    assert failed.storage_key in failed.failure_detail
+    assert not storage.exists(failed.storage_key)
+    assert pending_uploads(storage) == []
+
+
+def test_missing_s3_bucket_fails_the_file_with_storage_error(export_scenario, use_storage, s3_bucket, start_worker):
+    """An S3 bucket that does not exist: failed/storage_error with S3's reason in the detail."""
+    endpoint, _ = s3_bucket
+    use_storage(STORAGE_URL="s3://no-such-bucket/exports", S3_ENDPOINT_URL=endpoint)
+    export_scenario.add_timesheet_rows(5)
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    start_worker()
+    wait_for(lambda: _settled(export.id), what="the file to settle")
+
+    failed = file_row(export.id)
+    assert failed.failure_code == "storage_error"
+    assert failed.failure_detail.startswith("Storage refused the upload: S3 could not")
+    assert "NoSuchBucket" in failed.failure_detail

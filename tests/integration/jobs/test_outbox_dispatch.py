@@ -1,0 +1,106 @@
+"""The outbox dispatcher: claims in the database first, one RQ job per claim, lost jobs dispatched again."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import current_app
+from redis import Redis
+from rq import Queue
+from rq.job import Job
+
+from app.models.types import utcnow
+from app.services.outbox import EXPORT_JOB, dispatch, dispatch_pending, redispatch_lost
+from app.services.queue import export_queue, redis_connection
+from tests.fixtures.workers import file_row
+
+
+def _queued_job_ids() -> list[str]:
+    return export_queue().get_job_ids()
+
+
+def _flush_redis() -> None:
+    Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
+
+
+def test_dispatching_twice_enqueues_a_file_once(export_scenario):
+    """A second dispatch pass finds nothing left to dispatch and enqueues nothing more."""
+    export = export_scenario.request_file("csv")
+
+    assert dispatch_pending() == 1
+    assert dispatch_pending() == 0
+
+    assert _queued_job_ids() == [f"export-file-{export.id}-1"]
+    outbox = file_row(export.id).outbox
+    assert (outbox.dispatch_count, outbox.job_id) == (1, f"export-file-{export.id}-1")
+    assert outbox.dispatched_at is not None
+
+
+def test_dispatched_job_runs_the_export_entry_point_with_the_configured_timeout(export_scenario):
+    """The enqueued job calls jobs.export_file.run with the file id and the export job timeout."""
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+
+    job = Job.fetch(f"export-file-{export.id}-1", connection=redis_connection())
+    assert (job.func_name, job.args) == (EXPORT_JOB, (export.id,))
+    assert job.timeout == current_app.config["SETTINGS"].export_job_timeout
+    assert job.origin == current_app.config["SETTINGS"].export_queue
+
+
+def test_claim_on_a_dispatch_count_already_taken_enqueues_nothing(export_scenario):
+    """Two dispatchers that saw the same row: the second claim fails in the database and enqueues nothing."""
+    export = export_scenario.request_file("csv")
+    request_id = file_row(export.id).outbox.id
+
+    assert dispatch(request_id, export.id, seen_dispatch_count=0) is True
+    assert dispatch(request_id, export.id, seen_dispatch_count=0) is False
+
+    assert _queued_job_ids() == [f"export-file-{export.id}-1"]
+    assert file_row(export.id).outbox.dispatch_count == 1
+
+
+def test_job_still_in_redis_is_not_dispatched_again(export_scenario):
+    """The lost-job check leaves alone a queued file whose job Redis still holds."""
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+
+    assert redispatch_lost(utcnow() + timedelta(hours=1)) == 0
+    assert file_row(export.id).outbox.dispatch_count == 1
+
+
+def test_recent_dispatch_is_not_judged_lost(export_scenario):
+    """A job dispatched seconds ago may still be on its way: no second dispatch yet, even if Redis lacks it."""
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+    _flush_redis()
+
+    assert redispatch_lost(utcnow()) == 0
+    assert file_row(export.id).outbox.dispatch_count == 1
+
+
+def test_queued_file_is_dispatched_again_however_often_its_job_is_lost(export_scenario):
+    """A file queued for days whose jobs keep vanishing is never given up: each check dispatches it again."""
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+    days_later = utcnow() + timedelta(days=2)
+
+    for expected_count in (2, 3):
+        _flush_redis()
+        assert redispatch_lost(days_later) == 1
+        assert file_row(export.id).outbox.dispatch_count == expected_count
+
+    assert file_row(export.id).status == "queued"
+    assert _queued_job_ids() == [f"export-file-{export.id}-3"]
+
+
+def test_job_rq_marked_failed_is_dispatched_again(export_scenario):
+    """A job RQ failed (as it does after its worker vanished) counts as lost while the file is still queued."""
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+    queue: Queue = export_queue()
+    job = queue.fetch_job(f"export-file-{export.id}-1")
+    queue.remove(job)
+    job.set_status("failed")
+
+    assert redispatch_lost(utcnow() + timedelta(minutes=1)) == 1
+    assert _queued_job_ids() == [f"export-file-{export.id}-2"]
