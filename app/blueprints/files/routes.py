@@ -1,0 +1,99 @@
+"""Files: the person's own export files, their progress, and their download.
+
+A file is the requester's alone (INV-04): another person's file answers 404 here, whoever
+asks, an administrator included.
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, g, render_template, request, send_file
+from flask_htmx.responses import HTMXResponseStopPolling
+
+from app.blueprints.files import bp
+from app.blueprints.guards import workspace_member
+from app.domain.catalog import get_dataset
+from app.domain.query_spec import OPERATORS, RELATIVE_RANGES
+from app.models import QueryExport
+from app.models.types import utcnow
+from app.services import file_library, saved_queries
+from app.services.file_library import FileExpired, FileNotReady
+from app.services.file_requests import HEADINGS
+from app.storage import StorageError
+
+
+@bp.context_processor
+def vocabulary() -> dict:
+    return {
+        "OPERATORS": OPERATORS,
+        "RELATIVE_RANGES": RELATIVE_RANGES,
+        "HEADINGS": HEADINGS,
+        "get_dataset": get_dataset,
+    }
+
+
+@bp.get("/")
+@workspace_member
+def index(workspace_id: int):
+    files = file_library.list_files(g.access)
+    return render_template("files/index.html", files=files, limit=file_library.LIST_LIMIT)
+
+
+@bp.get("/<int:file_id>")
+@workspace_member
+def detail(workspace_id: int, file_id: int):
+    export = _own_file(file_id)
+    source = saved_queries.get_query(g.access, export.source_query_id) if export.source_query_id else None
+    return render_template("files/detail.html", file=export, source=source)
+
+
+@bp.get("/<int:file_id>/progress")
+@workspace_member
+def progress(workspace_id: int, file_id: int):
+    """The progress fragment; once the file has settled, HTTP 286 tells htmx to stop polling.
+
+    The detail page (view=detail) is reloaded then, to show the outcome in full.
+    """
+    export = _own_file(file_id)
+    view = "detail" if request.args.get("view") == "detail" else "list"
+    body = render_template("files/_progress.html", file=export, view=view)
+    if not export.is_settled:
+        return body
+    response = HTMXResponseStopPolling(body)
+    if view == "detail":
+        response.headers["HX-Refresh"] = "true"
+    return response
+
+
+@bp.get("/<int:file_id>/download")
+@workspace_member
+def download(workspace_id: int, file_id: int):
+    export = _own_file(file_id)
+    try:
+        opened = file_library.open_download(export, utcnow())
+    except FileExpired:
+        return render_template("files/unavailable.html", file=export, reason="expired"), 410
+    except FileNotReady:
+        return render_template("files/unavailable.html", file=export, reason="not_ready"), 409
+    except StorageError:
+        current_app.logger.exception("download of file %s could not be read from storage", export.id)
+        return render_template("files/unavailable.html", file=export, reason="storage"), 503
+    # Werkzeug writes the name as filename= and, when it is not ASCII, as RFC 5987 filename*=.
+    response = send_file(
+        opened.stream,
+        mimetype=opened.mimetype,
+        as_attachment=True,
+        download_name=opened.file_name,
+        conditional=False,
+        etag=False,
+    )
+    response.content_length = opened.size
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.cache_control.private = True
+    return response
+
+
+def _own_file(file_id: int) -> QueryExport:
+    export = file_library.get_file(g.access, file_id)
+    if export is None:
+        abort(404)
+    return export

@@ -1,0 +1,227 @@
+"""The query builder form: what the person typed, read from the request and shown back.
+
+The builder has rows that come and go (filters, date ranges), so it is plain data rather than
+a WTForms form. It never validates: app.domain.query_spec does, and a refused save shows the
+form exactly as it was typed. Field names are flat (`filters-0-column`), so the page works as
+an ordinary form without JavaScript and htmx only re-renders parts of it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from werkzeug.datastructures import MultiDict
+
+from app.domain.catalog import Column, Dataset, get_dataset
+from app.domain.query_spec import MAX_FILTERS, MAX_SORT, OPERATORS, VALUELESS
+from app.models import SavedQuery
+
+# Beyond the limits query_spec enforces, one extra row is read so its message can be shown.
+MAX_FILTER_ROWS = MAX_FILTERS + 1
+MAX_SORT_ROWS = MAX_SORT + 1
+MAX_PARAMETER_ROWS = 5
+DEFAULT_RANGE = "last_7_days"
+
+
+@dataclass
+class FilterRow:
+    column: str = ""
+    op: str = ""
+    value: str = ""
+
+
+@dataclass
+class SortRow:
+    column: str = ""
+    direction: str = "asc"
+
+
+@dataclass
+class ParameterRow:
+    column: str = ""
+    range: str = ""
+
+
+@dataclass
+class QueryForm:
+    name: str = ""
+    dataset: str = ""
+    columns: list[str] = field(default_factory=list)
+    # Every column in the order the list shows them; the chosen ones are exported in this order.
+    column_order: list[str] = field(default_factory=list)
+    filters: list[FilterRow] = field(default_factory=list)
+    sort: list[SortRow] = field(default_factory=list)
+    parameters: list[ParameterRow] = field(default_factory=list)
+    row_limit: str = ""
+    version: str = ""
+
+    @classmethod
+    def blank(cls, dataset: str) -> QueryForm:
+        return cls(dataset=dataset)
+
+    @classmethod
+    def from_query(cls, query: SavedQuery) -> QueryForm:
+        return cls(
+            name=query.name,
+            dataset=query.dataset,
+            columns=list(query.columns),
+            column_order=list(query.columns),
+            filters=[
+                FilterRow(f["column"], f["op"], _value_text(f.get("value"))) for f in query.filters
+            ],
+            sort=[SortRow(s["column"], s["direction"]) for s in query.sort],
+            parameters=[ParameterRow(p["column"], p["range"]) for p in query.parameters],
+            row_limit="" if query.row_limit is None else str(query.row_limit),
+            version=str(query.version),
+        )
+
+    @classmethod
+    def from_request(cls, form: MultiDict) -> QueryForm:
+        posted = form.getlist("columns")
+        order = form.getlist("column_order")
+        rank = {name: i for i, name in enumerate(order)}
+        # Stable sort: columns the order list does not know keep the order they were sent in.
+        columns = sorted(posted, key=lambda name: rank.get(name, len(order)))
+        return cls(
+            name=form.get("name", ""),
+            dataset=form.get("dataset", ""),
+            columns=columns,
+            column_order=order,
+            filters=[
+                FilterRow(row.get("column", ""), row.get("op", ""), row.get("value", ""))
+                for row in _rows(form, "filters", MAX_FILTER_ROWS)
+            ],
+            sort=[
+                SortRow(row.get("column", ""), row.get("direction", "asc"))
+                for row in _rows(form, "sort", MAX_SORT_ROWS)
+                if row.get("column")
+            ],
+            parameters=[
+                ParameterRow(row.get("column", ""), row.get("range", ""))
+                for row in _rows(form, "parameters", MAX_PARAMETER_ROWS)
+            ],
+            row_limit=form.get("row_limit", ""),
+            version=form.get("version", ""),
+        )
+
+    def definition(self) -> dict:
+        """The definition as typed, for query_spec.validate_definition to judge."""
+        return {
+            "dataset": self.dataset,
+            "columns": list(self.columns),
+            "filters": [{"column": f.column, "op": f.op, "value": f.value} for f in self.filters],
+            "sort": [{"column": s.column, "direction": s.direction} for s in self.sort],
+            "parameters": [{"column": p.column, "range": p.range} for p in self.parameters],
+            "row_limit": self.row_limit.strip(),
+        }
+
+    @property
+    def expected_version(self) -> int | None:
+        return int(self.version) if self.version.isdigit() else None
+
+    # --- What the builder shows -------------------------------------------------------------
+
+    def dataset_object(self) -> Dataset | None:
+        return get_dataset(self.dataset)
+
+    def ordered_columns(self) -> list[Column]:
+        """The dataset's columns: chosen ones first in their order, then the rest as listed."""
+        dataset = self.dataset_object()
+        if dataset is None:
+            return []
+        order = [name for name in self.column_order if dataset.column(name)]
+        chosen = [name for name in self.columns if dataset.column(name)]
+        ranked = [n for n in order if n in chosen] + [n for n in chosen if n not in order]
+        rest = [n for n in order if n not in chosen] + [n for n in dataset.column_names if n not in order]
+        names = list(dict.fromkeys(ranked + rest))
+        return [dataset.column(name) for name in names]
+
+    def sort_rows(self) -> list[SortRow]:
+        """The chosen sort keys and empty rows up to the limit."""
+        return self.sort + [SortRow() for _ in range(MAX_SORT - len(self.sort))]
+
+    # --- Builder actions (add or remove a row, move a column, switch dataset) -------------------
+
+    def apply(self, action: str) -> None:
+        """Change the form as a builder button asks; unknown actions only re-render."""
+        verb, _, argument = action.partition(":")
+        if verb == "dataset":
+            self.columns, self.column_order, self.filters, self.sort, self.parameters = [], [], [], [], []
+        elif verb == "add_filter":
+            self._add_filter()
+        elif verb == "remove_filter":
+            _remove(self.filters, argument)
+        elif verb == "add_parameter":
+            self._add_parameter()
+        elif verb == "remove_parameter":
+            _remove(self.parameters, argument)
+        elif verb in ("up", "down"):
+            self._move(argument, -1 if verb == "up" else 1)
+        self._fit_operators()
+
+    def _add_filter(self) -> None:
+        dataset = self.dataset_object()
+        if dataset is None or len(self.filters) >= MAX_FILTERS:
+            return
+        first = dataset.columns[0]
+        self.filters.append(FilterRow(first.name, next(iter(OPERATORS[first.type])), ""))
+
+    def _add_parameter(self) -> None:
+        dates = self.date_columns()
+        if dates and len(self.parameters) < MAX_PARAMETER_ROWS:
+            self.parameters.append(ParameterRow(dates[0].name, DEFAULT_RANGE))
+
+    def date_columns(self) -> list[Column]:
+        dataset = self.dataset_object()
+        return [c for c in dataset.columns if c.type in ("date", "datetime")] if dataset else []
+
+    def _move(self, name: str, step: int) -> None:
+        names = [c.name for c in self.ordered_columns()]
+        if name not in names:
+            return
+        i = names.index(name)
+        j = i + step
+        if 0 <= j < len(names):
+            names[i], names[j] = names[j], names[i]
+        self.column_order = names
+        self.columns = [n for n in names if n in self.columns]
+
+    def _fit_operators(self) -> None:
+        """After a filter's column changed, offer an operator its type has."""
+        dataset = self.dataset_object()
+        if dataset is None:
+            return
+        for row in self.filters:
+            column = dataset.column(row.column)
+            if column is not None and row.op not in OPERATORS[column.type]:
+                row.op = next(iter(OPERATORS[column.type]))
+            if row.op in VALUELESS:
+                row.value = ""
+
+
+def _value_text(value: object) -> str:
+    """A stored filter value as the person would type it: lists comma-separated."""
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+_ROW_FIELD = re.compile(r"^(?P<prefix>[a-z]+)-(?P<index>\d{1,4})-(?P<field>[a-z_]+)$")
+
+
+def _rows(form: MultiDict, prefix: str, limit: int) -> list[dict[str, str]]:
+    """Rows posted as `prefix-N-field`, in the order of N, at most `limit` of them."""
+    rows: dict[int, dict[str, str]] = {}
+    for key in form:
+        match = _ROW_FIELD.match(key)
+        if match and match["prefix"] == prefix:
+            rows.setdefault(int(match["index"]), {})[match["field"]] = form.get(key, "")
+    return [rows[i] for i in sorted(rows)[:limit]]
+
+
+def _remove(rows: list, index: str) -> None:
+    if index.isdigit() and int(index) < len(rows):
+        del rows[int(index)]

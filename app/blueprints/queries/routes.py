@@ -1,0 +1,204 @@
+"""Queries: list, build, preview, change and delete saved queries, and request a file of one.
+
+The builder is one ordinary form. Its buttons (add a filter, move a column, switch dataset…)
+post the whole form back: without JavaScript to the page, which re-renders it; with htmx to
+`builder`, which re-renders only the builder. Nothing is saved until "Save query".
+"""
+
+from __future__ import annotations
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
+
+from app.blueprints.guards import workspace_member
+from app.blueprints.queries import bp
+from app.blueprints.queries.forms import QueryForm
+from app.domain.catalog import get_dataset
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
+from app.domain.report_spec import QueryInUse
+from app.services import saved_queries
+from app.services.file_requests import HEADINGS, QueryFileOptions, request_query_file
+from app.services.reports import reports_using_query
+from app.services.saved_queries import QueryListing
+
+
+@bp.context_processor
+def vocabulary() -> dict:
+    return {
+        "OPERATORS": OPERATORS,
+        "VALUELESS": VALUELESS,
+        "RELATIVE_RANGES": RELATIVE_RANGES,
+        "HEADINGS": HEADINGS,
+        "get_dataset": get_dataset,
+    }
+
+
+@bp.get("/")
+@workspace_member
+def index(workspace_id: int):
+    return render_template("queries/index.html", listings=saved_queries.list_queries(g.access))
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@workspace_member
+def new(workspace_id: int):
+    if request.method == "GET":
+        datasets = saved_queries.readable_datasets(g.access)
+        return _builder_page(QueryForm.blank(datasets[0].name if datasets else ""), None)
+    form = QueryForm.from_request(request.form)
+    action = request.form.get("action", "save")
+    if action != "save":
+        return _rework(form, action, None)
+    try:
+        query = saved_queries.create_query(g.access, form.name, form.definition())
+    except ValidationError as error:
+        return _builder_page(form, None, error=error), 400
+    flash(f"Saved “{query.name}”.")
+    return redirect(url_for(".show", workspace_id=workspace_id, query_id=query.id))
+
+
+@bp.get("/<int:query_id>")
+@workspace_member
+def show(workspace_id: int, query_id: int):
+    listing = _visible_query(query_id)
+    return _show_page(listing, show_preview=request.args.get("preview") == "1")
+
+
+@bp.route("/<int:query_id>/edit", methods=["GET", "POST"])
+@workspace_member
+def edit(workspace_id: int, query_id: int):
+    listing = _changeable_query(query_id)
+    if request.method == "GET":
+        return _builder_page(QueryForm.from_query(listing.query), listing)
+    form = QueryForm.from_request(request.form)
+    action = request.form.get("action", "save")
+    if action != "save":
+        return _rework(form, action, listing)
+    try:
+        query = saved_queries.update_query(
+            g.access, listing.query, form.name, form.definition(), form.expected_version
+        )
+    except ValidationError as error:
+        return _builder_page(form, listing, error=error), 400
+    flash(f"Saved “{query.name}” as version {query.version}.")
+    return redirect(url_for(".show", workspace_id=workspace_id, query_id=query.id))
+
+
+@bp.route("/<int:query_id>/delete", methods=["GET", "POST"])
+@workspace_member
+def delete(workspace_id: int, query_id: int):
+    listing = _changeable_query(query_id)
+    if request.method == "GET":
+        used_by = reports_using_query(workspace_id, listing.query.id)
+        return render_template("queries/delete.html", listing=listing, used_by=used_by)
+    try:
+        saved_queries.delete_query(g.access, listing.query)
+    except QueryInUse as refusal:
+        return render_template("queries/delete.html", listing=listing, used_by=refusal.report_names), 409
+    flash(f"Deleted “{listing.query.name}”.")
+    return redirect(url_for(".index", workspace_id=workspace_id))
+
+
+@bp.post("/builder")
+@workspace_member
+def builder(workspace_id: int):
+    """The builder part of the form, re-rendered after a builder button or a changed choice."""
+    form = QueryForm.from_request(request.form)
+    form.apply(request.form.get("action", "refresh"))
+    return render_template(
+        "queries/_builder.html", form=form, datasets=saved_queries.readable_datasets(g.access), error=None
+    )
+
+
+@bp.post("/preview")
+@workspace_member
+def preview_draft(workspace_id: int):
+    """Preview of the form as it is now, saved or not."""
+    return render_template("queries/_preview.html", **_preview(QueryForm.from_request(request.form).definition()))
+
+
+@bp.get("/<int:query_id>/preview")
+@workspace_member
+def preview(workspace_id: int, query_id: int):
+    listing = _visible_query(query_id)
+    return render_template("queries/_preview.html", **_preview(listing.query.definition()))
+
+
+@bp.post("/<int:query_id>/files")
+@workspace_member
+def request_file(workspace_id: int, query_id: int):
+    listing = _visible_query(query_id)
+    options = QueryFileOptions(
+        format=request.form.get("format", ""),
+        heading=request.form.get("heading", "names"),
+        include_descriptions=bool(request.form.get("include_descriptions")),
+    )
+    try:
+        export = request_query_file(g.access, listing.query, options)
+    except ValidationError as error:
+        return _show_page(listing, file_error=error, file_options=options), 400
+    except AccessDenied as error:
+        return _show_page(listing, file_error=error, file_options=options), 403
+    flash("Your file is queued. This page shows its progress.")
+    return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=export.id))
+
+
+def _visible_query(query_id: int) -> QueryListing:
+    """The query, or 404 when it is not in this workspace or its dataset is not readable."""
+    listing = saved_queries.get_query(g.access, query_id)
+    if listing is None:
+        abort(404)
+    return listing
+
+
+def _changeable_query(query_id: int) -> QueryListing:
+    listing = _visible_query(query_id)
+    if not saved_queries.can_change(g.access, listing.query):
+        abort(403)
+    return listing
+
+
+def _rework(form: QueryForm, action: str, listing: QueryListing | None):
+    """A builder button pressed without JavaScript: the page again, changed, nothing saved."""
+    if action == "preview":
+        return _builder_page(form, listing, preview=_preview(form.definition()))
+    form.apply(action)
+    return _builder_page(form, listing)
+
+
+def _builder_page(
+    form: QueryForm, listing: QueryListing | None, error: ValidationError | None = None, preview: dict | None = None
+):
+    return render_template(
+        "queries/form.html",
+        form=form,
+        listing=listing,
+        datasets=saved_queries.readable_datasets(g.access),
+        error=error,
+        preview=preview,
+    )
+
+
+def _show_page(
+    listing: QueryListing,
+    file_error: Exception | None = None,
+    file_options: QueryFileOptions | None = None,
+    show_preview: bool = False,
+):
+    return render_template(
+        "queries/show.html",
+        listing=listing,
+        dataset=get_dataset(listing.query.dataset),
+        can_change=saved_queries.can_change(g.access, listing.query),
+        file_error=file_error,
+        file_options=file_options or QueryFileOptions(format="csv"),
+        preview=_preview(listing.query.definition()) if show_preview else None,
+    )
+
+
+def _preview(definition: dict) -> dict:
+    """What _preview.html shows: the rows, or why there are none. Bad input is a message, never a 500."""
+    try:
+        return {"result": saved_queries.preview(g.access, definition), "preview_error": None}
+    except (ValidationError, AccessDenied) as error:
+        return {"result": None, "preview_error": error}

@@ -1,0 +1,122 @@
+"""A person's export files: listing them, loading one, and opening its download.
+
+Files are read by their requester only (INV-04), so every read is scoped by workspace id AND
+requester: another person's file, an administrator's included, does not exist for you.
+Expiry is computed on read (STATE-PFM-QRY-006), never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+
+from app.domain.access import RequesterContext
+from app.domain.errors import DomainError
+from app.extensions import db
+from app.models import QueryExport
+from app.storage import get_storage
+
+LIST_LIMIT = 200
+# Werkzeug adds "; charset=utf-8" to the text types.
+MIME_TYPES = {
+    "csv": "text/csv",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+
+
+class FileNotReady(DomainError):
+    """The file has not (or not successfully) been produced, so there is nothing to download."""
+
+
+class FileExpired(DomainError):
+    """The file is past its expiry; a new one has to be requested."""
+
+    def __init__(self, expired_at: datetime):
+        super().__init__(f"This file expired on {expired_at:%Y-%m-%d}.")
+        self.expired_at = expired_at
+
+
+@dataclass
+class Download:
+    file_name: str
+    mimetype: str
+    size: int
+    stream: ChunkReader
+
+
+def list_files(access: RequesterContext, limit: int = LIST_LIMIT) -> list[QueryExport]:
+    """The person's own files in the workspace, newest first."""
+    return list(
+        db.session.execute(
+            select(QueryExport)
+            .where(QueryExport.workspace_id == access.workspace_id, QueryExport.requester_id == access.person_id)
+            .order_by(QueryExport.requested_at.desc(), QueryExport.id.desc())
+            .limit(limit)
+        ).scalars()
+    )
+
+
+def get_file(access: RequesterContext, file_id: int) -> QueryExport | None:
+    """The file if it is in this workspace and this person asked for it; otherwise None."""
+    return db.session.execute(
+        select(QueryExport).where(
+            QueryExport.id == file_id,
+            QueryExport.workspace_id == access.workspace_id,
+            QueryExport.requester_id == access.person_id,
+        )
+    ).scalar_one_or_none()
+
+
+def open_download(export: QueryExport, now: datetime) -> Download:
+    """The stored bytes of a succeeded, unexpired file; FileExpired or FileNotReady otherwise.
+
+    Storage errors (the object gone, the store down) are raised as the storage raises them.
+    """
+    if export.is_expired(now):
+        raise FileExpired(export.expires_at)
+    if export.status != "succeeded":
+        raise FileNotReady("This file is not ready to download.")
+    chunks = get_storage().read_chunks(export.storage_key)
+    return Download(
+        file_name=export.file_name,
+        mimetype=MIME_TYPES[export.format],
+        size=export.size_bytes,
+        stream=ChunkReader(chunks),
+    )
+
+
+class ChunkReader:
+    """A read-only file object over stored chunks, for Werkzeug's file wrapper.
+
+    It has no `fileno`, so a server never tries sendfile on it, and `close` releases the
+    storage handle even when the client stops reading early.
+    """
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self._chunks = chunks
+        self._chunk = b""
+        self._offset = 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Up to `size` bytes (fewer at a chunk's end), or everything left; b"" at the end."""
+        if size is None or size < 0:
+            rest = self._chunk[self._offset :] + b"".join(self._chunks)
+            self._chunk, self._offset = b"", 0
+            return rest
+        while self._offset >= len(self._chunk):
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return b""
+            self._chunk, self._offset = chunk, 0
+        data = self._chunk[self._offset : self._offset + size]
+        self._offset += len(data)
+        return data
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,186 @@
+"""Saved queries: what a person may see, and the create, update, delete and preview use cases.
+
+A member sees the workspace's queries on datasets they may read; the others do not exist for
+them. Only the owner or an administrator changes a query. Every definition is validated by
+app.domain.query_spec before it is saved or run, and every read is scoped by workspace id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import current_app
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.domain.access import RequesterContext
+from app.domain.catalog import DATASETS, Dataset
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.query_spec import validate_definition
+from app.extensions import db
+from app.models import Person, SavedQuery
+from app.models.types import utcnow
+from app.services import query_runner
+from app.services.reports import refuse_if_query_in_use
+
+NAME_LIMIT = 200
+
+
+@dataclass(frozen=True)
+class QueryListing:
+    query: SavedQuery
+    owner_name: str
+
+
+def readable_datasets(access: RequesterContext) -> list[Dataset]:
+    return [dataset for dataset in DATASETS.values() if access.can_read_dataset(dataset.name)]
+
+
+def list_queries(access: RequesterContext) -> list[QueryListing]:
+    """The workspace's queries on datasets the person may read, by name."""
+    readable = [dataset.name for dataset in readable_datasets(access)]
+    rows = db.session.execute(
+        select(SavedQuery, Person.name)
+        .join(Person, Person.id == SavedQuery.owner_id)
+        .where(SavedQuery.workspace_id == access.workspace_id, SavedQuery.dataset.in_(readable))
+        .order_by(func.lower(SavedQuery.name), SavedQuery.id)
+    ).all()
+    return [QueryListing(query, owner_name) for query, owner_name in rows]
+
+
+def get_query(access: RequesterContext, query_id: int) -> QueryListing | None:
+    """One query of the workspace, or None when it is not there or its dataset is not readable."""
+    row = db.session.execute(
+        select(SavedQuery, Person.name)
+        .join(Person, Person.id == SavedQuery.owner_id)
+        .where(SavedQuery.id == query_id, SavedQuery.workspace_id == access.workspace_id)
+    ).one_or_none()
+    if row is None or not access.can_read_dataset(row[0].dataset):
+        return None
+    return QueryListing(*row)
+
+
+def can_change(access: RequesterContext, query: SavedQuery) -> bool:
+    return access.is_admin or query.owner_id == access.person_id
+
+
+def create_query(access: RequesterContext, name: str, definition: dict) -> SavedQuery:
+    name = _checked_name(access, name, excluding_id=None)
+    checked = _checked_definition(access, definition)
+    now = utcnow()
+    query = SavedQuery(
+        workspace_id=access.workspace_id,
+        owner_id=access.person_id,
+        name=name,
+        version=1,
+        created_at=now,
+        updated_at=now,
+        **_stored_fields(checked),
+    )
+    db.session.add(query)
+    _commit_or_name_taken()
+    return query
+
+
+def update_query(
+    access: RequesterContext, query: SavedQuery, name: str, definition: dict, expected_version: int | None
+) -> SavedQuery:
+    """Save a new definition and bump the version.
+
+    The UPDATE is conditional on the version the person opened (when the form sent it), so two
+    people editing at once cannot silently overwrite each other.
+    """
+    if query.workspace_id != access.workspace_id or not can_change(access, query):
+        raise AccessDenied("Only the query's owner or an administrator can change it.")
+    name = _checked_name(access, name, excluding_id=query.id)
+    checked = _checked_definition(access, definition)
+    version = query.version if expected_version is None else expected_version
+    try:
+        result = db.session.execute(
+            update(SavedQuery)
+            .where(
+                SavedQuery.id == query.id,
+                SavedQuery.workspace_id == access.workspace_id,
+                SavedQuery.version == version,
+            )
+            .values(name=name, version=SavedQuery.version + 1, updated_at=utcnow(), **_stored_fields(checked))
+            .execution_options(synchronize_session=False)
+        )
+    except IntegrityError:
+        db.session.rollback()
+        raise _name_taken() from None
+    if result.rowcount != 1:
+        db.session.rollback()
+        raise ValidationError(
+            "Someone saved this query after you opened it. Open it again to see their changes.", "version"
+        )
+    db.session.commit()
+    db.session.refresh(query)
+    return query
+
+
+def delete_query(access: RequesterContext, query: SavedQuery) -> None:
+    """Remove the query; files made from it keep their name and request (their link is cleared).
+
+    A query that reports present is refused with QueryInUse naming them; the foreign key
+    decides when a report is added at the same moment.
+    """
+    if query.workspace_id != access.workspace_id or not can_change(access, query):
+        raise AccessDenied("Only the query's owner or an administrator can delete it.")
+    refuse_if_query_in_use(access.workspace_id, query.id)
+    try:
+        db.session.execute(
+            delete(SavedQuery).where(SavedQuery.id == query.id, SavedQuery.workspace_id == access.workspace_id)
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        refuse_if_query_in_use(access.workspace_id, query.id)
+        raise
+
+
+def preview(access: RequesterContext, definition: dict) -> query_runner.Preview:
+    """The first rows a file of this definition would hold, read with the person's own access."""
+    checked = _checked_definition(access, definition)
+    settings = current_app.config["SETTINGS"]
+    return query_runner.preview(checked, access, limit=settings.max_preview_rows)
+
+
+def _checked_definition(access: RequesterContext, definition: dict) -> dict:
+    checked = validate_definition(definition, current_app.config["SETTINGS"].max_export_rows)
+    if not access.can_read_dataset(checked["dataset"]):
+        raise ValidationError("You do not have access to that dataset.", "dataset")
+    return checked
+
+
+def _checked_name(access: RequesterContext, name: str, excluding_id: int | None) -> str:
+    name = " ".join((name or "").split())
+    if not name:
+        raise ValidationError("Give the query a name.", "name")
+    if len(name) > NAME_LIMIT:
+        raise ValidationError(f"The name is longer than {NAME_LIMIT} characters.", "name")
+    clash = select(SavedQuery.id).where(
+        SavedQuery.workspace_id == access.workspace_id, func.lower(SavedQuery.name) == name.lower()
+    )
+    if excluding_id is not None:
+        clash = clash.where(SavedQuery.id != excluding_id)
+    if db.session.execute(clash.limit(1)).first() is not None:
+        raise _name_taken()
+    return name
+
+
+def _stored_fields(checked: dict) -> dict:
+    return {key: checked[key] for key in ("dataset", "columns", "filters", "sort", "parameters", "row_limit")}
+
+
+def _commit_or_name_taken() -> None:
+    """The unique (workspace, name) index decides when two people save the same name at once."""
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise _name_taken() from None
+
+
+def _name_taken() -> ValidationError:
+    return ValidationError("Another query in this workspace already has that name.", "name")

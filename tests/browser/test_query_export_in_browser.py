@@ -1,0 +1,213 @@
+"""The whole query-to-spreadsheet path in headless Chromium, as a person uses it.
+
+Sign in, build a saved query in the Queries builder (htmx), preview it, save it, request an
+XLSX, watch the file page poll its progress until it succeeds, download it and compare every
+cell with the database rows. The server is the real app over HTTP with CSRF protection on; the
+file is made by a real RQ worker after a real scheduler dispatches it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+
+import openpyxl
+import pytest
+from sqlalchemy import select
+
+from app.domain.catalog import get_dataset
+from app.extensions import db
+from app.models import QueryExport, SavedQuery, TimesheetEntry
+from app.rendering.cells import format_cell
+from app.rendering.neutralise import neutralise
+from tests import factories
+
+FILES_PAGE_SCREENSHOT = Path("/tmp/rhythm-browser-files-page.png")
+EXPORT_TIMEOUT_MS = 60_000
+QUERY_NAME = "Hours with notes"
+DATASET = get_dataset("timesheet_entries")
+# Ticked in the dataset's order; then "Note" is moved up one place, before "Approved".
+TICKED = ["id", "person_name", "work_date", "hours", "project", "approved", "note", "recorded_at"]
+EXPECTED_COLUMNS = ["id", "person_name", "work_date", "hours", "project", "note", "approved", "recorded_at"]
+# The filter keeps every hostile row (7.50 hours) and drops the two short entries added here.
+MIN_HOURS = "4"
+SHORT_ENTRY_HOURS = Decimal("2.25")
+
+# Counts htmx swaps in every document the page loads, so a step can wait for its own swap to land.
+COUNT_HTMX_SWAPS = """
+window.__htmxSettled = 0;
+document.addEventListener("htmx:afterSettle", () => { window.__htmxSettled += 1; });
+"""
+
+
+def htmx_swap(page, action) -> None:
+    """Do `action` (a click or a choice that posts through htmx) and wait until its swap has settled."""
+    settled = page.evaluate("window.__htmxSettled")
+    action()
+    page.wait_for_function("n => window.__htmxSettled > n", arg=settled)
+
+
+def fresh(statement):
+    """Rows as the database holds them now, outside anything this session cached."""
+    db.session.rollback()
+    return db.session.execute(statement)
+
+
+def expected_rows(workspace_id: int) -> list[tuple]:
+    """The saved query's rows, read straight from the table: the admin sees every team."""
+    table = TimesheetEntry.__table__
+    return [
+        tuple(row)
+        for row in fresh(
+            select(*[table.c[name] for name in EXPECTED_COLUMNS])
+            .where(table.c.workspace_id == workspace_id, table.c.hours >= Decimal(MIN_HOURS))
+            .order_by(table.c.person_name.desc(), table.c.id.asc())
+        )
+    ]
+
+
+def spreadsheet_value(value, column_type: str):
+    """What openpyxl should read back from a cell holding `value` of this catalog type."""
+    if column_type == "text":
+        return neutralise(value)
+    if column_type == "date":
+        return datetime.combine(value, time())  # openpyxl reads date-formatted serials as datetimes
+    if column_type == "datetime":
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def as_html_text(text: str) -> str:
+    """Text as the browser's DOM holds it: HTML parsing turns CR and CRLF into LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def sign_in(page, base_url: str, email: str) -> None:
+    page.goto(f"{base_url}/login")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill(factories.PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/w/\d+/$"))
+
+
+def build_and_save_query(page) -> None:
+    """Use every part of the builder the export depends on, then save."""
+    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Queries").click()
+    page.get_by_role("link", name="New query").click()
+    page.get_by_label("Name", exact=True).fill(QUERY_NAME)
+    htmx_swap(page, lambda: page.locator('select[name="dataset"]').select_option("timesheet_entries"))
+    for name in TICKED:
+        htmx_swap(page, lambda name=name: page.locator(f'input[name="columns"][value="{name}"]').click())
+        assert page.locator(f'input[name="columns"][value="{name}"]').is_checked()
+    htmx_swap(page, lambda: page.get_by_role("button", name="Move Note up").click())
+    chosen = page.locator("ol.column-list li.chosen input[name='columns']")
+    assert [chosen.nth(i).get_attribute("value") for i in range(chosen.count())] == EXPECTED_COLUMNS
+
+    htmx_swap(page, lambda: page.get_by_role("button", name="Add a filter").click())
+    htmx_swap(page, lambda: page.locator('select[name="filters-0-column"]').select_option("hours"))
+    htmx_swap(page, lambda: page.locator('select[name="filters-0-op"]').select_option("ge"))
+    page.locator('input[name="filters-0-value"]').fill(MIN_HOURS)
+    page.locator('select[name="sort-0-column"]').select_option("person_name")
+    page.locator('select[name="sort-0-direction"]').select_option("desc")
+
+
+def check_preview(page, rows: list[tuple]) -> None:
+    """The htmx preview shows the rows as the CSV export writes each cell, headed by the labels."""
+    htmx_swap(page, lambda: page.get_by_role("button", name="Preview", exact=True).click())
+    preview = page.locator("#preview table.preview")
+    headings = preview.locator("thead th")
+    assert [headings.nth(i).text_content() for i in range(headings.count())] == [
+        DATASET.column(name).label for name in EXPECTED_COLUMNS
+    ]
+    shown = preview.locator("tbody tr")
+    assert shown.count() == len(rows)
+    types = [DATASET.column(name).type for name in EXPECTED_COLUMNS]
+    for index, row in enumerate(rows):
+        cells = shown.nth(index).locator("td")
+        assert [cells.nth(i).text_content() for i in range(cells.count())] == [
+            as_html_text(format_cell(value, column_type)) for value, column_type in zip(row, types, strict=True)
+        ], f"preview row {index + 1}"
+
+
+def check_workbook(path: Path, rows: list[tuple]) -> None:
+    """Labels, then descriptions, then every data cell equal to the database value, typed."""
+    sheet = openpyxl.load_workbook(path).active
+    columns = [DATASET.column(name) for name in EXPECTED_COLUMNS]
+    assert sheet.max_column == len(columns)
+    assert sheet.max_row == 2 + len(rows)
+    read = list(sheet.iter_rows())
+    assert [cell.value for cell in read[0]] == [column.label for column in columns]
+    assert [cell.value for cell in read[1]] == [column.description for column in columns]
+    for number, (cells, row) in enumerate(zip(read[2:], rows, strict=True), start=3):
+        for cell, value, column in zip(cells, row, columns, strict=True):
+            expected = spreadsheet_value(value, column.type)
+            assert cell.data_type != "f", f"{cell.coordinate} is a formula"
+            assert cell.value == expected, f"{cell.coordinate} ({column.name}, row {number})"
+            assert type(cell.value) is type(expected) or (
+                column.type == "decimal" and isinstance(cell.value, int | float)
+            ), f"{cell.coordinate} ({column.name}) is {type(cell.value).__name__}"
+
+
+@pytest.mark.browser
+def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
+    world, live_server, browser_page, browser_console_errors, rq_worker, start_scheduler, tmp_path
+):
+    """A query built and exported in the browser gives an XLSX whose every cell equals the database row."""
+    for day in (date(2026, 10, 30), date(2026, 10, 31)):
+        factories.make_timesheet_entry(world.employees[0], hours=SHORT_ENTRY_HOURS, work_date=day, note="short")
+    page = browser_page
+    page.add_init_script(COUNT_HTMX_SWAPS)
+    progress_polls: list[str] = []
+    page.on("request", lambda request: "/progress" in request.url and progress_polls.append(request.url))
+
+    sign_in(page, live_server, world.admin.email)
+    build_and_save_query(page)
+    rows = expected_rows(world.workspace.id)
+    assert set(factories.hostile_values()) <= {row[EXPECTED_COLUMNS.index("note")] for row in rows}
+    assert SHORT_ENTRY_HOURS not in {row[EXPECTED_COLUMNS.index("hours")] for row in rows}
+    check_preview(page, rows)
+
+    page.get_by_role("button", name="Save query", exact=True).click()
+    page.wait_for_url(re.compile(r"/queries/\d+$"))
+    saved = fresh(select(SavedQuery).where(SavedQuery.workspace_id == world.workspace.id)).scalar_one()
+    assert (saved.name, saved.columns, saved.filters, saved.sort) == (
+        QUERY_NAME,
+        EXPECTED_COLUMNS,
+        [{"column": "hours", "op": "ge", "value": MIN_HOURS}],
+        [{"column": "person_name", "direction": "desc"}],
+    )
+
+    page.get_by_label("Excel (XLSX)").check()
+    page.get_by_label("Heading row").select_option("labels")
+    page.get_by_label("Add a row of column descriptions under the headings").check()
+    page.get_by_role("button", name="Request file").click()
+    page.wait_for_url(re.compile(r"/files/\d+$"))
+    export = fresh(select(QueryExport).where(QueryExport.source_query_id == saved.id)).scalar_one()
+    status = page.locator(f"#progress-{export.id} .status")
+    # Nothing dispatches the file until the scheduler starts: the page shows it waiting, with its bar.
+    assert status.text_content() == "queued"
+    assert page.get_by_role("progressbar", name=f"Progress of {QUERY_NAME}").is_visible()
+
+    start_scheduler()
+    page.locator(f"#progress-{export.id} .status-succeeded").wait_for(timeout=EXPORT_TIMEOUT_MS)
+    assert progress_polls, "the file page never polled its progress"
+    page.wait_for_load_state()
+
+    download_link = page.get_by_role("link", name=re.compile(r"^Download "))
+    with page.expect_download() as download_info:
+        download_link.click()
+    download = download_info.value
+    assert download.failure() is None
+    export = fresh(select(QueryExport).where(QueryExport.id == export.id)).scalar_one()
+    assert download.suggested_filename == export.file_name
+    path = tmp_path / export.file_name
+    download.save_as(path)
+    assert export.row_count == len(rows)
+    check_workbook(path, rows)
+
+    page.get_by_role("navigation", name="Workspace").get_by_role("link", name="Files").click()
+    page.locator(f"#progress-{export.id} .status-succeeded").wait_for()
+    page.screenshot(path=str(FILES_PAGE_SCREENSHOT), full_page=True)
+    assert browser_console_errors == []

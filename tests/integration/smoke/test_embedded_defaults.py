@@ -1,0 +1,127 @@
+"""Smoke test of the embedded defaults `make run` uses: a SQLite file, a storage folder, an outbox folder.
+
+The schema, the demo seed, an RQ worker and the scheduler all run as the commands `make run`
+starts, as subprocesses; the file is requested through the web app built for the same SQLite
+database, and the stored object is read back from the storage folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+
+from sqlalchemy import select
+
+from app import create_app
+from app.extensions import db
+from app.models import QueryExport, SavedQuery, TimesheetEntry, Workspace
+from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE
+from tests.fixtures.workers import PROJECT_ROOT, SCHEDULER_COMMAND, WORKER_COMMAND, BackgroundProcess
+
+SEED_ROWS = 300
+EXPORT_TIMEOUT_SECONDS = 60
+COMMAND_TIMEOUT_SECONDS = 120
+FLASK = [sys.executable, "-m", "flask", "--app", "wsgi"]
+EXPORTED_COLUMNS = ["id", "person_name", "work_date", "hours", "note"]
+
+
+def run_command(command: list[str], env: dict[str, str]) -> None:
+    finished = subprocess.run(
+        command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_SECONDS
+    )
+    assert finished.returncode == 0, f"{' '.join(command[1:])} failed:\n{finished.stdout}\n{finished.stderr}"
+
+
+def settled_file(export_id: int, processes: list[BackgroundProcess]) -> QueryExport:
+    """Poll the SQLite database until the file settles; fail with the processes' logs if it does not."""
+    deadline = time.monotonic() + EXPORT_TIMEOUT_SECONDS
+    while True:
+        db.session.rollback()
+        export = db.session.get(QueryExport, export_id, populate_existing=True)
+        if export.is_settled:
+            return export
+        stopped = [p for p in processes if p.process.poll() is not None]
+        if stopped or time.monotonic() > deadline:
+            logs = "\n".join(f"--- {' '.join(p.process.args[1:])} ---\n{p.output()}" for p in processes)
+            raise AssertionError(f"file {export_id} still {export.status}; stopped: {stopped}\n{logs}")
+        time.sleep(0.2)
+
+
+def test_embedded_defaults_make_a_whole_csv_export(test_environment, tmp_path, monkeypatch):
+    """With SQLite, a storage folder and an outbox folder, a requested CSV is made, stored and downloadable."""
+    storage_root = tmp_path / "storage"
+    embedded = {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'rhythm.db'}",
+        "STORAGE_URL": storage_root.as_uri(),
+        "MAIL_URL": (tmp_path / "outbox").as_uri(),
+        "REDIS_URL": test_environment["REDIS_URL"],
+        "EXPORT_QUEUE": f"smoke-{uuid.uuid4().hex}",
+    }
+    env = {**os.environ, **embedded}
+    run_command([*FLASK, "db", "upgrade"], env)
+    run_command([*FLASK, "seed-demo", "--rows", str(SEED_ROWS)], env)
+
+    processes: list[BackgroundProcess] = []
+    try:
+        processes.append(BackgroundProcess(WORKER_COMMAND, env, tmp_path / "worker.log"))
+        processes.append(BackgroundProcess(SCHEDULER_COMMAND, env, tmp_path / "scheduler.log"))
+        for name, value in embedded.items():
+            monkeypatch.setenv(name, value)
+        web = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
+        assert web.config["SQLALCHEMY_DATABASE_URI"] == embedded["DATABASE_URL"]
+        client = web.test_client()
+        admin_email, admin_password, _ = next(login for login in DEMO_LOGINS if login[0].startswith("admin@"))
+        assert client.post("/login", data={"email": admin_email, "password": admin_password}).status_code == 302
+
+        with web.app_context():
+            workspace_id = db.session.scalar(select(Workspace.id).where(Workspace.name == DEMO_WORKSPACE))
+            table = TimesheetEntry.__table__
+            rows = db.session.scalars(
+                select(table.c.id).where(table.c.workspace_id == workspace_id).order_by(table.c.id)
+            )
+            expected_ids = [str(entry_id) for entry_id in rows]
+            assert len(expected_ids) >= SEED_ROWS
+
+            saved = client.post(
+                f"/w/{workspace_id}/queries/new",
+                data={
+                    "action": "save",
+                    "name": "Smoke timesheet",
+                    "dataset": "timesheet_entries",
+                    "columns": EXPORTED_COLUMNS,
+                    "column_order": EXPORTED_COLUMNS,
+                    "sort-0-column": "id",
+                    "sort-0-direction": "asc",
+                },
+            )
+            assert saved.status_code == 302, saved.get_data(as_text=True)
+            query_id = db.session.scalar(select(SavedQuery.id).where(SavedQuery.name == "Smoke timesheet"))
+            requested = client.post(
+                f"/w/{workspace_id}/queries/{query_id}/files", data={"format": "csv", "heading": "names"}
+            )
+            assert requested.status_code == 302, requested.get_data(as_text=True)
+            export_id = int(re.search(r"/files/(\d+)$", requested.headers["Location"]).group(1))
+
+            export = settled_file(export_id, processes)
+            assert (export.status, export.failure_code, export.failure_detail) == ("succeeded", None, None)
+            stored = storage_root / export.storage_key
+            assert stored.is_file(), f"no stored object at {stored}"
+            content = stored.read_bytes()
+            records = list(csv.reader(io.StringIO(content.decode("utf-8-sig"), newline="")))
+            assert records[0] == EXPORTED_COLUMNS
+            assert [record[0] for record in records[1:]] == expected_ids
+            assert export.row_count == len(expected_ids)
+            assert export.size_bytes == len(content)
+
+            downloaded = client.get(f"/w/{workspace_id}/files/{export_id}/download")
+            assert downloaded.status_code == 200
+            assert downloaded.data == content
+    finally:
+        for process in processes:
+            process.stop()

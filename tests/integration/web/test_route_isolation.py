@@ -1,0 +1,203 @@
+"""Every route of the app, tried by people who must not get in: nothing leaks, nothing breaks.
+
+The routes are read from the app's url_map when the tests are collected, so a route added
+later is tried too. Its path arguments are filled with ids of workspace A (the admin's query,
+succeeded file and report); the intruders are an anonymous visitor, a member of workspace B,
+a plain member of A (against the admin's file) and a member of A without the query's dataset.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pytest
+
+from app import create_app
+from app.domain import export_file
+from app.extensions import db
+from app.models import Report, SavedQuery
+from app.storage import get_storage
+from tests import factories
+
+QUERY_MARKER = "Leakcheck query QX7"
+ROW_MARKER = "Leakcheck row RW9"
+FILE_MARKER = b"Leakcheck file bytes FB3"
+WORKSPACE_MARKER = "Leakcheck workspace WS5"
+MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MARKER.encode())
+
+# Pages anyone may open; they are still checked for leaks and errors.
+PUBLIC_ENDPOINTS = {"auth.login", "health.healthz"}
+SKIPPED_METHODS = {"HEAD", "OPTIONS"}
+
+
+@dataclass(frozen=True)
+class Route:
+    endpoint: str
+    rule: str
+    method: str
+    arguments: frozenset[str]
+
+
+def _collect_routes() -> list[Route]:
+    """Every (rule, method) of an app built only to read its url_map."""
+    with pytest.MonkeyPatch.context() as patch:
+        # No database or instance secrets are touched: the app is never used to serve.
+        patch.setenv("DATABASE_URL", "sqlite://")
+        patch.setenv("SECRET_KEY", "route-collection")
+        patch.setenv("CREDENTIALS_KEY", "route-collection")
+        application = create_app()
+    return [
+        Route(rule.endpoint, rule.rule, method, frozenset(rule.arguments))
+        for rule in application.url_map.iter_rules()
+        if rule.endpoint != "static"
+        for method in sorted(rule.methods - SKIPPED_METHODS)
+    ]
+
+
+ROUTES = _collect_routes()
+
+
+def _cases(predicate) -> list:
+    return [pytest.param(route, id=f"{route.method} {route.rule}") for route in ROUTES if predicate(route)]
+
+
+@dataclass
+class Intrusion:
+    workspace_id: int
+    other_workspace_id: int
+    query_id: int
+    file_id: int
+    report_id: int
+    plain_member_email: str
+    outsider_email: str
+    ungranted_email: str
+
+
+@pytest.fixture
+def intrusion(world) -> Intrusion:
+    """Workspace A with the admin's marked query, marked data row and succeeded marked file."""
+    world.workspace.name = WORKSPACE_MARKER
+    db.session.commit()
+    query = factories.make_query(world.workspace, world.admin, name=QUERY_MARKER)
+    factories.make_timesheet_entry(world.employees[0], note=ROW_MARKER)
+    export = factories.make_export(query, world.admin, source_name=QUERY_MARKER)
+    export_file.start(export.id)
+    get_storage().put_bytes(export.storage_key, FILE_MARKER)
+    export_file.succeed(export.id, size_bytes=len(FILE_MARKER), row_count=1, retention_days=30)
+    report = Report(
+        workspace_id=world.workspace.id,
+        owner_id=world.admin.id,
+        name=QUERY_MARKER,
+        kind="table",
+        source_query_id=query.id,
+        columns=[{"name": "note", "width": None}],
+        title=QUERY_MARKER,
+    )
+    db.session.add(report)
+    db.session.commit()
+    ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
+    return Intrusion(
+        workspace_id=world.workspace.id,
+        other_workspace_id=world.other_workspace.id,
+        query_id=query.id,
+        file_id=export.id,
+        report_id=report.id,
+        plain_member_email=world.member.email,
+        outsider_email=world.outsider.email,
+        ungranted_email=ungranted.email,
+    )
+
+
+def _url(app, route: Route, values: dict[str, int]) -> str:
+    unknown = route.arguments - values.keys()
+    if unknown:
+        pytest.fail(f"{route.rule} takes {sorted(unknown)}: give this test a value for each", pytrace=False)
+    return app.url_map.bind("localhost").build(
+        route.endpoint, {name: values[name] for name in route.arguments}, method=route.method
+    )
+
+
+def _values(intrusion: Intrusion, workspace_id: int | None = None) -> dict[str, int]:
+    return {
+        "workspace_id": workspace_id or intrusion.workspace_id,
+        "query_id": intrusion.query_id,
+        "file_id": intrusion.file_id,
+        "report_id": intrusion.report_id,
+    }
+
+
+def _try(client, app, route: Route, values: dict[str, int]):
+    response = client.open(_url(app, route, values), method=route.method, data={})
+    assert response.status_code != 500, f"{route.method} {route.rule} failed with 500"
+    for marker in MARKERS:
+        assert marker not in response.data, f"{route.method} {route.rule} leaked {marker!r}"
+    return response
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: True))
+def test_anonymous_visitors_get_nothing(client, app, intrusion, route):
+    """Without signing in, every route sends to the login page or refuses, and shows no data."""
+    response = _try(client, app, route, _values(intrusion))
+    if route.endpoint in PUBLIC_ENDPOINTS:
+        return
+    assert response.status_code in (302, 401, 404), f"{route.method} {route.rule} answered {response.status_code}"
+    if response.status_code == 302:
+        assert re.match(r"^(http://localhost)?/login", response.headers["Location"])
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: "workspace_id" in route.arguments))
+def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, route):
+    """A member of workspace B gets 404 from every route of workspace A."""
+    auth.login(intrusion.outsider_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: {"query_id", "file_id", "report_id"} & route.arguments))
+def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
+    """A member of workspace B using A's query, file and report ids under B's own URL gets 404."""
+    auth.login(intrusion.outsider_email)
+    response = _try(client, app, route, _values(intrusion, workspace_id=intrusion.other_workspace_id))
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: "file_id" in route.arguments))
+def test_a_plain_member_gets_404_for_someone_elses_file(client, app, auth, intrusion, route):
+    """A member of the same workspace gets 404 from every route of the admin's file."""
+    auth.login(intrusion.plain_member_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: "query_id" in route.arguments))
+def test_a_member_without_the_dataset_gets_404_for_its_query(client, app, auth, intrusion, route):
+    """A member not granted the query's dataset gets 404 from every route of that query."""
+    auth.login(intrusion.ungranted_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
+
+
+def _csrf_token(html: str) -> str:
+    match = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', html)
+    assert match, "no CSRF token on the page"
+    return match.group(1)
+
+
+def test_a_post_without_the_csrf_token_is_refused_and_with_it_succeeds(csrf_app, world):
+    """With CSRF protection on, a POST without the page's token answers 400; with it, it works."""
+    client = csrf_app.test_client()
+    login_token = _csrf_token(client.get("/login").get_data(as_text=True))
+    client.post("/login", data={"email": world.member.email, "password": "password", "csrf_token": login_token})
+    query = factories.make_query(world.workspace, world.member)
+    url = f"/w/{world.workspace.id}/queries/{query.id}/delete"
+
+    refused = client.post(url)
+    assert refused.status_code == 400
+    assert db.session.get(SavedQuery, query.id) is not None
+
+    token = _csrf_token(client.get(url).get_data(as_text=True))
+    accepted = client.post(url, data={"csrf_token": token})
+    assert accepted.status_code == 302
+    db.session.expire_all()
+    assert db.session.get(SavedQuery, query.id) is None
