@@ -46,6 +46,7 @@ class Settings:
     export_job_timeout: int
     max_preview_rows: int
     max_export_rows: int
+    report_pdf_max_rows: int
     login_max_failures: int
     login_lockout_seconds: int
 
@@ -66,6 +67,8 @@ class Settings:
             export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
             max_preview_rows=50,
             max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),
+            # A PDF beyond this many rows fails with too_many_rows; XLSX has no such limit.
+            report_pdf_max_rows=_int("REPORT_PDF_MAX_ROWS", 50_000),
             login_max_failures=_int("LOGIN_MAX_FAILURES", 5),
             login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
         )

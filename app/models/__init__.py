@@ -3,6 +3,7 @@
 from app.models.datasets import Shift, Team, TeamMember, TimeOffRequest, TimesheetEntry
 from app.models.export_file import QueryExport, QueryExportRequest
 from app.models.query import SavedQuery
+from app.models.report import Report
 from app.models.workspace import Membership, Person, Workspace
 
 __all__ = [
@@ -10,6 +11,7 @@ __all__ = [
     "Person",
     "QueryExport",
     "QueryExportRequest",
+    "Report",
     "SavedQuery",
     "Shift",
     "Team",

@@ -60,7 +60,8 @@ class QueryExport(db.Model):
     source_version: Mapped[int]
     dataset: Mapped[str | None] = mapped_column(String(100))
     request: Mapped[dict | None] = mapped_column(JSON)
-    report_id: Mapped[int | None]
+    # Removing a report clears this reference; the file keeps its name, print parameters and history.
+    report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
     report_kind: Mapped[str | None] = mapped_column(String(10))
     print_params: Mapped[dict | None] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(10))
