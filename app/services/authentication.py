@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import cache
 
 from flask import current_app
 from sqlalchemy import func, select
@@ -12,8 +13,14 @@ from app.extensions import db
 from app.models import Person
 from app.models.types import utcnow
 
-# Checked against when the email is unknown, so both paths take the same time.
-_DUMMY_HASH = generate_password_hash("not-a-real-password")
+
+@cache
+def _dummy_hash() -> str:
+    """Checked against when the email is unknown, so both paths take the same time.
+
+    Made on first use: scrypt takes 32 MiB, which worker processes would otherwise pay at import.
+    """
+    return generate_password_hash("not-a-real-password")
 
 
 class LoginThrottled(Exception):
@@ -34,7 +41,7 @@ def authenticate(email: str, password: str) -> Person | None:
         select(Person).where(func.lower(Person.email) == email.strip().lower())
     ).scalar_one_or_none()
     if person is None:
-        check_password_hash(_DUMMY_HASH, password)
+        check_password_hash(_dummy_hash(), password)
         return None
     if person.locked_until and person.locked_until > now:
         raise LoginThrottled(int((person.locked_until - now).total_seconds()) + 1)

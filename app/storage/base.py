@@ -125,9 +125,12 @@ class PartWriter:
     def write(self, data: bytes) -> int:
         self._buffer += data
         # Parts of exactly `part_size`, however large one write is; the tail waits for more.
-        while len(self._buffer) >= self._storage.part_size:
-            self._send(bytes(self._buffer[: self._storage.part_size]))
-            del self._buffer[: self._storage.part_size]
+        size = self._storage.part_size
+        while len(self._buffer) >= size:
+            with memoryview(self._buffer) as view:  # one copy of the part, not two
+                part = bytes(view[:size])
+            self._send(part)
+            del self._buffer[:size]
         return len(data)
 
     def _send(self, part: bytes) -> None:

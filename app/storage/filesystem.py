@@ -1,8 +1,9 @@
 """The directory backend: one file per object under `root`, for one machine and for tests.
 
-Objects are `root/<key>`. A multipart upload writes its parts to `root/.uploads/<upload_id>/`
-(with a `key` file naming its target), and `complete` joins them into a temporary file beside
-the target and renames it into place, so a reader sees the old object or the whole new one.
+Objects are `root/<key>`. A multipart upload appends its parts, in order, to one file in
+`root/.uploads/<upload_id>/` (with a `key` file naming its target), and `complete` syncs that
+file and renames it into place, so a reader sees the old object or the whole new one and the
+bytes are written once, never copied.
 Temporary names carry a `~`, which no key may contain, so `list_keys` can never return them.
 """
 
@@ -28,7 +29,7 @@ from app.storage.base import (
 
 STAGING_DIR = ".uploads"
 _KEY_FILE = "key"
-_COPY_BUFFER = 1024 * 1024
+_DATA_FILE = "data~"
 
 
 def _reason(exc: OSError) -> str:
@@ -193,33 +194,36 @@ class FilesystemUpload(MultipartUpload):
         self.upload_id = upload_id
         self._storage = storage
         self._staging = staging
-        self._parts: list[Path] = []
+        self._data = staging / _DATA_FILE
+        self._size = 0
         self._finished = False
 
     def upload_part(self, data: bytes) -> None:
         if self._finished:
             raise StorageError(f"the upload to {self.key!r} is already finished")
-        part = self._staging / f"{len(self._parts) + 1:06d}.part"
         try:
-            part.write_bytes(data)
+            with open(self._data, "ab") as out:
+                out.write(data)
         except OSError as exc:
             raise StorageError(f"cannot write a part of {self.key!r}: {_reason(exc)}") from exc
-        self._parts.append(part)
+        self._size += len(data)
 
     def complete(self) -> int:
         if self._finished:
             raise StorageError(f"the upload to {self.key!r} is already finished")
         if not self._staging.is_dir():
             raise StorageError(f"the upload to {self.key!r} was aborted")
-        size = self._storage._publish(self.key, self._storage._path(self.key), self._read_parts())
+        target = self._storage._path(self.key)
+        try:
+            with open(self._data, "ab") as out:  # also creates the file of an upload with no bytes
+                os.fsync(out.fileno())
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self._data, target)
+        except OSError as exc:
+            raise StorageError(f"cannot write {self.key!r} in {self._storage.root}: {_reason(exc)}") from exc
         self._finished = True
         shutil.rmtree(self._staging, ignore_errors=True)
-        return size
-
-    def _read_parts(self) -> Iterator[bytes]:
-        for part in self._parts:
-            with open(part, "rb") as handle:
-                yield from iter(functools.partial(handle.read, _COPY_BUFFER), b"")
+        return self._size
 
     def abort(self) -> None:
         self._finished = True
