@@ -1,5 +1,8 @@
 """The demo seed: two workspaces, the people who sign in, and every product-wide dataset filled.
 
+The Northwind administrator also owns a few starter saved queries and sample reports (one of
+each kind) over them, validated exactly as the query builder and the Reports form validate.
+
 `flask seed-demo` and `flask serve-all` call `seed_demo`. Everything is written in one
 transaction, so a seed that fails leaves nothing behind and a later run starts clean; once the
 demo workspace exists, a run changes nothing. Choices come from a seeded random generator, so
@@ -26,10 +29,12 @@ from sqlalchemy import Table, insert, select
 
 from app.domain.catalog import DATASETS
 from app.domain.query_spec import validate_definition
+from app.domain.report_spec import validate_report
 from app.extensions import db
 from app.models import (
     Membership,
     Person,
+    Report,
     SavedQuery,
     Shift,
     Team,
@@ -40,6 +45,7 @@ from app.models import (
 )
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import hash_password
+from app.services.reports import STORED_FIELDS
 
 DEMO_WORKSPACE = "Northwind Care"
 OTHER_WORKSPACE = "Globex Clinics"
@@ -297,8 +303,9 @@ def _seed_everything(rows: int) -> None:
     globex_names = _sample_names(rng, EMPLOYEES_PER_WORKSPACE)
     northwind_workers = _add_employees(rng, northwind, _NORTHWIND, northwind_teams, northwind_names, today)
     globex_workers = _add_employees(rng, globex, _GLOBEX_PLAN, globex_teams, globex_names, today)
-    _add_saved_queries(northwind, people[_ADMIN], now)
+    queries = _add_saved_queries(northwind, people[_ADMIN], now)
     db.session.flush()
+    _add_sample_reports(northwind, people[_ADMIN], queries, now)
 
     for workspace, plan, workers, entries in (
         (northwind, _NORTHWIND, northwind_workers, rows),
@@ -402,16 +409,100 @@ _SAVED_QUERIES: tuple[tuple[str, dict], ...] = (
 )
 
 
-def _add_saved_queries(workspace: Workspace, owner: Person, now: datetime) -> None:
-    """The administrator's starter queries, in the normal form the query builder saves."""
+def _add_saved_queries(workspace: Workspace, owner: Person, now: datetime) -> dict[str, SavedQuery]:
+    """The administrator's starter queries, in the normal form the query builder saves; by name."""
     max_rows = current_app.config["SETTINGS"].max_export_rows
+    queries = {}
     for name, definition in _SAVED_QUERIES:
         normal = validate_definition(definition, max_rows)
+        queries[name] = SavedQuery(
+            workspace_id=workspace.id, owner_id=owner.id, name=name, dataset=normal["dataset"],
+            columns=normal["columns"], filters=normal["filters"], sort=normal["sort"],
+            parameters=normal["parameters"], row_limit=normal["row_limit"], created_at=now, updated_at=now,
+        )
+    db.session.add_all(queries.values())
+    return queries
+
+
+# (saved query presented, report definition as the Reports form would post it): one of each kind.
+_SAMPLE_REPORTS: tuple[tuple[str, dict], ...] = (
+    (
+        "Approved hours last 7 days",
+        {
+            "name": "Hours by team",
+            "kind": "coded",
+            "columns": [
+                {"name": "work_date", "width": 14},
+                {"name": "person_name", "width": 34},
+                {"name": "project", "width": None},
+                {"name": "hours", "width": 12},
+            ],
+            "code_column": "team_name",
+            # The code as the report prints it (the team's name), described by where the team works.
+            "code_descriptions": {name: location for _code, name, location, _size in _NORTHWIND.teams},
+            "title": "Approved hours by team",
+            "subtitle": "The last 7 days, with each team's subtotal",
+            "page_size": "A4",
+            "orientation": "portrait",
+            "show_filters": True,
+            "show_generated_at": True,
+        },
+    ),
+    (
+        "Team roster",
+        {
+            "name": "Team roster",
+            "kind": "table",
+            "columns": [
+                {"name": "team_name", "width": 22},
+                {"name": "full_name", "width": 28},
+                {"name": "job_title", "width": 20},
+                {"name": "email", "width": None},
+                {"name": "started_on", "width": 12},
+            ],
+            "title": "Team roster",
+            "subtitle": "Active employees by team",
+            "page_size": "A4",
+            "orientation": "landscape",
+            "show_filters": False,
+            "show_generated_at": True,
+        },
+    ),
+    (
+        "Pending time off",
+        {
+            "name": "Pending time off by team",
+            "kind": "summary",
+            "summary": {
+                "group_column": "team_name",
+                "figures": [
+                    {"function": "count", "label": "Requests waiting"},
+                    {"function": "sum", "column": "days", "label": "Days asked for"},
+                    {"function": "avg", "column": "days", "label": "Average request (days)"},
+                ],
+            },
+            "title": "Pending time off by team",
+            "subtitle": "Requests waiting for a decision",
+            "page_size": "A4",
+            "orientation": "portrait",
+            "show_filters": True,
+            "show_generated_at": True,
+        },
+    ),
+)
+
+
+def _add_sample_reports(
+    workspace: Workspace, owner: Person, queries: dict[str, SavedQuery], now: datetime
+) -> None:
+    """The administrator's sample reports, in the normal form the Reports form saves."""
+    for query_name, definition in _SAMPLE_REPORTS:
+        query = queries[query_name]
+        checked = validate_report(definition, query.dataset, list(query.columns))
         db.session.add(
-            SavedQuery(
-                workspace_id=workspace.id, owner_id=owner.id, name=name, dataset=normal["dataset"],
-                columns=normal["columns"], filters=normal["filters"], sort=normal["sort"],
-                parameters=normal["parameters"], row_limit=normal["row_limit"], created_at=now, updated_at=now,
+            Report(
+                workspace_id=workspace.id, owner_id=owner.id, source_query_id=query.id, version=1,
+                created_at=now, updated_at=now, **{key: checked[key] for key in STORED_FIELDS},
             )
         )
 

@@ -1,4 +1,4 @@
-"""The demo seed on PostgreSQL: workspaces, sign-ins and access, datasets, saved queries, idempotence."""
+"""The demo seed on PostgreSQL: workspaces, sign-ins and access, datasets, saved queries, reports, idempotence."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from sqlalchemy import func, select
 
 from app.domain.catalog import DATASETS
 from app.domain.query_spec import validate_definition
+from app.domain.report_spec import validate_report
 from app.extensions import db
 from app.models import (
     Membership,
     Person,
+    Report,
     SavedQuery,
     Shift,
     Team,
@@ -26,6 +28,7 @@ from app.models import (
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import authenticate
 from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, seed_demo
+from app.services.reports import STORED_FIELDS
 
 ROWS = 500
 EVERY_DATASET = {"teams", "people", "shifts", "time_off_requests", "timesheet_entries"}
@@ -270,3 +273,29 @@ def test_approved_hours_query_filters_approved_entries_of_the_last_seven_days(se
     assert query.dataset == "timesheet_entries"
     assert query.parameters == [{"column": "work_date", "range": "last_7_days"}]
     assert {"column": "approved", "op": "is_true", "value": None} in query.filters
+
+
+def test_admin_sample_reports_of_each_kind_are_stored_as_validate_report_returns_them(seeded):
+    """The administrator owns a coded, a table and a summary report over the starter queries, each in normal form."""
+    admin = _person("admin@northwind.example")
+    rows = db.session.execute(
+        select(Report, SavedQuery).join(SavedQuery, SavedQuery.id == Report.source_query_id).where(
+            Report.owner_id == admin.id
+        )
+    ).all()
+    assert sorted((report.name, report.kind, query.name) for report, query in rows) == [
+        ("Hours by team", "coded", "Approved hours last 7 days"),
+        ("Pending time off by team", "summary", "Pending time off"),
+        ("Team roster", "table", "Team roster"),
+    ]
+    workspace_id = _workspace(DEMO_WORKSPACE).id
+    for report, query in rows:
+        assert report.workspace_id == query.workspace_id == workspace_id
+        assert report.version == 1
+        stored = {key: getattr(report, key) for key in STORED_FIELDS}
+        definition = {"name": report.name, **report.layout(), **report.print_params()}
+        assert validate_report(definition, query.dataset, list(query.columns)) == stored, report.name
+    coded = next(report for report, _ in rows if report.kind == "coded")
+    teams = db.session.execute(select(Team.name).where(Team.workspace_id == workspace_id)).scalars()
+    assert coded.code_column == "team_name"
+    assert set(coded.code_descriptions) == set(teams)
