@@ -10,7 +10,7 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from flask import current_app
 
@@ -57,6 +57,38 @@ def storage_key_for(workspace_id: int, extension: str) -> str:
     return f"files/w{workspace_id}/{uuid.uuid4().hex}.{extension}"
 
 
+def queued_export(
+    access: RequesterContext,
+    query: SavedQuery,
+    *,
+    source_name: str,
+    source_version: int,
+    request: dict,
+    file_format: str,
+    requested_at: datetime,
+    **kind_fields,
+) -> QueryExport:
+    """A queued file of the query's rows for the requester, under a fresh storage key, named after its source.
+
+    `kind_fields` are what tells a query file from a report file: its kind, heading and report reference.
+    """
+    return QueryExport(
+        workspace_id=access.workspace_id,
+        requester_id=access.person_id,
+        source_query_id=query.id,
+        source_name=source_name,
+        source_version=source_version,
+        dataset=query.dataset,
+        request=request,
+        format=file_format,
+        status="queued",
+        storage_key=storage_key_for(access.workspace_id, file_format),
+        file_name=safe_file_name(source_name, file_format, requested_at.date()),
+        requested_at=requested_at,
+        **kind_fields,
+    )
+
+
 def admit(export: QueryExport) -> QueryExport:
     """Commit the file and its outbox request in one transaction."""
     export.outbox = QueryExportRequest()
@@ -76,21 +108,16 @@ def request_query_file(access: RequesterContext, query: SavedQuery, options: Que
     definition = validate_definition(query.definition(), settings.max_export_rows)
     request = substitute(definition, now.date())
     return admit(
-        QueryExport(
-            workspace_id=access.workspace_id,
-            requester_id=access.person_id,
-            kind="query",
-            source_query_id=query.id,
+        queued_export(
+            access,
+            query,
             source_name=query.name,
             source_version=query.version,
-            dataset=query.dataset,
             request=request,
-            format=options.format,
+            file_format=options.format,
+            requested_at=now,
+            kind="query",
             heading=options.heading,
             include_descriptions=options.include_descriptions,
-            status="queued",
-            storage_key=storage_key_for(access.workspace_id, options.format),
-            file_name=safe_file_name(query.name, options.format, now.date()),
-            requested_at=now,
         )
     )

@@ -22,7 +22,7 @@ from app.domain.report_spec import code_sort_first, validate_layout
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery
 from app.models.types import utcnow
-from app.services.file_requests import admit, safe_file_name, storage_key_for
+from app.services.file_requests import admit, queued_export
 
 REPORT_FORMATS = {"pdf": "PDF", "xlsx": "Excel (XLSX)"}
 
@@ -65,25 +65,20 @@ def request_report_file(access: RequesterContext, report: Report, file_format: s
         raise ValidationError(f"A {report.kind} report can be requested as {allowed}.", "format")
     now = utcnow()
     request, print_params = file_request(report, query, now.date())
-    export = QueryExport(
-        workspace_id=access.workspace_id,
-        requester_id=access.person_id,
-        kind="report",
-        source_query_id=query.id,
+    export = queued_export(
+        access,
+        query,
         source_name=report.name,
         source_version=report.version,
-        dataset=query.dataset,
         request=request,
+        file_format=file_format,
+        requested_at=now,
+        kind="report",
         report_id=report.id,
         report_kind=report.kind,
         print_params=print_params,
-        format=file_format,
         heading="labels",
         include_descriptions=False,
-        status="queued",
-        storage_key=storage_key_for(access.workspace_id, file_format),
-        file_name=safe_file_name(report.name, file_format, now.date()),
-        requested_at=now,
     )
     try:
         return admit(export)

@@ -23,6 +23,7 @@ from app.models import Person, Report, SavedQuery
 from app.models.types import utcnow
 from app.rendering.report_file import ReportPreview, report_preview
 from app.services.report_files import file_request
+from app.services.versioned_update import commit_versioned_update
 
 STORED_FIELDS = (
     "name",
@@ -154,14 +155,7 @@ def update_report(access: RequesterContext, report: Report, data: dict, expected
     except IntegrityError:
         db.session.rollback()
         raise _refusal_after_conflict(access, checked["name"], excluding_id=report.id) from None
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise ValidationError(
-            "Someone saved this report after you opened it. Open it again to see their changes.", "version"
-        )
-    db.session.commit()
-    db.session.refresh(report)
-    return report
+    return commit_versioned_update(result, report, "report")
 
 
 def delete_report(access: RequesterContext, report: Report) -> None:

@@ -22,6 +22,7 @@ from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.services import query_runner
 from app.services.reports import refuse_if_query_in_use
+from app.services.versioned_update import commit_versioned_update
 
 NAME_LIMIT = 200
 
@@ -109,14 +110,7 @@ def update_query(
     except IntegrityError:
         db.session.rollback()
         raise _name_taken() from None
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise ValidationError(
-            "Someone saved this query after you opened it. Open it again to see their changes.", "version"
-        )
-    db.session.commit()
-    db.session.refresh(query)
-    return query
+    return commit_versioned_update(result, query, "query")
 
 
 def delete_query(access: RequesterContext, query: SavedQuery) -> None:

@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import select
 
 from app.domain.catalog import get_dataset
-from app.extensions import db
 from app.models import QueryExport, SavedQuery, TimesheetEntry
 from app.rendering.cells import format_cell
 from app.rendering.neutralise import neutralise
 from tests import factories
+from tests.fixtures.browser import download_file, fresh, htmx_swap, request_file, sign_in, watch_file_succeed
 
 FILES_PAGE_SCREENSHOT = Path("/tmp/rhythm-browser-files-page.png")
 EXPORT_TIMEOUT_MS = 60_000
@@ -34,25 +34,6 @@ EXPECTED_COLUMNS = ["id", "person_name", "work_date", "hours", "project", "note"
 # The filter keeps every hostile row (7.50 hours) and drops the two short entries added here.
 MIN_HOURS = "4"
 SHORT_ENTRY_HOURS = Decimal("2.25")
-
-# Counts htmx swaps in every document the page loads, so a step can wait for its own swap to land.
-COUNT_HTMX_SWAPS = """
-window.__htmxSettled = 0;
-document.addEventListener("htmx:afterSettle", () => { window.__htmxSettled += 1; });
-"""
-
-
-def htmx_swap(page, action) -> None:
-    """Do `action` (a click or a choice that posts through htmx) and wait until its swap has settled."""
-    settled = page.evaluate("window.__htmxSettled")
-    action()
-    page.wait_for_function("n => window.__htmxSettled > n", arg=settled)
-
-
-def fresh(statement):
-    """Rows as the database holds them now, outside anything this session cached."""
-    db.session.rollback()
-    return db.session.execute(statement)
 
 
 def expected_rows(workspace_id: int) -> list[tuple]:
@@ -82,14 +63,6 @@ def spreadsheet_value(value, column_type: str):
 def as_html_text(text: str) -> str:
     """Text as the browser's DOM holds it: HTML parsing turns CR and CRLF into LF."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def sign_in(page, base_url: str, email: str) -> None:
-    page.goto(f"{base_url}/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(factories.PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/w/\d+/$"))
 
 
 def build_and_save_query(page) -> None:
@@ -152,15 +125,12 @@ def check_workbook(path: Path, rows: list[tuple]) -> None:
 
 @pytest.mark.browser
 def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
-    world, live_server, browser_page, browser_console_errors, rq_worker, start_scheduler, tmp_path
+    world, live_server, browser_page, progress_polls, browser_console_errors, rq_worker, start_scheduler, tmp_path
 ):
     """A query built and exported in the browser gives an XLSX whose every cell equals the database row."""
     for day in (date(2026, 10, 30), date(2026, 10, 31)):
         factories.make_timesheet_entry(world.employees[0], hours=SHORT_ENTRY_HOURS, work_date=day, note="short")
     page = browser_page
-    page.add_init_script(COUNT_HTMX_SWAPS)
-    progress_polls: list[str] = []
-    page.on("request", lambda request: "/progress" in request.url and progress_polls.append(request.url))
 
     sign_in(page, live_server, world.admin.email)
     build_and_save_query(page)
@@ -182,28 +152,11 @@ def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
     page.get_by_label("Excel (XLSX)").check()
     page.get_by_label("Heading row").select_option("labels")
     page.get_by_label("Add a row of column descriptions under the headings").check()
-    page.get_by_role("button", name="Request file").click()
-    page.wait_for_url(re.compile(r"/files/\d+$"))
-    export = fresh(select(QueryExport).where(QueryExport.source_query_id == saved.id)).scalar_one()
-    status = page.locator(f"#progress-{export.id} .status")
-    # Nothing dispatches the file until the scheduler starts: the page shows it waiting, with its bar.
-    assert status.text_content() == "queued"
-    assert page.get_by_role("progressbar", name=f"Progress of {QUERY_NAME}").is_visible()
-
-    start_scheduler()
-    page.locator(f"#progress-{export.id} .status-succeeded").wait_for(timeout=EXPORT_TIMEOUT_MS)
+    export = request_file(page, QueryExport.source_query_id == saved.id)
+    watch_file_succeed(page, export.id, QUERY_NAME, start_scheduler, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
-    page.wait_for_load_state()
 
-    download_link = page.get_by_role("link", name=re.compile(r"^Download "))
-    with page.expect_download() as download_info:
-        download_link.click()
-    download = download_info.value
-    assert download.failure() is None
-    export = fresh(select(QueryExport).where(QueryExport.id == export.id)).scalar_one()
-    assert download.suggested_filename == export.file_name
-    path = tmp_path / export.file_name
-    download.save_as(path)
+    export, path = download_file(page, export.id, tmp_path)
     assert export.row_count == len(rows)
     check_workbook(path, rows)
 

@@ -20,9 +20,9 @@ import pytest
 from pypdf import PdfReader
 from sqlalchemy import func, select
 
-from app.extensions import db
 from app.models import QueryExport, Report, TimesheetEntry
 from tests import factories
+from tests.fixtures.browser import download_file, fresh, htmx_swap, request_file, sign_in, watch_file_succeed
 
 REPORT_PAGE_SCREENSHOT = Path("/tmp/rhythm-browser-report-page.png")
 EXPORT_TIMEOUT_MS = 90_000
@@ -41,25 +41,6 @@ PAGE_WIDTH, PAGE_HEIGHT = 792, 612
 ADDED_ROWS = 96
 # The world's names in scripts pdftotext reads back: Latin with diacritics, Cyrillic, CJK.
 UNICODE_NAMES = ["Zoë Ødegaard-Łukasiewicz", "Дмитрий Шостакович", "山田 太郎"]
-
-# Counts htmx swaps in every document the page loads, so a step can wait for its own swap to land.
-COUNT_HTMX_SWAPS = """
-window.__htmxSettled = 0;
-document.addEventListener("htmx:afterSettle", () => { window.__htmxSettled += 1; });
-"""
-
-
-def htmx_swap(page, action) -> None:
-    """Do `action` (a click or a choice that posts through htmx) and wait until its swap has settled."""
-    settled = page.evaluate("window.__htmxSettled")
-    action()
-    page.wait_for_function("n => window.__htmxSettled > n", arg=settled)
-
-
-def fresh(statement):
-    """Rows as the database holds them now, outside anything this session cached."""
-    db.session.rollback()
-    return db.session.execute(statement)
 
 
 def squeeze(text: str) -> str:
@@ -107,14 +88,6 @@ def first_rows(workspace_id: int, date_format: str, limit: int) -> list[list[str
         .limit(limit)
     )
     return [[str(entry_id), name, day.strftime(date_format), f"{hours:,.2f}"] for entry_id, name, day, hours in rows]
-
-
-def sign_in(page, base_url: str, email: str) -> None:
-    page.goto(f"{base_url}/login")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(factories.PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(re.compile(r"/w/\d+/$"))
 
 
 def fill_report_form(page) -> None:
@@ -194,7 +167,7 @@ def check_pdf(path: Path, totals: list[tuple[str, int, Decimal]]) -> None:
 
 @pytest.mark.browser
 def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
-    world, live_server, browser_page, browser_console_errors, rq_worker, start_scheduler, tmp_path
+    world, live_server, browser_page, progress_polls, browser_console_errors, rq_worker, start_scheduler, tmp_path
 ):
     """A coded report built and requested in the browser gives a PDF whose pages, headers and totals are right."""
     add_timesheet_rows(world)
@@ -203,9 +176,6 @@ def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
     totals = team_totals(workspace_id)
     assert [team for team, _, _ in totals] == list(DESCRIPTIONS)
     page = browser_page
-    page.add_init_script(COUNT_HTMX_SWAPS)
-    progress_polls: list[str] = []
-    page.on("request", lambda request: "/progress" in request.url and progress_polls.append(request.url))
 
     sign_in(page, live_server, world.admin.email)
     fill_report_form(page)
@@ -222,27 +192,11 @@ def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
     assert (report.title, report.page_size, report.orientation) == (TITLE, "Letter", "landscape")
 
     assert page.get_by_label("PDF").is_checked()
-    page.get_by_role("button", name="Request file").click()
-    page.wait_for_url(re.compile(r"/files/\d+$"))
-    export = fresh(select(QueryExport).where(QueryExport.report_id == report.id)).scalar_one()
-    status = page.locator(f"#progress-{export.id} .status")
-    # Nothing dispatches the file until the scheduler starts: the page shows it waiting, with its bar.
-    assert status.text_content() == "queued"
-    assert page.get_by_role("progressbar", name=f"Progress of {REPORT_NAME}").is_visible()
-
-    start_scheduler()
-    page.locator(f"#progress-{export.id} .status-succeeded").wait_for(timeout=EXPORT_TIMEOUT_MS)
+    export = request_file(page, QueryExport.report_id == report.id)
+    watch_file_succeed(page, export.id, REPORT_NAME, start_scheduler, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
-    page.wait_for_load_state()
 
-    with page.expect_download() as download_info:
-        page.get_by_role("link", name=re.compile(r"^Download ")).click()
-    download = download_info.value
-    assert download.failure() is None
-    export = fresh(select(QueryExport).where(QueryExport.id == export.id)).scalar_one()
-    assert download.suggested_filename == export.file_name
-    path = tmp_path / export.file_name
-    download.save_as(path)
+    export, path = download_file(page, export.id, tmp_path)
     assert export.row_count == sum(count for _, count, _ in totals)
     check_pdf(path, totals)
 

@@ -11,24 +11,14 @@ from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.files import bp
 from app.blueprints.guards import workspace_member
-from app.domain.catalog import get_dataset
-from app.domain.query_spec import OPERATORS, RELATIVE_RANGES
+from app.blueprints.query_vocabulary import query_vocabulary
 from app.models import QueryExport
 from app.models.types import utcnow
 from app.services import file_library, saved_queries
 from app.services.file_library import FileExpired, FileNotReady
-from app.services.file_requests import HEADINGS
 from app.storage import StorageError
 
-
-@bp.context_processor
-def vocabulary() -> dict:
-    return {
-        "OPERATORS": OPERATORS,
-        "RELATIVE_RANGES": RELATIVE_RANGES,
-        "HEADINGS": HEADINGS,
-        "get_dataset": get_dataset,
-    }
+bp.context_processor(query_vocabulary)
 
 
 @bp.get("/")

@@ -12,25 +12,16 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 from app.blueprints.guards import workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import QueryForm
+from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
 from app.domain.report_spec import QueryInUse
 from app.services import saved_queries
-from app.services.file_requests import HEADINGS, QueryFileOptions, request_query_file
+from app.services.file_requests import QueryFileOptions, request_query_file
 from app.services.reports import reports_using_query
 from app.services.saved_queries import QueryListing
 
-
-@bp.context_processor
-def vocabulary() -> dict:
-    return {
-        "OPERATORS": OPERATORS,
-        "VALUELESS": VALUELESS,
-        "RELATIVE_RANGES": RELATIVE_RANGES,
-        "HEADINGS": HEADINGS,
-        "get_dataset": get_dataset,
-    }
+bp.context_processor(query_vocabulary)
 
 
 @bp.get("/")
