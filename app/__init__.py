@@ -1,18 +1,24 @@
-"""The application factory."""
+"""The application factory.
+
+This module imports Flask and the extensions inside `create_app`, not at the top: the PDF
+renderer's chunk processes import `app.rendering.pdf`, and so this package, and need neither.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from flask import Flask
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-
-from app.config import Settings
-from app.extensions import csrf, db, htmx, login_manager, migrate
+if TYPE_CHECKING:
+    from flask import Flask
 
 
 def create_app(overrides: dict | None = None) -> Flask:
+    from flask import Flask
+
+    from app.config import Settings
+    from app.extensions import csrf, db, htmx, login_manager, migrate
+
     app = Flask(__name__, instance_relative_config=True)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     settings = Settings.from_environment(Path(app.instance_path))
@@ -58,14 +64,3 @@ def _register_template_helpers(app: Flask) -> None:
     from app.templating import register
 
     register(app)
-
-
-@event.listens_for(Engine, "connect")
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    """WAL and a busy timeout let web, worker and scheduler share one SQLite file."""
-    if type(dbapi_connection).__module__.startswith("sqlite3"):
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()

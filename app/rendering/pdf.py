@@ -662,8 +662,9 @@ def _chunk_parts(blocks: list[BodyBlock]) -> tuple[list[str], int]:
 def default_workers() -> int:
     """How many processes render a long body: one per CPU this process may use, at most two.
 
-    At most two because every rendering process holds an xhtml2pdf pass of its own in memory,
-    and a PDF export's peak memory is budgeted at 300 MB.
+    At most two because every rendering process holds its own interpreter, fonts and
+    xhtml2pdf pass (about 160 MB at the default chunk size), so each one more costs as much
+    memory as the whole export did in one process.
     """
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -704,10 +705,10 @@ def _chunk_sources(doc: _Document, chunks: Iterable[tuple[list[str], int]]) -> I
         yield doc.page(body, first=index == 0), data_rows
 
 
-Joined = Callable[[Path, int], None]
+_Joined = Callable[[Path, int], None]
 
 
-def _render_here(sources: Iterable[tuple[bytes, int]], tmp: Path, joined: Joined) -> None:
+def _render_here(sources: Iterable[tuple[bytes, int]], tmp: Path, joined: _Joined) -> None:
     """Render the chunks one after another in this process."""
     for index, (source, data_rows) in enumerate(sources):
         path = tmp / f"chunk-{index:05d}.pdf"
@@ -715,7 +716,7 @@ def _render_here(sources: Iterable[tuple[bytes, int]], tmp: Path, joined: Joined
 
 
 def _render_in_processes(
-    sources: Iterable[tuple[bytes, int]], tmp: Path, workers: int, joined: Joined
+    sources: Iterable[tuple[bytes, int]], tmp: Path, workers: int, joined: _Joined
 ) -> None:
     """Render the chunks in ``workers`` processes; join each, in order, as it is done.
 
@@ -741,7 +742,7 @@ def _render_in_processes(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _join_oldest(in_flight: deque[tuple[Future[str], int]], joined: Joined) -> None:
+def _join_oldest(in_flight: deque[tuple[Future[str], int]], joined: _Joined) -> None:
     future, data_rows = in_flight.popleft()
     try:
         path = future.result()

@@ -261,7 +261,8 @@ def _write_pdf(
         progress(summary.rows, summary.rows)
         return summary.rows
 
-    max_rows = current_app.config["SETTINGS"].report_pdf_max_rows
+    settings = current_app.config["SETTINGS"]
+    max_rows, workers = settings.report_pdf_max_rows, settings.report_pdf_workers
     total = count_rows(request, access)
     if total > max_rows:
         raise _too_many_for_pdf(total, max_rows)
@@ -273,11 +274,17 @@ def _write_pdf(
         if layout["kind"] == "coded":
             groups = _coded_groups(rows, request, layout, dataset, page, counts)
             return render_grouped_pdf(
-                columns, groups, page, out, progress=lambda n: progress(n, total), max_rows=max_rows
+                columns, groups, page, out, progress=lambda n: progress(n, total), max_rows=max_rows, workers=workers
             )
         project = _projector(request, [c.name for c in columns])
         return render_table_pdf(
-            columns, map(project, rows), page, out, progress=lambda n: progress(n, total), max_rows=max_rows
+            columns,
+            map(project, rows),
+            page,
+            out,
+            progress=lambda n: progress(n, total),
+            max_rows=max_rows,
+            workers=workers,
         )
     except PdfTooLarge:
         # The rows grew past the limit between the count and the read.

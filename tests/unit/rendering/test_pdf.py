@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import re
 import subprocess
+import tempfile
 import unicodedata
 from datetime import date, datetime
 from decimal import Decimal
@@ -253,7 +255,7 @@ def test_chunked_render_reads_back_like_a_single_pass(tmp_path):
 
 
 def test_rows_are_pulled_one_chunk_at_a_time():
-    """The renderer has taken at most one chunk (plus one row) when it reports a chunk done."""
+    """Rendering in-process, the renderer has taken at most one row past a chunk when it reports it."""
     pulled = 0
 
     def rows():
@@ -264,7 +266,7 @@ def test_rows_are_pulled_one_chunk_at_a_time():
 
     seen: list[tuple[int, int]] = []
     columns = [PdfColumn("n", "N", "integer"), PdfColumn("s", "S")]
-    render(columns, rows(), chunk_rows=40, progress=lambda done: seen.append((done, pulled)))
+    render(columns, rows(), chunk_rows=40, workers=1, progress=lambda done: seen.append((done, pulled)))
     assert [done for done, _ in seen] == [40, 80, 120]
     for done, pulled_then in seen:
         assert pulled_then <= done + 1
@@ -565,3 +567,121 @@ def test_column_and_layout_validation():
         PdfLayout(title="t", page_size="A3")
     with pytest.raises(ValueError):
         PdfLayout(title="t", orientation="sideways")
+
+
+# --------------------------------------------------------------------------- rendering processes
+
+PARALLEL_COLUMNS = [
+    PdfColumn("n", "No.", "integer", width=1),
+    PdfColumn("name", "Name", width=4),
+    PdfColumn("amount", "Amount", "decimal", width=2),
+    PdfColumn("day", "Day", "date", width=2),
+]
+
+
+def parallel_rows(count: int, *, fail_at: int | None = None):
+    """``count`` rows; raises at row ``fail_at`` the way a dropped database connection would."""
+    for i in range(1, count + 1):
+        if i == fail_at:
+            raise ConnectionError("the database connection was lost")
+        yield (i, f"Client {i} Ødegaard 山田", Decimal(i) * Decimal("12.5"), date(2024, 1 + i % 12, 1 + i % 28))
+
+
+def render_recording_processes(rows, **kwargs) -> tuple[bytes, list[int], list[int]]:
+    """Render; return the PDF, the progress reported and how many child processes ran at each report."""
+    progress: list[int] = []
+    children: list[int] = []
+
+    def report(done: int) -> None:
+        progress.append(done)
+        children.append(len(multiprocessing.active_children()))
+
+    data, _ = render(PARALLEL_COLUMNS, rows, chunk_rows=40, progress=report, **kwargs)
+    return data, progress, children
+
+
+def test_rendering_processes_give_the_same_document_as_rendering_in_process(tmp_path):
+    """Two rendering processes produce the pages, text and progress that one process does."""
+    in_process, progress_one, children_one = render_recording_processes(parallel_rows(200), workers=1)
+    parallel, progress_two, children_two = render_recording_processes(parallel_rows(200), workers=2)
+
+    assert children_one == [0] * 5
+    assert all(count >= 1 for count in children_two), "the chunks were rendered by other processes"
+    assert progress_one == progress_two == [40, 80, 120, 160, 200]
+    assert pdftotext(parallel, tmp_path, "-layout") == pdftotext(in_process, tmp_path, "-layout")
+    one, two = PdfReader(io.BytesIO(in_process)), PdfReader(io.BytesIO(parallel))
+    assert len(one.pages) == len(two.pages) >= 5
+    for page_one, page_two in zip(one.pages, two.pages, strict=True):
+        assert page_one.get_contents().get_data() == page_two.get_contents().get_data()
+    assert multiprocessing.active_children() == []
+
+
+def test_a_body_of_two_chunks_renders_in_process():
+    """Two chunks are not worth starting processes for: they render here even with workers=2."""
+    _, progress, children = render_recording_processes(parallel_rows(80), workers=2)
+    assert progress == [40, 80]
+    assert children == [0, 0]
+
+
+def test_rendering_processes_hold_a_bounded_number_of_chunks():
+    """With two processes, at most two chunks (plus one row) beyond those reported have been read."""
+    pulled = 0
+
+    def rows():
+        nonlocal pulled
+        for row in parallel_rows(200):
+            pulled += 1
+            yield row
+
+    seen: list[tuple[int, int]] = []
+    render(PARALLEL_COLUMNS, rows(), chunk_rows=40, workers=2, progress=lambda done: seen.append((done, pulled)))
+    assert [done for done, _ in seen] == list(range(40, 201, 40))
+    for done, pulled_then in seen:
+        assert pulled_then <= done + 2 * 40 + 1
+
+
+def test_pdf_too_large_while_processes_render_leaves_no_temporary_files(tmp_path, monkeypatch):
+    """Row max_rows + 1 raises PdfTooLarge at once; the processes stop and every chunk file is removed."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    pulled = 0
+
+    def rows():
+        nonlocal pulled
+        for row in parallel_rows(1000):
+            pulled += 1
+            yield row
+
+    with pytest.raises(PdfTooLarge):
+        render(PARALLEL_COLUMNS, rows(), chunk_rows=40, max_rows=170, workers=2)
+    assert pulled == 171
+    assert list(tmp_path.iterdir()) == []
+    assert multiprocessing.active_children() == []
+
+
+def test_an_error_reading_rows_while_processes_render_reaches_the_caller(tmp_path, monkeypatch):
+    """An exception from the rows mid-stream propagates as it is; the processes stop and temp files go."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    progress: list[int] = []
+    with pytest.raises(ConnectionError, match="database connection was lost"):
+        render(PARALLEL_COLUMNS, parallel_rows(400, fail_at=190), chunk_rows=40, workers=2, progress=progress.append)
+    assert progress and progress[-1] < 190
+    assert list(tmp_path.iterdir()) == []
+    assert multiprocessing.active_children() == []
+
+
+def test_an_error_in_a_rendering_process_reaches_the_caller(tmp_path):
+    """A chunk that fails in a rendering process raises its exception here, and the processes stop."""
+    page = b"<html><body><p>chunk</p></body></html>"
+    missing = tmp_path / "removed"
+    joined: list[Path] = []
+    with pytest.raises(FileNotFoundError):
+        pdf._render_in_processes(iter([(page, 1)] * 3), missing, 2, lambda path, rows: joined.append(path))
+    assert joined == []
+    assert multiprocessing.active_children() == []
+
+
+def test_worker_count_defaults_to_the_cpus_at_most_two_and_must_be_positive():
+    """The default is between one and two processes; fewer than one is refused."""
+    assert 1 <= pdf.default_workers() <= 2
+    with pytest.raises(ValueError):
+        render(PARALLEL_COLUMNS, parallel_rows(3), workers=0)
