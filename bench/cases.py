@@ -2,7 +2,7 @@
 
 run_all starts each case in a fresh interpreter so that the peak resident set size the case
 reports belongs to that case alone. The case prints one JSON object on its last stdout line:
-seconds, peak_rss_mb, bytes written.
+seconds, peaks, bytes written.
 
 Peaks are the kernel's high-water mark of this process's memory (VmHWM in /proc/self/status).
 getrusage's ru_maxrss is not used: Linux carries it across fork and exec, so a child started
@@ -11,11 +11,19 @@ whatever it did itself. Two peaks are reported: the process's (start-up included
 worker needs) and the measured work's alone, taken by resetting the high-water mark
 (`/proc/self/clear_refs`) as the clock starts.
 
+A PDF report renders its chunks in processes of its own (app/rendering/pdf.py), whose memory
+is no part of this process's mark. For that case a sampler thread reads every descendant's
+VmHWM and VmRSS from /proc while the work runs (a process's mark is gone once it has exited),
+so the case also reports the children's peaks, how many there were, and the highest sum of
+resident sets seen at one moment, this process included.
+
 The export cases go through the real job path: the file is admitted with
-`request_query_file` for the workspace's administrator, then `run_export_file` (the body the
-RQ job runs) produces it into a filesystem storage folder. The anchors run the select the
-export builds (handed over as SQL text in the plan, so an anchor's process imports nothing of
-the app) straight on psycopg and write the rows with the fastest plain tool.
+`request_query_file` (or `request_report_file`) for the workspace's administrator, then
+`run_export_file` (the body the RQ job runs) produces it into a filesystem storage folder. The
+query-file anchors run the select the export builds (handed over as SQL text in the plan, so
+an anchor's process imports nothing of the app) straight on psycopg and write the rows with
+the fastest plain tool. The PDF anchor builds its HTML with the renderer's own builder and
+renders it in one xhtml2pdf pass.
 
 What the clock covers: for an anchor, connecting, reading every row and writing the file; for
 an export, the job body from its first query to the settled file. Set-up (interpreter,
@@ -25,26 +33,50 @@ process's peak, as it is inside a worker's.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 if TYPE_CHECKING:
+    from flask import Flask
+    from sqlalchemy import Select
+
+    from app.domain.access import RequesterContext
     from bench.dataset import BenchWorkspace
+
+# How often the children's memory is read while a case that starts processes runs.
+CHILD_SAMPLE_SECONDS = 0.02
+# The module a worker runs as `__main__` (`python -m jobs.worker`).
+WORKER_MAIN_MODULE = "jobs.worker"
+
+
+def _status_kib(pid: int, field: str) -> int | None:
+    """One memory field (e.g. "VmHWM:") of /proc/PID/status in KiB; None once the process is gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as status:
+            for line in status:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    # A zombie's status has no memory lines.
+    return None
 
 
 def _high_water_kib() -> int:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    raise RuntimeError("/proc/self/status has no VmHWM line; the benchmark needs Linux")
+    peak = _status_kib(os.getpid(), "VmHWM:")
+    if peak is None:
+        raise RuntimeError("/proc/self/status has no VmHWM line; the benchmark needs Linux")
+    return peak
 
 
 def _reset_high_water() -> bool:
@@ -57,13 +89,88 @@ def _reset_high_water() -> bool:
     return True
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live process below `pid`, started by any of its threads."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as children:
+                    kids = [int(kid) for kid in children.read().split()]
+            except OSError:
+                continue
+            found += kids
+            pending += kids
+    return found
+
+
+def _command_line(pid: int) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as command_line:
+            return command_line.read()
+    except OSError:
+        return None
+
+
+class ChildSampler:
+    """The memory of the processes this one starts while it works, read from /proc as they run.
+
+    Each child's VmHWM only ever rises, so the last reading before it exits is its peak but for
+    whatever it gained in the final interval; its pool process renders chunk after chunk, so
+    that is one chunk's growth at most, which earlier chunks' peaks already show.
+
+    A child caught between fork and exec still runs this process's command in a copy of this
+    process's pages, and would be counted at this process's size (seen: a 12 MB resource
+    tracker read as 117 MB); such a reading is skipped, since exec starts a new high-water mark.
+    """
+
+    def __init__(self) -> None:
+        self._own_command = _command_line(os.getpid())
+        self.peaks_kib: dict[int, int] = {}
+        self.concurrent_peak_kib = 0
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bench-child-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+        self._sample()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(CHILD_SAMPLE_SECONDS):
+            self._sample()
+
+    def _sample(self) -> None:
+        me = os.getpid()
+        together = _status_kib(me, "VmRSS:") or 0
+        for pid in _descendants(me):
+            if _command_line(pid) in (None, self._own_command):
+                continue
+            peak, resident = _status_kib(pid, "VmHWM:"), _status_kib(pid, "VmRSS:")
+            if peak is None or resident is None:
+                continue
+            self.peaks_kib[pid] = max(self.peaks_kib.get(pid, 0), peak)
+            together += resident
+        self.concurrent_peak_kib = max(self.concurrent_peak_kib, together)
+
+
 class Meter:
     """The clock and the memory high-water marks around the measured work of one case."""
 
-    def __init__(self) -> None:
+    def __init__(self, sample_children: bool = False) -> None:
         self.seconds = 0.0
         self.process_peak_kib = 0
         self.work_peak_kib: int | None = None
+        self.children: ChildSampler | None = ChildSampler() if sample_children else None
         self._setup_peak_kib = 0
         self._reset = False
         self._started = 0.0
@@ -71,10 +178,14 @@ class Meter:
     def start(self) -> None:
         self._setup_peak_kib = _high_water_kib()
         self._reset = _reset_high_water()
+        if self.children is not None:
+            self.children.start()
         self._started = time.perf_counter()
 
     def stop(self) -> None:
         self.seconds = time.perf_counter() - self._started
+        if self.children is not None:
+            self.children.stop()
         peak = _high_water_kib()
         self.work_peak_kib = peak if self._reset else None
         self.process_peak_kib = max(self._setup_peak_kib, peak)
@@ -82,14 +193,17 @@ class Meter:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a case needs: the benchmark workspace, where its rows are and how to select them."""
+    """What a query-file case needs: the benchmark workspace, where its rows are, how to select them."""
 
     workspace_id: int
     admin_id: int
     query_id: int
     rows: int
     dsn: str
+    # The export's select with plain columns, and the same select as the CSV export runs it
+    # (every column formatted and neutralised in SQL).
     select: str
+    formatted_select: str
     column_names: list[str]
     column_types: list[str]
     sheet_name: str
@@ -98,23 +212,29 @@ class Plan:
         return json.dumps(asdict(self))
 
 
-def plan_for(bench: BenchWorkspace) -> Plan:
-    """The plan for a benchmark workspace: the export's own select, as SQL text.
+@dataclass(frozen=True)
+class ReportPlan:
+    """What a report case needs: the report, and for the anchor the rows and page a file of it prints."""
 
-    It comes from the export's `build_select` for the administrator's all-columns request, so
-    it scopes, orders and limits exactly as the export does; what the anchors leave out is only
-    the per-column formatting and neutralising the export adds on top.
-    """
-    from sqlalchemy.dialects import postgresql
+    workspace_id: int
+    admin_id: int
+    report_id: int
+    rows: int
+    dsn: str
+    select: str
+    # What `request_report_file` stores on the file: the substituted request and the print parameters.
+    request: dict
+    print_params: dict
+    date_format: str
 
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def _admin_context(bench: BenchWorkspace) -> RequesterContext:
     from app.domain.access import RequesterContext
-    from app.domain.catalog import get_dataset
-    from app.services.query_runner import build_select
-    from bench.dataset import DATASET, database_url, libpq_url
 
-    dataset = get_dataset(DATASET)
-    assert dataset is not None
-    access = RequesterContext(
+    return RequesterContext(
         workspace_id=bench.workspace_id,
         person_id=bench.admin_id,
         role="admin",
@@ -122,33 +242,103 @@ def plan_for(bench: BenchWorkspace) -> Plan:
         team_scope=None,
         grants=frozenset(),
     )
+
+
+def _sql_text(statement: Select) -> str:
+    """A statement as PostgreSQL text with its values written in, for psycopg and COPY."""
+    from sqlalchemy.dialects import postgresql
+
+    return str(statement.compile(dialect=postgresql.psycopg.dialect(), compile_kwargs={"literal_binds": True}))
+
+
+def plan_for(bench: BenchWorkspace) -> Plan:
+    """The plan for a benchmark workspace: the export's own selects, as SQL text.
+
+    Both come from the export's code for the administrator's all-columns request: `build_select`
+    scopes, orders and limits exactly as the export does, and the CSV writer's `copy_statement`
+    wraps each column in the formatting and neutralising the CSV export runs in SQL.
+    """
+    from app.domain.catalog import get_dataset
+    from app.rendering.csv_writer import copy_statement
+    from app.services.query_runner import build_select, request_columns
+    from bench.dataset import DATASET, database_url, libpq_url
+
+    dataset = get_dataset(DATASET)
+    assert dataset is not None
     request = {"dataset": DATASET, "columns": dataset.column_names, "filters": [], "sort": [], "row_limit": None}
-    select = build_select(request, access).compile(
-        dialect=postgresql.psycopg.dialect(), compile_kwargs={"literal_binds": True}
-    )
+    select = build_select(request, _admin_context(bench))
     return Plan(
         workspace_id=bench.workspace_id,
         admin_id=bench.admin_id,
         query_id=bench.query_id,
         rows=bench.rows,
         dsn=libpq_url(database_url()),
-        select=str(select),
+        select=_sql_text(select),
+        formatted_select=_sql_text(copy_statement(select, request_columns(request))),
         column_names=dataset.column_names,
         column_types=[column.type for column in dataset.columns],
         sheet_name=dataset.label,
     )
 
 
-def copy_csv_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
-    """`COPY (select) TO STDOUT WITH CSV HEADER`, every chunk written to a file."""
-    statement = f"COPY ({plan.select}) TO STDOUT WITH (FORMAT csv, HEADER true)"
-    target = scratch / "anchor.csv"
+def report_plan_for(bench: BenchWorkspace, report_id: int, rows: int) -> ReportPlan:
+    """The plan for one benchmark report: the request and print parameters its file would keep."""
+    from sqlalchemy import select
+
+    from app.extensions import db
+    from app.models import Report, SavedQuery, Workspace
+    from app.models.types import utcnow
+    from app.services.query_runner import build_select
+    from app.services.report_files import file_request
+    from bench.dataset import database_url, libpq_url
+
+    report = db.session.get(Report, report_id)
+    assert report is not None
+    query = db.session.get(SavedQuery, report.source_query_id)
+    assert query is not None
+    request, print_params = file_request(report, query, utcnow().date())
+    date_format = db.session.execute(
+        select(Workspace.date_format).where(Workspace.id == bench.workspace_id)
+    ).scalar_one()
+    return ReportPlan(
+        workspace_id=bench.workspace_id,
+        admin_id=bench.admin_id,
+        report_id=report_id,
+        rows=rows,
+        dsn=libpq_url(database_url()),
+        select=_sql_text(build_select(request, _admin_context(bench))),
+        request=request,
+        print_params=print_params,
+        date_format=date_format,
+    )
+
+
+# --------------------------------------------------------------------------- query-file anchors
+
+
+def _copy_to_file(dsn: str, select: str, target: Path, meter: Meter, session_settings: tuple[str, ...] = ()) -> int:
+    statement = f"COPY ({select}) TO STDOUT WITH (FORMAT csv, HEADER true)"
     meter.start()
-    with psycopg.connect(plan.dsn) as conn, target.open("wb") as out, conn.cursor().copy(statement) as copy:
-        for chunk in copy:
-            out.write(chunk)
+    with psycopg.connect(dsn) as conn, target.open("wb") as out:
+        for setting in session_settings:
+            conn.execute(setting)
+        with conn.cursor().copy(statement) as copy:
+            for chunk in copy:
+                out.write(chunk)
     meter.stop()
     return target.stat().st_size
+
+
+def copy_csv_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
+    """`COPY (select) TO STDOUT WITH CSV HEADER` of the plain columns, every chunk written to a file."""
+    return _copy_to_file(plan.dsn, plan.select, scratch / "anchor.csv", meter)
+
+
+def copy_csv_same_select_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
+    """The same COPY of exactly the select the CSV export runs, in the session settings it sets."""
+    # The two settings write_csv_copy makes before its COPY: they shape the dates and times.
+    settings = ("SET LOCAL datestyle = 'ISO, YMD'", "SET LOCAL timezone = 'UTC'")
+    return _copy_to_file(plan.dsn, plan.formatted_select, scratch / "anchor.csv", meter, settings)
 
 
 def xlsxwriter_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
@@ -186,21 +376,50 @@ def xlsxwriter_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
     return target.stat().st_size
 
 
-def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str) -> int:
-    """Admit the file, run the job body, check the outcome, then remove the file's row again."""
-    from app.domain.access import current_context
-    from app.extensions import db
-    from app.models import QueryExport, SavedQuery
-    from app.services.export_runner import run_export_file
-    from app.services.file_requests import QueryFileOptions, request_query_file
-    from bench.dataset import create_bench_app
+# --------------------------------------------------------------------------- PDF anchor
 
-    app = create_bench_app((scratch / "storage").as_uri())
-    with app.app_context():
-        access = current_context(plan.workspace_id, plan.admin_id)
-        query = db.session.get(SavedQuery, plan.query_id)
-        assert access is not None and query is not None, "benchmark workspace is incomplete"
-        export_id = request_query_file(access, query, QueryFileOptions(format=file_format)).id
+
+def xhtml2pdf_one_pass(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
+    """The report's whole table as one HTML document, rendered by a single `pisa.CreatePDF`.
+
+    The HTML is the renderer's own: its document head and stylesheet, title block, table
+    header and row builder, with the report's columns and page. What it leaves out is what the
+    renderer adds around xhtml2pdf: chunks, rendering processes, the pypdf join and the
+    "Page N of M" footer.
+    """
+    from app.models.types import utcnow
+    from app.rendering.pdf import _document, _render_html, table_blocks
+    from app.rendering.report_file import pdf_layout, printed_columns
+    from app.services.query_runner import request_dataset
+
+    dataset = request_dataset(plan.request)
+    columns = printed_columns(dataset, plan.print_params["layout"])
+    positions = {name: index for index, name in enumerate(plan.request["columns"])}
+    indexes = [positions[column.name] for column in columns]
+    target = scratch / "anchor.pdf"
+    meter.start()
+    page = pdf_layout(plan.print_params, plan.request, dataset, plan.date_format, utcnow())
+    doc = _document(columns, page)
+    with psycopg.connect(plan.dsn) as conn:
+        rows = conn.execute(plan.select).fetchall()
+    body = "".join(block.html for block in table_blocks(doc, ([row[i] for i in indexes] for row in rows)))
+    source = doc.page(doc.table_open + body + "</tbody></table>", first=True)
+    with target.open("wb") as out:
+        _render_html(source, out)
+    meter.stop()
+    if len(rows) != plan.rows:
+        raise SystemExit(f"the one-pass anchor read {len(rows)} rows, expected {plan.rows}")
+    return target.stat().st_size
+
+
+# --------------------------------------------------------------------------- the real job path
+
+
+def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> int:
+    """Run the job body on an admitted file, check the outcome, then remove the file's row again."""
+    from app.extensions import db
+    from app.models import QueryExport
+    from app.services.export_runner import run_export_file
 
     # A job gets an app context of its own, as the worker gives it one.
     with app.app_context():
@@ -215,10 +434,27 @@ def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str
         db.session.delete(export)
         db.session.commit()
     if outcome != "succeeded" or status != "succeeded":
-        raise SystemExit(f"{file_format} export ended {outcome!r} ({status}): {detail}")
-    if row_count != plan.rows:
-        raise SystemExit(f"{file_format} export wrote {row_count} rows, expected {plan.rows}")
+        raise SystemExit(f"{label} ended {outcome!r} ({status}): {detail}")
+    if row_count != rows:
+        raise SystemExit(f"{label} wrote {row_count} rows, expected {rows}")
     return int(size or 0)
+
+
+def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str) -> int:
+    """Admit a query file for the workspace's administrator and produce it through the job body."""
+    from app.domain.access import current_context
+    from app.extensions import db
+    from app.models import SavedQuery
+    from app.services.file_requests import QueryFileOptions, request_query_file
+    from bench.dataset import create_bench_app
+
+    app = create_bench_app((scratch / "storage").as_uri())
+    with app.app_context():
+        access = current_context(plan.workspace_id, plan.admin_id)
+        query = db.session.get(SavedQuery, plan.query_id)
+        assert access is not None and query is not None, "benchmark workspace is incomplete"
+        export_id = request_query_file(access, query, QueryFileOptions(format=file_format)).id
+    return run_job(app, export_id, meter, plan.rows, f"{file_format} export")
 
 
 def csv_export(plan: Plan, scratch: Path, meter: Meter) -> int:
@@ -229,32 +465,82 @@ def xlsx_export(plan: Plan, scratch: Path, meter: Meter) -> int:
     return export_through_job(plan, scratch, meter, "xlsx")
 
 
-CASES: dict[str, Callable[[Plan, Path, Meter], int]] = {
-    "copy_csv": copy_csv_anchor,
-    "xlsxwriter_constant_memory": xlsxwriter_anchor,
-    "csv_export": csv_export,
-    "xlsx_export": xlsx_export,
+def _spawn_as_worker() -> None:
+    """Make the processes this one spawns start as a worker's do.
+
+    A spawned process imports its parent's main module first (as `__mp_main__`). In production
+    that is `jobs.worker` (`python -m jobs.worker`: RQ, Redis and the app factory); here it would
+    be this module, which imports far less, and the rendering processes would be measured
+    smaller than a worker's are.
+    """
+    sys.modules["__main__"].__spec__ = importlib.util.find_spec(WORKER_MAIN_MODULE)
+
+
+def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
+    """Admit a PDF file of the report for the workspace's administrator and produce it through the job body."""
+    from app.domain.access import current_context
+    from app.extensions import db
+    from app.models import Report
+    from app.services.report_files import request_report_file
+    from bench.dataset import create_bench_app
+
+    app = create_bench_app((scratch / "storage").as_uri())
+    with app.app_context():
+        access = current_context(plan.workspace_id, plan.admin_id)
+        report = db.session.get(Report, plan.report_id)
+        assert access is not None and report is not None, "benchmark report is missing"
+        export_id = request_report_file(access, report, "pdf").id
+    _spawn_as_worker()
+    return run_job(app, export_id, meter, plan.rows, "report PDF")
+
+
+@dataclass(frozen=True)
+class Case:
+    plan_type: type
+    run: Callable[[Any, Path, Meter], int]
+    # Whether the work starts processes whose memory is measured too.
+    starts_processes: bool = False
+
+
+CASES: dict[str, Case] = {
+    "copy_csv": Case(Plan, copy_csv_anchor),
+    "copy_csv_same_select": Case(Plan, copy_csv_same_select_anchor),
+    "xlsxwriter_constant_memory": Case(Plan, xlsxwriter_anchor),
+    "csv_export": Case(Plan, csv_export),
+    "xlsx_export": Case(Plan, xlsx_export),
+    "xhtml2pdf_one_pass": Case(ReportPlan, xhtml2pdf_one_pass),
+    "report_pdf": Case(ReportPlan, report_pdf, starts_processes=True),
 }
 
 
-def measure(case: str, plan: Plan, scratch: Path) -> dict:
+def _mib(kib: int | None) -> float | None:
+    return None if kib is None else kib / 1024
+
+
+def measure(case: str, plan_json: str, scratch: Path) -> dict:
     """Run one case and report its time, its peaks (MiB) and the bytes it wrote."""
-    meter = Meter()
-    size = CASES[case](plan, scratch, meter)
-    work_peak = None if meter.work_peak_kib is None else meter.work_peak_kib / 1024
+    spec = CASES[case]
+    meter = Meter(sample_children=spec.starts_processes)
+    size = spec.run(spec.plan_type(**json.loads(plan_json)), scratch, meter)
+    children = meter.children
     return {
         "case": case,
         "seconds": meter.seconds,
         "peak_rss_mb": meter.process_peak_kib / 1024,
-        "work_peak_rss_mb": work_peak,
+        "work_peak_rss_mb": _mib(meter.work_peak_kib),
+        "children": 0 if children is None else len(children.peaks_kib),
+        "children_peak_rss_mb": 0.0 if children is None else sum(children.peaks_kib.values()) / 1024,
+        "children_peaks_rss_mb": [] if children is None else sorted(
+            (kib / 1024 for kib in children.peaks_kib.values()), reverse=True
+        ),
+        "concurrent_peak_rss_mb": None if children is None else _mib(children.concurrent_peak_kib),
         "bytes": size,
     }
 
 
 def main(argv: list[str]) -> None:
     case, plan_json, scratch = argv
-    plan = Plan(**json.loads(plan_json))
-    print(json.dumps(measure(case, plan, Path(scratch))), flush=True)
+    print(json.dumps(measure(case, plan_json, Path(scratch))), flush=True)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,13 @@ DATASET = "timesheet_entries"
 QUERY_NAME = "All timesheet entries"
 ADMIN_EMAIL = "bench-admin@example.test"
 
+# The benchmark's table report: eight columns of the timesheet entries, widths in percent of the page.
+REPORT_COLUMNS = (
+    ("id", 8), ("work_date", 10), ("person_name", 17), ("team_name", 15),
+    ("project", 15), ("hours", 7), ("approved", 8), ("note", 20),
+)
+REPORT_QUERY_PREFIX = "Report rows: "
+
 TEAMS = (
     ("NOR", "Nordlys Kitchen", "Tromsø"),
     ("ZUR", "Zürich Front Desk", "Zürich"),
@@ -244,3 +251,62 @@ def _fill(db, workspace_id: int, rows: int) -> None:
         {**params, "rows": rows, "projects": list(PROJECTS), "hostile": list(HOSTILE_VALUES),
          "notes": list(PLAIN_NOTES)},
     )
+
+
+def prepare_reports(app: Flask, bench: BenchWorkspace, sizes: tuple[int, ...]) -> dict[int, int]:
+    """The same `table` report over the workspace's first `size` entries, for each size: {size: report id}.
+
+    Each size is a saved query of the report's eight columns with that row limit (rows in id
+    order, as every export reads them) and a report created through the reports service, so it is
+    validated as the Reports page would validate it. They are made afresh on every run, so they
+    always match the definition here.
+    """
+    from app.domain.access import current_context
+    from app.extensions import db
+    from app.models import Report, SavedQuery
+    from app.services.reports import create_report
+
+    names = [name for name, _ in REPORT_COLUMNS]
+    with app.app_context():
+        access = current_context(bench.workspace_id, bench.admin_id)
+        assert access is not None, "benchmark workspace has no administrator"
+        # Reports first: a saved query that a report presents cannot be deleted.
+        db.session.execute(delete(Report).where(Report.workspace_id == bench.workspace_id))
+        db.session.execute(
+            delete(SavedQuery).where(
+                SavedQuery.workspace_id == bench.workspace_id, SavedQuery.name.startswith(REPORT_QUERY_PREFIX)
+            )
+        )
+        db.session.commit()
+        reports = {}
+        for size in sizes:
+            query = SavedQuery(
+                workspace_id=bench.workspace_id,
+                owner_id=bench.admin_id,
+                name=f"{REPORT_QUERY_PREFIX}first {size:,}",
+                dataset=DATASET,
+                columns=names,
+                filters=[],
+                sort=[],
+                parameters=[],
+                row_limit=size,
+            )
+            db.session.add(query)
+            db.session.commit()
+            report = create_report(
+                access,
+                {
+                    "name": f"Timesheet table, {size:,} rows",
+                    "kind": "table",
+                    "source_query_id": query.id,
+                    "columns": [{"name": name, "width": width} for name, width in REPORT_COLUMNS],
+                    "title": "Timesheet entries",
+                    "subtitle": "Hours booked per employee, day and project — all teams",
+                    "page_size": "A4",
+                    "orientation": "portrait",
+                    "show_filters": True,
+                    "show_generated_at": True,
+                },
+            )
+            reports[size] = report.id
+        return reports
