@@ -201,15 +201,19 @@ def format_number(
     return text
 
 
+def _parsed_if_iso(value: Any) -> Any:
+    """A string that reads as an ISO date or datetime, parsed; anything else as it is."""
+    if isinstance(value, str):
+        parsed = _parse_iso(value)
+        return value if parsed is None else parsed
+    return value
+
+
 def format_date(value: Any, fmt: str) -> str:
     """A date (or the date of a datetime) in ``fmt``; ISO strings are parsed first."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        parsed = _parse_iso(value)
-        if parsed is None:
-            return value
-        value = parsed
+    value = _parsed_if_iso(value)
     if isinstance(value, datetime):
         value = value.date()
     if isinstance(value, date):
@@ -221,11 +225,7 @@ def format_datetime(value: Any, fmt: str, date_fmt: str | None = None) -> str:
     """A datetime in ``fmt``; a plain date (which has no time to show) in ``date_fmt``."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        parsed = _parse_iso(value)
-        if parsed is None:
-            return value
-        value = parsed
+    value = _parsed_if_iso(value)
     if isinstance(value, datetime):
         return value.strftime(fmt)
     if isinstance(value, date):
