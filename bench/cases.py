@@ -33,7 +33,6 @@ process's peak, as it is inside a worker's.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -55,8 +54,6 @@ if TYPE_CHECKING:
 
 # How often the children's memory is read while a case that starts processes runs.
 CHILD_SAMPLE_SECONDS = 0.02
-# The module a worker runs as `__main__` (`python -m jobs.worker`).
-WORKER_MAIN_MODULE = "jobs.worker"
 
 
 def _status_kib(pid: int, field: str) -> int | None:
@@ -465,17 +462,6 @@ def xlsx_export(plan: Plan, scratch: Path, meter: Meter) -> int:
     return export_through_job(plan, scratch, meter, "xlsx")
 
 
-def _spawn_as_worker() -> None:
-    """Make the processes this one spawns start as a worker's do.
-
-    A spawned process imports its parent's main module first (as `__mp_main__`). In production
-    that is `jobs.worker` (`python -m jobs.worker`: RQ, Redis and the app factory); here it would
-    be this module, which imports far less, and the rendering processes would be measured
-    smaller than a worker's are.
-    """
-    sys.modules["__main__"].__spec__ = importlib.util.find_spec(WORKER_MAIN_MODULE)
-
-
 def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     """Admit a PDF file of the report for the workspace's administrator and produce it through the job body."""
     from app.domain.access import current_context
@@ -490,7 +476,6 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
         report = db.session.get(Report, plan.report_id)
         assert access is not None and report is not None, "benchmark report is missing"
         export_id = request_report_file(access, report, "pdf").id
-    _spawn_as_worker()
     return run_job(app, export_id, meter, plan.rows, "report PDF")
 
 

@@ -3,16 +3,17 @@
 xhtml2pdf's time and memory grow faster than the rows of one table, so a table is rendered
 in chunks of ``chunk_rows`` rows, each an xhtml2pdf pass of its own written to a file in a
 temporary directory. The chunks are joined with pypdf and every page is then stamped with
-"Page N of M" through a reportlab overlay, which is only possible once M is known. Rows are
-consumed from an iterator and turned into HTML as they arrive, so no more than the HTML of
-the chunks in flight is held at a time.
+"Page N of M" (app/rendering/pdf_join.py), which is only possible once M is known. Rows are
+consumed from an iterator and turned into HTML files as they arrive, so no more than a
+chunk's rows are held at a time.
 
 Each chunk starts a new page and is a table of its own whose header row repeats on every
 page (``<table repeat="1">``); the title block is in the first chunk only.
 
 xhtml2pdf is pure Python, so a long body is rendered on several CPUs: this process reads the
-rows and writes each chunk's HTML, spawned processes render the chunks to files, and the
-files are joined in order as they come back, with a bounded number of chunks in flight.
+rows and writes each chunk's HTML, rendering processes (app/rendering/pdf_processes.py)
+render the chunks to PDF files, with a bounded number of chunks in flight, and one of them
+joins the files at the end. This process then never imports xhtml2pdf, reportlab or pypdf.
 
 Safety: every value is HTML-escaped, and the renderer reads nothing but its own stylesheet
 and font files. The link_callback answers with a path for those (an allow-list of symbolic
@@ -27,19 +28,15 @@ from __future__ import annotations
 
 import html
 import importlib.util
-import io
 import itertools
 import logging
 import math
-import multiprocessing
 import os
 import re
 import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -57,7 +54,8 @@ REFUSED_URI = "data:,"
 
 COLUMN_TYPES = frozenset({"text", "integer", "decimal", "date", "datetime", "boolean"})
 NUMERIC_TYPES = frozenset({"integer", "decimal"})
-PAGE_SIZES = {"a4": "A4", "letter": "Letter"}
+#: Portrait width and height in points (ISO 216 A4: 210 × 297 mm; US Letter: 8.5 × 11 in).
+PAGE_SIZES = {"a4": (210 * 72 / 25.4, 297 * 72 / 25.4), "letter": (612.0, 792.0)}
 ORIENTATIONS = frozenset({"portrait", "landscape"})
 
 DEFAULT_CHUNK_ROWS = 400
@@ -66,13 +64,11 @@ MAX_DEFAULT_WORKERS = 2
 #: imports xhtml2pdf and reportlab, about a second) would cost more than it saves.
 PARALLEL_MIN_CHUNKS = 3
 
-# Page margins in points. The bottom one leaves room for the footer stamped after the join.
+# Page margins in points. The bottom one leaves room for the footer stamped after the join
+# (app/rendering/pdf_join.py), which is right-aligned with the side margin.
 MARGIN_TOP = 34.0
 MARGIN_SIDE = 34.0
 MARGIN_BOTTOM = 46.0
-FOOTER_BASELINE = 22.0
-FOOTER_FONT = "Helvetica"
-FOOTER_FONT_SIZE = 8.0
 
 
 class PdfTooLarge(Exception):
@@ -400,10 +396,8 @@ def _resource_policy():
 
 
 def _page_size(layout: PdfLayout) -> tuple[float, float]:
-    from reportlab.lib.pagesizes import A4, LETTER, landscape, portrait
-
-    size = A4 if layout.page_size.lower() == "a4" else LETTER
-    return landscape(size) if layout.orientation.lower() == "landscape" else portrait(size)
+    width, height = PAGE_SIZES[layout.page_size.lower()]
+    return (height, width) if layout.orientation.lower() == "landscape" else (width, height)
 
 
 def _column_widths(columns: Sequence[PdfColumn]) -> list[float]:
@@ -662,9 +656,9 @@ def _chunk_parts(blocks: list[BodyBlock]) -> tuple[list[str], int]:
 def default_workers() -> int:
     """How many processes render a long body: one per CPU this process may use, at most two.
 
-    At most two because every rendering process holds its own interpreter, fonts and
-    xhtml2pdf pass (about 160 MB at the default chunk size), so each one more costs as much
-    memory as the whole export did in one process.
+    At most two because every rendering process holds its own interpreter, xhtml2pdf, fonts
+    and chunk (about 120 MB at the default chunk size), so each one more costs as much
+    memory again.
     """
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -687,68 +681,84 @@ def _render_html(source: bytes, dest: BinaryIO) -> None:
         raise PdfRenderError(f"xhtml2pdf reported {result.err} error(s) rendering a PDF chunk")
 
 
-def _render_chunk_file(source: bytes, path: str) -> str:
-    """Render one chunk's HTML into a PDF file at ``path`` and return the path.
+def render_html_file(source: Path, destination: Path) -> None:
+    """Render the HTML document at ``source`` into a PDF file at ``destination``.
 
-    What a rendering process runs, so it is a module-level function (a spawned process finds
-    it by name) and it renders through the same link_callback and resource policy.
+    What a rendering process (app/rendering/pdf_processes.py) runs for each chunk, so it
+    renders through the same link_callback and resource policy as this process.
     """
-    with open(path, "wb") as handle:
-        _render_html(source, handle)
-    return path
+    with destination.open("wb") as handle:
+        _render_html(source.read_bytes(), handle)
 
 
-def _chunk_sources(doc: _Document, chunks: Iterable[tuple[list[str], int]]) -> Iterator[tuple[bytes, int]]:
-    """Each chunk as a whole HTML document, with the number of data rows in it."""
+@dataclass(frozen=True)
+class _Chunk:
+    html: Path
+    data_rows: int
+
+    @property
+    def pdf(self) -> Path:
+        return self.html.with_suffix(".pdf")
+
+
+def _write_chunks(doc: _Document, chunks: Iterable[tuple[list[str], int]], folder: Path) -> Iterator[_Chunk]:
+    """Write each chunk as a whole HTML document into ``folder``, the first with the title."""
     for index, (parts, data_rows) in enumerate(chunks):
         body = doc.table_open + "".join(parts) + "</tbody></table>"
-        yield doc.page(body, first=index == 0), data_rows
+        path = folder / f"chunk-{index:05d}.html"
+        path.write_bytes(doc.page(body, first=index == 0))
+        yield _Chunk(path, data_rows)
 
 
-_Joined = Callable[[Path, int], None]
+def _empty_chunk(doc: _Document, folder: Path) -> _Chunk:
+    empty = f'<tr><td class="empty" colspan="{len(doc.columns)}">No rows to show.</td></tr>'
+    return next(_write_chunks(doc, [([empty], 0)], folder))
 
 
-def _render_here(sources: Iterable[tuple[bytes, int]], tmp: Path, joined: _Joined) -> None:
-    """Render the chunks one after another in this process."""
-    for index, (source, data_rows) in enumerate(sources):
-        path = tmp / f"chunk-{index:05d}.pdf"
-        joined(Path(_render_chunk_file(source, str(path))), data_rows)
+_Rendered = Callable[[_Chunk], None]
+
+
+def _render_here(chunks: Iterable[_Chunk], rendered: _Rendered, title: str, destination: Path) -> None:
+    """Render the chunks one after another in this process, then join them."""
+    from app.rendering.pdf_join import join_files
+
+    paths = []
+    for chunk in chunks:
+        render_html_file(chunk.html, chunk.pdf)
+        chunk.html.unlink()
+        paths.append(chunk.pdf)
+        rendered(chunk)
+    join_files(paths, title, destination)
 
 
 def _render_in_processes(
-    sources: Iterable[tuple[bytes, int]], tmp: Path, workers: int, joined: _Joined
+    chunks: Iterable[_Chunk], workers: int, rendered: _Rendered, title: str, destination: Path
 ) -> None:
-    """Render the chunks in ``workers`` processes; join each, in order, as it is done.
+    """Render the chunks in ``workers`` rendering processes, then join them in one of those.
 
-    The processes are spawned, not forked: the caller is an RQ work-horse holding database
-    connections and threads that a fork would copy. This process reads the rows and writes
-    each chunk's HTML; a rendering process turns it into a PDF file in ``tmp``. At most
-    ``workers + 1`` chunks are in flight, one of them queued so that no process idles while
-    the next chunk's rows are read, and no more rows than that are held.
+    This process reads the rows and writes each chunk's HTML; at most ``workers + 1`` chunks
+    are in flight, one of them queued so that no process idles while the next chunk's rows
+    are read, and no more rows than that are held.
     """
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    in_flight: deque[tuple[Future[str], int]] = deque()
-    try:
-        for index, (source, data_rows) in enumerate(sources):
-            path = tmp / f"chunk-{index:05d}.pdf"
-            in_flight.append((pool.submit(_render_chunk_file, source, str(path)), data_rows))
+    from app.rendering.pdf_processes import RenderingProcesses
+
+    paths: list[Path] = []
+    with RenderingProcesses(workers) as processes:
+        in_flight: deque[tuple[Any, _Chunk]] = deque()
+
+        def wait_oldest() -> None:
+            ticket, chunk = in_flight.popleft()
+            paths.append(processes.wait(ticket))
+            chunk.html.unlink()
+            rendered(chunk)
+
+        for chunk in chunks:
+            in_flight.append((processes.render(chunk.html, chunk.pdf), chunk))
             if len(in_flight) > workers:
-                _join_oldest(in_flight, joined)
+                wait_oldest()
         while in_flight:
-            _join_oldest(in_flight, joined)
-    finally:
-        # Queued chunks are dropped and running ones finish, so that nothing writes into the
-        # temporary directory once it is removed.
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _join_oldest(in_flight: deque[tuple[Future[str], int]], joined: _Joined) -> None:
-    future, data_rows = in_flight.popleft()
-    try:
-        path = future.result()
-    except BrokenProcessPool as exc:
-        raise PdfRenderError("a PDF rendering process ended before finishing its chunk") from exc
-    joined(Path(path), data_rows)
+            wait_oldest()
+        processes.join(paths, title, destination)
 
 
 def _render_blocks(
@@ -766,139 +776,27 @@ def _render_blocks(
     workers = default_workers() if workers is None else workers
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    sources = _chunk_sources(doc, _chunks(blocks, chunk_rows, max_rows))
-    rendered = 0
+    done = 0
+
+    def rendered(chunk: _Chunk) -> None:
+        nonlocal done
+        done += chunk.data_rows
+        if progress is not None:
+            progress(done)
+
     with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp_name:
         tmp = Path(tmp_name)
-        joiner = _Joiner(doc.layout.title)
-
-        def joined(path: Path, data_rows: int) -> None:
-            nonlocal rendered
-            joiner.append(path)
-            rendered += data_rows
-            if progress is not None:
-                progress(rendered)
-
-        if workers == 1:
-            _render_here(sources, tmp, joined)
-        else:
-            # Read a few chunks ahead: a short body renders here, sparing the processes' start.
-            ahead = deque(itertools.islice(sources, PARALLEL_MIN_CHUNKS))
-            parallel = len(ahead) == PARALLEL_MIN_CHUNKS
-            sources = _replay(ahead, sources)
-            if parallel:
-                _render_in_processes(sources, tmp, workers, joined)
-            else:
-                _render_here(sources, tmp, joined)
-        if not joiner.chunks:
-            empty = (
-                f'<tr><td class="empty" colspan="{len(doc.columns)}">No rows to show.</td></tr>'
-            )
-            path = tmp / "chunk-00000.pdf"
-            _render_chunk_file(doc.page(doc.table_open + empty + "</tbody></table>", first=True), str(path))
-            joined(path, 0)
-        joiner.write(out, tmp)
-    return rendered
-
-
-def _replay(ahead: deque[tuple[bytes, int]], rest: Iterator[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
-    """The chunks read ahead, each let go of once taken, then the rest."""
-    while ahead:
-        yield ahead.popleft()
-    yield from rest
-
-
-def _footer_overlay(page_sizes: Sequence[tuple[float, float]]) -> io.BytesIO:
-    """One overlay page per document page, with "Page N of M" at the bottom right."""
-    from reportlab.pdfgen import canvas
-
-    buffer = io.BytesIO()
-    total = len(page_sizes)
-    overlay = canvas.Canvas(buffer, pagesize=page_sizes[0], pageCompression=1)
-    for number, (width, height) in enumerate(page_sizes, start=1):
-        overlay.setPageSize((width, height))
-        overlay.setFont(FOOTER_FONT, FOOTER_FONT_SIZE)
-        overlay.setFillGray(0.3)
-        overlay.drawRightString(
-            width - MARGIN_SIDE, FOOTER_BASELINE, f"Page {number:,} of {total:,}"
-        )
-        overlay.showPage()
-    overlay.save()
-    buffer.seek(0)
-    return buffer
-
-
-_ASTRAL_DESTINATION = re.compile(rb"<([0-9A-Fa-f]{5,6})>")
-
-
-def _utf16_hex(match: re.Match[bytes]) -> bytes:
-    code = int(match.group(1), 16)
-    if code > 0x10FFFF:
-        return match.group(0)
-    return b"<" + chr(code).encode("utf-16-be").hex().upper().encode("ascii") + b">"
-
-
-def _fix_astral_to_unicode(writer: Any) -> None:
-    """Write characters beyond U+FFFF in the fonts' ToUnicode maps as UTF-16 surrogate pairs.
-
-    ReportLab writes them as five or six hex digits (``<1F642>``), which PDF readers take
-    as two bytes and a half, so an emoji or a CJK Extension B character was extracted and
-    copied as a wrong character. Codes in ReportLab's maps are two hex digits, so a five
-    or six digit value can only be a destination.
-    """
-    seen: set[int] = set()
-    for page in writer.pages:
-        resources = page.get("/Resources")
-        fonts = resources.get_object().get("/Font") if resources is not None else None
-        if fonts is None:
-            continue
-        for reference in fonts.get_object().values():
-            font = reference.get_object()
-            to_unicode = font.get("/ToUnicode")
-            if to_unicode is None:
-                continue
-            stream = to_unicode.get_object()
-            if id(stream) in seen:
-                continue
-            seen.add(id(stream))
-            data = stream.get_data()
-            if _ASTRAL_DESTINATION.search(data):
-                stream.set_data(_ASTRAL_DESTINATION.sub(_utf16_hex, data))
-
-
-class _Joiner:
-    """The chunk PDFs of one document, joined in order as each is rendered, then numbered."""
-
-    def __init__(self, title: str) -> None:
-        from pypdf import PdfWriter
-
-        self.writer = PdfWriter()
-        self.writer.add_metadata({"/Title": title, "/Producer": "xhtml2pdf, reportlab and pypdf"})
-        self.chunks = 0
-
-    def append(self, path: Path) -> None:
-        self.writer.append(str(path))
-        path.unlink()  # its pages now live in the writer
-        self.chunks += 1
-
-    def write(self, out: BinaryIO, tmp: Path) -> None:
-        """Stamp "Page N of M" on every page and copy the joined document to ``out``."""
-        from pypdf import PdfReader
-
-        writer = self.writer
-        _fix_astral_to_unicode(writer)
-        sizes = [(float(p.mediabox.width), float(p.mediabox.height)) for p in writer.pages]
-        overlay = PdfReader(_footer_overlay(sizes))
-        for page, stamp in zip(writer.pages, overlay.pages, strict=True):
-            page.merge_page(stamp)
-            # merge_page leaves the page's content decompressed: 40 KB a page of a table.
-            page.compress_content_streams()
         joined = tmp / "joined.pdf"
-        with joined.open("wb") as handle:
-            writer.write(handle)
-        writer.close()
+        chunks = _write_chunks(doc, _chunks(blocks, chunk_rows, max_rows), tmp)
+        # Read a few chunks ahead: a short body renders here, sparing the processes' start.
+        ahead = list(itertools.islice(chunks, PARALLEL_MIN_CHUNKS if workers > 1 else 1))
+        if workers > 1 and len(ahead) == PARALLEL_MIN_CHUNKS:
+            _render_in_processes(itertools.chain(ahead, chunks), workers, rendered, doc.layout.title, joined)
+        else:
+            _render_here(itertools.chain(ahead or [_empty_chunk(doc, tmp)], chunks), rendered, doc.layout.title, joined)
         with joined.open("rb") as handle:
             shutil.copyfileobj(handle, out, 1024 * 1024)
+    return done
 
 
 # --------------------------------------------------------------------------- public API
@@ -973,6 +871,8 @@ def render_summary_pdf(
     chart_title: str | None = None,
 ) -> None:
     """A one-page summary: headline figures, then an optional horizontal bar chart."""
+    from app.rendering.pdf_join import join_files
+
     parts = [_title_block(layout)]
     if figures:
         parts.append('<table class="figures">')
@@ -998,13 +898,14 @@ def render_summary_pdf(
         parts.append(_chart_html(chart, layout))
     head = _head_html(layout)
     source = (head + "<body>" + "".join(parts) + "</body></html>").encode("utf-8", "replace")
-    with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp:
-        path = Path(tmp) / "summary.pdf"
-        with path.open("wb") as handle:
+    with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp_name:
+        tmp = Path(tmp_name)
+        page, joined = tmp / "summary.pdf", tmp / "joined.pdf"
+        with page.open("wb") as handle:
             _render_html(source, handle)
-        joiner = _Joiner(layout.title)
-        joiner.append(path)
-        joiner.write(out, Path(tmp))
+        join_files([page], layout.title, joined)
+        with joined.open("rb") as handle:
+            shutil.copyfileobj(handle, out)
 
 
 def _figure_text(value: Any, layout: PdfLayout) -> str:

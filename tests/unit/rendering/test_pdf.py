@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
-import multiprocessing
+import os
 import re
 import subprocess
+import sys
 import tempfile
 import unicodedata
 from datetime import date, datetime
@@ -31,6 +32,7 @@ from app.rendering.pdf import (
     render_summary_pdf,
     render_table_pdf,
 )
+from app.rendering.pdf_processes import RenderingProcesses
 from app.seed_data import HOSTILE_VALUES
 
 TITLE = "Quarterly client ledger"
@@ -587,6 +589,14 @@ def parallel_rows(count: int, *, fail_at: int | None = None):
         yield (i, f"Client {i} Ødegaard 山田", Decimal(i) * Decimal("12.5"), date(2024, 1 + i % 12, 1 + i % 28))
 
 
+def child_processes() -> list[int]:
+    """The process ids of this process's live children."""
+    pids: list[int] = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        pids += [int(pid) for pid in (task / "children").read_text().split()]
+    return pids
+
+
 def render_recording_processes(rows, **kwargs) -> tuple[bytes, list[int], list[int]]:
     """Render; return the PDF, the progress reported and how many child processes ran at each report."""
     progress: list[int] = []
@@ -594,7 +604,7 @@ def render_recording_processes(rows, **kwargs) -> tuple[bytes, list[int], list[i
 
     def report(done: int) -> None:
         progress.append(done)
-        children.append(len(multiprocessing.active_children()))
+        children.append(len(child_processes()))
 
     data, _ = render(PARALLEL_COLUMNS, rows, chunk_rows=40, progress=report, **kwargs)
     return data, progress, children
@@ -613,7 +623,7 @@ def test_rendering_processes_give_the_same_document_as_rendering_in_process(tmp_
     assert len(one.pages) == len(two.pages) >= 5
     for page_one, page_two in zip(one.pages, two.pages, strict=True):
         assert page_one.get_contents().get_data() == page_two.get_contents().get_data()
-    assert multiprocessing.active_children() == []
+    assert child_processes() == []
 
 
 def test_a_body_of_two_chunks_renders_in_process():
@@ -655,7 +665,7 @@ def test_pdf_too_large_while_processes_render_leaves_no_temporary_files(tmp_path
         render(PARALLEL_COLUMNS, rows(), chunk_rows=40, max_rows=170, workers=2)
     assert pulled == 171
     assert list(tmp_path.iterdir()) == []
-    assert multiprocessing.active_children() == []
+    assert child_processes() == []
 
 
 def test_an_error_reading_rows_while_processes_render_reaches_the_caller(tmp_path, monkeypatch):
@@ -666,18 +676,47 @@ def test_an_error_reading_rows_while_processes_render_reaches_the_caller(tmp_pat
         render(PARALLEL_COLUMNS, parallel_rows(400, fail_at=190), chunk_rows=40, workers=2, progress=progress.append)
     assert progress and progress[-1] < 190
     assert list(tmp_path.iterdir()) == []
-    assert multiprocessing.active_children() == []
+    assert child_processes() == []
 
 
 def test_an_error_in_a_rendering_process_reaches_the_caller(tmp_path):
-    """A chunk that fails in a rendering process raises its exception here, and the processes stop."""
-    page = b"<html><body><p>chunk</p></body></html>"
-    missing = tmp_path / "removed"
-    joined: list[Path] = []
-    with pytest.raises(FileNotFoundError):
-        pdf._render_in_processes(iter([(page, 1)] * 3), missing, 2, lambda path, rows: joined.append(path))
-    assert joined == []
-    assert multiprocessing.active_children() == []
+    """A chunk that fails in a rendering process raises its error here, naming it."""
+    with RenderingProcesses(2) as processes:
+        ticket = processes.render(tmp_path / "removed.html", tmp_path / "removed.pdf")
+        with pytest.raises(pdf.PdfRenderError, match="FileNotFoundError"):
+            processes.wait(ticket)
+    assert child_processes() == []
+
+
+def test_a_rendering_process_that_dies_is_an_error_not_a_hang(tmp_path):
+    """A rendering process killed mid-chunk (out of memory, say) raises PdfRenderError at once."""
+    source = tmp_path / "chunk.html"
+    source.write_bytes(b"<html><body><p>chunk</p></body></html>")
+    with RenderingProcesses(1) as processes:
+        (pid,) = processes.pids
+        os.kill(pid, 9)
+        ticket = processes.render(source, tmp_path / "chunk.pdf")
+        with pytest.raises(pdf.PdfRenderError, match="ended"):
+            processes.wait(ticket)
+    assert child_processes() == []
+
+
+def test_rendering_in_processes_keeps_the_pdf_libraries_out_of_the_caller(tmp_path):
+    """With rendering processes, the caller never imports xhtml2pdf, reportlab or pypdf."""
+    script = (
+        "import io, sys\n"
+        "from app.rendering.pdf import PdfColumn, PdfLayout, render_table_pdf\n"
+        "out = io.BytesIO()\n"
+        "rows = ((i, f'Client {i}') for i in range(120))\n"
+        "columns = [PdfColumn('n', 'No.', 'integer'), PdfColumn('name', 'Name')]\n"
+        "count = render_table_pdf(columns, rows, PdfLayout(title='T'), out, chunk_rows=40, workers=2)\n"
+        "assert count == 120 and out.getvalue().startswith(b'%PDF')\n"
+        "print(sorted({name.split('.')[0] for name in sys.modules} & {'xhtml2pdf', 'reportlab', 'pypdf'}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[3]
+    )
+    assert result.stdout.strip() == "[]"
 
 
 def test_worker_count_defaults_to_the_cpus_at_most_two_and_must_be_positive():
