@@ -293,11 +293,39 @@ def test_unicode_names_read_back(tmp_path):
     text = norm("\n".join(pdftotext(data, tmp_path, "-layout")))
     for name in names:
         assert norm(name) in text
-    fonts = subprocess.run(
-        ["pdffonts", "-"], input=data, capture_output=True, check=True
-    ).stdout.decode()
+    fonts = pdf_font_names(data)
     assert "NotoSans-Regular" in fonts
     assert "WenQuanYiMicroHei" in fonts
+
+
+def pdf_font_names(data: bytes) -> str:
+    """pdffonts' listing of the fonts a PDF uses."""
+    return subprocess.run(["pdffonts", "-"], input=data, capture_output=True, check=True).stdout.decode()
+
+
+def test_a_chunk_the_primary_font_covers_is_rendered_without_the_fallback_fonts(tmp_path):
+    """Latin, Greek and Cyrillic alone load only the primary font; one CJK name brings the fallbacks in."""
+    columns = [PdfColumn("n", "N", "integer", width=1), PdfColumn("name", "Name", width=8)]
+    latin = [(1, "Zoë Ødegaard-Łukasiewicz"), (2, "Дмитрий Шостакович"), (3, "Σωκράτης – €12")]
+    alone, _ = render(columns, latin, chunk_rows=3, workers=1)
+    mixed, _ = render(columns, [*latin, (4, "山田 太郎")], chunk_rows=3, workers=1)
+
+    assert "NotoSans-Regular" in pdf_font_names(alone)
+    assert "WenQuanYiMicroHei" not in pdf_font_names(alone)
+    assert "WenQuanYiMicroHei" in pdf_font_names(mixed)
+    assert [norm(name) in norm(" ".join(pdftotext(alone, tmp_path))) for _, name in latin] == [True] * 3
+
+
+def test_the_primary_font_has_a_glyph_for_every_character_it_is_trusted_with():
+    """Every assigned character PRIMARY_FONT_TEXT admits is in the installed primary font."""
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    face = TTFont("primary", str(pdf.available_fonts()[0].path)).face
+    admitted = (chr(code) for code in range(0x10000) if pdf.PRIMARY_FONT_TEXT.fullmatch(chr(code)))
+    # Controls are dropped before rendering and unassigned code points print with no font.
+    printable = [ch for ch in admitted if unicodedata.category(ch) not in ("Cc", "Cn")]
+    assert pdf.PRIMARY_FONT_TEXT.fullmatch("Zoë Łódź Дмитрий Σωκράτης Nguyễn – “€1,5” …")
+    assert [ch for ch in printable if ord(ch) not in face.charToGlyph] == []
 
 
 def test_emoji_beyond_the_basic_plane_extract_as_written(tmp_path):
