@@ -15,30 +15,23 @@ formulas, and text is neutralised against formula injection.
 from __future__ import annotations
 
 import itertools
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, BinaryIO
 
 from flask import current_app
-from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
-from openpyxl.styles import Font, PatternFill
-from openpyxl.utils import get_column_letter
 from sqlalchemy import Select, func, select
 
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset
 from app.domain.query_spec import OPERATORS, VALUELESS
-from app.domain.report_spec import is_amount, is_identifier
+from app.domain.report_spec import is_identifier
 from app.extensions import db
 from app.models import QueryExport, Workspace
 from app.models.types import utcnow
 from app.rendering import TooManyRows
-from app.rendering.neutralise import neutralise
 from app.rendering.pdf import (
     Group,
     PdfColumn,
@@ -55,10 +48,6 @@ Progress = Callable[[int, int | None], None]
 
 NO_CODE = "(none)"
 MAX_CHART_BARS = 30
-EXCEL_MAX_ROWS = 1_048_576
-COPY_CHUNK_BYTES = 1024 * 1024
-# Excel characters per percent of the page: a portrait A4 page holds about 100 characters.
-EXCEL_CHARS_PER_PERCENT = 1.1
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -82,7 +71,7 @@ def printed_columns(dataset: Dataset, layout: dict) -> list[PdfColumn]:
     return columns
 
 
-def _projector(request: dict, names: Sequence[str]) -> Callable[[tuple], tuple]:
+def projector(request: dict, names: Sequence[str]) -> Callable[[tuple], tuple]:
     """Picks the report's columns, in its order, out of a row of the query's columns."""
     positions = {column.name: index for index, column in enumerate(request_columns(request))}
     indexes = [positions[name] for name in names]
@@ -225,7 +214,7 @@ def summarise(request: dict, access: RequesterContext, layout: dict, dataset: Da
 # --------------------------------------------------------------------------- PDF
 
 
-def _coded_groups(
+def coded_groups(
     rows: Iterable[tuple],
     request: dict,
     layout: dict,
@@ -237,7 +226,7 @@ def _coded_groups(
     assert code is not None
     code_column = PdfColumn(code.name, code.label, code.type)
     code_index = [c.name for c in request_columns(request)].index(code.name)
-    project = _projector(request, [spec["name"] for spec in layout["columns"]])
+    project = projector(request, [spec["name"] for spec in layout["columns"]])
     descriptions = layout.get("code_descriptions") or {}
     for value, group_rows in itertools.groupby(rows, key=lambda row: row[code_index]):
         text = code_text(code_column, value, page)
@@ -272,11 +261,11 @@ def _write_pdf(
     rows = iter_rows(request, access)
     try:
         if layout["kind"] == "coded":
-            groups = _coded_groups(rows, request, layout, dataset, page, counts)
+            groups = coded_groups(rows, request, layout, dataset, page, counts)
             return render_grouped_pdf(
                 columns, groups, page, out, progress=lambda n: progress(n, total), max_rows=max_rows, workers=workers
             )
-        project = _projector(request, [c.name for c in columns])
+        project = projector(request, [c.name for c in columns])
         return render_table_pdf(
             columns,
             map(project, rows),
@@ -300,175 +289,11 @@ def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
     )
 
 
-# --------------------------------------------------------------------------- XLSX
-
-_EXCEL_DATE_TOKENS = {
-    "%d": "dd", "%m": "mm", "%Y": "yyyy", "%y": "yy", "%b": "mmm", "%B": "mmmm", "%a": "ddd", "%A": "dddd",
-    "%H": "hh", "%M": "mm", "%S": "ss", "%e": "d", "%-d": "d", "%-m": "m",
-}
-
-
-def excel_date_format(strftime_format: str) -> str:
-    """The workspace's strftime date pattern as an Excel number format (literal text quoted)."""
-    result, index = [], 0
-    while index < len(strftime_format):
-        token = next((t for t in _EXCEL_DATE_TOKENS if strftime_format.startswith(t, index)), None)
-        if token:
-            result.append(_EXCEL_DATE_TOKENS[token])
-            index += len(token)
-        else:
-            char = strftime_format[index]
-            result.append(char if char in "/-.,: " else f'"{char}"')
-            index += 1
-    return "".join(result)
-
-
-class _Sheet:
-    """One write-only worksheet of a report: typed values with number formats, never formulas."""
-
-    def __init__(self, workbook: Workbook, columns: list[Column], identifiers: set[str], date_format: str):
-        self.sheet = workbook.create_sheet("Report")
-        self.columns = columns
-        self.identifiers = identifiers
-        self.formats = {
-            "integer": "#,##0",
-            "decimal": "#,##0.00",
-            "date": excel_date_format(date_format),
-            "datetime": excel_date_format(date_format) + " hh:mm",
-        }
-        self.bold = Font(bold=True)
-        self.band = PatternFill("solid", fgColor="E6E6E6")
-        self.rows_written = 0
-
-    def cell(self, value: Any, column: Column | None = None, bold: bool = False) -> WriteOnlyCell:
-        if isinstance(value, str):
-            cell = WriteOnlyCell(self.sheet, value=neutralise(value))
-            cell.data_type = "s"  # text stays text, whatever its first character
-        elif isinstance(value, datetime):
-            # Excel has no time zones: the UTC wall time, as the column's description says.
-            cell = WriteOnlyCell(self.sheet, value=value.astimezone(UTC).replace(tzinfo=None))
-        else:
-            cell = WriteOnlyCell(self.sheet, value=value)
-        if column is not None and value is not None and not isinstance(value, str):
-            if column.name in self.identifiers:
-                cell.number_format = "0"
-            elif column.type in self.formats:
-                cell.number_format = self.formats[column.type]
-        if bold:
-            cell.font = self.bold
-        return cell
-
-    def append(self, cells: list) -> None:
-        if self.rows_written >= EXCEL_MAX_ROWS:
-            raise TooManyRows(f"The report has more rows than an Excel sheet holds ({EXCEL_MAX_ROWS:,}).")
-        self.sheet.append(cells)
-        self.rows_written += 1
-
-    def widths(self, printed: list[PdfColumn]) -> None:
-        for index, column in enumerate(printed, start=1):
-            width = column.width if column.width is not None else 100 / len(printed)
-            self.sheet.column_dimensions[get_column_letter(index)].width = max(8, width * EXCEL_CHARS_PER_PERCENT)
-
-    def headings(self) -> None:
-        cells = []
-        for column in self.columns:
-            cell = self.cell(column.label, bold=True)
-            cell.fill = self.band
-            cells.append(cell)
-        self.append(cells)
-
-    def row(self, values: Sequence[Any]) -> None:
-        self.append([self.cell(v, c) for v, c in zip(values, self.columns, strict=True)])
-
-    def label_row(self, label: str, totals: dict[str, Any] | None = None) -> None:
-        """A group heading (no totals) or a subtotal / grand total row, in bold.
-
-        The label sits in the first column; when that column is itself totalled, the label
-        takes a row of its own above the totals.
-        """
-        label_cell = self.cell(label, bold=True)
-        if totals is None:
-            self.append([label_cell])
-            return
-        cells = [self.cell(totals.get(c.name), c, bold=True) for c in self.columns]
-        if self.columns[0].name in totals:
-            self.append([label_cell])
-        else:
-            cells[0] = label_cell
-        self.append(cells)
-
-
-def _write_xlsx(
-    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, page: PdfLayout
-) -> int:
-    request, layout = export.request, export.print_params["layout"]
-    dataset = request_dataset(request)
-    names = [spec["name"] for spec in layout["columns"]]
-    columns = [dataset.column(name) for name in names]
-    printed = printed_columns(dataset, layout)
-    total = count_rows(request, access)
-    progress(0, total)
-    counts = group_counts(request, access, layout["code_column"]) if layout["kind"] == "coded" else {}
-
-    workbook = Workbook(write_only=True)
-    sheet = _Sheet(workbook, columns, {c.name for c in columns if is_identifier(c)}, page.date_format)
-    sheet.widths(printed)
-    sheet.append([sheet.cell(page.title, bold=True)])
-    if page.subtitle:
-        sheet.append([sheet.cell(page.subtitle)])
-    if page.filters_text:
-        sheet.append([sheet.cell(page.filters_text)])
-    if page.generated_at is not None:
-        sheet.append([sheet.cell(f"Generated {page.generated_at.strftime(page.datetime_format)}")])
-    sheet.append([])
-    sheet.headings()
-
-    written = 0
-    rows = iter_rows(request, access)
-    try:
-        if layout["kind"] == "coded":
-            amounts = [(c.name, index) for index, c in enumerate(columns) if is_amount(c)]
-            grand: dict[str, Any] = {}
-            for group in _coded_groups(rows, request, layout, dataset, page, counts):
-                heading = f"{group.code} — {group.description}" if group.description else group.code
-                sheet.label_row(f"{heading} · {_rows_label(group.row_count or 0)}")
-                subtotal: dict[str, Any] = {}
-                seen = 0
-                for values in group.rows:
-                    sheet.row(values)
-                    seen += 1
-                    for name, index in amounts:
-                        _add_to(subtotal, name, values[index])
-                    written += 1
-                    if written % 1000 == 0:
-                        progress(written, total)
-                sheet.label_row(f"Subtotal {group.code} · {_rows_label(seen)}", subtotal)
-                for name, value in subtotal.items():
-                    _add_to(grand, name, value)
-            sheet.label_row(f"Grand total · {_rows_label(written)}", grand)
-        else:
-            project = _projector(request, names)
-            for row in rows:
-                sheet.row(project(row))
-                written += 1
-                if written % 1000 == 0:
-                    progress(written, total)
-    finally:
-        rows.close()
-    # openpyxl needs a seekable file to zip into; the finished workbook is then copied out.
-    with tempfile.TemporaryFile() as spool:
-        workbook.save(spool)
-        spool.seek(0)
-        shutil.copyfileobj(spool, out, COPY_CHUNK_BYTES)
-    progress(written, total)
-    return written
-
-
-def _rows_label(count: int) -> str:
+def rows_label(count: int) -> str:
     return f"{count:,} row" + ("" if count == 1 else "s")
 
 
-def _add_to(totals: dict[str, Any], name: str, value: Any) -> None:
+def add_to(totals: dict[str, Any], name: str, value: Any) -> None:
     if value is not None:
         totals[name] = totals.get(name, 0) + value
 
@@ -483,7 +308,10 @@ def write_report_file(export: QueryExport, access: RequesterContext, out: Binary
     page = pdf_layout(export.print_params, request, dataset, _date_format(export.workspace_id), utcnow())
     if export.format == "pdf":
         return _write_pdf(export, access, out, progress, page)
-    return _write_xlsx(export, access, out, progress, page)
+    # Imported here: openpyxl costs every process that loads this module 22 MB.
+    from app.rendering.report_xlsx import write_report_xlsx
+
+    return write_report_xlsx(export, access, out, progress, page)
 
 
 # --------------------------------------------------------------------------- browser preview
@@ -556,7 +384,7 @@ def report_preview(
     total = count_rows(request, access)
     first_rows = {**request, "row_limit": min(request.get("row_limit") or limit, limit)}
     rows = db.session.execute(build_select(first_rows, access)).tuples().all()
-    project = _projector(request, [c.name for c in columns])
+    project = projector(request, [c.name for c in columns])
 
     def texts(values: Sequence[Any]) -> list[str]:
         return [format_value(c, v, page) for c, v in zip(columns, values, strict=True)]
@@ -568,7 +396,7 @@ def report_preview(
     counts = group_counts(request, access, layout["code_column"])
     amounts = {c.name for c in columns if c.numeric}
     groups = []
-    for group in _coded_groups(rows, request, layout, dataset, page, counts):
+    for group in coded_groups(rows, request, layout, dataset, page, counts):
         shown = list(group.rows)
         heading = f"{group.code} — {group.description}" if group.description else group.code
         subtotal = None
@@ -577,13 +405,13 @@ def report_preview(
             for values in shown:
                 for column, value in zip(columns, values, strict=True):
                     if column.name in amounts:
-                        _add_to(sums, column.name, value)
+                        add_to(sums, column.name, value)
             subtotal = [format_value(c, sums[c.name], page) if c.name in sums else "" for c in columns]
         groups.append(
             PreviewGroup(
-                heading=f"{heading} · {_rows_label(group.row_count or 0)}",
+                heading=f"{heading} · {rows_label(group.row_count or 0)}",
                 rows=[texts(v) for v in shown],
-                subtotal_label=f"Subtotal {group.code} · {_rows_label(len(shown))}",
+                subtotal_label=f"Subtotal {group.code} · {rows_label(len(shown))}",
                 subtotal=subtotal,
             )
         )

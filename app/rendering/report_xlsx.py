@@ -1,0 +1,205 @@
+"""Report files as Excel: a `table` as a sheet with headings; a `coded` one with group heading,
+subtotal and grand total rows.
+
+Cells are typed values with number formats (the workspace's date pattern turned into Excel's),
+never formulas, and text is neutralised against formula injection. openpyxl's write-only mode
+holds one row at a time; the workbook is zipped into a temporary file and copied out.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, BinaryIO
+
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.styles import Font, PatternFill
+from openpyxl.utils import get_column_letter
+
+from app.domain.access import RequesterContext
+from app.domain.catalog import Column
+from app.domain.report_spec import is_amount, is_identifier
+from app.models import QueryExport
+from app.rendering import TooManyRows
+from app.rendering.neutralise import neutralise
+from app.rendering.pdf import PdfColumn, PdfLayout
+from app.rendering.report_file import (
+    Progress,
+    add_to,
+    coded_groups,
+    group_counts,
+    printed_columns,
+    projector,
+    rows_label,
+)
+from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
+from app.services.query_runner import count_rows, iter_rows, request_dataset
+
+EXCEL_MAX_ROWS = 1_048_576
+# Excel characters per percent of the page: a portrait A4 page holds about 100 characters.
+EXCEL_CHARS_PER_PERCENT = 1.1
+
+
+_EXCEL_DATE_TOKENS = {
+    "%d": "dd", "%m": "mm", "%Y": "yyyy", "%y": "yy", "%b": "mmm", "%B": "mmmm", "%a": "ddd", "%A": "dddd",
+    "%H": "hh", "%M": "mm", "%S": "ss", "%e": "d", "%-d": "d", "%-m": "m",
+}
+
+
+def excel_date_format(strftime_format: str) -> str:
+    """The workspace's strftime date pattern as an Excel number format (literal text quoted)."""
+    result, index = [], 0
+    while index < len(strftime_format):
+        token = next((t for t in _EXCEL_DATE_TOKENS if strftime_format.startswith(t, index)), None)
+        if token:
+            result.append(_EXCEL_DATE_TOKENS[token])
+            index += len(token)
+        else:
+            char = strftime_format[index]
+            result.append(char if char in "/-.,: " else f'"{char}"')
+            index += 1
+    return "".join(result)
+
+
+class _Sheet:
+    """One write-only worksheet of a report: typed values with number formats, never formulas."""
+
+    def __init__(self, workbook: Workbook, columns: list[Column], identifiers: set[str], date_format: str):
+        self.sheet = workbook.create_sheet("Report")
+        self.columns = columns
+        self.identifiers = identifiers
+        self.formats = {
+            "integer": "#,##0",
+            "decimal": "#,##0.00",
+            "date": excel_date_format(date_format),
+            "datetime": excel_date_format(date_format) + " hh:mm",
+        }
+        self.bold = Font(bold=True)
+        self.band = PatternFill("solid", fgColor="E6E6E6")
+        self.rows_written = 0
+
+    def cell(self, value: Any, column: Column | None = None, bold: bool = False) -> WriteOnlyCell:
+        if isinstance(value, str):
+            cell = WriteOnlyCell(self.sheet, value=neutralise(value))
+            cell.data_type = "s"  # text stays text, whatever its first character
+        elif isinstance(value, datetime):
+            # Excel has no time zones: the UTC wall time, as the column's description says.
+            cell = WriteOnlyCell(self.sheet, value=value.astimezone(UTC).replace(tzinfo=None))
+        else:
+            cell = WriteOnlyCell(self.sheet, value=value)
+        if column is not None and value is not None and not isinstance(value, str):
+            if column.name in self.identifiers:
+                cell.number_format = "0"
+            elif column.type in self.formats:
+                cell.number_format = self.formats[column.type]
+        if bold:
+            cell.font = self.bold
+        return cell
+
+    def append(self, cells: list) -> None:
+        if self.rows_written >= EXCEL_MAX_ROWS:
+            raise TooManyRows(f"The report has more rows than an Excel sheet holds ({EXCEL_MAX_ROWS:,}).")
+        self.sheet.append(cells)
+        self.rows_written += 1
+
+    def widths(self, printed: list[PdfColumn]) -> None:
+        for index, column in enumerate(printed, start=1):
+            width = column.width if column.width is not None else 100 / len(printed)
+            self.sheet.column_dimensions[get_column_letter(index)].width = max(8, width * EXCEL_CHARS_PER_PERCENT)
+
+    def headings(self) -> None:
+        cells = []
+        for column in self.columns:
+            cell = self.cell(column.label, bold=True)
+            cell.fill = self.band
+            cells.append(cell)
+        self.append(cells)
+
+    def row(self, values: Sequence[Any]) -> None:
+        self.append([self.cell(v, c) for v, c in zip(values, self.columns, strict=True)])
+
+    def label_row(self, label: str, totals: dict[str, Any] | None = None) -> None:
+        """A group heading (no totals) or a subtotal / grand total row, in bold.
+
+        The label sits in the first column; when that column is itself totalled, the label
+        takes a row of its own above the totals.
+        """
+        label_cell = self.cell(label, bold=True)
+        if totals is None:
+            self.append([label_cell])
+            return
+        cells = [self.cell(totals.get(c.name), c, bold=True) for c in self.columns]
+        if self.columns[0].name in totals:
+            self.append([label_cell])
+        else:
+            cells[0] = label_cell
+        self.append(cells)
+
+
+def write_report_xlsx(
+    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, page: PdfLayout
+) -> int:
+    request, layout = export.request, export.print_params["layout"]
+    dataset = request_dataset(request)
+    names = [spec["name"] for spec in layout["columns"]]
+    columns = [dataset.column(name) for name in names]
+    printed = printed_columns(dataset, layout)
+    total = count_rows(request, access)
+    progress(0, total)
+    counts = group_counts(request, access, layout["code_column"]) if layout["kind"] == "coded" else {}
+
+    workbook = Workbook(write_only=True)
+    sheet = _Sheet(workbook, columns, {c.name for c in columns if is_identifier(c)}, page.date_format)
+    sheet.widths(printed)
+    sheet.append([sheet.cell(page.title, bold=True)])
+    if page.subtitle:
+        sheet.append([sheet.cell(page.subtitle)])
+    if page.filters_text:
+        sheet.append([sheet.cell(page.filters_text)])
+    if page.generated_at is not None:
+        sheet.append([sheet.cell(f"Generated {page.generated_at.strftime(page.datetime_format)}")])
+    sheet.append([])
+    sheet.headings()
+
+    written = 0
+    rows = iter_rows(request, access)
+    try:
+        if layout["kind"] == "coded":
+            amounts = [(c.name, index) for index, c in enumerate(columns) if is_amount(c)]
+            grand: dict[str, Any] = {}
+            for group in coded_groups(rows, request, layout, dataset, page, counts):
+                heading = f"{group.code} — {group.description}" if group.description else group.code
+                sheet.label_row(f"{heading} · {rows_label(group.row_count or 0)}")
+                subtotal: dict[str, Any] = {}
+                seen = 0
+                for values in group.rows:
+                    sheet.row(values)
+                    seen += 1
+                    for name, index in amounts:
+                        add_to(subtotal, name, values[index])
+                    written += 1
+                    if written % 1000 == 0:
+                        progress(written, total)
+                sheet.label_row(f"Subtotal {group.code} · {rows_label(seen)}", subtotal)
+                for name, value in subtotal.items():
+                    add_to(grand, name, value)
+            sheet.label_row(f"Grand total · {rows_label(written)}", grand)
+        else:
+            project = projector(request, names)
+            for row in rows:
+                sheet.row(project(row))
+                written += 1
+                if written % 1000 == 0:
+                    progress(written, total)
+    finally:
+        rows.close()
+    # openpyxl needs a seekable file to zip into; the finished workbook is then copied out.
+    with tempfile.TemporaryFile() as spool:
+        workbook.save(spool)
+        spool.seek(0)
+        shutil.copyfileobj(spool, out, COPY_CHUNK_BYTES)
+    progress(written, total)
+    return written
