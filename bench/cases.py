@@ -119,12 +119,12 @@ class ChildSampler:
     """The memory of the processes this one starts while it works, read from /proc as they run.
 
     Each child's VmHWM only ever rises, so the last reading before it exits is its peak but for
-    whatever it gained in the final interval; its pool process renders chunk after chunk, so
-    that is one chunk's growth at most, which earlier chunks' peaks already show.
+    whatever it gained in the final interval; a rendering process renders chunk after chunk,
+    so that is one chunk's growth at most, which earlier chunks' peaks already show.
 
     A child caught between fork and exec still runs this process's command in a copy of this
-    process's pages, and would be counted at this process's size (seen: a 12 MB resource
-    tracker read as 117 MB); such a reading is skipped, since exec starts a new high-water mark.
+    process's pages, and would be counted at this process's size (seen: multiprocessing's
+    12 MB resource tracker read as 117 MB); such a reading is skipped, since exec starts a new high-water mark.
     """
 
     def __init__(self) -> None:

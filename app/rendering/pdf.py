@@ -433,9 +433,10 @@ class _Document:
 
 
 #: Text the primary font has a glyph for every character of (a test checks the installed
-#: font): Latin (Vietnamese included), Greek, Cyrillic and common punctuation. A chunk of nothing else is rendered
-#: without the fallback fonts, which a rendering process would otherwise load for nothing:
-#: the CJK font alone costs 23 MB. Any other character brings in every fallback font.
+#: font): Latin (Vietnamese included), Greek, Cyrillic and common punctuation. A chunk of
+#: nothing else is rendered without the fallback fonts, which a rendering process would
+#: otherwise load for nothing: the CJK font alone costs 23 MB. Any other character brings
+#: in every fallback font.
 PRIMARY_FONT_TEXT = re.compile(
     r"[\x00-\u024f\u0300-\u036f\u0370-\u03e1\u03f0-\u03ff\u0400-\u052f\u1e00-\u1fff"
     r"\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
