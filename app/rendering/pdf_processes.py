@@ -70,8 +70,8 @@ class RenderingProcesses:
     ``render`` queues a chunk on the next process in turn and returns a ticket; ``wait``
     takes the tickets back in the order they were given. In turn, not on the least busy:
     answers are read in order, so a process that is done may not look it yet, and chunks
-    cost about the same. ``join`` waits for nothing: call it
-    once every chunk has been waited for.
+    cost about the same. ``join`` waits for nothing: call it once every chunk has been
+    waited for.
     """
 
     def __init__(self, count: int) -> None:
@@ -86,14 +86,18 @@ class RenderingProcesses:
         # The program imports `app`; a worker's working directory need not be the project's.
         paths = [str(_PACKAGE_ROOT), environment.get("PYTHONPATH", "")]
         environment["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
-        for _ in range(self.count):
-            popen = subprocess.Popen(
-                [sys.executable, "-m", __name__],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=environment,
-            )
-            self._processes.append(_Process(popen))
+        try:
+            for _ in range(self.count):
+                popen = subprocess.Popen(
+                    [sys.executable, "-m", __name__],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=environment,
+                )
+                self._processes.append(_Process(popen))
+        except BaseException:
+            self.close(kill=True)  # __exit__ is not called when __enter__ raises
+            raise
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
