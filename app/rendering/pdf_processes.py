@@ -169,7 +169,6 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         else:
             reply = {"wrote": request["to"]}
         answers.write(json.dumps(reply).encode("utf-8") + b"\n")
-        answers.flush()
 
 
 def main() -> None:
@@ -178,9 +177,12 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Libraries print warnings on standard output; the answers get a descriptor of their own
     # and everything printed goes to standard error with the caller's logs.
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    # Unbuffered: an answer is one write, and nothing is left to flush at exit.
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    _serve(sys.stdin.buffer, answers)
+    # A broken pipe means the caller is gone (killed, or done): there is no one to answer.
+    with contextlib.suppress(BrokenPipeError):
+        _serve(sys.stdin.buffer, answers)
 
 
 if __name__ == "__main__":
