@@ -20,6 +20,8 @@ from app.models.types import UTCDateTime, utcnow
 REPORT_KINDS = ("table", "coded", "summary")
 PAGE_SIZES = ("A4", "Letter")
 ORIENTATIONS = ("portrait", "landscape")
+#: How the page is set out: the report's fields a report file keeps a copy of.
+PRINT_PARAMETERS = ("title", "subtitle", "page_size", "orientation", "show_filters", "show_generated_at")
 
 
 class Report(db.Model):
@@ -57,14 +59,7 @@ class Report(db.Model):
 
     def print_params(self) -> dict:
         """How the page is set out; a report file keeps a copy of these."""
-        return {
-            "title": self.title,
-            "subtitle": self.subtitle,
-            "page_size": self.page_size,
-            "orientation": self.orientation,
-            "show_filters": self.show_filters,
-            "show_generated_at": self.show_generated_at,
-        }
+        return {name: getattr(self, name) for name in PRINT_PARAMETERS}
 
     def layout(self) -> dict:
         """What the report presents of its query's rows; a report file keeps a copy of this too."""

@@ -20,6 +20,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse, validate_report
 from app.extensions import db
 from app.models import Person, Report, SavedQuery
+from app.models.report import PRINT_PARAMETERS
 from app.models.types import utcnow
 from app.rendering.report_file import ReportPreview, report_preview
 from app.services.report_files import file_request
@@ -32,12 +33,7 @@ STORED_FIELDS = (
     "code_column",
     "code_descriptions",
     "summary",
-    "title",
-    "subtitle",
-    "page_size",
-    "orientation",
-    "show_filters",
-    "show_generated_at",
+    *PRINT_PARAMETERS,
 )
 
 

@@ -17,6 +17,7 @@ from app.domain.catalog import Column, get_dataset
 from app.domain.errors import ValidationError
 from app.domain.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
 from app.models import Report, SavedQuery
+from app.models.report import PRINT_PARAMETERS
 
 
 @dataclass
@@ -67,12 +68,7 @@ class ReportForm:
                 FigureRow(f["function"], f.get("column") or "", f.get("label") or "")
                 for f in summary.get("figures", [])
             ],
-            title=report.title,
-            subtitle=report.subtitle,
-            page_size=report.page_size,
-            orientation=report.orientation,
-            show_filters=report.show_filters,
-            show_generated_at=report.show_generated_at,
+            **report.print_params(),
             version=str(report.version),
         )
 
@@ -120,12 +116,7 @@ class ReportForm:
                 "group_column": self.group_column,
                 "figures": [{"function": f.function, "column": f.column, "label": f.label} for f in self.figures],
             },
-            "title": self.title,
-            "subtitle": self.subtitle,
-            "page_size": self.page_size,
-            "orientation": self.orientation,
-            "show_filters": self.show_filters,
-            "show_generated_at": self.show_generated_at,
+            **{name: getattr(self, name) for name in PRINT_PARAMETERS},
         }
 
     @property
