@@ -37,6 +37,7 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -795,9 +796,7 @@ def _render_blocks(
         if progress is not None:
             progress(done)
 
-    with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp_name:
-        tmp = Path(tmp_name)
-        joined = tmp / "joined.pdf"
+    with _rendering_folder(out) as (tmp, joined):
         chunks = _write_chunks(doc, _chunks(blocks, chunk_rows, max_rows), tmp)
         # Read a few chunks ahead: a short body renders here, sparing the processes' start.
         ahead = list(itertools.islice(chunks, PARALLEL_MIN_CHUNKS if workers > 1 else 1))
@@ -805,9 +804,18 @@ def _render_blocks(
             _render_in_processes(itertools.chain(ahead, chunks), workers, rendered, doc.layout.title, joined)
         else:
             _render_here(itertools.chain(ahead or [_empty_chunk(doc, tmp)], chunks), rendered, doc.layout.title, joined)
+    return done
+
+
+@contextmanager
+def _rendering_folder(out: BinaryIO) -> Iterator[tuple[Path, Path]]:
+    """A temporary folder for one document's files, and where to join them; the joined file goes to ``out``."""
+    with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp_name:
+        tmp = Path(tmp_name)
+        joined = tmp / "joined.pdf"
+        yield tmp, joined
         with joined.open("rb") as handle:
             shutil.copyfileobj(handle, out, 1024 * 1024)
-    return done
 
 
 # --------------------------------------------------------------------------- public API
@@ -882,8 +890,6 @@ def render_summary_pdf(
     chart_title: str | None = None,
 ) -> None:
     """A one-page summary: headline figures, then an optional horizontal bar chart."""
-    from app.rendering.pdf_join import join_files
-
     parts = [_title_block(layout)]
     if figures:
         parts.append('<table class="figures">')
@@ -909,14 +915,10 @@ def render_summary_pdf(
         parts.append(_chart_html(chart, layout))
     head = _head_html(layout)
     source = (head + "<body>" + "".join(parts) + "</body></html>").encode("utf-8", "replace")
-    with tempfile.TemporaryDirectory(prefix="pdf-render-") as tmp_name:
-        tmp = Path(tmp_name)
-        page, joined = tmp / "summary.pdf", tmp / "joined.pdf"
-        with page.open("wb") as handle:
-            _render_html(source, handle)
-        join_files([page], layout.title, joined)
-        with joined.open("rb") as handle:
-            shutil.copyfileobj(handle, out)
+    with _rendering_folder(out) as (tmp, joined):
+        page = tmp / "summary.html"
+        page.write_bytes(source)
+        _render_here([_Chunk(page, 0)], lambda chunk: None, layout.title, joined)
 
 
 def _figure_text(value: Any, layout: PdfLayout) -> str:
