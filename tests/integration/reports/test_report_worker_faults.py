@@ -15,7 +15,7 @@ from app.models import TimesheetEntry
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
 from app.services.watchdog import redeliver_stalled
-from tests.fixtures.workers import file_row, pending_uploads, wait_for
+from tests.fixtures.workers import file_row, is_alive, parent_of, pending_uploads, wait_for
 
 #: Enough rows for several 400-row chunks, so that the body renders in rendering processes.
 PDF_ROWS = 2_400
@@ -34,18 +34,6 @@ def _rendering_processes(worker) -> list[int]:
     return found
 
 
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redelivered(
     kit, isolated_storage, start_worker
 ):
@@ -56,10 +44,10 @@ def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redeliv
     assert dispatch_pending() == 1
 
     rendering = wait_for(lambda: _rendering_processes(worker), timeout=90, what="the rendering processes")
-    job_process = _parent(rendering[0])
+    job_process = parent_of(rendering[0])
     os.kill(job_process, signal.SIGKILL)
     # Their input closes with the job; each finishes the chunk in hand and exits.
-    wait_for(lambda: not any(_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
+    wait_for(lambda: not any(is_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
     assert file_row(export.id).status == "running"
 
     stall_judged_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
