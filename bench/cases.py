@@ -255,9 +255,9 @@ def plan_for(bench: BenchWorkspace) -> Plan:
     scopes, orders and limits exactly as the export does, and the CSV writer's `copy_statement`
     wraps each column in the formatting and neutralising the CSV export runs in SQL.
     """
+    from app.data.query_runner import build_select, request_columns
     from app.domain.catalog import get_dataset
     from app.rendering.csv_writer import copy_statement
-    from app.services.query_runner import build_select, request_columns
     from bench.dataset import DATASET, database_url, libpq_url
 
     dataset = get_dataset(DATASET)
@@ -282,10 +282,10 @@ def report_plan_for(bench: BenchWorkspace, report_id: int, rows: int) -> ReportP
     """The plan for one benchmark report: the request and print parameters its file would keep."""
     from sqlalchemy import select
 
+    from app.data.query_runner import build_select
     from app.extensions import db
     from app.models import Report, SavedQuery, Workspace
     from app.models.types import utcnow
-    from app.services.query_runner import build_select
     from app.services.report_files import file_request
     from bench.dataset import database_url, libpq_url
 
@@ -384,10 +384,10 @@ def xhtml2pdf_one_pass(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     renderer adds around xhtml2pdf: chunks, rendering processes, the pypdf join and the
     "Page N of M" footer.
     """
+    from app.data.query_runner import request_dataset
     from app.models.types import utcnow
     from app.rendering.pdf import _document, _render_html, table_blocks
     from app.rendering.report_file import pdf_layout, printed_columns
-    from app.services.query_runner import request_dataset
 
     dataset = request_dataset(plan.request)
     columns = printed_columns(dataset, plan.print_params["layout"])

@@ -25,12 +25,12 @@ from contextlib import closing
 
 from sqlalchemy import ColumnElement, Select, Text, case, cast, func, literal, null
 
+from app.data.query_runner import build_select, iter_rows, request_columns
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column
 from app.extensions import db
 from app.rendering.cells import formatters_for
 from app.rendering.neutralise import FORMULA_TRIGGERS
-from app.services.query_runner import build_select, iter_rows, request_columns
 
 Progress = Callable[[int, int | None], None]
 

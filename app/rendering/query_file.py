@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import closing
 
+from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.models import QueryExport
 from app.rendering.csv_writer import write_csv
 from app.rendering.xlsx_writer import write_xlsx
-from app.services.query_runner import count_rows, iter_rows, request_columns, request_dataset
 
 
 def write_query_file(

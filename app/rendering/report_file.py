@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 from flask import current_app
 from sqlalchemy import Select, func, select
 
+from app.data.query_runner import build_select, count_rows, iter_rows, request_columns, request_dataset
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset
 from app.domain.query_spec import OPERATORS, VALUELESS
@@ -42,7 +43,6 @@ from app.rendering.pdf import (
     render_summary_pdf,
     render_table_pdf,
 )
-from app.services.query_runner import build_select, count_rows, iter_rows, request_columns, request_dataset
 
 Progress = Callable[[int, int | None], None]
 

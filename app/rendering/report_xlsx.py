@@ -19,6 +19,7 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
+from app.data.query_runner import count_rows, iter_rows, request_dataset
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
@@ -36,7 +37,6 @@ from app.rendering.report_file import (
     rows_label,
 )
 from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
-from app.services.query_runner import count_rows, iter_rows, request_dataset
 
 EXCEL_MAX_ROWS = 1_048_576
 # Excel characters per percent of the page: a portrait A4 page holds about 100 characters.

@@ -13,6 +13,7 @@ from flask import current_app
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.data import query_runner
 from app.domain.access import RequesterContext
 from app.domain.catalog import DATASETS, Dataset
 from app.domain.errors import AccessDenied, ValidationError
@@ -20,7 +21,6 @@ from app.domain.query_spec import validate_definition
 from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
-from app.services import query_runner
 from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 

@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 from sqlalchemy import text
 
+from app.data.query_runner import build_select, count_rows, iter_rows
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
 from app.extensions import db
-from app.services.query_runner import build_select, count_rows, iter_rows
 from tests import factories
 
 

@@ -10,12 +10,12 @@ from types import GeneratorType
 import pytest
 from sqlalchemy import text
 
+from app.data.query_runner import iter_rows, preview
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
 from app.extensions import db
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
-from app.services.query_runner import iter_rows, preview
 from tests import factories
 
 ROWS = 20_000

@@ -10,12 +10,12 @@ import pytest
 from openpyxl import load_workbook
 
 from app import create_app
+from app.data.query_runner import iter_rows
 from app.domain.access import RequesterContext
 from app.extensions import db
 from app.rendering.csv_writer import BOM
 from app.rendering.neutralise import neutralise
 from app.rendering.query_file import write_query_file
-from app.services.query_runner import iter_rows
 from tests import factories
 
 
