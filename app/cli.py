@@ -1,4 +1,4 @@
-"""Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`."""
+"""Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`, `flask remove-member`."""
 
 from __future__ import annotations
 
@@ -62,6 +62,8 @@ def serve_all_command(port: int) -> None:
 
     python = sys.executable
     env = {**os.environ, "FLASK_APP": "wsgi"}
+    # The embedded default serves plain HTTP on 127.0.0.1, where a Secure cookie would never come back.
+    env.setdefault("SESSION_COOKIE_SECURE", "false")
     commands = {
         "web": [python, "-m", "flask", "--app", "wsgi", "run", "--host", "127.0.0.1", "--port", str(port)],
         "worker": [python, "-m", "jobs.worker"],
@@ -95,6 +97,29 @@ def serve_all_command(port: int) -> None:
         time.sleep(1)
 
 
+@click.command("remove-member")
+@click.argument("email")
+@click.argument("workspace_id", type=int)
+def remove_member_command(email: str, workspace_id: int) -> None:
+    """Remove a person from a workspace; removal from their last workspace signs them out everywhere."""
+    from sqlalchemy import func, select
+
+    from app.extensions import db
+    from app.models import Membership, Person
+    from app.services.authentication import remove_membership
+
+    membership = db.session.execute(
+        select(Membership)
+        .join(Person)
+        .where(func.lower(Person.email) == email.strip().lower(), Membership.workspace_id == workspace_id)
+    ).scalar_one_or_none()
+    if membership is None:
+        click.echo(f"{email} is not a member of workspace {workspace_id}; nothing changed.", err=True)
+        sys.exit(1)
+    remove_membership(membership)
+    click.echo(f"{email} is no longer a member of workspace {workspace_id}.")
+
+
 def register(app: Flask) -> None:
-    for command in (seed_demo_command, scheduler_command, serve_all_command):
+    for command in (seed_demo_command, scheduler_command, serve_all_command, remove_member_command):
         app.cli.add_command(command)

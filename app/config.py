@@ -29,6 +29,19 @@ def _int(name: str, default: int) -> int:
     return int(raw) if raw else default
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _bool(name: str, default: bool) -> bool:
+    raw = (os.environ.get(name) or "").strip().lower()
+    if not raw:
+        return default
+    if raw not in _TRUE + _FALSE:
+        raise ValueError(f"{name} must be one of {', '.join(_TRUE + _FALSE)}; it is {raw!r}")
+    return raw in _TRUE
+
+
 @dataclass(frozen=True)
 class Settings:
     """The settings this product reads; `as_flask_config` maps them onto Flask's config."""
@@ -51,6 +64,10 @@ class Settings:
     report_pdf_workers: int | None
     login_max_failures: int
     login_lockout_seconds: int
+    # Cookies only over HTTPS; `flask serve-all` (the one-machine default over plain HTTP) turns it off.
+    session_cookie_secure: bool
+    # Requests with a larger body answer 413.
+    max_request_bytes: int
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -74,6 +91,8 @@ class Settings:
             report_pdf_workers=int(env("REPORT_PDF_WORKERS")) if env("REPORT_PDF_WORKERS") else None,
             login_max_failures=_int("LOGIN_MAX_FAILURES", 5),
             login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
+            session_cookie_secure=_bool("SESSION_COOKIE_SECURE", True),
+            max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
         )
 
     def as_flask_config(self) -> dict[str, object]:
@@ -82,8 +101,11 @@ class Settings:
             "SECRET_KEY": self.secret_key,
             "SESSION_COOKIE_HTTPONLY": True,
             "SESSION_COOKIE_SAMESITE": "Lax",
+            "SESSION_COOKIE_SECURE": self.session_cookie_secure,
             "REMEMBER_COOKIE_HTTPONLY": True,
             "REMEMBER_COOKIE_SAMESITE": "Lax",
+            "REMEMBER_COOKIE_SECURE": self.session_cookie_secure,
+            "MAX_CONTENT_LENGTH": self.max_request_bytes,
             "WTF_CSRF_TIME_LIMIT": None,
             "SETTINGS": self,
         }

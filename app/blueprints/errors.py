@@ -23,6 +23,21 @@ def register_error_pages(app: Flask) -> None:
     for code in messages:
         app.register_error_handler(code, lambda error, code=code: render(code))
 
+    @app.errorhandler(413)
+    def too_large(error):
+        limit = app.config.get("MAX_CONTENT_LENGTH")
+        if not limit:
+            return render(413)
+        size = _readable_size(limit)
+        return render(413, f"The request is larger than {size}, the most this site accepts. Send less at once.")
+
     @app.errorhandler(CSRFError)
     def csrf_error(error: CSRFError):
         return render(400, "The form expired or was sent from elsewhere. Reload the page and try again.")
+
+
+def _readable_size(size: int) -> str:
+    for unit, scale in (("MB", 1024 * 1024), ("KB", 1024)):
+        if size >= scale:
+            return f"{size / scale:,.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size:,} bytes"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 
 from flask_login import UserMixin
@@ -45,11 +46,16 @@ class Person(UserMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(300))
     is_staff: Mapped[bool] = mapped_column(default=False)
     staff_permissions: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # What a session stores instead of the id; a new token ends every session made with the old one.
+    session_token: Mapped[str] = mapped_column(String(64), unique=True, default=lambda: secrets.token_urlsafe(32))
     failed_logins: Mapped[int] = mapped_column(default=0)
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="person")
+
+    def get_id(self) -> str:
+        return self.session_token
 
 
 class Membership(db.Model):

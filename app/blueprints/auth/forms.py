@@ -6,3 +6,13 @@ from wtforms.validators import DataRequired, Length
 class LoginForm(FlaskForm):
     email = EmailField("Email", validators=[DataRequired(), Length(max=254)])
     password = PasswordField("Password", validators=[DataRequired(), Length(max=200)])
+
+
+class PasswordChangeForm(FlaskForm):
+    current_password = PasswordField(
+        "Current password", validators=[DataRequired("Enter your current password."), Length(max=200)]
+    )
+    new_password = PasswordField("New password", validators=[DataRequired("Enter a new password."), Length(max=200)])
+    repeat_password = PasswordField(
+        "New password again", validators=[DataRequired("Enter the new password a second time."), Length(max=200)]
+    )

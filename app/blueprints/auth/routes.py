@@ -2,18 +2,26 @@ from flask import flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 
 from app.blueprints.auth import bp
-from app.blueprints.auth.forms import LoginForm
-from app.extensions import db, login_manager
+from app.blueprints.auth.forms import LoginForm, PasswordChangeForm
+from app.blueprints.auth.redirects import same_site_path
+from app.extensions import login_manager
 from app.models import Person
-from app.services.authentication import LoginThrottled, authenticate
+from app.services.authentication import (
+    LoginThrottled,
+    PasswordChangeRefused,
+    authenticate,
+    change_password,
+    end_sessions,
+    person_for_session,
+)
 
 login_manager.login_view = "auth.login"
 login_manager.login_message = "Sign in to continue."
 
 
 @login_manager.user_loader
-def load_person(person_id: str) -> Person | None:
-    return db.session.get(Person, int(person_id)) if person_id.isdigit() else None
+def load_person(session_token: str) -> Person | None:
+    return person_for_session(session_token)
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -31,7 +39,7 @@ def login():
         else:
             if person is not None:
                 login_user(person)
-                return redirect(_safe_next(request.args.get("next")) or url_for("workspace.home"))
+                return redirect(same_site_path(request.args.get("next")) or url_for("workspace.home"))
             error, status = "That email and password do not match.", 401
     elif request.method == "POST":
         status = 400
@@ -41,13 +49,36 @@ def login():
 @bp.post("/logout")
 @login_required
 def logout():
+    end_sessions(current_user._get_current_object())
     logout_user()
     flash("You are signed out.")
     return redirect(url_for("auth.login"))
 
 
-def _safe_next(target: str | None) -> str | None:
-    """Only same-site paths: never redirect to another host after sign-in."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
-    return None
+@bp.route("/account/password", methods=["GET", "POST"])
+@login_required
+def password():
+    form = PasswordChangeForm()
+    status = 200
+    if form.validate_on_submit():
+        try:
+            change_password(
+                current_user._get_current_object(),
+                form.current_password.data,
+                form.new_password.data,
+                form.repeat_password.data,
+            )
+        except LoginThrottled as throttled:
+            form.current_password.errors.append(str(throttled))
+            status = 429
+        except PasswordChangeRefused as refused:
+            getattr(form, refused.field).errors.append(str(refused))
+            status = 400
+        else:
+            # The change ended every session, this one too; sign in again with the new token.
+            login_user(current_user._get_current_object())
+            flash("Your password is changed. Every other session is signed out.")
+            return redirect(url_for("workspace.home"))
+    elif request.method == "POST":
+        status = 400
+    return render_template("auth/password.html", form=form), status
