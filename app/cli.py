@@ -10,6 +10,7 @@ import time
 
 import click
 from flask import Flask, current_app
+from flask.cli import with_appcontext
 
 
 @click.command("seed-demo")
@@ -100,6 +101,7 @@ def serve_all_command(port: int) -> None:
 @click.command("remove-member")
 @click.argument("email")
 @click.argument("workspace_id", type=int)
+@with_appcontext
 def remove_member_command(email: str, workspace_id: int) -> None:
     """Remove a person from a workspace; removal from their last workspace signs them out everywhere."""
     from sqlalchemy import func, select

@@ -41,3 +41,25 @@ def test_postgresql_connections_are_checked_before_use(tmp_path, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1/x")
     config = Settings.from_environment(tmp_path).as_flask_config()
     assert config["SQLALCHEMY_ENGINE_OPTIONS"] == {"pool_pre_ping": True}
+
+
+def test_session_cookies_are_secure_unless_turned_off(tmp_path, monkeypatch):
+    """SESSION_COOKIE_SECURE defaults on; `false` turns it off for plain HTTP on one machine."""
+    monkeypatch.delenv("SESSION_COOKIE_SECURE", raising=False)
+    assert Settings.from_environment(tmp_path).as_flask_config()["SESSION_COOKIE_SECURE"] is True
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "false")
+    assert Settings.from_environment(tmp_path).as_flask_config()["SESSION_COOKIE_SECURE"] is False
+
+
+def test_a_misspelt_session_cookie_secure_is_refused(tmp_path, monkeypatch):
+    """A value that is neither true nor false stops the start with the variable's name, not a guess."""
+    import pytest
+
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "maybe")
+    with pytest.raises(ValueError, match="SESSION_COOKIE_SECURE"):
+        Settings.from_environment(tmp_path)
+
+
+def test_the_request_size_limit_is_read_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAX_REQUEST_BYTES", "2048")
+    assert Settings.from_environment(tmp_path).as_flask_config()["MAX_CONTENT_LENGTH"] == 2048
