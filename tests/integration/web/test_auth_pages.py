@@ -57,3 +57,21 @@ def test_signing_out_needs_a_post(client, auth, world):
     assert response.status_code == 302
     assert response.headers["Location"].endswith("/login")
     assert client.get(f"/w/{world.workspace.id}/").status_code == 302
+
+
+def test_an_expired_lock_starts_a_fresh_count(client, auth, world, app):
+    """Once the lock has run out, a wrong password is checked again (401) and the count starts over."""
+    from datetime import timedelta
+
+    from app.extensions import db
+    from app.models.types import utcnow
+
+    world.member.failed_logins = app.config["SETTINGS"].login_max_failures
+    world.member.locked_until = utcnow() - timedelta(seconds=1)
+    db.session.commit()
+    assert auth.login(world.member.email, password="wrong").status_code == 401
+    db.session.refresh(world.member)
+    assert (world.member.failed_logins, world.member.locked_until) == (1, None)
+    assert auth.login(world.member.email).status_code == 302
+    db.session.refresh(world.member)
+    assert world.member.failed_logins == 0
