@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -45,10 +44,14 @@ def _redis_answers(url: str) -> bool:
 @click.command("serve-all")
 @click.option("--port", type=int, default=lambda: int(os.environ.get("PORT") or 5000))
 def serve_all_command(port: int) -> None:
-    """Migrate, seed, then run web, one RQ worker and the scheduler together until Ctrl-C."""
+    """Migrate, seed, then run web, one RQ worker and the scheduler together until Ctrl-C.
+
+    A worker or scheduler that dies is restarted with a back-off (app/supervisor.py).
+    """
     from flask_migrate import upgrade
 
     from app.services.demo_seed import DEMO_LOGINS, seed_demo
+    from app.supervisor import Child, Supervisor
 
     settings = current_app.config["SETTINGS"]
     if not _redis_answers(settings.redis_url):
@@ -65,37 +68,33 @@ def serve_all_command(port: int) -> None:
     env = {**os.environ, "FLASK_APP": "wsgi"}
     # The embedded default serves plain HTTP on 127.0.0.1, where a Secure cookie would never come back.
     env.setdefault("SESSION_COOKIE_SECURE", "false")
-    commands = {
-        "web": [python, "-m", "flask", "--app", "wsgi", "run", "--host", "127.0.0.1", "--port", str(port)],
-        "worker": [python, "-m", "jobs.worker"],
-        "scheduler": [python, "-m", "flask", "--app", "wsgi", "scheduler"],
-    }
-    processes = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
+    flask = [python, "-m", "flask", "--app", "wsgi"]
+    supervisor = Supervisor(
+        [
+            Child("web", [*flask, "run", "--host", "127.0.0.1", "--port", str(port)], restartable=False),
+            Child("worker", [python, "-m", "jobs.worker"], restartable=True),
+            Child("scheduler", [*flask, "scheduler"], restartable=True),
+        ],
+        env,
+        say=lambda message: click.echo(message, err=True),
+    )
+    supervisor.start_all()
     click.echo(f"\nRhythm Exports is running at http://127.0.0.1:{port}/  (Ctrl-C stops everything)")
+    click.echo("A worker or scheduler that stops is restarted; the web server stopping stops everything.")
     click.echo("Demo sign-ins (email, password, who):")
     for email, password, who in DEMO_LOGINS:
         click.echo(f"  {email:32} {password:16} {who}")
 
     def stop(*_args) -> None:
-        for process in processes.values():
-            if process.poll() is None:
-                process.terminate()
-        deadline = time.monotonic() + 10
-        for process in processes.values():
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
+        supervisor.stop_all()
         sys.exit(0)
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    while True:
-        for name, process in processes.items():
-            if process.poll() is not None:
-                click.echo(f"{name} stopped with exit code {process.returncode}; stopping the rest.", err=True)
-                stop()
+    while supervisor.check():
         time.sleep(1)
+    supervisor.stop_all()
+    sys.exit(1)
 
 
 @click.command("remove-member")

@@ -55,7 +55,8 @@ class Settings:
     export_queue: str
     file_retention_days: int
     storage_part_size: int
-    stall_seconds: int
+    # A running file's holder renews its lease every sixth of this; a lapsed lease means a dead holder.
+    lease_seconds: int
     export_job_timeout: int
     max_preview_rows: int
     max_export_rows: int
@@ -82,7 +83,7 @@ class Settings:
             export_queue=env("EXPORT_QUEUE") or "exports",
             file_retention_days=_int("FILE_RETENTION_DAYS", 30),
             storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
-            stall_seconds=_int("STALL_SECONDS", 300),
+            lease_seconds=_int("LEASE_SECONDS", 30),
             export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
             max_preview_rows=50,
             max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),

@@ -30,7 +30,8 @@ class PeriodicTask:
 PERIODIC_TASKS = (
     PeriodicTask("dispatch the outbox", 2, dispatch_pending),
     PeriodicTask("dispatch lost jobs again", 15, lambda: redispatch_lost(utcnow())),
-    PeriodicTask("redeliver stalled files", 15, lambda: redeliver_stalled(utcnow())),
+    # Often, so a file whose worker died waits at most a lease period and one turn (≈35 s by default).
+    PeriodicTask("redeliver stalled files", 5, lambda: redeliver_stalled(utcnow())),
     PeriodicTask("sweep expired files", 600, lambda: sweep_expired_files(utcnow())),
 )
 

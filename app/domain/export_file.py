@@ -32,8 +32,17 @@ def _apply(export_id: int, from_statuses: tuple[str, ...], values: dict, action:
     db.session.commit()
 
 
-def start(export_id: int, now: datetime | None = None) -> None:
-    """queued → running, or running → running on redelivery (production restarts into the same key)."""
+def start(
+    export_id: int,
+    now: datetime | None = None,
+    holder: str | None = None,
+    lease_expires_at: datetime | None = None,
+) -> None:
+    """queued → running, or running → running on redelivery (production restarts into the same key).
+
+    The starting attempt takes the lease (app/services/leases.py); without one the watchdog
+    counts the file as abandoned.
+    """
     now = now or utcnow()
     _apply(
         export_id,
@@ -44,9 +53,32 @@ def start(export_id: int, now: datetime | None = None) -> None:
             "heartbeat_at": now,
             "rows_written": 0,
             "attempt_count": QueryExport.attempt_count + 1,
+            "lease_holder": holder,
+            "lease_expires_at": lease_expires_at,
         },
         "start",
     )
+
+
+def renew_lease(export_id: int, attempt_started_at: datetime, lease_expires_at: datetime) -> None:
+    """Extend the lease of the attempt that started the running file at `attempt_started_at`.
+
+    Refused once the file settled or a newer attempt restarted it: the lease is no longer this attempt's.
+    """
+    result = db.session.execute(
+        update(QueryExport)
+        .where(
+            QueryExport.id == export_id,
+            QueryExport.status == "running",
+            QueryExport.started_at == attempt_started_at,
+        )
+        .values(lease_expires_at=lease_expires_at)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        db.session.rollback()
+        raise TransitionRefused(f"file {export_id}: the attempt started {attempt_started_at} no longer holds it")
+    db.session.commit()
 
 
 def record_progress(export_id: int, rows_written: int, rows_total: int | None, now: datetime | None = None) -> None:

@@ -13,7 +13,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.types import UTCDateTime, utcnow
+from app.models.types import LeaseColumns, UTCDateTime, utcnow
 
 FILE_STATUSES = ("queued", "running", "succeeded", "failed")
 TERMINAL_STATUSES = ("succeeded", "failed")
@@ -28,7 +28,7 @@ FAILURE_CODES = (
 )
 
 
-class QueryExport(db.Model):
+class QueryExport(LeaseColumns, db.Model):
     __tablename__ = "query_exports"
     __table_args__ = (
         CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),

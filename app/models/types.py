@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime
+from sqlalchemy import DateTime, String
+from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 
@@ -34,3 +35,14 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class LeaseColumns:
+    """Columns of a row a job works on under a lease (app/services/leases.py).
+
+    The attempt that starts the row records its holder (the RQ worker's name) and an expiry it
+    keeps renewing while it lives; the watchdog redelivers a running row whose lease lapsed.
+    """
+
+    lease_holder: Mapped[str | None] = mapped_column(String(200))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -6,7 +6,7 @@ the requester's current access, restarts into the file's fixed key, and settles 
 through the guarded transitions of app/domain/export_file.py.
 
 Each attempt is identified by the `started_at` it wrote. When a later attempt restarts the
-same file (the watchdog saw no heartbeat), the earlier one notices the change and stops
+same file (the watchdog saw its lease lapse), the earlier one notices the change and stops
 without touching the file: the newer attempt owns the key now.
 """
 
@@ -30,6 +30,7 @@ from app.models.types import utcnow
 from app.rendering import TooManyRows
 from app.rendering.query_file import write_query_file
 from app.rendering.report_file import write_report_file
+from app.services import leases
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,12 @@ def run_export_file(export_id: int) -> str:
 
     attempt_started_at = utcnow()
     try:
-        export_file.start(export_id, now=attempt_started_at)
+        export_file.start(
+            export_id,
+            now=attempt_started_at,
+            holder=leases.holder_name(),
+            lease_expires_at=leases.lease_expiry(attempt_started_at),
+        )
     except TransitionRefused:
         log.info("export file %s settled before it could start; redelivery acknowledged", export_id)
         return "already_settled"
@@ -94,8 +100,15 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
     export_id = export.id
     settings = current_app.config["SETTINGS"]
     progress = _ProgressRecorder(export_id, attempt_started_at)
+
+    def renew(lease_expires_at: datetime) -> None:
+        export_file.renew_lease(export_id, attempt_started_at, lease_expires_at)
+
     try:
-        with get_storage().writer(export.storage_key) as out:
+        with (
+            leases.renewed_while_running(renew, f"export file {export_id}"),
+            get_storage().writer(export.storage_key) as out,
+        ):
             write = write_report_file if export.kind == "report" else write_query_file
             rows = write(export, access, out, progress)
     except Superseded:

@@ -10,7 +10,7 @@ from rq.job import Job
 
 from app.domain import export_file
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.outbox import LOST_AFTER, dispatch_pending, redispatch_lost
 from app.services.queue import redis_connection
 from app.services.watchdog import redeliver_stalled
 from app.storage.filesystem import FilesystemStorage
@@ -23,9 +23,9 @@ def _settled(export_id: int) -> bool:
     return file_row(export_id).is_settled
 
 
-def _stall_judged_at():
-    """A watchdog clock far enough ahead that any heartbeat written until now counts as stalled."""
-    return utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
+def _lease_lapsed_at():
+    """A watchdog clock far enough ahead that any lease taken or renewed until now has lapsed."""
+    return utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
 
 
 def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object(
@@ -41,7 +41,7 @@ def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object
     assert file_row(export.id).status == "running"
     assert len(pending_uploads(isolated_storage)) == 1  # the dead attempt's upload, never completed
 
-    assert redeliver_stalled(_stall_judged_at()) == 1
+    assert redeliver_stalled(_lease_lapsed_at()) == 1
     start_worker()
     wait_for(lambda: _settled(export.id), timeout=180, what="the redelivered file to settle")
 

@@ -1,35 +1,57 @@
-"""The watchdog: running files without a recent heartbeat get a new job; endless stalls end as timeout."""
+"""The watchdog: running files whose holder's lease lapsed get a new job; endless stalls end as timeout."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import dataclasses
+from datetime import datetime, timedelta
 
 from flask import current_app
+from rq.job import Job
 
 from app.domain import export_file
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
-from app.services.queue import export_queue
+from app.services.outbox import LOST_AFTER, dispatch_pending
+from app.services.queue import export_queue, redis_connection
 from app.services.watchdog import MAX_ATTEMPTS, redeliver_stalled
 from tests.fixtures.workers import file_row
 
+DEAD_WORKER = "exports-gone-4242"
 
-def _stall_judged_at():
-    return utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
+
+def _lease() -> timedelta:
+    return timedelta(seconds=current_app.config["SETTINGS"].lease_seconds)
+
+
+def _after_the_lease_lapsed() -> datetime:
+    """A watchdog clock past the lease taken now and past the dispatch's time in flight."""
+    return utcnow() + _lease() + LOST_AFTER + timedelta(seconds=1)
+
+
+def _taken_by_a_worker(export_id: int, worker_name: str = DEAD_WORKER) -> None:
+    """Move the file's job from the queue into "started by `worker_name`", as an RQ worker taking it does."""
+    connection = redis_connection()
+    job = Job.fetch(file_row(export_id).outbox.job_id, connection=connection)
+    export_queue().remove(job)
+    with connection.pipeline() as pipeline:
+        job.prepare_for_execution(worker_name, pipeline)
+        pipeline.execute()
 
 
 def _running_file(scenario):
+    """A file whose job a worker took and started, holding a lease from now."""
     export = scenario.request_file("csv")
     dispatch_pending()
-    export_file.start(export.id)
+    _taken_by_a_worker(export.id)
+    started_at = utcnow()
+    export_file.start(export.id, now=started_at, holder=DEAD_WORKER, lease_expires_at=started_at + _lease())
     return export
 
 
-def test_running_file_without_heartbeat_is_dispatched_again(export_scenario):
-    """A running file whose heartbeat is older than STALL_SECONDS gets a new job under a new id."""
+def test_running_file_whose_lease_lapsed_is_dispatched_again(export_scenario):
+    """A running file whose holder stopped renewing its lease gets a new job under a new id."""
     export = _running_file(export_scenario)
 
-    assert redeliver_stalled(_stall_judged_at()) == 1
+    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
 
     outbox = file_row(export.id).outbox
     assert (outbox.dispatch_count, outbox.job_id) == (2, f"export-file-{export.id}-2")
@@ -37,11 +59,39 @@ def test_running_file_without_heartbeat_is_dispatched_again(export_scenario):
     assert file_row(export.id).status == "running"
 
 
-def test_running_file_with_a_recent_heartbeat_is_left_alone(export_scenario):
-    """A file whose worker reported progress within STALL_SECONDS is not redelivered."""
+def test_running_file_with_a_renewed_lease_is_left_alone_however_old_its_progress(export_scenario):
+    """A holder renewing its lease keeps the file, though it wrote no progress for longer than a lease."""
     export = _running_file(export_scenario)
+    judged_at = _after_the_lease_lapsed()
 
-    assert redeliver_stalled(utcnow()) == 0
+    export_file.renew_lease(export.id, file_row(export.id).started_at, judged_at + timedelta(seconds=1))
+
+    assert file_row(export.id).heartbeat_at < judged_at - _lease()
+    assert redeliver_stalled(judged_at) == 0
+    assert file_row(export.id).outbox.dispatch_count == 1
+
+
+def test_redelivery_waiting_in_the_queue_is_not_dispatched_twice(export_scenario):
+    """While the new job waits for a worker, later watchdog turns leave the file to it."""
+    export = _running_file(export_scenario)
+    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
+
+    assert redeliver_stalled(_after_the_lease_lapsed() + timedelta(minutes=10)) == 0
+
+    assert file_row(export.id).outbox.dispatch_count == 2
+    assert export_queue().get_job_ids() == [f"export-file-{export.id}-2"]
+
+
+def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export_scenario, monkeypatch):
+    """A job a worker took less than a lease ago is not redelivered, though the file's lease lapsed."""
+    settings = current_app.config["SETTINGS"]
+    monkeypatch.setitem(current_app.config, "SETTINGS", dataclasses.replace(settings, lease_seconds=600))
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+    export_file.start(export.id)  # an attempt that left no lease: the file has no live holder
+    _taken_by_a_worker(export.id, "exports-starting-1")
+
+    assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
@@ -50,18 +100,18 @@ def test_queued_file_is_not_the_watchdogs_business(export_scenario):
     export = export_scenario.request_file("csv")
     dispatch_pending()
 
-    assert redeliver_stalled(_stall_judged_at()) == 0
+    assert redeliver_stalled(_after_the_lease_lapsed()) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
-def test_file_stalling_on_every_attempt_fails_with_timeout(export_scenario):
-    """After MAX_ATTEMPTS stalled attempts the file is failed with timeout instead of looping forever."""
+def test_file_abandoned_on_every_attempt_fails_with_timeout(export_scenario):
+    """After MAX_ATTEMPTS abandoned attempts the file is failed with timeout instead of looping forever."""
     export = _running_file(export_scenario)
     for _ in range(MAX_ATTEMPTS - 1):
         export_file.start(export.id)  # each redelivered attempt starts the file again
     assert file_row(export.id).attempt_count == MAX_ATTEMPTS
 
-    assert redeliver_stalled(_stall_judged_at()) == 1
+    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
 
     failed = file_row(export.id)
     assert (failed.status, failed.failure_code) == ("failed", "timeout")

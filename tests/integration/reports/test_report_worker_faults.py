@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import TimesheetEntry
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
+from app.services.outbox import LOST_AFTER, dispatch_pending
 from app.services.watchdog import redeliver_stalled
 from tests.fixtures.workers import file_row, is_alive, parent_of, pending_uploads, wait_for
 
@@ -50,8 +50,8 @@ def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redeliv
     wait_for(lambda: not any(is_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
     assert file_row(export.id).status == "running"
 
-    stall_judged_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
-    assert redeliver_stalled(stall_judged_at) == 1
+    lease_lapsed_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
+    assert redeliver_stalled(lease_lapsed_at) == 1
     wait_for(lambda: file_row(export.id).is_settled, timeout=180, what="the redelivered file to settle")
 
     produced = file_row(export.id)

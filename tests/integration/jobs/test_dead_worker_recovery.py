@@ -1,0 +1,106 @@
+"""Leases with real workers: a killed worker's file is redelivered within a minute, a slow live one never is.
+
+To hold a worker inside one long step, the test takes an exclusive lock on the timesheet table:
+the worker's query waits for it, alive, writing no progress, until the lock is released.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import time
+from collections.abc import Iterator
+
+from flask import current_app
+from sqlalchemy import text
+
+from app.extensions import db
+from app.models import TimesheetEntry
+from app.models.types import utcnow
+from app.services.outbox import LOST_AFTER, dispatch_pending
+from app.services.watchdog import redeliver_stalled
+from tests.fixtures.workers import BackgroundProcess, file_row, pending_uploads, wait_for
+
+TIMESHEET_TABLE = TimesheetEntry.__table__.name
+#: The issue's target: a file whose worker died completes within this many seconds of the kill.
+RECOVERY_SECONDS = 60
+SHORT_LEASE_SECONDS = 2
+
+
+@contextlib.contextmanager
+def timesheet_locked() -> Iterator[None]:
+    """Hold an exclusive lock on the timesheet table until the block ends."""
+    with db.engine.connect() as connection:
+        connection.execute(text(f"LOCK TABLE {TIMESHEET_TABLE} IN ACCESS EXCLUSIVE MODE"))
+        try:
+            yield
+        finally:
+            connection.rollback()
+
+
+def a_query_waits_for_the_timesheet_lock() -> bool:
+    waiting = db.session.scalar(
+        text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST(:table AS regclass)"),
+        {"table": TIMESHEET_TABLE},
+    )
+    return waiting > 0
+
+
+def worker_name(worker: BackgroundProcess) -> str:
+    """The name jobs/worker.py gives the RQ worker it runs."""
+    return f"exports-{socket.gethostname()}-{worker.pid}"
+
+
+def test_file_whose_worker_was_killed_completes_within_a_minute_with_default_settings(
+    export_scenario, isolated_storage, start_worker, start_scheduler
+):
+    """SIGKILL of a worker and its work-horse mid-file: with default settings the file succeeds within 60 s."""
+    export_scenario.add_timesheet_rows(50)
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    with timesheet_locked():
+        first = start_worker()
+        wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the first worker to wait inside its query")
+        assert file_row(export.id).lease_holder == worker_name(first)
+        second = start_worker()
+        start_scheduler()
+        first.kill()
+
+    wait_for(lambda: file_row(export.id).is_settled, timeout=RECOVERY_SECONDS, what="the file to settle after the kill")
+
+    produced = file_row(export.id)
+    assert produced.status == "succeeded", produced.failure_detail
+    assert (produced.attempt_count, produced.outbox.dispatch_count) == (2, 2)
+    assert produced.lease_holder == worker_name(second)
+    assert isolated_storage.list_keys("files/") == [produced.storage_key]
+    assert pending_uploads(isolated_storage) == []
+
+
+def test_worker_slow_inside_one_step_keeps_its_file_for_many_lease_periods(
+    export_scenario, isolated_storage, start_worker, monkeypatch
+):
+    """A live worker stuck in one long step renews its lease: the watchdog never redelivers its file."""
+    short_lease = dataclasses.replace(current_app.config["SETTINGS"], lease_seconds=SHORT_LEASE_SECONDS)
+    monkeypatch.setitem(current_app.config, "SETTINGS", short_lease)
+    export_scenario.add_timesheet_rows(50)
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    with timesheet_locked():
+        start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+        wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside its query")
+        # Past the dispatch's time in flight, then five more lease periods, judged every half second.
+        watched_until = time.monotonic() + LOST_AFTER.total_seconds() + 5 * SHORT_LEASE_SECONDS
+        while time.monotonic() < watched_until:
+            assert redeliver_stalled() == 0
+            time.sleep(0.5)
+        waiting = file_row(export.id)
+        assert waiting.outbox.dispatched_at < utcnow() - LOST_AFTER
+        assert waiting.heartbeat_at == waiting.started_at  # no progress written during the wait
+        assert waiting.lease_expires_at > utcnow()
+
+    wait_for(lambda: file_row(export.id).is_settled, timeout=60, what="the file to settle")
+
+    produced = file_row(export.id)
+    assert produced.status == "succeeded", produced.failure_detail
+    assert (produced.attempt_count, produced.outbox.dispatch_count) == (1, 1)
