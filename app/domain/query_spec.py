@@ -191,12 +191,17 @@ def validate_definition(definition: dict, max_rows: int) -> dict:
 
 def _refuse_unstorable_fields(definition: dict) -> None:
     """Every text of the definition, checked before any of it is compared or stored."""
-    labels = {"dataset": "The dataset", "columns": "The columns", "sort": "The sort", "parameters": "A date range",
-              "row_limit": "The row limit"}
+    labels = {
+        "dataset": "the dataset",
+        "columns": "the columns",
+        "sort": "the sort",
+        "parameters": "the date ranges",
+        "row_limit": "the row limit",
+    }
     for key, label in labels.items():
         refuse_unstorable(definition.get(key), key, label)
     for index, raw in enumerate(definition.get("filters") or []):
-        refuse_unstorable(raw, f"filters-{index}", f"Filter {index + 1}")
+        refuse_unstorable(raw, f"filters-{index}", f"filter {index + 1}")
 
 
 def resolve_range(name: str, today: date) -> tuple[date, date]:

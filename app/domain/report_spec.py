@@ -27,17 +27,17 @@ MAX_CODE_DESCRIPTIONS = 200
 MIN_WIDTH, MAX_WIDTH = 3, 100
 # Every field of a report definition, as a sentence names it.
 FIELD_LABELS = {
-    "name": "The name",
-    "kind": "The kind",
-    "source_query_id": "The saved query",
-    "columns": "The columns",
-    "code_column": "The code column",
-    "code_descriptions": "The code descriptions",
-    "summary": "The summary figures",
-    "title": "The title",
-    "subtitle": "The subtitle",
-    "page_size": "The page size",
-    "orientation": "The orientation",
+    "name": "the name",
+    "kind": "the kind",
+    "source_query_id": "the saved query",
+    "columns": "the columns",
+    "code_column": "the code column",
+    "code_descriptions": "the code descriptions",
+    "summary": "the summary figures",
+    "title": "the title",
+    "subtitle": "the subtitle",
+    "page_size": "the page size",
+    "orientation": "the orientation",
 }
 
 

@@ -29,11 +29,11 @@ def has_unstorable_character(text: str) -> bool:
 def refuse_unstorable(value: object, field: str, label: str) -> None:
     """ValidationError when `value` (a text, or lists and mappings of texts) holds a character text columns refuse.
 
-    `label` names the field for the person, as it begins a sentence ("The name", "Filter 2").
+    `label` names the field for the person inside a sentence ("the name", "filter 2").
     """
     if any(has_unstorable_character(text) for text in _texts(value)):
         raise ValidationError(
-            f"{label} contains a character that cannot be saved (a NUL or another invalid character). "
+            f"There is a character that cannot be saved (a NUL or another invalid character) in {label}. "
             "Remove it and try again.",
             field,
         )

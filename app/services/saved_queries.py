@@ -145,7 +145,7 @@ def _checked_definition(access: RequesterContext, definition: dict) -> dict:
 
 
 def _checked_name(access: RequesterContext, name: str, excluding_id: int | None) -> str:
-    refuse_unstorable(name, "name", "The name")
+    refuse_unstorable(name, "name", "the name")
     name = " ".join((name or "").split())
     if not name:
         raise ValidationError("Give the query a name.", "name")

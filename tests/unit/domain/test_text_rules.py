@@ -31,11 +31,11 @@ def test_hostile_values_other_than_nul_are_storable(text):
 def test_a_nul_deep_in_a_definition_is_refused_naming_the_field():
     """Lists and mappings are searched, keys included, and the message names the field."""
     with pytest.raises(ValidationError) as refused:
-        refuse_unstorable({"column": "note", "value": ["a", "b\x00"]}, "filters-1", "Filter 2")
+        refuse_unstorable({"column": "note", "value": ["a", "b\x00"]}, "filters-1", "filter 2")
     assert refused.value.field == "filters-1"
-    assert str(refused.value).startswith("Filter 2 contains a character that cannot be saved")
+    assert "cannot be saved (a NUL or another invalid character) in filter 2." in str(refused.value)
     with pytest.raises(ValidationError):
-        refuse_unstorable({"co\x00de": "text"}, "code_descriptions", "The code descriptions")
+        refuse_unstorable({"co\x00de": "text"}, "code_descriptions", "the code descriptions")
 
 
 @pytest.mark.parametrize("text", ["²", "٣", "١٢", "1_000", "1.0", "", " ", "0x10", "1e3"])
