@@ -17,7 +17,7 @@ from app.domain.errors import ValidationError
 DATABASE_INTEGER_MAX = 2**31 - 1
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
 # Longer than any number a form accepts, short enough that int() never meets Python's digit limit.
 _MAX_DIGITS = 30
 
