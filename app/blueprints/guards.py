@@ -2,24 +2,31 @@
 
 `workspace_member` loads the signed-in person's membership of the workspace in the URL and
 puts it on `g`; anyone who is not a member gets 404, so the workspace's existence does not leak.
+`visible_or_404` is the one loader of a workspace's queries, reports and files: whatever the
+person may not see (or, asked for a change, may not change) answers 404 alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from typing import TypeVar
 
 from flask import abort, g
 from flask_login import current_user, login_required
 
-from app.domain.access import current_context
+from app.domain.access import Owned, RequesterContext, can_change, current_context
+from app.domain.text_rules import database_id
+
+Found = TypeVar("Found")
 
 
 def workspace_member(view: Callable) -> Callable:
     @wraps(view)
     @login_required
     def wrapped(workspace_id: int, *args, **kwargs):
-        context = current_context(workspace_id, current_user.id)
+        # An id the database cannot hold names no workspace; asking would only fail.
+        context = current_context(workspace_id, current_user.id) if database_id(workspace_id) else None
         if context is None:
             abort(404)
         g.access = context
@@ -27,3 +34,23 @@ def workspace_member(view: Callable) -> Callable:
         return view(workspace_id, *args, **kwargs)
 
     return wrapped
+
+
+def visible_or_404(
+    load: Callable[[RequesterContext, int], Found | None],
+    object_id: int,
+    to_change: Callable[[Found], Owned] | None = None,
+) -> Found:
+    """What `load` finds under `object_id` for the signed-in person in the URL's workspace, or 404.
+
+    `load` answers None for what is not there, is in another workspace, reads a dataset the person
+    may not read, or is someone else's file. With `to_change` (the owned record of what was
+    found), a person who may not change it gets the same 404. An id beyond the database's
+    integer range answers 404 without a query.
+    """
+    if database_id(object_id) is None:
+        abort(404)
+    found = load(g.access, object_id)
+    if found is None or (to_change is not None and not can_change(g.access, to_change(found))):
+        abort(404)
+    return found

@@ -7,6 +7,7 @@ for (DESIGN §4): a worker calls `current_context` right before producing the fi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import select
 
@@ -49,6 +50,18 @@ class RequesterContext:
             team_scope=None if membership.team_scope is None else frozenset(membership.team_scope),
             grants=frozenset(membership.grants or ()),
         )
+
+
+class Owned(Protocol):
+    """A workspace record with an owner: a saved query or a report."""
+
+    workspace_id: int
+    owner_id: int
+
+
+def can_change(access: RequesterContext, record: Owned) -> bool:
+    """Only the record's owner, or an administrator of its workspace, changes or deletes it."""
+    return record.workspace_id == access.workspace_id and (access.is_admin or record.owner_id == access.person_id)
 
 
 def current_context(workspace_id: int, person_id: int) -> RequesterContext | None:

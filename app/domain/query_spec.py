@@ -8,11 +8,13 @@ keeps and what the worker runs.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import ValidationError
+from app.domain.text_rules import refuse_unstorable, whole_number
 
 MAX_COLUMNS = 60
 MAX_FILTERS = 20
@@ -38,6 +40,8 @@ OPERATORS: dict[str, dict[str, str]] = {
     "boolean": {"is_true": "is yes", "is_false": "is no"},
 }
 VALUELESS = {"is_empty", "not_empty", "is_true", "is_false"}
+# Decimal() also reads "٣.5", "1_0" and "NaN"; a filter value is written in ASCII digits.
+_DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")
 
 RELATIVE_RANGES = {
     "today": "Today",
@@ -62,13 +66,12 @@ def _parse_scalar(column: Column, raw: object, field: str) -> object:
         return str(raw) if raw is not None else ""
     if not text:
         raise ValidationError(f"Enter a value for “{label}”.", field)
+    if column.type == "integer":
+        return whole_number(text, field, _not_a(column, text), -(2**62), 2**62)
     try:
-        if column.type == "integer":
-            value = int(text)
-            if abs(value) > 2**62:
-                raise ValueError
-            return value
         if column.type == "decimal":
+            if not _DECIMAL.fullmatch(text):
+                raise InvalidOperation
             number = Decimal(text)
             if not number.is_finite() or abs(number) > Decimal("1e12"):
                 raise InvalidOperation
@@ -80,13 +83,17 @@ def _parse_scalar(column: Column, raw: object, field: str) -> object:
             return datetime.fromisoformat(moment).replace(tzinfo=None).isoformat()
     except (ValueError, InvalidOperation):
         pass
+    raise ValidationError(_not_a(column, text), field)
+
+
+def _not_a(column: Column, text: str) -> str:
     expected = {
         "integer": "a whole number",
         "decimal": "a number",
         "date": "a date as YYYY-MM-DD",
         "datetime": "a date and time as YYYY-MM-DD HH:MM",
     }[column.type]
-    raise ValidationError(f"“{text[:40]}” is not {expected} (column “{label}”).", field)
+    return f"“{text[:40]}” is not {expected} (column “{column.label}”)."
 
 
 def _validate_filter(dataset: Dataset, raw: dict, index: int) -> dict:
@@ -117,6 +124,7 @@ def _validate_filter(dataset: Dataset, raw: dict, index: int) -> dict:
 
 def validate_definition(definition: dict, max_rows: int) -> dict:
     """The definition in normal form, or ValidationError naming what is wrong and where."""
+    _refuse_unstorable_fields(definition)
     dataset = get_dataset(str(definition.get("dataset", "")))
     if dataset is None:
         raise ValidationError("Choose a dataset.", "dataset")
@@ -162,12 +170,14 @@ def validate_definition(definition: dict, max_rows: int) -> dict:
     if row_limit in (None, ""):
         row_limit = None
     else:
-        try:
-            row_limit = int(row_limit)
-        except (TypeError, ValueError):
-            raise ValidationError("The row limit is a whole number.", "row_limit") from None
-        if not 1 <= row_limit <= max_rows:
-            raise ValidationError(f"The row limit is between 1 and {max_rows:,}.", "row_limit")
+        row_limit = whole_number(
+            row_limit,
+            "row_limit",
+            "The row limit is a whole number.",
+            1,
+            max_rows,
+            range_message=f"The row limit is between 1 and {max_rows:,}.",
+        )
 
     return {
         "dataset": dataset.name,
@@ -177,6 +187,21 @@ def validate_definition(definition: dict, max_rows: int) -> dict:
         "parameters": parameters,
         "row_limit": row_limit,
     }
+
+
+def _refuse_unstorable_fields(definition: dict) -> None:
+    """Every text of the definition, checked before any of it is compared or stored."""
+    labels = {
+        "dataset": "the dataset",
+        "columns": "the columns",
+        "sort": "the sort",
+        "parameters": "the date ranges",
+        "row_limit": "the row limit",
+    }
+    for key, label in labels.items():
+        refuse_unstorable(definition.get(key), key, label)
+    for index, raw in enumerate(definition.get("filters") or []):
+        refuse_unstorable(raw, f"filters-{index}", f"filter {index + 1}")
 
 
 def resolve_range(name: str, today: date) -> tuple[date, date]:

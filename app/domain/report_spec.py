@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import DomainError, ValidationError
+from app.domain.text_rules import refuse_unstorable, whole_number
 from app.models.report import ORIENTATIONS, PAGE_SIZES, REPORT_KINDS
 
 KIND_LABELS = {
@@ -24,6 +25,20 @@ MAX_REPORT_COLUMNS = 20
 MAX_FIGURES = 6
 MAX_CODE_DESCRIPTIONS = 200
 MIN_WIDTH, MAX_WIDTH = 3, 100
+# Every field of a report definition, as a sentence names it.
+FIELD_LABELS = {
+    "name": "the name",
+    "kind": "the kind",
+    "source_query_id": "the saved query",
+    "columns": "the columns",
+    "code_column": "the code column",
+    "code_descriptions": "the code descriptions",
+    "summary": "the summary figures",
+    "title": "the title",
+    "subtitle": "the subtitle",
+    "page_size": "the page size",
+    "orientation": "the orientation",
+}
 
 
 class QueryInUse(DomainError):
@@ -55,13 +70,14 @@ def _query_column(dataset: Dataset, query_columns: list[str], name: object, fiel
 def _width(raw: object, label: str) -> int | None:
     if raw in (None, ""):
         return None
-    try:
-        width = int(str(raw).strip())
-    except ValueError:
-        raise ValidationError(f"The width of “{label}” is a whole percentage.", "columns") from None
-    if not MIN_WIDTH <= width <= MAX_WIDTH:
-        raise ValidationError(f"The width of “{label}” is between {MIN_WIDTH}% and {MAX_WIDTH}%.", "columns")
-    return width
+    return whole_number(
+        raw,
+        "columns",
+        f"The width of “{label}” is a whole percentage.",
+        MIN_WIDTH,
+        MAX_WIDTH,
+        range_message=f"The width of “{label}” is between {MIN_WIDTH}% and {MAX_WIDTH}%.",
+    )
 
 
 def _validate_columns(dataset: Dataset, query_columns: list[str], raw_columns: list) -> list[dict]:
@@ -158,6 +174,8 @@ def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -
 
 def validate_report(data: dict, dataset_name: str, query_columns: list[str]) -> dict:
     """The whole definition in normal form, or ValidationError naming what is wrong and where."""
+    for key, label in FIELD_LABELS.items():
+        refuse_unstorable(data.get(key), key, label)
     name = _text(data, "name", 200, "name", required=True)
     title = _text(data, "title", 200, "title") or name
     subtitle = _text(data, "subtitle", 300, "subtitle")

@@ -116,7 +116,7 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
         return "superseded"
     except Exception as exc:  # every failure settles the file; the writer has aborted the upload
         db.session.rollback()  # a failed statement leaves the session unusable until rolled back
-        code, detail = _failure(exc, settings.export_job_timeout)
+        code, detail = _failure(exc, settings.export_job_timeout, export_id)
         if not _attempt_is_current(export_id, attempt_started_at):
             log.info("export file %s: attempt failed (%s) after a newer attempt took over", export_id, code)
             return "superseded"
@@ -130,10 +130,18 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
     return "succeeded"
 
 
-def _failure(exc: Exception, job_timeout: int) -> tuple[str, str]:
-    """The failure code and a detail a person can read."""
+def _failure(exc: Exception, job_timeout: int, export_id: int) -> tuple[str, str]:
+    """The failure code and a detail a person can read.
+
+    Storage and unexpected errors carry keys, paths, SQL and parameters: those go to the log with
+    the file's id, and the person reads a sentence that gives the id as the reference.
+    """
     if isinstance(exc, StorageError):
-        return "storage_error", f"Storage refused the upload: {exc}"
+        log.error("export file %s: storage refused the upload: %s", export_id, exc)
+        return "storage_error", (
+            f"The file could not be stored: the storage service refused it. Try again later; if it keeps "
+            f"failing, contact support with the reference “file {export_id}”."
+        )
     if isinstance(exc, TooManyRows):
         return "too_many_rows", str(exc)
     if isinstance(exc, ValidationError):
@@ -142,8 +150,11 @@ def _failure(exc: Exception, job_timeout: int) -> tuple[str, str]:
         return "access_lost", f"The requester's access no longer allows this file: {exc}"
     if isinstance(exc, JobTimeoutException):
         return "timeout", f"Producing the file took longer than the {job_timeout} seconds allowed."
-    log.exception("export file production failed unexpectedly")
-    return "internal", f"Unexpected error while producing the file: {type(exc).__name__}: {exc}"
+    log.error("export file %s: production failed unexpectedly", export_id, exc_info=exc)
+    return "internal", (
+        f"Something went wrong while producing the file, and the error was logged. Request the file again; "
+        f"if it fails again, contact support with the reference “file {export_id}”."
+    )
 
 
 def _settle_failed(export_id: int, code: str, detail: str) -> str:

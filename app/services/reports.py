@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext
+from app.domain.access import RequesterContext, can_change
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse, validate_report
+from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
@@ -88,20 +89,15 @@ def usable_queries(access: RequesterContext) -> list[SavedQuery]:
 
 def source_query(access: RequesterContext, query_id: object) -> SavedQuery:
     """The saved query a report form names, checked against the workspace and the person's access."""
-    try:
-        wanted = int(str(query_id))
-    except ValueError:
-        raise ValidationError("Choose the saved query the report presents.", "source_query_id") from None
+    wanted = database_id(query_id)
+    if wanted is None:
+        raise ValidationError("Choose the saved query the report presents.", "source_query_id")
     query = db.session.execute(
         select(SavedQuery).where(SavedQuery.id == wanted, SavedQuery.workspace_id == access.workspace_id)
     ).scalar_one_or_none()
     if query is None or not access.can_read_dataset(query.dataset):
         raise ValidationError("Choose the saved query the report presents.", "source_query_id")
     return query
-
-
-def can_change(access: RequesterContext, report: Report) -> bool:
-    return access.is_admin or report.owner_id == access.person_id
 
 
 def create_report(access: RequesterContext, data: dict) -> Report:
@@ -130,7 +126,7 @@ def create_report(access: RequesterContext, data: dict) -> Report:
 
 def update_report(access: RequesterContext, report: Report, data: dict, expected_version: int | None) -> Report:
     """Save the edited report and bump its version, unless someone saved it after it was opened."""
-    if report.workspace_id != access.workspace_id or not can_change(access, report):
+    if not can_change(access, report):
         raise AccessDenied("Only the report's owner or an administrator can change it.")
     query = source_query(access, data.get("source_query_id"))
     checked = validate_report(data, query.dataset, list(query.columns))
@@ -156,7 +152,7 @@ def update_report(access: RequesterContext, report: Report, data: dict, expected
 
 def delete_report(access: RequesterContext, report: Report) -> None:
     """Remove the report; its files stay, with their reference cleared by the database."""
-    if report.workspace_id != access.workspace_id or not can_change(access, report):
+    if not can_change(access, report):
         raise AccessDenied("Only the report's owner or an administrator can delete it.")
     db.session.execute(delete(Report).where(Report.id == report.id, Report.workspace_id == access.workspace_id))
     db.session.commit()

@@ -14,10 +14,11 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.data import query_runner
-from app.domain.access import RequesterContext
+from app.domain.access import RequesterContext, can_change
 from app.domain.catalog import DATASETS, Dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import validate_definition
+from app.domain.text_rules import refuse_unstorable
 from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
@@ -61,10 +62,6 @@ def get_query(access: RequesterContext, query_id: int) -> QueryListing | None:
     return QueryListing(*row)
 
 
-def can_change(access: RequesterContext, query: SavedQuery) -> bool:
-    return access.is_admin or query.owner_id == access.person_id
-
-
 def create_query(access: RequesterContext, name: str, definition: dict) -> SavedQuery:
     name = _checked_name(access, name, excluding_id=None)
     checked = _checked_definition(access, definition)
@@ -91,7 +88,7 @@ def update_query(
     The UPDATE is conditional on the version the person opened (when the form sent it), so two
     people editing at once cannot silently overwrite each other.
     """
-    if query.workspace_id != access.workspace_id or not can_change(access, query):
+    if not can_change(access, query):
         raise AccessDenied("Only the query's owner or an administrator can change it.")
     name = _checked_name(access, name, excluding_id=query.id)
     checked = _checked_definition(access, definition)
@@ -119,7 +116,7 @@ def delete_query(access: RequesterContext, query: SavedQuery) -> None:
     A query that reports present is refused with QueryInUse naming them; the foreign key
     decides when a report is added at the same moment.
     """
-    if query.workspace_id != access.workspace_id or not can_change(access, query):
+    if not can_change(access, query):
         raise AccessDenied("Only the query's owner or an administrator can delete it.")
     refuse_if_query_in_use(access.workspace_id, query.id)
     try:
@@ -148,6 +145,7 @@ def _checked_definition(access: RequesterContext, definition: dict) -> dict:
 
 
 def _checked_name(access: RequesterContext, name: str, excluding_id: int | None) -> str:
+    refuse_unstorable(name, "name", "the name")
     name = " ".join((name or "").split())
     if not name:
         raise ValidationError("Give the query a name.", "name")

@@ -6,11 +6,11 @@ asks, an administrator included.
 
 from __future__ import annotations
 
-from flask import abort, current_app, g, render_template, request, send_file
+from flask import current_app, g, render_template, request, send_file
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.files import bp
-from app.blueprints.guards import workspace_member
+from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.models import QueryExport
 from app.models.types import utcnow
@@ -83,7 +83,4 @@ def download(workspace_id: int, file_id: int):
 
 
 def _own_file(file_id: int) -> QueryExport:
-    export = file_library.get_file(g.access, file_id)
-    if export is None:
-        abort(404)
-    return export
+    return visible_or_404(file_library.get_file, file_id)

@@ -15,6 +15,7 @@ from werkzeug.datastructures import MultiDict
 
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.query_spec import MAX_FILTERS, MAX_SORT, OPERATORS, VALUELESS
+from app.domain.text_rules import opened_version
 from app.models import SavedQuery
 
 # Beyond the limits query_spec enforces, one extra row is read so its message can be shown.
@@ -118,7 +119,7 @@ class QueryForm:
 
     @property
     def expected_version(self) -> int | None:
-        return int(self.version) if self.version.isdigit() else None
+        return opened_version(self.version)
 
     # --- What the builder shows -------------------------------------------------------------
 
@@ -209,7 +210,7 @@ def _value_text(value: object) -> str:
     return str(value)
 
 
-_ROW_FIELD = re.compile(r"^(?P<prefix>[a-z]+)-(?P<index>\d{1,4})-(?P<field>[a-z_]+)$")
+_ROW_FIELD = re.compile(r"^(?P<prefix>[a-z]+)-(?P<index>[0-9]{1,4})-(?P<field>[a-z_]+)$")
 
 
 def _rows(form: MultiDict, prefix: str, limit: int) -> list[dict[str, str]]:
@@ -223,5 +224,5 @@ def _rows(form: MultiDict, prefix: str, limit: int) -> list[dict[str, str]]:
 
 
 def _remove(rows: list, index: str) -> None:
-    if index.isdigit() and int(index) < len(rows):
+    if re.fullmatch("[0-9]{1,4}", index) and int(index) < len(rows):
         del rows[int(index)]

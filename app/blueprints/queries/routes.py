@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from app.blueprints.guards import workspace_member
+from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import QueryForm
 from app.blueprints.query_vocabulary import query_vocabulary
+from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse
@@ -128,25 +129,20 @@ def request_file(workspace_id: int, query_id: int):
         export = request_query_file(g.access, listing.query, options)
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
-    except AccessDenied as error:
-        return _show_page(listing, file_error=error, file_options=options), 403
+    except AccessDenied:
+        abort(404)
     flash("Your file is queued. This page shows its progress.")
     return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=export.id))
 
 
 def _visible_query(query_id: int) -> QueryListing:
     """The query, or 404 when it is not in this workspace or its dataset is not readable."""
-    listing = saved_queries.get_query(g.access, query_id)
-    if listing is None:
-        abort(404)
-    return listing
+    return visible_or_404(saved_queries.get_query, query_id)
 
 
 def _changeable_query(query_id: int) -> QueryListing:
-    listing = _visible_query(query_id)
-    if not saved_queries.can_change(g.access, listing.query):
-        abort(403)
-    return listing
+    """The query, or 404 unless the person may also change it (its owner or an administrator)."""
+    return visible_or_404(saved_queries.get_query, query_id, to_change=lambda listing: listing.query)
 
 
 def _rework(form: QueryForm, action: str, listing: QueryListing | None):
@@ -180,7 +176,7 @@ def _show_page(
         "queries/show.html",
         listing=listing,
         dataset=get_dataset(listing.query.dataset),
-        can_change=saved_queries.can_change(g.access, listing.query),
+        can_change=can_change(g.access, listing.query),
         file_error=file_error,
         file_options=file_options or QueryFileOptions(format="csv"),
         preview=_preview(listing.query.definition()) if show_preview else None,

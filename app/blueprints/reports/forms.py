@@ -16,6 +16,7 @@ from werkzeug.datastructures import MultiDict
 from app.domain.catalog import Column, get_dataset
 from app.domain.errors import ValidationError
 from app.domain.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
+from app.domain.text_rules import opened_version
 from app.models import Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
 
@@ -121,7 +122,7 @@ class ReportForm:
 
     @property
     def expected_version(self) -> int | None:
-        return int(self.version) if self.version.isdigit() else None
+        return opened_version(self.version)
 
     # --- What the form shows ------------------------------------------------------------------
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
-from app.blueprints.guards import workspace_member
+from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
+from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
@@ -27,15 +28,12 @@ def vocabulary() -> dict:
 
 
 def _listing_or_404(report_id: int) -> ReportListing:
-    listing = reports.get_report(g.access, report_id)
-    if listing is None:
-        abort(404)
-    return listing
+    return visible_or_404(reports.get_report, report_id)
 
 
-def _changeable_or_403(listing: ReportListing) -> None:
-    if not reports.can_change(g.access, listing.report):
-        abort(403)
+def _changeable_or_404(report_id: int) -> ReportListing:
+    """The report, or 404 unless the person may also change it (its owner or an administrator)."""
+    return visible_or_404(reports.get_report, report_id, to_change=lambda listing: listing.report)
 
 
 def _render_form(
@@ -145,7 +143,7 @@ def _render_detail(listing: ReportListing, error: ValidationError | None = None,
             listing=listing,
             formats=report_files.format_choices(listing.report),
             files=report_files.recent_files(g.access, listing.report.id),
-            can_change=reports.can_change(g.access, listing.report),
+            can_change=can_change(g.access, listing.report),
             kinds=KIND_LABELS,
             error=error,
         ),
@@ -167,8 +165,7 @@ def preview(workspace_id: int, report_id: int):
 @bp.route("/<int:report_id>/edit", methods=["GET", "POST"])
 @workspace_member
 def edit(workspace_id: int, report_id: int):
-    listing = _listing_or_404(report_id)
-    _changeable_or_403(listing)
+    listing = _changeable_or_404(report_id)
     if request.method == "GET":
         return _render_form(ReportForm.from_report(listing.report), listing)
     form = ReportForm.from_request(request.form)
@@ -186,8 +183,7 @@ def edit(workspace_id: int, report_id: int):
 @bp.route("/<int:report_id>/delete", methods=["GET", "POST"])
 @workspace_member
 def delete(workspace_id: int, report_id: int):
-    listing = _listing_or_404(report_id)
-    _changeable_or_403(listing)
+    listing = _changeable_or_404(report_id)
     if request.method == "GET":
         return render_template("reports/delete.html", listing=listing)
     reports.delete_report(g.access, listing.report)

@@ -113,23 +113,26 @@ def test_storage_folder_refusing_the_object_fails_the_file_with_storage_error(
     failed = file_row(export.id)
     assert failed.status == "failed"
     assert failed.failure_code == "storage_error"
-    assert failed.failure_detail.startswith("Storage refused the upload: cannot write")
-    assert failed.storage_key in failed.failure_detail
+    assert failed.failure_detail.startswith("The file could not be stored")
+    assert f"file {export.id}" in failed.failure_detail
+    assert failed.storage_key not in failed.failure_detail and str(root) not in failed.failure_detail
     assert not storage.exists(failed.storage_key)
     assert pending_uploads(storage) == []
 
 
 def test_missing_s3_bucket_fails_the_file_with_storage_error(export_scenario, use_storage, s3_bucket, start_worker):
-    """An S3 bucket that does not exist: failed/storage_error with S3's reason in the detail."""
+    """An S3 bucket that does not exist: failed/storage_error; S3's reason goes to the log, not the detail."""
     endpoint, _ = s3_bucket
     use_storage(STORAGE_URL="s3://no-such-bucket/exports", S3_ENDPOINT_URL=endpoint)
     export_scenario.add_timesheet_rows(5)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1
-    start_worker()
+    worker = start_worker()
     wait_for(lambda: _settled(export.id), what="the file to settle")
 
     failed = file_row(export.id)
     assert failed.failure_code == "storage_error"
-    assert failed.failure_detail.startswith("Storage refused the upload: S3 could not")
-    assert "NoSuchBucket" in failed.failure_detail
+    assert failed.failure_detail.startswith("The file could not be stored")
+    assert "no-such-bucket" not in failed.failure_detail
+    assert f"export file {export.id}: storage refused the upload" in worker.output()
+    assert "NoSuchBucket" in worker.output()

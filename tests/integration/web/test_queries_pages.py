@@ -170,12 +170,12 @@ def test_a_query_that_a_report_presents_cannot_be_deleted(client, auth, world):
 
 
 def test_a_member_cannot_change_someone_elses_query(client, auth, world):
-    """Edit and delete of another person's query answer 403 to a member and change nothing."""
+    """Edit and delete of another person's query answer 404 to a member, as the report's do, and change nothing."""
     query = factories.make_query(world.workspace, world.admin, name="Admin's query")
     auth.login(world.member.email)
-    assert client.get(_url(world, f"{query.id}/edit")).status_code == 403
-    assert client.post(_url(world, f"{query.id}/edit"), data=_form(name="Taken over")).status_code == 403
-    assert client.post(_url(world, f"{query.id}/delete")).status_code == 403
+    assert client.get(_url(world, f"{query.id}/edit")).status_code == 404
+    assert client.post(_url(world, f"{query.id}/edit"), data=_form(name="Taken over")).status_code == 404
+    assert client.post(_url(world, f"{query.id}/delete")).status_code == 404
     db.session.refresh(query)
     assert (query.name, query.version) == ("Admin's query", 1)
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from app import create_app
 from app.domain import export_file
 from app.extensions import db
 from app.models import Report, SavedQuery
 from app.storage import get_storage
 from tests import factories
+from tests.fixtures.routes import Route, collect_routes
 
 QUERY_MARKER = "Leakcheck query QX7"
 ROW_MARKER = "Leakcheck row RW9"
@@ -28,34 +28,9 @@ MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MA
 
 # Pages anyone may open; they are still checked for leaks and errors.
 PUBLIC_ENDPOINTS = {"auth.login", "health.healthz"}
-SKIPPED_METHODS = {"HEAD", "OPTIONS"}
 
 
-@dataclass(frozen=True)
-class Route:
-    endpoint: str
-    rule: str
-    method: str
-    arguments: frozenset[str]
-
-
-def _collect_routes() -> list[Route]:
-    """Every (rule, method) of an app built only to read its url_map."""
-    with pytest.MonkeyPatch.context() as patch:
-        # No database or instance secrets are touched: the app is never used to serve.
-        patch.setenv("DATABASE_URL", "sqlite://")
-        patch.setenv("SECRET_KEY", "route-collection")
-        patch.setenv("CREDENTIALS_KEY", "route-collection")
-        application = create_app()
-    return [
-        Route(rule.endpoint, rule.rule, method, frozenset(rule.arguments))
-        for rule in application.url_map.iter_rules()
-        if rule.endpoint != "static"
-        for method in sorted(rule.methods - SKIPPED_METHODS)
-    ]
-
-
-ROUTES = _collect_routes()
+ROUTES = collect_routes()
 
 
 def _cases(predicate) -> list:

@@ -1,0 +1,91 @@
+"""What every value typed into a form must be before it is stored or sent to the database.
+
+PostgreSQL text cannot hold the NUL character, and UTF-8 cannot encode a lone surrogate, so a
+value holding either is refused here with a message, before any statement would fail on it.
+Whole numbers are ASCII digits only: Python's int() also reads "٣", "1_000" and " 7 ", which a
+form should not, and ids are bounded by the database's integer column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+from app.domain.errors import ValidationError
+
+# The largest value of a PostgreSQL `integer` (int4), the type of every id and version.
+DATABASE_INTEGER_MAX = 2**31 - 1
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
+# Longer than any number a form accepts, short enough that int() never meets Python's digit limit.
+_MAX_DIGITS = 30
+
+
+def has_unstorable_character(text: str) -> bool:
+    return _UNSTORABLE.search(text) is not None
+
+
+def refuse_unstorable(value: object, field: str, label: str) -> None:
+    """ValidationError when `value` (a text, or lists and mappings of texts) holds a character text columns refuse.
+
+    `label` names the field for the person inside a sentence ("the name", "filter 2").
+    """
+    if any(has_unstorable_character(text) for text in _texts(value)):
+        raise ValidationError(
+            f"There is a character that cannot be saved (a NUL or another invalid character) in {label}. "
+            "Remove it and try again.",
+            field,
+        )
+
+
+def whole_number(
+    text: object, field: str, message: str, minimum: int, maximum: int, range_message: str | None = None
+) -> int:
+    """`text` as an integer between `minimum` and `maximum`, written in ASCII digits.
+
+    ValidationError(message) when it is not such a number, or (range_message or message) when it
+    is out of range; a number too long for any range never reaches int().
+    """
+    candidate = str(text).strip() if text is not None else ""
+    if not _WHOLE_NUMBER.fullmatch(candidate):
+        raise ValidationError(message, field)
+    if len(candidate.lstrip("+-").lstrip("0")) > _MAX_DIGITS or not minimum <= int(candidate) <= maximum:
+        raise ValidationError(range_message or message, field)
+    return int(candidate)
+
+
+def database_id(value: object) -> int | None:
+    """The id `value` names, or None when it is not a positive integer the database's id column can hold."""
+    if isinstance(value, int):
+        return value if 1 <= value <= DATABASE_INTEGER_MAX else None
+    try:
+        return whole_number(value, "id", "not an id", 1, DATABASE_INTEGER_MAX)
+    except ValidationError:
+        return None
+
+
+def opened_version(text: str) -> int | None:
+    """The version a form says it was opened at; None when it says none (a new record).
+
+    A version that is not a whole number the database could hold was not written by the page.
+    """
+    if not text:
+        return None
+    version = database_id(text)
+    if version is None:
+        raise ValidationError("The form was damaged on its way here. Reload the page and make the change again.",
+                              "version")
+    return version
+
+
+def _texts(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _texts(key)
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)

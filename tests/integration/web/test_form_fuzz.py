@@ -1,0 +1,280 @@
+"""Generated values in every form field of every route: never a 500, never a write behind an error.
+
+The routes come from the app's url_map and the field names from the templates (every input,
+select, textarea, button and hx-vals key) and the WTForms classes, so a route or field added
+later is fuzzed too. Each example starts from a valid form for the route (so saving, previewing
+and requesting files are reached, not only the first check), replaces a few fields with
+generated values (NUL, digits Python reads but forms should not, integers beyond the database's
+range, hostile text) and may swap the URL's ids for out-of-range ones. POST routes get the
+values in the body, GET routes in the query string. A signed-in member with data sends them;
+the sign-in form is fuzzed signed out.
+
+Hypothesis runs derandomized (the same examples on every run), without deadlines, with a
+bounded number of examples per route.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from flask_wtf import FlaskForm
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select, text
+from wtforms.fields.core import UnboundField
+
+import app as app_package
+from app.extensions import db
+from app.models import Report, SavedQuery
+from tests import factories
+from tests.fixtures.routes import Route, collect_routes
+
+ROUTES = collect_routes()
+EXAMPLES = {"POST": 60, "GET": 15}
+TEMPLATES = Path(app_package.__file__).parent / "templates"
+
+_FIELD_TAG = re.compile(r"<(?:input|select|textarea|button)\b[^>]*?\bname=\"([^\"]+)\"", re.DOTALL)
+_HX_VALS = re.compile(r"hx-vals='(\{[^']*\})'")
+_TEMPLATE_EXPRESSION = re.compile(r"\{\{.*?\}\}")
+
+
+def _template_field(name: str) -> str:
+    """A field name as the page would post it: a row index becomes 0, a column name a real column."""
+    return _TEMPLATE_EXPRESSION.sub(lambda m: "hours" if "name" in m.group(0) else "0", name)
+
+
+def form_field_names() -> list[str]:
+    """Every field name the templates and the WTForms classes post, without the CSRF token."""
+    names: set[str] = set()
+    for template in TEMPLATES.rglob("*.html"):
+        source = template.read_text()
+        names.update(_template_field(name) for name in _FIELD_TAG.findall(source))
+        for values in _HX_VALS.findall(source):
+            names.update(json.loads(values))
+    for form_class in FlaskForm.__subclasses__():
+        names.update(name for name, value in vars(form_class).items() if isinstance(value, UnboundField))
+    names.discard("csrf_token")
+    return sorted(names)
+
+
+FIELDS = form_field_names()
+
+# What issue 8 found answering 500: NUL, digits Python reads but a form should not, integers
+# beyond the database's range or Python's digit limit; and their neighbours.
+BAD_INPUT = [
+    "\x00",
+    "a\x00b",
+    "²",
+    "٣",
+    "١٢٣",
+    "1_000",
+    "0",
+    "-1",
+    "+3",
+    "2147483647",
+    "2147483648",
+    "9223372036854775808",
+    "9" * 23,
+    "9" * 5000,
+    "1e400",
+    "NaN",
+    "-Infinity",
+    "2026-02-30",
+    "２０２６-01-01",
+    "",
+    " ",
+    "\u202e",
+    "\ufeff",
+    "x" * 5000,
+]
+ACTIONS = [
+    "save", "preview", "refresh", "dataset", "add_filter", "add_parameter", "remove_filter:0", "remove_filter:²",
+    "remove_filter:" + "9" * 5000, "remove_parameter:٣", "up:hours", "down:work_date", "up:",
+]
+OUT_OF_RANGE_IDS = ["0", "2147483647", "2147483648", "9" * 23, "9" * 5000]
+
+# Browsers cannot send lone surrogates (they are not UTF-8), so neither does the test client.
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_value = st.one_of(
+    st.sampled_from(BAD_INPUT),
+    st.sampled_from(factories.hostile_values()),
+    _text,
+    st.integers(min_value=-(2**80), max_value=2**80).map(str),
+)
+_field_value = st.one_of(_value, st.lists(_value, min_size=2, max_size=3))
+
+
+def _valid_query_form() -> dict:
+    return {
+        "name": "Fuzzed query",
+        "dataset": "timesheet_entries",
+        "columns": ["person_name", "work_date", "hours", "note"],
+        "column_order": ["person_name", "work_date", "hours", "note"],
+        "filters-0-column": "hours",
+        "filters-0-op": "ge",
+        "filters-0-value": "7",
+        "sort-0-column": "work_date",
+        "sort-0-direction": "desc",
+        "parameters-0-column": "work_date",
+        "parameters-0-range": "last_30_days",
+        "row_limit": "500",
+        "action": "save",
+    }
+
+
+def _valid_report_form(query_id: int) -> dict:
+    return {
+        "name": "Fuzzed report",
+        "kind": "coded",
+        "source_query_id": str(query_id),
+        "columns": ["person_name", "work_date", "hours"],
+        "width-hours": "15",
+        "code_column": "team_name",
+        "code_descriptions": "Team A = Day ward",
+        "group_column": "team_name",
+        "figures-0-function": "sum",
+        "figures-0-column": "hours",
+        "figures-0-label": "Hours",
+        "title": "Hours by team",
+        "subtitle": "",
+        "page_size": "A4",
+        "orientation": "landscape",
+        "show_filters": "y",
+        "action": "save",
+    }
+
+
+def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: str) -> dict:
+    """A form the POST route accepts as it is, so a generated value is the only thing wrong.
+
+    The versions are read now: an earlier example may have saved the query or report.
+    """
+    query_version = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == query.id)) or 1
+    report_version = db.session.scalar(select(Report.version).where(Report.id == report.id)) or 1
+    db.session.rollback()
+    query_form = _valid_query_form()
+    report_form = _valid_report_form(query.id)
+    return {
+        "auth.login": {"email": login_email, "password": factories.PASSWORD},
+        "queries.new": query_form,
+        "queries.edit": {**query_form, "version": str(query_version)},
+        "queries.builder": {**query_form, "action": "add_filter"},
+        "queries.preview_draft": query_form,
+        "queries.request_file": {"format": "xlsx", "heading": "labels", "include_descriptions": "y"},
+        "reports.new": report_form,
+        "reports.edit": {**report_form, "version": str(report_version)},
+        "reports.form_fields": {**report_form, "changed": "source_query_id"},
+        "reports.draft_preview": report_form,
+        "reports.request_file": {"format": "pdf"},
+    }.get(endpoint, {})
+
+
+def _rarely(strategy: st.SearchStrategy[str], otherwise: str) -> st.SearchStrategy[str]:
+    """`strategy` one time in eight, else `otherwise`: most examples keep the URL's ids valid."""
+    return st.integers(min_value=0, max_value=7).flatmap(lambda n: strategy if n == 0 else st.just(otherwise))
+
+
+def _unique_names(form: dict, number: int) -> dict:
+    """A fresh name for each example's save, so a taken name does not stop it before the other checks."""
+    return {"name": f"{form['name']} {number}"} if "name" in form and "email" not in form else {}
+
+
+def _row_snapshot(exclude: frozenset[str]) -> dict[str, str]:
+    """A digest of every table's rows, to tell whether a request wrote anything."""
+    tables = [table.name for table in db.metadata.sorted_tables if table.name not in exclude]
+    columns = ", ".join(
+        f"(SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {name} t) AS {name}"
+        for name in tables
+    )
+    row = db.session.execute(text(f"SELECT {columns}")).mappings().one()
+    db.session.rollback()
+    return dict(row)
+
+
+def _path(route: Route, values: dict[str, str]) -> str:
+    return re.sub(r"<int:(\w+)>", lambda match: values[match.group(1)], route.rule)
+
+
+@pytest.fixture
+def member_with_data(world):
+    """The world's member owns a query (presented by a report) and a queued file of it."""
+    query = factories.make_query(world.workspace, world.member, name="Member's hours")
+    report = Report(
+        workspace_id=world.workspace.id,
+        owner_id=world.member.id,
+        name="Member's report",
+        kind="table",
+        source_query_id=query.id,
+        columns=[{"name": "hours", "width": None}],
+        title="Member's report",
+    )
+    db.session.add(report)
+    db.session.commit()
+    export = factories.make_export(query, world.member)
+    return world, query, report, export
+
+
+def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
+    """The field list is read from the pages, so it holds the builder's, the report form's and sign-in's fields."""
+    assert {"name", "filters-0-value", "width-hours", "figures-0-label", "email", "password", "version"} <= set(
+        FIELDS
+    )
+
+
+@pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in ROUTES])
+def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, client, auth, member_with_data, route):
+    """Every route, given generated values in its fields (and ids), answers without a 500 and,
+    when it answers an error, leaves every table as it was."""
+    world, query, report, export = member_with_data
+    signed_out = route.endpoint == "auth.login"
+    login_person = factories.make_person()
+    if not signed_out:
+        auth.login(world.member.email)
+    valid_ids = {
+        "workspace_id": str(world.workspace.id),
+        "query_id": str(query.id),
+        "report_id": str(report.id),
+        "file_id": str(export.id),
+    }
+    valid_form = _valid_form(route.endpoint, query, report, login_person.email)
+    # The route's own fields are drawn more often than the others (which it should ignore).
+    field_names = st.sampled_from(list(valid_form) * 3 + FIELDS)
+    numbers = itertools.count(1)
+    # A refused sign-in counts the failure on the person's row: that write is the throttle working.
+    unwatched = frozenset({"people"}) if signed_out else frozenset()
+
+    @settings(
+        max_examples=EXAMPLES[route.method],
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(st.data())
+    def send_generated_values(data):
+        ids = {
+            name: data.draw(_rarely(st.sampled_from(OUT_OF_RANGE_IDS), valid_ids[name]), label=name)
+            for name in sorted(route.arguments)
+        }
+        form = _valid_form(route.endpoint, query, report, login_person.email)
+        form.update(_unique_names(form, next(numbers)))
+        for field in data.draw(st.lists(field_names, max_size=4, unique=True), label="fields"):
+            strategy = st.sampled_from(ACTIONS) | _field_value if field == "action" else _field_value
+            form[field] = data.draw(strategy, label=field)
+        before = _row_snapshot(unwatched)
+        if route.method == "GET":
+            response = client.get(_path(route, ids) + "?" + urlencode(form, doseq=True))
+        else:
+            response = client.open(_path(route, ids), method=route.method, data=form)
+        assert response.status_code < 500, f"{route.method} {route.rule} answered {response.status_code}"
+        body = response.get_data()
+        assert b"Traceback" not in body and b"psycopg" not in body and b"[SQL:" not in body
+        if response.status_code >= 400:
+            assert _row_snapshot(unwatched) == before, f"{route.method} {route.rule} wrote rows behind an error"
+
+    send_generated_values()
