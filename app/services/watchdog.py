@@ -18,6 +18,7 @@ from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.services.outbox import dispatch
 
@@ -42,7 +43,7 @@ def redeliver_stalled(now: datetime | None = None) -> int:
         )
         .join(QueryExportRequest, QueryExportRequest.export_id == QueryExport.id)
         .where(
-            QueryExport.status == "running",
+            QueryExport.status == FileStatus.RUNNING,
             QueryExport.heartbeat_at < stalled_before,
             # A redelivery gets a whole stall period to start before it is judged lost in turn.
             QueryExportRequest.dispatched_at < stalled_before,
@@ -67,7 +68,7 @@ def _give_up(export_id: int, attempts: int) -> bool:
         "(its worker stopped or was too slow), so it was given up."
     )
     try:
-        export_file.fail(export_id, "timeout", detail)
+        export_file.fail(export_id, attempts, FailureCode.TIMEOUT, detail)
     except TransitionRefused:
         return False
     log.warning("export file %s failed after %s stalled attempts", export_id, attempts)

@@ -9,6 +9,7 @@ from redis import Redis
 from rq.job import Job
 
 from app.domain import export_file
+from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.queue import redis_connection
@@ -62,7 +63,7 @@ def test_file_settled_while_a_worker_produces_it_stays_as_settled(export_scenari
     start_worker()
     wait_for(lambda: file_row(export.id).rows_written > 0, timeout=120, what="the worker's progress")
 
-    export_file.fail(export.id, "timeout", "Given up by the watchdog.")
+    export_file.fail(export.id, 1, FailureCode.TIMEOUT, "Given up by the watchdog.")
     job = Job.fetch(file_row(export.id).outbox.job_id, connection=redis_connection())
     wait_for(lambda: job.get_status() == "finished", timeout=60, what="the worker to stop producing")
 

@@ -10,6 +10,7 @@ from app.domain import export_file
 from app.domain.query_spec import resolve_range
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.storage import get_storage
 from tests import factories
@@ -27,9 +28,9 @@ def _files_url(world, tail: str = "") -> str:
 
 def _succeeded(export: QueryExport, content: bytes, rows: int = 2) -> QueryExport:
     """Store the bytes at the file's key and settle it as a worker would."""
-    export_file.start(export.id)
+    attempt = export_file.start(export.id)
     get_storage().put_bytes(export.storage_key, content)
-    export_file.succeed(export.id, size_bytes=len(content), row_count=rows, retention_days=30)
+    export_file.succeed(export.id, attempt, size_bytes=len(content), row_count=rows, retention_days=30)
     db.session.refresh(export)
     return export
 
@@ -132,7 +133,7 @@ def test_a_failed_files_page_shows_the_code_and_a_readable_detail(client, auth, 
     """A failed file shows its failure code, an explanation and the recorded detail."""
     query = factories.make_query(world.workspace, world.member)
     export = factories.make_export(query, world.member)
-    export_file.fail(export.id, "access_lost", "The dataset grant for timesheet_entries was removed.")
+    export_file.fail(export.id, 0, FailureCode.ACCESS_LOST, "The dataset grant for timesheet_entries was removed.")
     auth.login(world.member.email)
     page = client.get(_files_url(world, str(export.id))).get_data(as_text=True)
     assert "access_lost" in page
@@ -144,15 +145,15 @@ def test_progress_polls_while_running_and_answers_286_once_settled(client, auth,
     """The progress fragment answers 200 with a polling bar while running, then 286 without polling."""
     query = factories.make_query(world.workspace, world.member)
     export = factories.make_export(query, world.member)
-    export_file.start(export.id)
-    export_file.record_progress(export.id, rows_written=50, rows_total=200)
+    attempt = export_file.start(export.id)
+    export_file.record_progress(export.id, attempt, rows_written=50, rows_total=200)
     auth.login(world.member.email)
     url = _files_url(world, f"{export.id}/progress")
     running = client.get(url)
     assert running.status_code == 200
     assert 'hx-trigger="every 2s"' in running.get_data(as_text=True)
     assert "25%" in running.get_data(as_text=True)
-    export_file.succeed(export.id, size_bytes=10, row_count=200, retention_days=30)
+    export_file.succeed(export.id, attempt, size_bytes=10, row_count=200, retention_days=30)
     settled = client.get(url)
     assert settled.status_code == 286
     assert "hx-trigger" not in settled.get_data(as_text=True)
