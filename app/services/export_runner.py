@@ -37,8 +37,6 @@ from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
 
-PROGRESS_INTERVAL_SECONDS = 1.0
-
 
 class Superseded(Exception):
     """The file settled, or a newer attempt took it over, while this attempt was producing it."""
@@ -188,7 +186,8 @@ def _attempt_is_current(export_id: int, attempt: int) -> bool:
 
 
 class _ProgressRecorder:
-    """The renderer's progress callback: writes progress (the heartbeat) at most once a second.
+    """The renderer's progress callback: writes progress (the heartbeat) at most once per
+    PROGRESS_INTERVAL (a second unless configured).
 
     Writes go through their own app context, hence their own session and connection, so
     committing them never disturbs the session streaming the rows.
@@ -197,10 +196,11 @@ class _ProgressRecorder:
     def __init__(self, export_id: int, attempt: int):
         self._export_id = export_id
         self._attempt = attempt
+        self._interval = current_app.config["SETTINGS"].progress_interval_seconds
         self._last_recorded = time.monotonic()
 
     def __call__(self, rows_written: int, rows_total: int | None) -> None:
-        if time.monotonic() - self._last_recorded < PROGRESS_INTERVAL_SECONDS:
+        if time.monotonic() - self._last_recorded < self._interval:
             return
         with current_app.app_context():
             try:

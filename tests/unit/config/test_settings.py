@@ -41,3 +41,11 @@ def test_postgresql_connections_are_checked_before_use(tmp_path, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1/x")
     config = Settings.from_environment(tmp_path).as_flask_config()
     assert config["SQLALCHEMY_ENGINE_OPTIONS"] == {"pool_pre_ping": True}
+
+
+def test_progress_interval_is_read_from_the_environment(tmp_path, monkeypatch):
+    """PROGRESS_INTERVAL sets the least time between progress writes; a second by default."""
+    monkeypatch.delenv("PROGRESS_INTERVAL", raising=False)
+    assert Settings.from_environment(tmp_path).progress_interval_seconds == 1.0
+    monkeypatch.setenv("PROGRESS_INTERVAL", "0")
+    assert Settings.from_environment(tmp_path).progress_interval_seconds == 0.0
