@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import func, select, update
 
 from app.domain import export_file
@@ -225,3 +226,45 @@ def test_another_persons_file_is_not_found_even_for_an_admin(client, auth, world
         assert response.status_code == 404
         assert b"private" not in response.data
         assert b"Members own file" not in response.data
+
+
+def test_running_file_page_shows_when_its_attempt_started(client, auth, world):
+    """While a file runs, its page's live status says when the attempt started, without an attempt number at first."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    started = utcnow().replace(hour=3, minute=4)
+    export_file.start(export.id, now=started)
+    auth.login(world.member.email)
+
+    fragment = client.get(_files_url(world, f"{export.id}/progress?view=detail")).get_data(as_text=True)
+
+    assert f"started {started:%Y-%m-%d} 03:04 UTC" in fragment
+    assert "· attempt" not in fragment
+
+
+def test_restarted_file_page_shows_the_attempt_number(client, auth, world):
+    """A file restarted after a stalled attempt shows the new attempt's start and its number, on the page and live."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    export_file.start(export.id)
+    restarted = utcnow().replace(hour=5, minute=6)
+    export_file.start(export.id, now=restarted)
+    auth.login(world.member.email)
+
+    for url in (_files_url(world, str(export.id)), _files_url(world, f"{export.id}/progress?view=detail")):
+        page = client.get(url).get_data(as_text=True)
+        assert f"started {restarted:%Y-%m-%d} 05:06 UTC · attempt 2" in page
+
+
+@pytest.mark.parametrize("code", list(FailureCode))
+def test_every_failure_code_has_its_own_message_on_the_file_page(client, auth, world, code):
+    """Each failure code a file can record is explained in words on its page, not with the generic fallback."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    export_file.fail(export.id, 0, code, "Recorded detail.")
+    auth.login(world.member.email)
+
+    page = client.get(_files_url(world, str(export.id))).get_data(as_text=True)
+
+    assert f"<code>{code}</code>" in page
+    assert "The file could not be made." not in page
