@@ -33,6 +33,9 @@ def create_app(overrides: dict | None = None) -> Flask:
     htmx.init_app(app)
 
     from app import models  # noqa: F401  (every table registered before migrations run)
+    from app.services import queue
+
+    queue.init_app(app)
 
     _register_blueprints(app)
     _register_cli(app)

@@ -31,12 +31,11 @@ def scheduler_command() -> None:
     run_forever()
 
 
-def _redis_answers(url: str) -> bool:
-    from redis import Redis
+def _redis_answers() -> bool:
     from redis.exceptions import RedisError
 
     try:
-        return bool(Redis.from_url(url, socket_connect_timeout=2).ping())
+        return bool(current_app.redis.ping())
     except RedisError:
         return False
 
@@ -54,7 +53,7 @@ def serve_all_command(port: int) -> None:
     from app.supervisor import Child, Supervisor
 
     settings = current_app.config["SETTINGS"]
-    if not _redis_answers(settings.redis_url):
+    if not _redis_answers():
         click.echo(
             f"Redis does not answer at {settings.redis_url}; start it with: "
             "redis-server --daemonize yes --bind 127.0.0.1 --port 6379",

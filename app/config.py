@@ -42,6 +42,11 @@ def _bool(name: str, default: bool) -> bool:
     return raw in _TRUE
 
 
+def _float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw else default
+
+
 @dataclass(frozen=True)
 class Settings:
     """The settings this product reads; `as_flask_config` maps them onto Flask's config."""
@@ -58,6 +63,8 @@ class Settings:
     # A running file's holder renews its lease every sixth of this; a lapsed lease means a dead holder.
     lease_seconds: int
     export_job_timeout: int
+    # Least time between two progress writes (the heartbeat) of a file in production.
+    progress_interval_seconds: float
     max_preview_rows: int
     max_export_rows: int
     report_pdf_max_rows: int
@@ -85,6 +92,7 @@ class Settings:
             storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
             lease_seconds=_int("LEASE_SECONDS", 30),
             export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
+            progress_interval_seconds=_float("PROGRESS_INTERVAL", 1.0),
             max_preview_rows=50,
             max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),
             # A PDF beyond this many rows fails with too_many_rows; XLSX has no such limit.

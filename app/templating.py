@@ -6,6 +6,7 @@ from datetime import datetime
 
 from flask import Flask
 
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
 
@@ -39,3 +40,5 @@ def register(app: Flask) -> None:
     app.jinja_env.filters["bytes"] = format_bytes
     app.jinja_env.filters["duration"] = format_duration
     app.jinja_env.globals["now"] = utcnow
+    app.jinja_env.globals["FileStatus"] = FileStatus
+    app.jinja_env.globals["FailureCode"] = FailureCode

@@ -10,8 +10,7 @@ import os
 import socket
 import sys
 
-from redis import Redis
-from rq import Queue, Worker
+from rq import Worker
 
 from jobs.app_context import worker_app
 
@@ -19,12 +18,9 @@ from jobs.app_context import worker_app
 def main() -> None:
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(asctime)s worker %(levelname)s %(message)s")
     app = worker_app()
-    with app.app_context():
-        settings = app.config["SETTINGS"]
-    connection = Redis.from_url(settings.redis_url)
-    queue = Queue(settings.export_queue, connection=connection)
     name = f"exports-{socket.gethostname()}-{os.getpid()}"
-    Worker([queue], connection=connection, name=name).work(with_scheduler=True, logging_level="INFO")
+    # The app's own client: the worker and the jobs it runs share the app's connection pool.
+    Worker([app.export_queue], connection=app.redis, name=name).work(with_scheduler=True, logging_level="INFO")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,11 @@
 
 Each is a conditional UPDATE whose WHERE clause carries the allowed starting statuses, so two
 workers, a watchdog and a redelivery can race without reopening a settled file (INV-02).
+
+Attempts are fenced: `start` numbers each attempt (`attempt_count`), and every later
+transition names the attempt it acts for and applies only while that attempt is still the
+file's latest. A stale attempt (its worker was thought dead and the file restarted) therefore
+changes nothing, whatever it finishes or however late.
 A refused transition raises TransitionRefused; callers decide whether that is an error.
 """
 
@@ -14,22 +19,35 @@ from sqlalchemy import update
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import QueryExport
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
 DETAIL_LIMIT = 1000
 
 
-def _apply(export_id: int, from_statuses: tuple[str, ...], values: dict, action: str) -> None:
+def _apply(
+    export_id: int, from_statuses: tuple[FileStatus, ...], attempt: int | None, values: dict, action: str
+) -> int:
+    """Run the guarded UPDATE; returns the row's new attempt number. `attempt=None` only for `start`."""
+    guard = [QueryExport.id == export_id, QueryExport.status.in_(from_statuses)]
+    if attempt is not None:
+        guard.append(QueryExport.attempt_count == attempt)
     result = db.session.execute(
         update(QueryExport)
-        .where(QueryExport.id == export_id, QueryExport.status.in_(from_statuses))
+        .where(*guard)
         .values(**values)
+        .returning(QueryExport.attempt_count)
         .execution_options(synchronize_session=False)
     )
-    if result.rowcount != 1:
+    row = result.one_or_none()
+    if row is None:
         db.session.rollback()
-        raise TransitionRefused(f"file {export_id} cannot {action}: it is not {' or '.join(from_statuses)}")
+        expected = " or ".join(from_statuses)
+        if attempt is not None:
+            expected += f" at attempt {attempt}"
+        raise TransitionRefused(f"file {export_id} cannot {action}: it is not {expected}")
     db.session.commit()
+    return row.attempt_count
 
 
 def start(
@@ -37,18 +55,20 @@ def start(
     now: datetime | None = None,
     holder: str | None = None,
     lease_expires_at: datetime | None = None,
-) -> None:
+) -> int:
     """queued → running, or running → running on redelivery (production restarts into the same key).
 
-    The starting attempt takes the lease (app/services/leases.py); without one the watchdog
-    counts the file as abandoned.
+    Returns the number of this attempt, which every later transition of the attempt names. The
+    starting attempt takes the lease (app/services/leases.py); without one the watchdog counts
+    the file as abandoned.
     """
     now = now or utcnow()
-    _apply(
+    return _apply(
         export_id,
-        ("queued", "running"),
+        (FileStatus.QUEUED, FileStatus.RUNNING),
+        None,
         {
-            "status": "running",
+            "status": FileStatus.RUNNING,
             "started_at": now,
             "heartbeat_at": now,
             "rows_written": 0,
@@ -60,45 +80,40 @@ def start(
     )
 
 
-def renew_lease(export_id: int, attempt_started_at: datetime, lease_expires_at: datetime) -> None:
-    """Extend the lease of the attempt that started the running file at `attempt_started_at`.
-
-    Refused once the file settled or a newer attempt restarted it: the lease is no longer this attempt's.
-    """
-    result = db.session.execute(
-        update(QueryExport)
-        .where(
-            QueryExport.id == export_id,
-            QueryExport.status == "running",
-            QueryExport.started_at == attempt_started_at,
-        )
-        .values(lease_expires_at=lease_expires_at)
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise TransitionRefused(f"file {export_id}: the attempt started {attempt_started_at} no longer holds it")
-    db.session.commit()
+def renew_lease(export_id: int, attempt: int, lease_expires_at: datetime) -> None:
+    """Extend the lease of the running attempt; refused once the file settled or a newer attempt restarted it."""
+    _apply(export_id, (FileStatus.RUNNING,), attempt, {"lease_expires_at": lease_expires_at}, "renew its lease")
 
 
-def record_progress(export_id: int, rows_written: int, rows_total: int | None, now: datetime | None = None) -> None:
-    """Progress and heartbeat of a running file; refused once it has settled."""
+def record_progress(
+    export_id: int, attempt: int, rows_written: int, rows_total: int | None, now: datetime | None = None
+) -> None:
+    """Progress of the running attempt, for the page; refused once the file settled or restarted."""
     _apply(
         export_id,
-        ("running",),
+        (FileStatus.RUNNING,),
+        attempt,
         {"rows_written": rows_written, "rows_total": rows_total, "heartbeat_at": now or utcnow()},
         "record progress",
     )
 
 
-def succeed(export_id: int, size_bytes: int, row_count: int, retention_days: int, now: datetime | None = None) -> None:
-    """running → succeeded: size, rows, completion and the completion-based expiry."""
+def succeed(
+    export_id: int,
+    attempt: int,
+    size_bytes: int,
+    row_count: int,
+    retention_days: int,
+    now: datetime | None = None,
+) -> None:
+    """running → succeeded for the current attempt: size, rows, completion and the completion-based expiry."""
     now = now or utcnow()
     _apply(
         export_id,
-        ("running",),
+        (FileStatus.RUNNING,),
+        attempt,
         {
-            "status": "succeeded",
+            "status": FileStatus.SUCCEEDED,
             "size_bytes": size_bytes,
             "row_count": row_count,
             "rows_written": row_count,
@@ -110,15 +125,20 @@ def succeed(export_id: int, size_bytes: int, row_count: int, retention_days: int
     )
 
 
-def fail(export_id: int, code: str, detail: str, now: datetime | None = None) -> None:
-    """queued → failed (pre-render checks) or running → failed, with a code and a bounded detail."""
+def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: datetime | None = None) -> None:
+    """queued → failed (pre-render checks) or running → failed, with a code and a bounded detail.
+
+    `attempt` is the attempt number the caller saw (0 for a file that never started): a file
+    restarted since is not failed on that attempt's behalf.
+    """
     now = now or utcnow()
     _apply(
         export_id,
-        ("queued", "running"),
+        (FileStatus.QUEUED, FileStatus.RUNNING),
+        attempt,
         {
-            "status": "failed",
-            "failure_code": code,
+            "status": FileStatus.FAILED,
+            "failure_code": FailureCode(code),
             "failure_detail": detail[:DETAIL_LIMIT],
             "completed_at": now,
             "heartbeat_at": now,

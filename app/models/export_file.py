@@ -8,6 +8,7 @@ descriptions row is an Excel option only.
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -15,23 +16,39 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.extensions import db
 from app.models.types import LeaseColumns, UTCDateTime, utcnow
 
-FILE_STATUSES = ("queued", "running", "succeeded", "failed")
-TERMINAL_STATUSES = ("succeeded", "failed")
-FAILURE_CODES = (
-    "access_lost",
-    "source_missing",
-    "invalid_request",
-    "storage_error",
-    "timeout",
-    "too_many_rows",
-    "internal",
-)
+
+class FileStatus(StrEnum):
+    """A file's stored status; `expired` is computed on read and is not one of them."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+TERMINAL_STATUSES = (FileStatus.SUCCEEDED, FileStatus.FAILED)
+
+
+class FailureCode(StrEnum):
+    """Why a file failed; the file page has one readable message per code."""
+
+    ACCESS_LOST = "access_lost"
+    SOURCE_MISSING = "source_missing"
+    INVALID_REQUEST = "invalid_request"
+    STORAGE_ERROR = "storage_error"
+    TIMEOUT = "timeout"
+    TOO_MANY_ROWS = "too_many_rows"
+    INTERNAL = "internal"
+
+
+def _one_of(column: str, values: type[StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(value.value) for value in values)})"
 
 
 class QueryExport(LeaseColumns, db.Model):
     __tablename__ = "query_exports"
     __table_args__ = (
-        CheckConstraint("status IN ('queued', 'running', 'succeeded', 'failed')", name="status"),
+        CheckConstraint(_one_of("status", FileStatus), name="status"),
         CheckConstraint("kind IN ('query', 'report')", name="kind"),
         CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
         CheckConstraint("include_descriptions = false OR format = 'xlsx'", name="include_descriptions"),
@@ -68,7 +85,7 @@ class QueryExport(LeaseColumns, db.Model):
     heading: Mapped[str] = mapped_column(String(10), default="names")
     include_descriptions: Mapped[bool] = mapped_column(default=False)
 
-    status: Mapped[str] = mapped_column(String(10), default="queued", index=True)
+    status: Mapped[str] = mapped_column(String(10), default=FileStatus.QUEUED.value, index=True)
     storage_key: Mapped[str] = mapped_column(String(500), unique=True)
     file_name: Mapped[str] = mapped_column(String(255))
     rows_written: Mapped[int] = mapped_column(default=0)
@@ -88,7 +105,7 @@ class QueryExport(LeaseColumns, db.Model):
 
     def is_expired(self, now: datetime) -> bool:
         """Expiry is computed on read (STATE-PFM-QRY-006): never a stored status."""
-        return self.status == "succeeded" and self.expires_at is not None and now >= self.expires_at
+        return self.status == FileStatus.SUCCEEDED and self.expires_at is not None and now >= self.expires_at
 
     def display_status(self, now: datetime) -> str:
         return "expired" if self.is_expired(now) else self.status
@@ -99,7 +116,7 @@ class QueryExport(LeaseColumns, db.Model):
 
     @property
     def percent(self) -> int | None:
-        if self.status == "succeeded":
+        if self.status == FileStatus.SUCCEEDED:
             return 100
         if not self.rows_total:
             return None
@@ -107,7 +124,7 @@ class QueryExport(LeaseColumns, db.Model):
 
     def eta_seconds(self, now: datetime) -> int | None:
         """Seconds left at the rate seen so far, when the total is known."""
-        if self.status != "running" or not self.rows_total or not self.rows_written or not self.started_at:
+        if self.status != FileStatus.RUNNING or not self.rows_total or not self.rows_written or not self.started_at:
             return None
         elapsed = (now - self.started_at).total_seconds()
         remaining = max(self.rows_total - self.rows_written, 0)

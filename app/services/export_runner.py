@@ -5,13 +5,17 @@ file settled, or while an earlier attempt is still alive. So every run re-reads 
 the requester's current access, restarts into the file's fixed key, and settles the file only
 through the guarded transitions of app/domain/export_file.py.
 
-Each attempt is identified by the `started_at` it wrote. When a later attempt restarts the
-same file (the watchdog saw its lease lapse), the earlier one notices the change and stops
-without touching the file: the newer attempt owns the key now.
+Each attempt is numbered by `start` and every later transition names that number, so an
+attempt that a restart made stale (the watchdog saw its lease lapse) can change nothing in the
+row. The stored object is fenced too (docs/architecture.md, "Attempts"): an attempt aborts
+every earlier upload to the key right after it starts, and checks it is still current after
+its own upload began and before completing it. Hence a stale attempt's upload is either
+aborted or completed before the newer attempt's, which then replaces or deletes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from datetime import datetime
@@ -26,6 +30,7 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
 from app.models import QueryExport
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
 from app.rendering.query_file import write_query_file
@@ -34,8 +39,6 @@ from app.services import leases
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
-
-PROGRESS_INTERVAL_SECONDS = 1.0
 
 
 class Superseded(Exception):
@@ -56,81 +59,86 @@ def run_export_file(export_id: int) -> str:
     refusal = _pre_run_refusal(export, access)
     if refusal is not None:
         code, detail = refusal
-        return _settle_failed(export_id, code, detail)
+        return _settle_failed(export_id, export.attempt_count, code, detail)
     assert access is not None
 
-    attempt_started_at = utcnow()
     try:
-        export_file.start(
+        started_at = utcnow()
+        attempt = export_file.start(
             export_id,
-            now=attempt_started_at,
+            now=started_at,
             holder=leases.holder_name(),
-            lease_expires_at=leases.lease_expiry(attempt_started_at),
+            lease_expires_at=leases.lease_expiry(started_at),
         )
     except TransitionRefused:
         log.info("export file %s settled before it could start; redelivery acknowledged", export_id)
         return "already_settled"
     export = db.session.get(QueryExport, export_id)
     assert export is not None
-    return _produce(export, access, attempt_started_at)
+    return _produce(export, access, attempt)
 
 
-def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tuple[str, str] | None:
+def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tuple[FailureCode, str] | None:
     """Checks made before any byte is written, with the requester's access as it is now."""
     if access is None:
-        return "access_lost", (
+        return FailureCode.ACCESS_LOST, (
             "The person who asked for this file is no longer a member of this workspace "
             "(or the workspace is not active), so it was not produced."
         )
     dataset = get_dataset(export.dataset) if export.dataset else None
     if dataset is None:
-        return "source_missing", f"The dataset {export.dataset!r} this file reads no longer exists."
+        return FailureCode.SOURCE_MISSING, f"The dataset {export.dataset!r} this file reads no longer exists."
     if not access.can_read_dataset(dataset.name):
-        return "access_lost", (
+        return FailureCode.ACCESS_LOST, (
             f"The person who asked for this file no longer has access to the dataset {dataset.label!r}, "
             "so it was not produced."
         )
     if export.kind == "report" and export.report_id is None:
         # The database cleared the reference when the report was deleted (ON DELETE SET NULL).
-        return "source_missing", "The report this file prints was deleted before the file was made."
+        return FailureCode.SOURCE_MISSING, "The report this file prints was deleted before the file was made."
     return None
 
 
-def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: datetime) -> str:
+def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str:
     export_id = export.id
     settings = current_app.config["SETTINGS"]
-    progress = _ProgressRecorder(export_id, attempt_started_at)
+    storage = get_storage()
+    progress = _ProgressRecorder(export_id, attempt)
 
     def renew(lease_expires_at: datetime) -> None:
-        export_file.renew_lease(export_id, attempt_started_at, lease_expires_at)
+        export_file.renew_lease(export_id, attempt, lease_expires_at)
 
     try:
+        # Entering the writer aborts every earlier upload to the key, then begins this attempt's.
         with (
             leases.renewed_while_running(renew, f"export file {export_id}"),
-            get_storage().writer(export.storage_key) as out,
+            storage.writer(export.storage_key) as out,
         ):
             write = write_report_file if export.kind == "report" else write_query_file
             rows = write(export, access, out, progress)
+            # Checked after this upload began: a restart after this check aborts the upload,
+            # so a stale attempt never publishes over a newer one.
+            if not _attempt_is_current(export_id, attempt):
+                raise Superseded()
     except Superseded:
-        log.info("export file %s was settled or restarted elsewhere; this attempt stopped", export_id)
+        log.info("export file %s attempt %s was settled or restarted elsewhere; it stopped", export_id, attempt)
         return "superseded"
     except Exception as exc:  # every failure settles the file; the writer has aborted the upload
         db.session.rollback()  # a failed statement leaves the session unusable until rolled back
         code, detail = _failure(exc, settings.export_job_timeout, export_id)
-        if not _attempt_is_current(export_id, attempt_started_at):
-            log.info("export file %s: attempt failed (%s) after a newer attempt took over", export_id, code)
-            return "superseded"
-        return _settle_failed(export_id, code, detail)
+        return _settle_failed(export_id, attempt, code, detail)
 
     try:
-        export_file.succeed(export_id, size_bytes=out.size, row_count=rows, retention_days=settings.file_retention_days)
+        export_file.succeed(
+            export_id, attempt, size_bytes=out.size, row_count=rows, retention_days=settings.file_retention_days
+        )
     except TransitionRefused:
-        return _after_refused_success(export_id)
+        return _after_refused_success(export_id, attempt)
     log.info("export file %s succeeded: %s rows, %s bytes", export_id, rows, out.size)
     return "succeeded"
 
 
-def _failure(exc: Exception, job_timeout: int, export_id: int) -> tuple[str, str]:
+def _failure(exc: Exception, job_timeout: int, export_id: int) -> tuple[FailureCode, str]:
     """The failure code and a detail a person can read.
 
     Storage and unexpected errors carry keys, paths, SQL and parameters: those go to the log with
@@ -138,74 +146,92 @@ def _failure(exc: Exception, job_timeout: int, export_id: int) -> tuple[str, str
     """
     if isinstance(exc, StorageError):
         log.error("export file %s: storage refused the upload: %s", export_id, exc)
-        return "storage_error", (
+        return FailureCode.STORAGE_ERROR, (
             f"The file could not be stored: the storage service refused it. Try again later; if it keeps "
             f"failing, contact support with the reference “file {export_id}”."
         )
     if isinstance(exc, TooManyRows):
-        return "too_many_rows", str(exc)
+        return FailureCode.TOO_MANY_ROWS, str(exc)
     if isinstance(exc, ValidationError):
-        return "invalid_request", f"The request stored with this file can no longer be run: {exc}"
+        return FailureCode.INVALID_REQUEST, f"The request stored with this file can no longer be run: {exc}"
     if isinstance(exc, AccessDenied):
-        return "access_lost", f"The requester's access no longer allows this file: {exc}"
+        return FailureCode.ACCESS_LOST, f"The requester's access no longer allows this file: {exc}"
     if isinstance(exc, JobTimeoutException):
-        return "timeout", f"Producing the file took longer than the {job_timeout} seconds allowed."
+        return FailureCode.TIMEOUT, f"Producing the file took longer than the {job_timeout} seconds allowed."
     log.error("export file %s: production failed unexpectedly", export_id, exc_info=exc)
-    return "internal", (
+    return FailureCode.INTERNAL, (
         f"Something went wrong while producing the file, and the error was logged. Request the file again; "
         f"if it fails again, contact support with the reference “file {export_id}”."
     )
 
 
-def _settle_failed(export_id: int, code: str, detail: str) -> str:
+def _settle_failed(export_id: int, attempt: int, code: FailureCode, detail: str) -> str:
     try:
-        export_file.fail(export_id, code, detail)
+        export_file.fail(export_id, attempt, code, detail)
     except TransitionRefused:
-        log.info("export file %s settled elsewhere before it could fail with %s", export_id, code)
-        return "already_settled"
+        log.info("export file %s moved on before attempt %s could fail it with %s", export_id, attempt, code)
+        return "superseded"
     log.info("export file %s failed: %s: %s", export_id, code, detail)
+    if attempt:
+        # A stale attempt may have completed its upload just before this one aborted it.
+        _remove_object(export_id)
     return code
 
 
-def _after_refused_success(export_id: int) -> str:
-    """The bytes are stored but the file settled meanwhile. If it failed, the object must not stay."""
-    status, key = db.session.execute(
-        select(QueryExport.status, QueryExport.storage_key).where(QueryExport.id == export_id)
+def _after_refused_success(export_id: int, attempt: int) -> str:
+    """The bytes are stored but this attempt may no longer settle the file.
+
+    If a newer attempt took over, the key is its to replace (on success) or delete (on failure).
+    If the file failed during this attempt (the watchdog gave up), no one else will remove the
+    object: this attempt does.
+    """
+    status, current_attempt = db.session.execute(
+        select(QueryExport.status, QueryExport.attempt_count).where(QueryExport.id == export_id)
     ).one()
     db.session.rollback()
-    if status == "failed":
-        get_storage().delete(key)
-        log.info("export file %s failed while this attempt finished; its object was removed", export_id)
+    if status == FileStatus.FAILED and current_attempt == attempt:
+        _remove_object(export_id)
+        log.info("export file %s failed while attempt %s finished; its object was removed", export_id, attempt)
     return "superseded"
 
 
-def _attempt_is_current(export_id: int, attempt_started_at: datetime) -> bool:
-    """True unless another attempt restarted the file after this one started."""
-    started_at = db.session.scalar(select(QueryExport.started_at).where(QueryExport.id == export_id))
+def _remove_object(export_id: int) -> None:
+    """Delete the object under a failed file's key; the expiry sweep retries what this cannot."""
+    key = db.session.scalar(select(QueryExport.storage_key).where(QueryExport.id == export_id))
     db.session.rollback()
-    return started_at == attempt_started_at
+    with contextlib.suppress(StorageError):
+        get_storage().delete(key)
+
+
+def _attempt_is_current(export_id: int, attempt: int) -> bool:
+    """True while the file runs and no other attempt restarted it after this one started."""
+    status, current_attempt = db.session.execute(
+        select(QueryExport.status, QueryExport.attempt_count).where(QueryExport.id == export_id)
+    ).one()
+    db.session.rollback()
+    return status == FileStatus.RUNNING and current_attempt == attempt
 
 
 class _ProgressRecorder:
-    """The renderer's progress callback: writes progress (the heartbeat) at most once a second.
+    """The renderer's progress callback: writes progress (the heartbeat) at most once per
+    PROGRESS_INTERVAL (a second unless configured).
 
     Writes go through their own app context, hence their own session and connection, so
     committing them never disturbs the session streaming the rows.
     """
 
-    def __init__(self, export_id: int, attempt_started_at: datetime):
+    def __init__(self, export_id: int, attempt: int):
         self._export_id = export_id
-        self._attempt_started_at = attempt_started_at
+        self._attempt = attempt
+        self._interval = current_app.config["SETTINGS"].progress_interval_seconds
         self._last_recorded = time.monotonic()
 
     def __call__(self, rows_written: int, rows_total: int | None) -> None:
-        if time.monotonic() - self._last_recorded < PROGRESS_INTERVAL_SECONDS:
+        if time.monotonic() - self._last_recorded < self._interval:
             return
         with current_app.app_context():
-            if not _attempt_is_current(self._export_id, self._attempt_started_at):
-                raise Superseded()
             try:
-                export_file.record_progress(self._export_id, rows_written, rows_total)
+                export_file.record_progress(self._export_id, self._attempt, rows_written, rows_total)
             except TransitionRefused as exc:
                 raise Superseded() from exc
         self._last_recorded = time.monotonic()

@@ -17,6 +17,7 @@ from app.domain.access import RequesterContext
 from app.domain.errors import DomainError
 from app.extensions import db
 from app.models import QueryExport
+from app.models.export_file import FileStatus
 from app.storage import get_storage
 
 LIST_LIMIT = 200
@@ -78,7 +79,7 @@ def open_download(export: QueryExport, now: datetime) -> Download:
     """
     if export.is_expired(now):
         raise FileExpired(export.expires_at)
-    if export.status != "succeeded":
+    if export.status != FileStatus.SUCCEEDED:
         raise FileNotReady("This file is not ready to download.")
     chunks = get_storage().read_chunks(export.storage_key)
     return Download(

@@ -19,6 +19,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery
+from app.models.export_file import FileStatus
 from app.models.types import utcnow
 
 QUERY_FORMATS = ("csv", "xlsx")
@@ -81,7 +82,7 @@ def queued_export(
         dataset=query.dataset,
         request=request,
         format=file_format,
-        status="queued",
+        status=FileStatus.QUEUED,
         storage_key=storage_key_for(access.workspace_id, file_format),
         file_name=safe_file_name(source_name, file_format, requested_at.date()),
         requested_at=requested_at,

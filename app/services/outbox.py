@@ -21,6 +21,7 @@ from sqlalchemy import select, update
 
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.queue import export_queue, redis_connection
 
@@ -101,7 +102,7 @@ def redispatch_lost(now: datetime | None = None) -> int:
             QueryExportRequest.job_id,
         )
         .join(QueryExport, QueryExport.id == QueryExportRequest.export_id)
-        .where(QueryExport.status == "queued", QueryExportRequest.dispatched_at < now - LOST_AFTER)
+        .where(QueryExport.status == FileStatus.QUEUED, QueryExportRequest.dispatched_at < now - LOST_AFTER)
         .order_by(QueryExportRequest.id)
     ).all()
     db.session.rollback()

@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import QueryExport
+from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.storage import get_storage
 
@@ -37,8 +38,8 @@ def sweep_expired_files(now: datetime | None = None) -> int:
         removable = db.session.scalars(
             select(QueryExport.storage_key).where(
                 QueryExport.storage_key.in_(batch),
-                (QueryExport.status == "failed")
-                | ((QueryExport.status == "succeeded") & (QueryExport.expires_at <= now)),
+                (QueryExport.status == FileStatus.FAILED)
+                | ((QueryExport.status == FileStatus.SUCCEEDED) & (QueryExport.expires_at <= now)),
             )
         ).all()
         db.session.rollback()

@@ -19,6 +19,7 @@ from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.services.leases import dispatch_is_waiting, lease_lapsed
 from app.services.outbox import LOST_AFTER, dispatch
@@ -47,7 +48,7 @@ def redeliver_stalled(now: datetime | None = None) -> int:
         )
         .join(QueryExportRequest, QueryExportRequest.export_id == QueryExport.id)
         .where(
-            QueryExport.status == "running",
+            QueryExport.status == FileStatus.RUNNING,
             lease_lapsed(QueryExport.lease_expires_at, now),
             # A dispatch this recent may still be on its way into Redis.
             QueryExportRequest.dispatched_at < now - LOST_AFTER,
@@ -81,7 +82,7 @@ def _give_up(export_id: int, attempts: int) -> bool:
         "(it was killed or its machine went away), so it was given up."
     )
     try:
-        export_file.fail(export_id, "timeout", detail)
+        export_file.fail(export_id, attempts, FailureCode.TIMEOUT, detail)
     except TransitionRefused:
         return False
     log.warning("export file %s failed after %s abandoned attempts", export_id, attempts)

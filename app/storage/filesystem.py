@@ -69,6 +69,7 @@ class FilesystemStorage(Storage):
         try:
             staging.mkdir(parents=True)
             (staging / _KEY_FILE).write_text(key, encoding="utf-8")
+            (staging / _DATA_FILE).touch()  # an upload with no bytes is an empty object
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
             raise StorageError(f"cannot start an upload to {key!r} in {self.root}: {_reason(exc)}") from exc
@@ -215,10 +216,14 @@ class FilesystemUpload(MultipartUpload):
             raise StorageError(f"the upload to {self.key!r} was aborted")
         target = self._storage._path(self.key)
         try:
-            with open(self._data, "ab") as out:  # also creates the file of an upload with no bytes
+            # Opened without creating it: an abort racing with this completion (a newer attempt's
+            # abort_uploads) makes it fail here or at the rename, never publish an empty file.
+            with open(self._data, "rb+") as out:
                 os.fsync(out.fileno())
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(self._data, target)
+        except FileNotFoundError as exc:
+            raise StorageError(f"the upload to {self.key!r} was aborted") from exc
         except OSError as exc:
             raise StorageError(f"cannot write {self.key!r} in {self._storage.root}: {_reason(exc)}") from exc
         self._finished = True

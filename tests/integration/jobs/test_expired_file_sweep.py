@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from app.domain import export_file
+from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.sweeps import sweep_expired_files
 from tests.fixtures.workers import file_row
@@ -13,8 +14,8 @@ from tests.fixtures.workers import file_row
 def _succeeded_file(scenario, storage, completed_days_ago: int):
     export = scenario.request_file("csv")
     completed = utcnow() - timedelta(days=completed_days_ago)
-    export_file.start(export.id, now=completed)
-    export_file.succeed(export.id, size_bytes=5, row_count=1, retention_days=30, now=completed)
+    attempt = export_file.start(export.id, now=completed)
+    export_file.succeed(export.id, attempt, size_bytes=5, row_count=1, retention_days=30, now=completed)
     storage.put_bytes(export.storage_key, b"a,b\n")
     return export
 
@@ -42,7 +43,7 @@ def test_second_sweep_finds_nothing_left_to_remove(export_scenario, isolated_sto
 def test_sweep_removes_an_object_left_under_a_failed_files_key(export_scenario, isolated_storage):
     """A failed file must have no bytes: an object an overtaken attempt completed under its key goes too."""
     export = export_scenario.request_file("csv")
-    export_file.fail(export.id, "timeout", "Given up.")
+    export_file.fail(export.id, 0, FailureCode.TIMEOUT, "Given up.")
     isolated_storage.put_bytes(export.storage_key, b"late bytes")
 
     assert sweep_expired_files(utcnow()) == 1

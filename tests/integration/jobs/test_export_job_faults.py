@@ -9,6 +9,8 @@ from redis import Redis
 from rq.job import Job
 
 from app.domain import export_file
+from app.models import TimesheetEntry
+from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, dispatch_pending, redispatch_lost
 from app.services.queue import redis_connection
@@ -16,7 +18,7 @@ from app.services.watchdog import redeliver_stalled
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
-LARGE_EXPORT_ROWS = 200_000
+EXPORT_ROWS = 50
 
 
 def _settled(export_id: int) -> bool:
@@ -28,49 +30,61 @@ def _lease_lapsed_at():
     return utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
 
 
+def _hold_the_rows(hold_lock):
+    """Lock the rows' table: a job that has started its attempt and opened its upload waits there to read them."""
+    return hold_lock(f"LOCK TABLE {TimesheetEntry.__tablename__} IN ACCESS EXCLUSIVE MODE")
+
+
 def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object(
-    export_scenario, isolated_storage, start_worker
+    export_scenario, isolated_storage, start_worker, hold_lock
 ):
     """SIGKILL of a worker mid-file: the watchdog redelivers, a new worker restarts into the same key and succeeds."""
-    export_scenario.add_timesheet_rows(LARGE_EXPORT_ROWS)
+    export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("xlsx")
     assert dispatch_pending() == 1
+    rows = _hold_the_rows(hold_lock)
     first = start_worker()
-    wait_for(lambda: file_row(export.id).rows_written > 0, timeout=120, what="the first worker's progress")
+    wait_for(rows.waiters, timeout=60, what="the first worker's job to wait for its rows")
     first.kill()
-    assert file_row(export.id).status == "running"
+    rows.release()
+    assert file_row(export.id).status == FileStatus.RUNNING
     assert len(pending_uploads(isolated_storage)) == 1  # the dead attempt's upload, never completed
 
     assert redeliver_stalled(_lease_lapsed_at()) == 1
     start_worker()
-    wait_for(lambda: _settled(export.id), timeout=180, what="the redelivered file to settle")
+    wait_for(lambda: _settled(export.id), timeout=60, what="the redelivered file to settle")
 
     produced = file_row(export.id)
-    assert produced.status == "succeeded", produced.failure_detail
+    assert produced.status == FileStatus.SUCCEEDED, produced.failure_detail
     assert produced.attempt_count == 2
-    assert produced.row_count == LARGE_EXPORT_ROWS
+    assert produced.row_count == EXPORT_ROWS
     assert isolated_storage.list_keys("files/") == [produced.storage_key]
     assert isolated_storage.size(produced.storage_key) == produced.size_bytes
     assert pending_uploads(isolated_storage) == []
 
 
-def test_file_settled_while_a_worker_produces_it_stays_as_settled(export_scenario, isolated_storage, start_worker):
+def test_file_settled_while_a_worker_produces_it_stays_as_settled(
+    export_scenario, isolated_storage, start_worker, hold_lock
+):
     """A producing worker whose file was failed meanwhile stops, aborts its upload and leaves the row alone."""
-    export_scenario.add_timesheet_rows(LARGE_EXPORT_ROWS)
+    export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("xlsx")
     assert dispatch_pending() == 1
-    start_worker()
-    wait_for(lambda: file_row(export.id).rows_written > 0, timeout=120, what="the worker's progress")
+    rows = _hold_the_rows(hold_lock)
+    start_worker(PROGRESS_INTERVAL="0")
+    wait_for(rows.waiters, timeout=60, what="the worker's job to wait for its rows")
+    assert len(pending_uploads(isolated_storage)) == 1
 
-    export_file.fail(export.id, "timeout", "Given up by the watchdog.")
+    export_file.fail(export.id, 1, FailureCode.TIMEOUT, "Given up by the watchdog.")
+    rows.release()
     job = Job.fetch(file_row(export.id).outbox.job_id, connection=redis_connection())
     wait_for(lambda: job.get_status() == "finished", timeout=60, what="the worker to stop producing")
 
     assert job.return_value() == "superseded"
     settled = file_row(export.id)
     assert (settled.status, settled.failure_code, settled.failure_detail) == (
-        "failed",
-        "timeout",
+        FileStatus.FAILED,
+        FailureCode.TIMEOUT,
         "Given up by the watchdog.",
     )
     assert isolated_storage.list_keys("files/") == []

@@ -64,7 +64,7 @@ def test_running_file_with_a_renewed_lease_is_left_alone_however_old_its_progres
     export = _running_file(export_scenario)
     judged_at = _after_the_lease_lapsed()
 
-    export_file.renew_lease(export.id, file_row(export.id).started_at, judged_at + timedelta(seconds=1))
+    export_file.renew_lease(export.id, file_row(export.id).attempt_count, judged_at + timedelta(seconds=1))
 
     assert file_row(export.id).heartbeat_at < judged_at - _lease()
     assert redeliver_stalled(judged_at) == 0

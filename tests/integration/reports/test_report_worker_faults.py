@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import TimesheetEntry
+from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, dispatch_pending
 from app.services.watchdog import redeliver_stalled
@@ -35,27 +36,33 @@ def _rendering_processes(worker) -> list[int]:
 
 
 def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redelivered(
-    kit, isolated_storage, start_worker
+    kit, isolated_storage, start_worker, hold_lock
 ):
     """SIGKILL of the job alone mid-PDF: its rendering processes exit, and the redelivered file succeeds."""
     kit.add_rows(PDF_ROWS)
     export = kit.request(kit.report(kind="table"), "pdf")
-    worker = start_worker(REPORT_PDF_WORKERS="2")
+    # Every rendered chunk's progress is written at once, so the job stops at the first write it cannot make.
+    worker = start_worker(REPORT_PDF_WORKERS="2", PROGRESS_INTERVAL="0")
     assert dispatch_pending() == 1
 
     rendering = wait_for(lambda: _rendering_processes(worker), timeout=90, what="the rendering processes")
+    # With the file's row locked the job cannot record a chunk or settle: it is still mid-render when killed.
+    file_locked = hold_lock("SELECT id FROM query_exports WHERE id = :id FOR UPDATE", id=export.id)
+    wait_for(file_locked.waiters, timeout=90, what="the job to wait to record a rendered chunk")
+    assert all(is_alive(pid) for pid in rendering)
     job_process = parent_of(rendering[0])
     os.kill(job_process, signal.SIGKILL)
+    file_locked.release()
     # Their input closes with the job; each finishes the chunk in hand and exits.
     wait_for(lambda: not any(is_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
-    assert file_row(export.id).status == "running"
+    assert file_row(export.id).status == FileStatus.RUNNING
 
     lease_lapsed_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
     assert redeliver_stalled(lease_lapsed_at) == 1
     wait_for(lambda: file_row(export.id).is_settled, timeout=180, what="the redelivered file to settle")
 
     produced = file_row(export.id)
-    assert produced.status == "succeeded", produced.failure_detail
+    assert produced.status == FileStatus.SUCCEEDED, produced.failure_detail
     in_workspace = select(func.count()).where(TimesheetEntry.workspace_id == kit.world.workspace.id)
     assert (produced.attempt_count, produced.row_count) == (2, db.session.scalar(in_workspace))
     assert isolated_storage.list_keys("files/") == [produced.storage_key]

@@ -101,6 +101,29 @@ def test_abort_uploads_removes_an_unfinished_earlier_upload(any_storage):
     assert len(pending_uploads(any_storage)) == 1  # the other key's upload is untouched
 
 
+def test_upload_aborted_by_a_newer_attempt_cannot_be_completed(any_storage):
+    """A stale attempt completing after a restart's abort_uploads fails and publishes nothing."""
+    stale = any_storage.begin_upload(KEY)
+    stale.upload_part(payload(any_storage.part_size))
+    any_storage.abort_uploads(KEY)
+
+    with pytest.raises(StorageError):
+        stale.complete()
+    assert not any_storage.exists(KEY)
+
+
+def test_directory_upload_whose_data_an_abort_removed_publishes_nothing(fs_storage):
+    """Mid-abort (the parts' file removed, the staging folder not yet): completing fails, no empty object appears."""
+    upload = fs_storage.begin_upload(KEY)
+    upload.upload_part(payload(fs_storage.part_size))
+    [staging] = pending_uploads(fs_storage)
+    (staging / "data~").unlink()
+
+    with pytest.raises(StorageError, match="was aborted"):
+        upload.complete()
+    assert not fs_storage.exists(KEY)
+
+
 def test_part_writer_aborts_on_exception(any_storage):
     """An exception inside the with-block aborts: no object, no pending upload."""
     with pytest.raises(RuntimeError, match="render failed"), any_storage.writer(KEY) as out:

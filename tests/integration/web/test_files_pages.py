@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import func, select, update
 
 from app.domain import export_file
 from app.domain.query_spec import resolve_range
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.storage import get_storage
 from tests import factories
@@ -27,9 +29,9 @@ def _files_url(world, tail: str = "") -> str:
 
 def _succeeded(export: QueryExport, content: bytes, rows: int = 2) -> QueryExport:
     """Store the bytes at the file's key and settle it as a worker would."""
-    export_file.start(export.id)
+    attempt = export_file.start(export.id)
     get_storage().put_bytes(export.storage_key, content)
-    export_file.succeed(export.id, size_bytes=len(content), row_count=rows, retention_days=30)
+    export_file.succeed(export.id, attempt, size_bytes=len(content), row_count=rows, retention_days=30)
     db.session.refresh(export)
     return export
 
@@ -132,7 +134,7 @@ def test_a_failed_files_page_shows_the_code_and_a_readable_detail(client, auth, 
     """A failed file shows its failure code, an explanation and the recorded detail."""
     query = factories.make_query(world.workspace, world.member)
     export = factories.make_export(query, world.member)
-    export_file.fail(export.id, "access_lost", "The dataset grant for timesheet_entries was removed.")
+    export_file.fail(export.id, 0, FailureCode.ACCESS_LOST, "The dataset grant for timesheet_entries was removed.")
     auth.login(world.member.email)
     page = client.get(_files_url(world, str(export.id))).get_data(as_text=True)
     assert "access_lost" in page
@@ -144,15 +146,15 @@ def test_progress_polls_while_running_and_answers_286_once_settled(client, auth,
     """The progress fragment answers 200 with a polling bar while running, then 286 without polling."""
     query = factories.make_query(world.workspace, world.member)
     export = factories.make_export(query, world.member)
-    export_file.start(export.id)
-    export_file.record_progress(export.id, rows_written=50, rows_total=200)
+    attempt = export_file.start(export.id)
+    export_file.record_progress(export.id, attempt, rows_written=50, rows_total=200)
     auth.login(world.member.email)
     url = _files_url(world, f"{export.id}/progress")
     running = client.get(url)
     assert running.status_code == 200
     assert 'hx-trigger="every 2s"' in running.get_data(as_text=True)
     assert "25%" in running.get_data(as_text=True)
-    export_file.succeed(export.id, size_bytes=10, row_count=200, retention_days=30)
+    export_file.succeed(export.id, attempt, size_bytes=10, row_count=200, retention_days=30)
     settled = client.get(url)
     assert settled.status_code == 286
     assert "hx-trigger" not in settled.get_data(as_text=True)
@@ -224,3 +226,45 @@ def test_another_persons_file_is_not_found_even_for_an_admin(client, auth, world
         assert response.status_code == 404
         assert b"private" not in response.data
         assert b"Members own file" not in response.data
+
+
+def test_running_file_page_shows_when_its_attempt_started(client, auth, world):
+    """While a file runs, its page's live status says when the attempt started, without an attempt number at first."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    started = utcnow().replace(hour=3, minute=4)
+    export_file.start(export.id, now=started)
+    auth.login(world.member.email)
+
+    fragment = client.get(_files_url(world, f"{export.id}/progress?view=detail")).get_data(as_text=True)
+
+    assert f"started {started:%Y-%m-%d} 03:04 UTC" in fragment
+    assert "· attempt" not in fragment
+
+
+def test_restarted_file_page_shows_the_attempt_number(client, auth, world):
+    """A file restarted after a stalled attempt shows the new attempt's start and its number, on the page and live."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    export_file.start(export.id)
+    restarted = utcnow().replace(hour=5, minute=6)
+    export_file.start(export.id, now=restarted)
+    auth.login(world.member.email)
+
+    for url in (_files_url(world, str(export.id)), _files_url(world, f"{export.id}/progress?view=detail")):
+        page = client.get(url).get_data(as_text=True)
+        assert f"started {restarted:%Y-%m-%d} 05:06 UTC · attempt 2" in page
+
+
+@pytest.mark.parametrize("code", list(FailureCode))
+def test_every_failure_code_has_its_own_message_on_the_file_page(client, auth, world, code):
+    """Each failure code a file can record is explained in words on its page, not with the generic fallback."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    export_file.fail(export.id, 0, code, "Recorded detail.")
+    auth.login(world.member.email)
+
+    page = client.get(_files_url(world, str(export.id))).get_data(as_text=True)
+
+    assert f"<code>{code}</code>" in page
+    assert "The file could not be made." not in page

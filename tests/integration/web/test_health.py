@@ -3,6 +3,11 @@
 import dataclasses
 
 import pytest
+from redis import Redis
+
+from app import create_app
+from app.services.queue import CLIENT_NAME
+from tests.conftest import TEST_REDIS_URL
 
 
 @pytest.fixture
@@ -24,10 +29,10 @@ def test_health_is_ok_when_every_engine_answers(client):
     assert response.json == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "storage": "ok"}}
 
 
-def test_health_is_503_when_redis_does_not_answer(client, settings_changed):
+def test_health_is_503_when_redis_does_not_answer(app, monkeypatch):
     """A Redis that refuses connections makes the check fail and names the error."""
-    settings_changed(redis_url="redis://127.0.0.1:1/0")
-    response = client.get("/healthz")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
+    response = create_app({"TESTING": True}).test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json["checks"]["redis"].startswith("error:")
     assert response.json["checks"]["database"] == "ok"
@@ -41,3 +46,22 @@ def test_health_is_503_when_storage_cannot_be_written(client, settings_changed, 
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json["checks"]["storage"].startswith("error:")
+
+
+def _app_connections(observer: Redis) -> list[dict]:
+    """Connections the app under test holds to the test Redis database, as Redis lists them."""
+    database = str(observer.connection_pool.connection_kwargs.get("db", 0))
+    return [c for c in observer.client_list() if c["name"] == CLIENT_NAME and str(c["db"]) == database]
+
+
+def test_requests_share_the_apps_one_redis_connection(client):
+    """The app's Redis pool is made once: request after request reuses the same connection."""
+    observer = Redis.from_url(TEST_REDIS_URL)
+    assert client.get("/healthz").status_code == 200
+    first = _app_connections(observer)
+
+    for _ in range(5):
+        assert client.get("/healthz").status_code == 200
+
+    assert len(first) == 1
+    assert [c["id"] for c in _app_connections(observer)] == [first[0]["id"]]

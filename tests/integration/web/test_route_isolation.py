@@ -57,9 +57,9 @@ def intrusion(world) -> Intrusion:
     query = factories.make_query(world.workspace, world.admin, name=QUERY_MARKER)
     factories.make_timesheet_entry(world.employees[0], note=ROW_MARKER)
     export = factories.make_export(query, world.admin, source_name=QUERY_MARKER)
-    export_file.start(export.id)
+    attempt = export_file.start(export.id)
     get_storage().put_bytes(export.storage_key, FILE_MARKER)
-    export_file.succeed(export.id, size_bytes=len(FILE_MARKER), row_count=1, retention_days=30)
+    export_file.succeed(export.id, attempt, size_bytes=len(FILE_MARKER), row_count=1, retention_days=30)
     report = Report(
         workspace_id=world.workspace.id,
         owner_id=world.admin.id,

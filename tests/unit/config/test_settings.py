@@ -63,3 +63,11 @@ def test_a_misspelt_session_cookie_secure_is_refused(tmp_path, monkeypatch):
 def test_the_request_size_limit_is_read_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("MAX_REQUEST_BYTES", "2048")
     assert Settings.from_environment(tmp_path).as_flask_config()["MAX_CONTENT_LENGTH"] == 2048
+
+
+def test_progress_interval_is_read_from_the_environment(tmp_path, monkeypatch):
+    """PROGRESS_INTERVAL sets the least time between progress writes; a second by default."""
+    monkeypatch.delenv("PROGRESS_INTERVAL", raising=False)
+    assert Settings.from_environment(tmp_path).progress_interval_seconds == 1.0
+    monkeypatch.setenv("PROGRESS_INTERVAL", "0")
+    assert Settings.from_environment(tmp_path).progress_interval_seconds == 0.0
