@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from datetime import datetime
 
 from flask import current_app
@@ -28,8 +29,8 @@ from app.extensions import db
 from app.models import QueryExport
 from app.models.types import utcnow
 from app.rendering import TooManyRows
-from app.rendering.query_file import write_query_file
 from app.rendering.report_file import write_report_file
+from app.services.query_file_production import write_query_file
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
@@ -94,10 +95,13 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
     export_id = export.id
     settings = current_app.config["SETTINGS"]
     progress = _ProgressRecorder(export_id, attempt_started_at)
+    warnings: Counter[str] = Counter()
     try:
         with get_storage().writer(export.storage_key) as out:
-            write = write_report_file if export.kind == "report" else write_query_file
-            rows = write(export, access, out, progress)
+            if export.kind == "report":
+                rows = write_report_file(export, access, out, progress)
+            else:
+                rows = write_query_file(export, access, out, progress, warnings)
     except Superseded:
         log.info("export file %s was settled or restarted elsewhere; this attempt stopped", export_id)
         return "superseded"
@@ -110,7 +114,13 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
         return _settle_failed(export_id, code, detail)
 
     try:
-        export_file.succeed(export_id, size_bytes=out.size, row_count=rows, retention_days=settings.file_retention_days)
+        export_file.succeed(
+            export_id,
+            size_bytes=out.size,
+            row_count=rows,
+            retention_days=settings.file_retention_days,
+            warnings=warnings,
+        )
     except TransitionRefused:
         return _after_refused_success(export_id)
     log.info("export file %s succeeded: %s rows, %s bytes", export_id, rows, out.size)
