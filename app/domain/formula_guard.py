@@ -36,5 +36,6 @@ _LEAD = f'[{BLANKS}"]*'
 GUARDED_START_PATTERN = f"{_LEAD}{_TRIGGER_CLASS}"
 # Each cell break that needs a `'` after it: group 1 is the break, kept; the rest is a look-ahead.
 GUARDED_BREAK_PATTERN = f"([{CELL_BREAKS}])(?={_LEAD}{_TRIGGER_CLASS})"
-# First characters that never need a look: ASCII from "A" (past every trigger, blank and quote).
-PLAIN_FIRST_CHARACTERS = (ord("A"), 127)
+# Whether a text needs a `'` anywhere: one scan, which most texts pass unchanged. (A break with
+# no trigger behind it matches too; the guard then adds nothing.)
+NEEDS_GUARD_PATTERN = f"^{GUARDED_START_PATTERN}|[{CELL_BREAKS}]"
