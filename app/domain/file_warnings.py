@@ -28,9 +28,10 @@ def describe(code: str, count: int) -> str:
             f"{'it ends' if one else 'each ends'} with “[…truncated]”."
         )
     if code == DATE_OUT_OF_RANGE:
+        dates = "1 date or time" if one else f"{count:,} dates or times"
         return (
-            f"{cells} dated before 1900-01-01, which Excel cannot hold as a date; "
-            f"{'it is' if one else 'they are'} written as ISO text (YYYY-MM-DD)."
+            f"{dates} could not be held by Excel (before 1900-01-01, or past 9999-12-31 in the file's "
+            f"time zone) and {'is' if one else 'are'} written as ISO text (YYYY-MM-DD)."
         )
     if code == GLYPH_MISSING:
         characters = "1 character" if one else f"{count:,} characters"
