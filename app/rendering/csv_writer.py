@@ -14,8 +14,8 @@ The rule for CSV, one for the whole file:
   app/domain/formula_guard.py (a `'` before a trigger at the start or after a `;`, tab or line
   break, blanks skipped); files "for data tools" (`exact_values`) write every text exactly;
 - dates are YYYY-MM-DD and times YYYY-MM-DDTHH:MM:SSZ in UTC (app/rendering/cells.py);
-- nothing is cut or escaped: CSV holds any text, control characters included, so a CSV file
-  never carries warnings.
+- nothing is cut or escaped: CSV holds any text, control characters included. The writers take
+  the `warnings` Counter every writer takes, and never add to it: no CSV file carries warnings.
 
 Two inputs give byte-identical files for the same rows (a test holds them to it):
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from app.domain.catalog import Column
@@ -88,6 +89,7 @@ def write_csv(
     exact_values: bool,
     progress: Progress,
     total: int | None,
+    warnings: Counter[str],
 ) -> int:
     """Write typed rows (values in `columns` order) as a CSV file to `out`; returns the number of rows."""
     writers = field_writers(columns, exact_values)
@@ -117,6 +119,7 @@ def write_csv_records(
     heading: str,
     progress: Progress,
     total: int | None,
+    warnings: Counter[str],
 ) -> int:
     """Relay records already formatted by this module's rule, each ending with `\\n`, as CSV to `out`.
 

@@ -41,7 +41,9 @@ def write_query_file(
     if export.format == "csv":
         if db.engine.dialect.name == "postgresql":
             with closing(copy_records(request, access, exact_values=export.exact_values)) as records:
-                return write_csv_records(columns, records, out, heading=export.heading, progress=progress, total=total)
+                return write_csv_records(
+                    columns, records, out, heading=export.heading, progress=progress, total=total, warnings=warnings
+                )
         with closing(iter_rows(request, access)) as rows:
             return write_csv(
                 columns,
@@ -51,6 +53,7 @@ def write_query_file(
                 exact_values=export.exact_values,
                 progress=progress,
                 total=total,
+                warnings=warnings,
             )
     if export.format == "xlsx":
         with closing(iter_rows(request, access)) as rows:

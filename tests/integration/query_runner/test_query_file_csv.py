@@ -29,7 +29,9 @@ def write_csv_copy(request, access, heading, out, progress, total, exact_values=
     """The PostgreSQL way: COPY formats the records, the writer relays them."""
     with closing(copy_records(request, access, exact_values=exact_values)) as records:
         columns = request_columns(request)
-        return write_csv_records(columns, records, out, heading=heading, progress=progress, total=total)
+        return write_csv_records(
+            columns, records, out, heading=heading, progress=progress, total=total, warnings=Counter()
+        )
 
 
 def write_csv_rows(request, access, heading, out, progress, total, exact_values=False) -> int:
@@ -37,7 +39,7 @@ def write_csv_rows(request, access, heading, out, progress, total, exact_values=
     with closing(iter_rows(request, access)) as rows:
         return write_csv(
             request_columns(request), rows, out, heading=heading, exact_values=exact_values, progress=progress,
-            total=total,
+            total=total, warnings=Counter(),
         )
 
 
