@@ -252,12 +252,12 @@ def plan_for(bench: BenchWorkspace) -> Plan:
     """The plan for a benchmark workspace: the export's own selects, as SQL text.
 
     Both come from the export's code for the administrator's all-columns request: `build_select`
-    scopes, orders and limits exactly as the export does, and the CSV writer's `copy_statement`
+    scopes, orders and limits exactly as the export does, and app/data/csv_copy's `copy_statement`
     wraps each column in the formatting and neutralising the CSV export runs in SQL.
     """
+    from app.data.csv_copy import copy_statement
     from app.data.query_runner import build_select, request_columns
     from app.domain.catalog import get_dataset
-    from app.rendering.csv_writer import copy_statement
     from bench.dataset import DATASET, database_url, libpq_url
 
     dataset = get_dataset(DATASET)
@@ -271,7 +271,7 @@ def plan_for(bench: BenchWorkspace) -> Plan:
         rows=bench.rows,
         dsn=libpq_url(database_url()),
         select=_sql_text(select),
-        formatted_select=_sql_text(copy_statement(select, request_columns(request))),
+        formatted_select=_sql_text(copy_statement(select, request_columns(request), exact_values=False)),
         column_names=dataset.column_names,
         column_types=[column.type for column in dataset.columns],
         sheet_name=dataset.label,
@@ -313,8 +313,10 @@ def report_plan_for(bench: BenchWorkspace, report_id: int, rows: int) -> ReportP
 # --------------------------------------------------------------------------- query-file anchors
 
 
-def _copy_to_file(dsn: str, select: str, target: Path, meter: Meter, session_settings: tuple[str, ...] = ()) -> int:
-    statement = f"COPY ({select}) TO STDOUT WITH (FORMAT csv, HEADER true)"
+def _copy_to_file(
+    dsn: str, select: str, target: Path, meter: Meter, session_settings: tuple[str, ...] = (), options: str = ""
+) -> int:
+    statement = f"COPY ({select}) TO STDOUT WITH (FORMAT csv, HEADER true{options})"
     meter.start()
     with psycopg.connect(dsn) as conn, target.open("wb") as out:
         for setting in session_settings:
@@ -333,9 +335,12 @@ def copy_csv_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
 
 def copy_csv_same_select_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
     """The same COPY of exactly the select the CSV export runs, in the session settings it sets."""
-    # The two settings write_csv_copy makes before its COPY: they shape the dates and times.
+    # The two settings app/data/csv_copy makes before its COPY: they shape the dates and times.
     settings = ("SET LOCAL datestyle = 'ISO, YMD'", "SET LOCAL timezone = 'UTC'")
-    return _copy_to_file(plan.dsn, plan.formatted_select, scratch / "anchor.csv", meter, settings)
+    columns = zip(plan.column_names, plan.column_types, strict=True)
+    text_columns = [f'"{name}"' for name, kind in columns if kind == "text"]
+    options = f", FORCE_QUOTE ({', '.join(text_columns)})" if text_columns else ""
+    return _copy_to_file(plan.dsn, plan.formatted_select, scratch / "anchor.csv", meter, settings, options)
 
 
 def xlsxwriter_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:

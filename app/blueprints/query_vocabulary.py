@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.domain.catalog import get_dataset
 from app.domain.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
-from app.services.file_requests import HEADINGS
+from app.services.file_requests import HEADINGS, TIME_STAMPS
 
 
 def query_vocabulary() -> dict:
@@ -14,5 +14,6 @@ def query_vocabulary() -> dict:
         "VALUELESS": VALUELESS,
         "RELATIVE_RANGES": RELATIVE_RANGES,
         "HEADINGS": HEADINGS,
+        "TIME_STAMPS": TIME_STAMPS,
         "get_dataset": get_dataset,
     }

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Select, and_, false, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Select, and_, false, func, or_, select, true
 
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset, get_dataset
@@ -22,15 +22,14 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import OPERATORS, substitute, validate_definition
 from app.extensions import db
 from app.models.types import utcnow
-from app.rendering.cells import formatters_for
 
 
 @dataclass(frozen=True)
-class Preview:
-    """The first rows of a saved query, each cell as the CSV export would write it."""
+class PreviewRows:
+    """The first rows of a saved query as typed values, with the columns they hold."""
 
     columns: list[Column]
-    rows: list[list[str]]
+    rows: list[tuple]
 
 
 def request_dataset(request: dict) -> Dataset:
@@ -154,10 +153,21 @@ def count_rows(request: dict, access: RequesterContext) -> int:
     return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
 
 
+def _read_times_in_utc(connection: Connection) -> None:
+    """Time stamps reach Python in UTC whatever the session's time zone.
+
+    psycopg turns a timestamptz into a datetime in the session's zone, so 9999-12-31 23:59 UTC
+    read in a zone east of UTC would be past year 9999 and fail ("timestamp too large").
+    """
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("SET LOCAL timezone = 'UTC'")
+
+
 def _stream(statement: Select, batch_size: int) -> Iterator[tuple]:
     # Its own connection: the caller commits progress on db.session while rows flow, and a
     # commit there would close a server-side cursor opened on the session's connection.
     with db.engine.connect() as connection:
+        _read_times_in_utc(connection)
         result = connection.execution_options(stream_results=True, yield_per=batch_size).execute(statement)
         for batch in result.partitions():
             yield from map(tuple, batch)
@@ -172,16 +182,13 @@ def iter_rows(request: dict, access: RequesterContext, batch_size: int = 5000) -
     return _stream(build_select(request, access), batch_size)
 
 
-def preview(definition: dict, access: RequesterContext, limit: int = 50) -> Preview:
+def preview_rows(definition: dict, access: RequesterContext, limit: int = 50) -> PreviewRows:
     """The first `limit` rows of a saved-query definition, substituted for today (UTC)."""
     settings = current_app.config["SETTINGS"]
     request = substitute(validate_definition(definition, settings.max_export_rows), utcnow().date())
     request["row_limit"] = min(request["row_limit"] or limit, limit)
     statement = build_select(request, access)
-    columns = request_columns(request)
-    formatters = formatters_for(columns)
-    rows = db.session.execute(statement).all()
-    return Preview(
-        columns=columns,
-        rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in rows],
-    )
+    with db.engine.connect() as connection:
+        _read_times_in_utc(connection)
+        rows = [tuple(row) for row in connection.execute(statement)]
+    return PreviewRows(columns=request_columns(request), rows=rows)

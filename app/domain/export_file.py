@@ -12,10 +12,12 @@ A refused transition raises TransitionRefused; callers decide whether that is an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from sqlalchemy import update
+from sqlalchemy import null, update
 
+from app.domain import file_warnings
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import QueryExport
@@ -105,8 +107,10 @@ def succeed(
     row_count: int,
     retention_days: int,
     now: datetime | None = None,
+    warnings: Mapping[str, int] | None = None,
 ) -> None:
-    """running → succeeded for the current attempt: size, rows, completion and the completion-based expiry."""
+    """running → succeeded for the current attempt: size, rows, completion, the completion-based expiry
+    and the file's warnings."""
     now = now or utcnow()
     _apply(
         export_id,
@@ -120,6 +124,7 @@ def succeed(
             "completed_at": now,
             "expires_at": now + timedelta(days=retention_days),
             "heartbeat_at": now,
+            "warnings": file_warnings.stored(warnings) or null(),
         },
         "succeed",
     )

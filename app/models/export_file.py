@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String
+from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -52,6 +52,7 @@ class QueryExport(LeaseColumns, db.Model):
         CheckConstraint("kind IN ('query', 'report')", name="kind"),
         CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
         CheckConstraint("include_descriptions = false OR format = 'xlsx'", name="include_descriptions"),
+        CheckConstraint("exact_values = false OR format = 'csv'", name="exact_values"),
         CheckConstraint(
             "(kind = 'query' AND dataset IS NOT NULL AND request IS NOT NULL"
             " AND format IN ('csv', 'xlsx') AND report_kind IS NULL)"
@@ -84,6 +85,10 @@ class QueryExport(LeaseColumns, db.Model):
     format: Mapped[str] = mapped_column(String(10))
     heading: Mapped[str] = mapped_column(String(10), default="names")
     include_descriptions: Mapped[bool] = mapped_column(default=False)
+    # CSV for data tools: text exactly as stored, without the leading `'` that keeps spreadsheets safe.
+    exact_values: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The IANA zone an XLSX file writes its time stamps in (chosen at request: UTC or the workspace's).
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
 
     status: Mapped[str] = mapped_column(String(10), default=FileStatus.QUEUED.value, index=True)
     storage_key: Mapped[str] = mapped_column(String(500), unique=True)
@@ -100,6 +105,8 @@ class QueryExport(LeaseColumns, db.Model):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     failure_code: Mapped[str | None] = mapped_column(String(40))
     failure_detail: Mapped[str | None] = mapped_column(String(1000))
+    # Limits that changed data, {code: count} (app/domain/file_warnings.py); None when there were none.
+    warnings: Mapped[dict[str, int] | None] = mapped_column(JSON)
 
     outbox: Mapped[QueryExportRequest] = relationship(back_populates="export", cascade="all, delete-orphan")
 

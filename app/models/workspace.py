@@ -30,6 +30,8 @@ class Workspace(db.Model):
     export_allowance: Mapped[int] = mapped_column(default=10)
     # strftime pattern for dates printed in reports (the workspace's locale format).
     date_format: Mapped[str] = mapped_column(String(20), default="%d/%m/%Y")
+    # IANA time zone that files show time stamps in unless the requester asks for UTC.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")

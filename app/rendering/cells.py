@@ -1,11 +1,13 @@
 """Text for one cell, the way the CSV export and the query preview both show it.
 
-One formatter per catalog column type. The PostgreSQL COPY path of the CSV writer renders the
-same text in SQL (app/rendering/csv_writer.py), and a test holds the two byte-for-byte equal:
+One formatter per catalog column type. PostgreSQL's COPY renders the same text in SQL for the
+CSV export (app/data/csv_copy.py), and a test holds the two byte-for-byte equal:
 
 - integer: decimal digits; decimal: plain notation keeping the stored scale (7.50 stays "7.50");
 - date: YYYY-MM-DD; datetime: YYYY-MM-DDTHH:MM:SSZ in UTC, fractions of a second dropped;
-- boolean: "true" / "false"; text: neutralised against formula injection;
+- boolean: "true" / "false"; text: guarded against formula injection (app/rendering/neutralise.py),
+  as a spreadsheet-safe CSV file writes it (the CSV writer quotes it, or skips the guard for files
+  "for data tools");
 - a missing value (NULL): the empty string, whatever the type.
 """
 

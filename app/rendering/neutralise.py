@@ -1,22 +1,34 @@
-"""Formula-injection neutralising for spreadsheet text cells (OWASP "CSV injection").
+"""Formula-injection neutralising for spreadsheet-safe CSV text (the rule: app/domain/formula_guard.py).
 
-A spreadsheet reads a cell that begins with `=`, `+`, `-` or `@` as a formula, and a leading
-tab, carriage return or line feed can hide such a character from a reader's eye. Prefixing a
-single quote makes every spreadsheet show the text as typed. Only text cells are neutralised:
-numbers, dates and booleans are written as what they are, so a negative number stays a number.
-
-The same rule is written in SQL in app/rendering/csv_writer.py for the PostgreSQL COPY path;
-`FORMULA_TRIGGERS` is the one list both use.
+CSV is plain text, so the only way to stop a spreadsheet from evaluating a cell is the leading
+`'` OWASP recommends; XLSX does not need it (its text cells carry the quote-prefix style, see
+app/rendering/xlsx_cells.py). CSV "for data tools" writes text exactly and skips this step.
 """
 
 from __future__ import annotations
 
-FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r", "\n")
-_TRIGGER_SET = frozenset(FORMULA_TRIGGERS)
+import re
+
+from app.domain.formula_guard import (
+    FORMULA_TRIGGERS,
+    GUARDED_BREAK_PATTERN,
+    GUARDED_START_PATTERN,
+    NEEDS_GUARD_PATTERN,
+)
+
+__all__ = ["FORMULA_TRIGGERS", "neutralise"]
+
+_NEEDS_GUARD = re.compile(NEEDS_GUARD_PATTERN)
+_GUARDED_START = re.compile(GUARDED_START_PATTERN)
+_GUARDED_BREAK = re.compile(GUARDED_BREAK_PATTERN)
 
 
 def neutralise(text: str) -> str:
-    """The text with a leading `'` when a spreadsheet would otherwise read it as a formula."""
-    if text and text[0] in _TRIGGER_SET:
-        return "'" + text
-    return text
+    """The text with a `'` wherever a spreadsheet could otherwise read a formula.
+
+    Shaped like its SQL twin in app/data/csv_copy.py: one scan settles most texts.
+    """
+    if not _NEEDS_GUARD.search(text):
+        return text
+    guarded = _GUARDED_BREAK.sub(r"\1'", text)
+    return "'" + guarded if _GUARDED_START.match(text) else guarded

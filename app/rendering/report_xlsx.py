@@ -2,17 +2,22 @@
 subtotal and grand total rows.
 
 Cells are typed values with number formats (the workspace's date pattern turned into Excel's),
-never formulas, and text is neutralised against formula injection. openpyxl's write-only mode
-holds one row at a time; the workbook is zipped into a temporary file and copied out.
+never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cells.py, shared with
+the query files' writer: text exact with the quote-prefix style, control characters as `_xHHHH_`,
+text past Excel's 32,767 characters cut and counted, dates as Excel's serials (what Excel cannot
+hold as counted ISO text). openpyxl's write-only mode holds one row at a time; the workbook is
+zipped into a temporary file and copied out.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import date, datetime
 from typing import Any, BinaryIO
+from zoneinfo import ZoneInfo
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
@@ -25,7 +30,6 @@ from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
 from app.models import QueryExport
 from app.rendering import TooManyRows
-from app.rendering.neutralise import neutralise
 from app.rendering.pdf import PdfColumn, PdfLayout
 from app.rendering.report_file import (
     Progress,
@@ -36,6 +40,7 @@ from app.rendering.report_file import (
     projector,
     rows_label,
 )
+from app.rendering.xlsx_cells import cell_text, date_serial, datetime_serial, in_zone, out_of_range_text
 from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
 
 EXCEL_MAX_ROWS = 1_048_576
@@ -65,9 +70,22 @@ def excel_date_format(strftime_format: str) -> str:
 
 
 class _Sheet:
-    """One write-only worksheet of a report: typed values with number formats, never formulas."""
+    """One write-only worksheet of a report: typed values with number formats, never formulas.
 
-    def __init__(self, workbook: Workbook, columns: list[Column], identifiers: set[str], date_format: str):
+    What the cell rules had to change is counted in `warnings` (a Counter of the caller's, or
+    the sheet's own); time stamps are shown in `time_zone`, which the headings name.
+    """
+
+    def __init__(
+        self,
+        workbook: Workbook,
+        columns: list[Column],
+        identifiers: set[str],
+        date_format: str,
+        *,
+        warnings: Counter[str] | None = None,
+        time_zone: str = "UTC",
+    ):
         self.sheet = workbook.create_sheet("Report")
         self.columns = columns
         self.identifiers = identifiers
@@ -80,21 +98,42 @@ class _Sheet:
         self.bold = Font(bold=True)
         self.band = PatternFill("solid", fgColor="E6E6E6")
         self.rows_written = 0
+        self.warnings: Counter[str] = Counter() if warnings is None else warnings
+        self.time_zone = time_zone
+        self.zone = ZoneInfo(time_zone)
+
+    def _text_cell(self, text: str) -> WriteOnlyCell:
+        cell = WriteOnlyCell(self.sheet, value=cell_text(text, self.warnings))
+        cell.data_type = "s"  # text stays text, whatever its first character
+        cell.quotePrefix = True
+        return cell
+
+    def _serial_cell(self, value: date) -> WriteOnlyCell:
+        """A date or time stamp as Excel's serial with the column's format, or counted ISO text."""
+        if isinstance(value, datetime):
+            wall_time = in_zone(value, self.zone)
+            serial = None if wall_time is None else datetime_serial(wall_time)
+            number_format = self.formats["datetime"]
+        else:
+            wall_time, serial, number_format = None, date_serial(value), self.formats["date"]
+        if serial is None:
+            return self._text_cell(out_of_range_text(value, wall_time, self.warnings))
+        cell = WriteOnlyCell(self.sheet, value=serial)
+        cell.number_format = number_format
+        return cell
 
     def cell(self, value: Any, column: Column | None = None, bold: bool = False) -> WriteOnlyCell:
         if isinstance(value, str):
-            cell = WriteOnlyCell(self.sheet, value=neutralise(value))
-            cell.data_type = "s"  # text stays text, whatever its first character
-        elif isinstance(value, datetime):
-            # Excel has no time zones: the UTC wall time, as the column's description says.
-            cell = WriteOnlyCell(self.sheet, value=value.astimezone(UTC).replace(tzinfo=None))
+            cell = self._text_cell(value)
+        elif isinstance(value, date):
+            cell = self._serial_cell(value)
         else:
             cell = WriteOnlyCell(self.sheet, value=value)
-        if column is not None and value is not None and not isinstance(value, str):
-            if column.name in self.identifiers:
-                cell.number_format = "0"
-            elif column.type in self.formats:
-                cell.number_format = self.formats[column.type]
+            if column is not None and value is not None:
+                if column.name in self.identifiers:
+                    cell.number_format = "0"
+                elif column.type in ("integer", "decimal"):
+                    cell.number_format = self.formats[column.type]
         if bold:
             cell.font = self.bold
         return cell
@@ -113,7 +152,8 @@ class _Sheet:
     def headings(self) -> None:
         cells = []
         for column in self.columns:
-            cell = self.cell(column.label, bold=True)
+            label = f"{column.label} ({self.time_zone})" if column.type == "datetime" else column.label
+            cell = self.cell(label, bold=True)
             cell.fill = self.band
             cells.append(cell)
         self.append(cells)

@@ -11,18 +11,17 @@ and Excel's business.
 What the file holds:
 - an optional heading row (column names or labels, bold) and, under it, an optional
   descriptions row (the catalog's descriptions, italic); the rows above the data are frozen;
-- text as inline strings (never a formula: no cell carries an `<f>` element), neutralised
-  against formula injection; a text longer than Excel's 32,767 characters (UTF-16 code units,
-  as Excel counts them) is cut to fit and ends with TRUNCATION_MARKER, so a reader can see it
-  was cut: Excel would refuse to open the file otherwise. CSV files keep the whole text;
+  time stamp columns name the file's time zone in both;
+- text as inline strings, exact, with the quote-prefix style, never a formula; control
+  characters escaped, over-long text cut and counted: the rules of app/rendering/xlsx_cells.py;
 - integers and decimals as numbers (a decimal's digits are written as stored, and its cell gets
   a number format with the same number of decimal places, so 7.50 shows as 7.50);
-- dates as date serials formatted yyyy-mm-dd, datetimes as UTC serials formatted
-  yyyy-mm-dd hh:mm:ss, booleans as booleans; a missing value leaves the cell empty.
+- dates as date serials formatted yyyy-mm-dd, time stamps as serials in the file's time zone
+  formatted yyyy-mm-dd hh:mm:ss (both by xlsx_cells.py, which writes what Excel cannot hold as
+  counted ISO text), booleans as booleans; a missing value leaves the cell empty.
 
-Characters XML 1.0 cannot carry (control characters other than tab, line feed and carriage
-return) are written as Excel's `_xHHHH_` escapes, and a literal `_xHHHH_` in the text has its
-underscore escaped, so Excel shows the text as stored.
+Writers take rows and write bytes; they never query. Limits that change data are counted in
+the `warnings` Counter the caller passes (app/domain/file_warnings.py has the codes).
 """
 
 from __future__ import annotations
@@ -31,20 +30,30 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
 from xml.sax.saxutils import quoteattr
+from zoneinfo import ZoneInfo
 
 from app.domain.catalog import Column
 from app.rendering import TooManyRows
-from app.rendering.neutralise import FORMULA_TRIGGERS
+from app.rendering.xlsx_cells import (
+    MAX_CELL_CHARS,
+    TRUNCATION_MARKER,
+    cell_text,
+    date_serial,
+    datetime_serial,
+    in_zone,
+    out_of_range_text,
+)
+
+__all__ = ["MAX_CELL_CHARS", "TRUNCATION_MARKER", "column_letters", "write_xlsx"]
 
 Progress = Callable[[int, int | None], None]
 
 MAX_SHEET_ROWS = 1_048_576
-MAX_CELL_CHARS = 32_767
-TRUNCATION_MARKER = " […truncated]"
 PROGRESS_EVERY_ROWS = 2000
 COPY_CHUNK_BYTES = 1024 * 1024
 MAX_DECIMAL_PLACES = 10
@@ -52,10 +61,9 @@ MAX_DECIMAL_PLACES = 10
 # with ZIP64 sizes from the start (zipfile cannot add them after the fact).
 ZIP64_CELL_THRESHOLD = 10_000_000
 
-_TRIGGERS = frozenset(FORMULA_TRIGGERS)
-_EXCEL_EPOCH = date(1899, 12, 30).toordinal()
-_NEEDS_ESCAPE = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;", "_": "_x005F_"}
+# The `_xHHHH_` escapes are done by xlsx_cells.ooxml_text; these are XML's own.
+_NEEDS_XML_ESCAPE = re.compile(r"[&<>]")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 # Cell style indexes into cellXfs of the styles part written by _styles_xml.
 _STYLE_HEADING = 1
@@ -63,87 +71,65 @@ _STYLE_DESCRIPTION = 2
 _STYLE_DATE = 3
 _STYLE_DATETIME = 4
 _STYLE_DECIMAL_BASE = 5  # + number of decimal places, 0..MAX_DECIMAL_PLACES
+_STYLE_TEXT = _STYLE_DECIMAL_BASE + MAX_DECIMAL_PLACES + 1
 
 
-def _escape_match(match: re.Match) -> str:
-    char = match.group(0)
-    # A carriage return becomes a character reference: XML readers turn a literal one into \n.
-    return _ENTITIES.get(char) or f"_x{ord(char):04X}_"
+def _xml_text(text: str, warnings: Counter[str]) -> str:
+    text = cell_text(text, warnings)
+    return _NEEDS_XML_ESCAPE.sub(lambda m: _ENTITIES[m.group(0)], text) if _NEEDS_XML_ESCAPE.search(text) else text
 
 
-def _fit(text: str) -> str:
-    """The text cut to Excel's cell limit, which counts UTF-16 code units (an emoji takes two)."""
-    if len(text) <= MAX_CELL_CHARS // 2:
-        return text
-    encoded = text.encode("utf-16-le")
-    if len(encoded) <= MAX_CELL_CHARS * 2:
-        return text
-    room = MAX_CELL_CHARS - len(TRUNCATION_MARKER)
-    # Cutting may split a surrogate pair; its lone half is dropped.
-    return encoded[: room * 2].decode("utf-16-le", errors="ignore") + TRUNCATION_MARKER
+def _string_cell(ref: str, text: str, style: int, warnings: Counter[str]) -> str:
+    return (
+        f'<c r="{ref}" s="{style}" t="inlineStr"><is><t xml:space="preserve">{_xml_text(text, warnings)}</t></is></c>'
+    )
 
 
-def _xml_text(text: str) -> str:
-    text = _fit(text)
-    return _NEEDS_ESCAPE.sub(_escape_match, text) if _NEEDS_ESCAPE.search(text) else text
+def _cell_writers(warnings: Counter[str], zone: tzinfo) -> dict[str, Callable[[object, str], str]]:
+    """One function per column type turning a value into its cell's XML (empty for a missing value)."""
+
+    def text(value: str | None, ref: str) -> str:
+        return "" if value is None else _string_cell(ref, value, _STYLE_TEXT, warnings)
+
+    def integer(value: int | None, ref: str) -> str:
+        return "" if value is None else f'<c r="{ref}"><v>{int(value)}</v></c>'
+
+    def decimal(value: Decimal | None, ref: str) -> str:
+        if value is None:
+            return ""
+        if not value.is_finite():
+            return _string_cell(ref, str(value), _STYLE_TEXT, warnings)
+        # The stored digits go into the file as they are; Excel reads them as a number.
+        digits = f"{value:f}"
+        dot = digits.find(".")
+        places = 0 if dot < 0 else min(len(digits) - dot - 1, MAX_DECIMAL_PLACES)
+        return f'<c r="{ref}" s="{_STYLE_DECIMAL_BASE + places}"><v>{digits}</v></c>'
+
+    def day(value: date | None, ref: str) -> str:
+        if value is None:
+            return ""
+        serial = date_serial(value)
+        if serial is None:
+            return _string_cell(ref, out_of_range_text(value, None, warnings), _STYLE_TEXT, warnings)
+        return f'<c r="{ref}" s="{_STYLE_DATE}"><v>{serial}</v></c>'
+
+    def moment(value: datetime | None, ref: str) -> str:
+        if value is None:
+            return ""
+        wall_time = in_zone(value, zone)
+        serial = None if wall_time is None else datetime_serial(wall_time)
+        if serial is None:
+            return _string_cell(ref, out_of_range_text(value, wall_time, warnings), _STYLE_TEXT, warnings)
+        return f'<c r="{ref}" s="{_STYLE_DATETIME}"><v>{serial!r}</v></c>'
+
+    def boolean(value: bool | None, ref: str) -> str:
+        if value is None:
+            return ""
+        return f'<c r="{ref}" t="b"><v>{1 if value else 0}</v></c>'
+
+    return {"text": text, "integer": integer, "decimal": decimal, "date": day, "datetime": moment, "boolean": boolean}
 
 
-def _string_cell(ref: str, text: str, style: int = 0) -> str:
-    styled = f' s="{style}"' if style else ""
-    return f'<c r="{ref}"{styled} t="inlineStr"><is><t xml:space="preserve">{_xml_text(text)}</t></is></c>'
-
-
-def _text(value: str | None, ref: str) -> str:
-    if value is None:
-        return ""
-    if value and value[0] in _TRIGGERS:
-        value = "'" + value
-    return f'<c r="{ref}" t="inlineStr"><is><t xml:space="preserve">{_xml_text(value)}</t></is></c>'
-
-
-def _integer(value: int | None, ref: str) -> str:
-    return "" if value is None else f'<c r="{ref}"><v>{int(value)}</v></c>'
-
-
-def _decimal(value: Decimal | None, ref: str) -> str:
-    if value is None:
-        return ""
-    if not value.is_finite():
-        return _string_cell(ref, str(value))
-    # The stored digits go into the file as they are; Excel reads them as a number.
-    digits = f"{value:f}"
-    dot = digits.find(".")
-    places = 0 if dot < 0 else min(len(digits) - dot - 1, MAX_DECIMAL_PLACES)
-    return f'<c r="{ref}" s="{_STYLE_DECIMAL_BASE + places}"><v>{digits}</v></c>'
-
-
-def _date(value: date | None, ref: str) -> str:
-    return "" if value is None else f'<c r="{ref}" s="{_STYLE_DATE}"><v>{value.toordinal() - _EXCEL_EPOCH}</v></c>'
-
-
-def _datetime(value: datetime | None, ref: str) -> str:
-    if value is None:
-        return ""
-    moment = value.astimezone(UTC) if value.tzinfo is not None else value
-    seconds = moment.hour * 3600 + moment.minute * 60 + moment.second + moment.microsecond / 1_000_000
-    serial = moment.toordinal() - _EXCEL_EPOCH + seconds / 86400
-    return f'<c r="{ref}" s="{_STYLE_DATETIME}"><v>{serial!r}</v></c>'
-
-
-def _boolean(value: bool | None, ref: str) -> str:
-    if value is None:
-        return ""
-    return f'<c r="{ref}" t="b"><v>{1 if value else 0}</v></c>'
-
-
-_CELL_WRITERS: dict[str, Callable[[object, str], str]] = {
-    "text": _text,
-    "integer": _integer,
-    "decimal": _decimal,
-    "date": _date,
-    "datetime": _datetime,
-    "boolean": _boolean,
-}
 _MIN_WIDTHS = {"date": 12, "datetime": 20, "decimal": 10, "integer": 8, "boolean": 8, "text": 12}
 
 
@@ -157,12 +143,31 @@ def column_letters(index: int) -> str:
     return letters
 
 
-def _column_width(column: Column, heading: str) -> float:
-    shown = {"names": column.name, "labels": column.label}.get(heading, "")
+def heading_texts(columns: Sequence[Column], heading: str, zone_name: str) -> list[str]:
+    """The heading row's texts; a time stamp column names the zone its times are shown in."""
+    if heading not in ("names", "labels"):
+        raise ValueError(f"unknown heading behaviour {heading!r}")
+    texts = [column.name if heading == "names" else column.label for column in columns]
+    return [f"{text} ({zone_name})" if c.type == "datetime" else text for text, c in zip(texts, columns, strict=True)]
+
+
+def description_texts(columns: Sequence[Column], zone_name: str) -> list[str]:
+    """The descriptions row; a time stamp column's says the zone (the catalog's say UTC)."""
+    texts = []
+    for column in columns:
+        text = column.description
+        if column.type == "datetime":
+            zone = f"({zone_name})"
+            text = text.replace("(UTC)", zone) if "(UTC)" in text else f"{text} {zone}"
+        texts.append(text)
+    return texts
+
+
+def _column_width(column: Column, shown: str) -> float:
     return float(min(max(len(shown) + 2, _MIN_WIDTHS[column.type]), 60))
 
 
-def _sheet_head(columns: Sequence[Column], heading: str, frozen_rows: int) -> str:
+def _sheet_head(columns: Sequence[Column], headings: Sequence[str], frozen_rows: int) -> str:
     pane = (
         f'<pane ySplit="{frozen_rows}" topLeftCell="A{frozen_rows + 1}" activePane="bottomLeft" state="frozen"/>'
         f'<selection pane="bottomLeft" activeCell="A{frozen_rows + 1}" sqref="A{frozen_rows + 1}"/>'
@@ -170,8 +175,8 @@ def _sheet_head(columns: Sequence[Column], heading: str, frozen_rows: int) -> st
         else ""
     )
     widths = "".join(
-        f'<col min="{i}" max="{i}" width="{_column_width(column, heading)}" customWidth="1"/>'
-        for i, column in enumerate(columns, start=1)
+        f'<col min="{i}" max="{i}" width="{_column_width(column, shown)}" customWidth="1"/>'
+        for i, (column, shown) in enumerate(zip(columns, headings, strict=True), start=1)
     )
     return (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
@@ -301,23 +306,25 @@ def _styles_xml() -> str:
         '<fill><patternFill patternType="gray125"/></fill></fills>'
         '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
         '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-        f'<cellXfs count="{_STYLE_DECIMAL_BASE + MAX_DECIMAL_PLACES + 1}">'
+        f'<cellXfs count="{_STYLE_TEXT + 1}">'
         '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
-        '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
-        '<xf numFmtId="0" fontId="2" fillId="0" borderId="0" xfId="0" applyFont="1" applyAlignment="1">'
-        '<alignment wrapText="1" vertical="top"/></xf>'
+        '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1" quotePrefix="1"/>'
+        '<xf numFmtId="0" fontId="2" fillId="0" borderId="0" xfId="0" applyFont="1" applyAlignment="1"'
+        ' quotePrefix="1"><alignment wrapText="1" vertical="top"/></xf>'
         f'<xf numFmtId="{_NUMBER_FORMAT_DATE}" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
         f'<xf numFmtId="{_NUMBER_FORMAT_DATETIME}" fontId="0" fillId="0" borderId="0" xfId="0"'
         ' applyNumberFormat="1"/>'
-        f"{decimal_styles}</cellXfs>"
+        f"{decimal_styles}"
+        '<xf numFmtId="49" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1" quotePrefix="1"/>'
+        "</cellXfs>"
         '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
         "</styleSheet>"
     )
 
 
-def _label_row(row_number: int, texts: Sequence[str], style: int) -> str:
+def _label_row(row_number: int, texts: Sequence[str], style: int, warnings: Counter[str]) -> str:
     cells = "".join(
-        _string_cell(f"{column_letters(i)}{row_number}", text, style) for i, text in enumerate(texts)
+        _string_cell(f"{column_letters(i)}{row_number}", text, style, warnings) for i, text in enumerate(texts)
     )
     return f'<row r="{row_number}">{cells}</row>'
 
@@ -332,19 +339,20 @@ def write_xlsx(
     progress: Progress,
     total: int | None,
     sheet_name: str = "Export",
+    time_zone: str = "UTC",
+    warnings: Counter[str],
 ) -> int:
     """Write the rows (typed values, in `columns` order) as a one-sheet workbook to `out`.
 
-    Raises TooManyRows before writing anything when `total` already says the rows cannot fit
-    one sheet, and while writing if more rows come than fit. Returns the number of data rows.
+    Time stamps are shown in `time_zone` (an IANA name). Raises TooManyRows before writing
+    anything when `total` already says the rows cannot fit one sheet, and while writing if more
+    rows come than fit. Returns the number of data rows; counts what it had to change in `warnings`.
     """
     label_rows: list[tuple[list[str], int]] = []
-    if heading in ("names", "labels"):
-        label_rows.append(([c.name if heading == "names" else c.label for c in columns], _STYLE_HEADING))
+    if heading != "none":
+        label_rows.append((heading_texts(columns, heading, time_zone), _STYLE_HEADING))
         if include_descriptions:
-            label_rows.append(([c.description for c in columns], _STYLE_DESCRIPTION))
-    elif heading != "none":
-        raise ValueError(f"unknown heading behaviour {heading!r}")
+            label_rows.append((description_texts(columns, time_zone), _STYLE_DESCRIPTION))
     capacity = MAX_SHEET_ROWS - len(label_rows)
     if total is not None and total > capacity:
         raise TooManyRows(
@@ -352,7 +360,8 @@ def write_xlsx(
             "Add filters or a row limit, or choose CSV."
         )
 
-    cell_writers = [_CELL_WRITERS[column.type] for column in columns]
+    writers_by_type = _cell_writers(warnings, ZoneInfo(time_zone))
+    cell_writers = [writers_by_type[column.type] for column in columns]
     letters = [column_letters(i) for i in range(len(columns))]
     force_zip64 = total is None or total * len(columns) > ZIP64_CELL_THRESHOLD
     written = 0
@@ -366,11 +375,12 @@ def write_xlsx(
             package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
             package.writestr("xl/styles.xml", _styles_xml())
             with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=force_zip64) as sheet:
-                sheet.write(_sheet_head(columns, heading, len(label_rows)).encode("utf-8"))
+                shown = label_rows[0][0] if label_rows else [""] * len(columns)
+                sheet.write(_sheet_head(columns, shown, len(label_rows)).encode("utf-8"))
                 row_number = 0
                 for texts, style in label_rows:
                     row_number += 1
-                    sheet.write(_label_row(row_number, texts, style).encode("utf-8"))
+                    sheet.write(_label_row(row_number, texts, style, warnings).encode("utf-8"))
                 pending: list[str] = []
                 for row in rows:
                     if written == capacity:

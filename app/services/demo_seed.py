@@ -268,7 +268,9 @@ def _seed_everything(rows: int) -> None:
     today = now.date()
     rng = random.Random(RANDOM_SEED)
 
-    northwind = Workspace(name=DEMO_WORKSPACE, status="live", created_at=now - timedelta(days=900))
+    northwind = Workspace(
+        name=DEMO_WORKSPACE, status="live", time_zone="Europe/London", created_at=now - timedelta(days=900)
+    )
     globex = Workspace(name=OTHER_WORKSPACE, status="live", created_at=now - timedelta(days=400))
     people = {login: _person(login) for login in _LOGINS}
     people[_STAFF].is_staff = True

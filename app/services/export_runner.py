@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import Counter
 from datetime import datetime
 
 from flask import current_app
@@ -33,9 +34,9 @@ from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
-from app.rendering.query_file import write_query_file
 from app.rendering.report_file import write_report_file
 from app.services import leases
+from app.services.query_file_production import write_query_file
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
     settings = current_app.config["SETTINGS"]
     storage = get_storage()
     progress = _ProgressRecorder(export_id, attempt)
+    warnings: Counter[str] = Counter()
 
     def renew(lease_expires_at: datetime) -> None:
         export_file.renew_lease(export_id, attempt, lease_expires_at)
@@ -115,7 +117,7 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
             storage.writer(export.storage_key) as out,
         ):
             write = write_report_file if export.kind == "report" else write_query_file
-            rows = write(export, access, out, progress)
+            rows = write(export, access, out, progress, warnings)
             # Checked after this upload began: a restart after this check aborts the upload,
             # so a stale attempt never publishes over a newer one.
             if not _attempt_is_current(export_id, attempt):
@@ -130,7 +132,12 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
 
     try:
         export_file.succeed(
-            export_id, attempt, size_bytes=out.size, row_count=rows, retention_days=settings.file_retention_days
+            export_id,
+            attempt,
+            size_bytes=out.size,
+            row_count=rows,
+            retention_days=settings.file_retention_days,
+            warnings=warnings,
         )
     except TransitionRefused:
         return _after_refused_success(export_id, attempt)

@@ -18,12 +18,14 @@ from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest, SavedQuery
+from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 
 QUERY_FORMATS = ("csv", "xlsx")
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
+# Whose clock an Excel file's time stamps show; CSV writes ISO 8601 times in UTC ("…Z") always.
+TIME_STAMPS = {"workspace": "The workspace's time zone", "utc": "UTC"}
 
 
 @dataclass(frozen=True)
@@ -31,12 +33,21 @@ class QueryFileOptions:
     format: str
     heading: str = "names"
     include_descriptions: bool = False
+    # CSV "for data tools": text exactly as stored, without the `'` that keeps spreadsheets safe.
+    exact_values: bool = False
+    time_stamps: str = "workspace"
 
     def validate(self) -> None:
         if self.format not in QUERY_FORMATS:
             raise ValidationError("Choose CSV or Excel (XLSX).", "format")
         if self.heading not in HEADINGS:
             raise ValidationError("Choose how the heading row is written.", "heading")
+        if self.time_stamps not in TIME_STAMPS:
+            raise ValidationError("Choose UTC or the workspace's time zone for time stamps.", "time_stamps")
+        if self.exact_values and self.format != "csv":
+            raise ValidationError(
+                "Exact values is a CSV choice: an Excel file always keeps text exactly as stored.", "exact_values"
+            )
         if self.include_descriptions and self.format != "xlsx":
             raise ValidationError(
                 "A descriptions row can only be added to an Excel (XLSX) file.", "include_descriptions"
@@ -98,6 +109,19 @@ def admit(export: QueryExport) -> QueryExport:
     return export
 
 
+def workspace_time_zone(workspace_id: int) -> str:
+    """The workspace's IANA time zone name."""
+    workspace = db.session.get(Workspace, workspace_id)
+    return workspace.time_zone if workspace is not None else "UTC"
+
+
+def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
+    """The IANA zone the file's time stamps are shown in: UTC for CSV and when asked, else the workspace's."""
+    if options.format != "xlsx" or options.time_stamps == "utc":
+        return "UTC"
+    return workspace_time_zone(access.workspace_id)
+
+
 def request_query_file(access: RequesterContext, query: SavedQuery, options: QueryFileOptions) -> QueryExport:
     if query.workspace_id != access.workspace_id:
         raise AccessDenied("That query is not in this workspace.")
@@ -120,5 +144,7 @@ def request_query_file(access: RequesterContext, query: SavedQuery, options: Que
             kind="query",
             heading=options.heading,
             include_descriptions=options.include_descriptions,
+            exact_values=options.exact_values,
+            time_zone=file_time_zone(access, options),
         )
     )

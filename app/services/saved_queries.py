@@ -15,13 +15,14 @@ from sqlalchemy.exc import IntegrityError
 
 from app.data import query_runner
 from app.domain.access import RequesterContext, can_change
-from app.domain.catalog import DATASETS, Dataset
+from app.domain.catalog import DATASETS, Column, Dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import validate_definition
 from app.domain.text_rules import refuse_unstorable
 from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
+from app.rendering.cells import formatters_for
 from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 
@@ -130,11 +131,28 @@ def delete_query(access: RequesterContext, query: SavedQuery) -> None:
         raise
 
 
-def preview(access: RequesterContext, definition: dict) -> query_runner.Preview:
+@dataclass(frozen=True)
+class Preview:
+    """The first rows of a saved query, each cell as the (spreadsheet-safe) CSV export writes it."""
+
+    columns: list[Column]
+    rows: list[list[str]]
+
+
+def preview(access: RequesterContext, definition: dict) -> Preview:
     """The first rows a file of this definition would hold, read with the person's own access."""
     checked = _checked_definition(access, definition)
     settings = current_app.config["SETTINGS"]
-    return query_runner.preview(checked, access, limit=settings.max_preview_rows)
+    return formatted_preview(query_runner.preview_rows(checked, access, limit=settings.max_preview_rows))
+
+
+def formatted_preview(read: query_runner.PreviewRows) -> Preview:
+    """Typed preview rows with each cell turned into the text the CSV export writes."""
+    formatters = formatters_for(read.columns)
+    return Preview(
+        columns=read.columns,
+        rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in read.rows],
+    )
 
 
 def _checked_definition(access: RequesterContext, definition: dict) -> dict:

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from app.domain.catalog import get_dataset
 from app.models import QueryExport, SavedQuery, TimesheetEntry
 from app.rendering.cells import format_cell
-from app.rendering.neutralise import neutralise
+from app.rendering.xlsx_cells import ooxml_text
 from tests import factories
 from tests.fixtures.browser import download_file, fresh, htmx_swap, request_file, sign_in, watch_file_succeed
 
@@ -52,7 +52,7 @@ def expected_rows(workspace_id: int) -> list[tuple]:
 def spreadsheet_value(value, column_type: str):
     """What openpyxl should read back from a cell holding `value` of this catalog type."""
     if column_type == "text":
-        return neutralise(value)
+        return ooxml_text(value)  # exact text; openpyxl leaves OOXML's _xHHHH_ escapes as they are
     if column_type == "date":
         return datetime.combine(value, time())  # openpyxl reads date-formatted serials as datetimes
     if column_type == "datetime":
@@ -111,7 +111,10 @@ def check_workbook(path: Path, rows: list[tuple]) -> None:
     assert sheet.max_column == len(columns)
     assert sheet.max_row == 2 + len(rows)
     read = list(sheet.iter_rows())
-    assert [cell.value for cell in read[0]] == [column.label for column in columns]
+    # The workspace's time zone (UTC here) is named in the time stamp column's heading.
+    assert [cell.value for cell in read[0]] == [
+        f"{column.label} (UTC)" if column.type == "datetime" else column.label for column in columns
+    ]
     assert [cell.value for cell in read[1]] == [column.description for column in columns]
     for number, (cells, row) in enumerate(zip(read[2:], rows, strict=True), start=3):
         for cell, value, column in zip(cells, row, columns, strict=True):

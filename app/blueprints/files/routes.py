@@ -12,6 +12,7 @@ from flask_htmx.responses import HTMXResponseStopPolling
 from app.blueprints.files import bp
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
+from app.domain import file_warnings
 from app.models import QueryExport
 from app.models.types import utcnow
 from app.services import file_library, saved_queries
@@ -33,7 +34,9 @@ def index(workspace_id: int):
 def detail(workspace_id: int, file_id: int):
     export = _own_file(file_id)
     source = saved_queries.get_query(g.access, export.source_query_id) if export.source_query_id else None
-    return render_template("files/detail.html", file=export, source=source)
+    return render_template(
+        "files/detail.html", file=export, source=source, warning_messages=file_warnings.messages
+    )
 
 
 @bp.get("/<int:file_id>/progress")

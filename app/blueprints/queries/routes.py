@@ -18,7 +18,7 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse
 from app.services import saved_queries
-from app.services.file_requests import QueryFileOptions, request_query_file
+from app.services.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
 from app.services.reports import reports_using_query
 from app.services.saved_queries import QueryListing
 
@@ -124,6 +124,8 @@ def request_file(workspace_id: int, query_id: int):
         format=request.form.get("format", ""),
         heading=request.form.get("heading", "names"),
         include_descriptions=bool(request.form.get("include_descriptions")),
+        exact_values=bool(request.form.get("exact_values")),
+        time_stamps=request.form.get("time_stamps", "workspace"),
     )
     try:
         export = request_query_file(g.access, listing.query, options)
@@ -179,6 +181,7 @@ def _show_page(
         can_change=can_change(g.access, listing.query),
         file_error=file_error,
         file_options=file_options or QueryFileOptions(format="csv"),
+        workspace_time_zone=workspace_time_zone(g.access.workspace_id),
         preview=_preview(listing.query.definition()) if show_preview else None,
     )
 

@@ -4,21 +4,43 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
+from contextlib import closing
 from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
 
 from app import create_app
+from app.data.csv_copy import copy_records
+from app.data.query_runner import iter_rows, request_columns
 from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied
 from app.extensions import db
 from app.rendering import csv_writer
-from app.rendering.csv_writer import BOM, write_csv_copy, write_csv_rows
+from app.rendering.csv_writer import BOM, write_csv, write_csv_records
 from app.rendering.neutralise import FORMULA_TRIGGERS, neutralise
-from app.rendering.query_file import write_query_file
+from app.services.query_file_production import write_query_file
 from tests import factories
+
+
+def write_csv_copy(request, access, heading, out, progress, total, exact_values=False) -> int:
+    """The PostgreSQL way: COPY formats the records, the writer relays them."""
+    with closing(copy_records(request, access, exact_values=exact_values)) as records:
+        columns = request_columns(request)
+        return write_csv_records(
+            columns, records, out, heading=heading, progress=progress, total=total, warnings=Counter()
+        )
+
+
+def write_csv_rows(request, access, heading, out, progress, total, exact_values=False) -> int:
+    """The portable way: typed rows formatted by the writer."""
+    with closing(iter_rows(request, access)) as rows:
+        return write_csv(
+            request_columns(request), rows, out, heading=heading, exact_values=exact_values, progress=progress,
+            total=total, warnings=Counter(),
+        )
 
 
 def _request(dataset: str, columns: list[str] | None = None, **rest) -> dict:
@@ -26,10 +48,12 @@ def _request(dataset: str, columns: list[str] | None = None, **rest) -> dict:
     return {"dataset": dataset, "columns": chosen, "filters": [], "sort": [], "row_limit": None, **rest}
 
 
-def _both_paths(request: dict, access: RequesterContext, heading: str = "labels") -> tuple[bytes, bytes]:
+def _both_paths(
+    request: dict, access: RequesterContext, heading: str = "labels", exact_values: bool = False
+) -> tuple[bytes, bytes]:
     copied, formatted = io.BytesIO(), io.BytesIO()
-    copy_rows = write_csv_copy(request, access, heading, copied, lambda n, t: None, None)
-    python_rows = write_csv_rows(request, access, heading, formatted, lambda n, t: None, None)
+    copy_rows = write_csv_copy(request, access, heading, copied, lambda n, t: None, None, exact_values)
+    python_rows = write_csv_rows(request, access, heading, formatted, lambda n, t: None, None, exact_values)
     assert copy_rows == python_rows
     return copied.getvalue(), formatted.getvalue()
 
@@ -49,10 +73,12 @@ def every_dataset(world):
     return current_context(world.workspace.id, world.admin.id)
 
 
+@pytest.mark.parametrize("exact_values", [False, True], ids=["spreadsheet-safe", "exact"])
 @pytest.mark.parametrize("dataset", ["timesheet_entries", "people", "shifts", "time_off_requests", "teams"])
-def test_copy_path_and_python_path_write_identical_bytes(every_dataset, dataset):
+def test_copy_path_and_python_path_write_identical_bytes(every_dataset, dataset, exact_values):
     """Every column of every dataset, hostile and non-Latin values included: the two paths agree byte for byte."""
-    copied, formatted = _both_paths(_request(dataset, sort=[{"column": "id", "direction": "desc"}]), every_dataset)
+    request = _request(dataset, sort=[{"column": "id", "direction": "desc"}])
+    copied, formatted = _both_paths(request, every_dataset, exact_values=exact_values)
     assert copied == formatted
     assert len(_records(copied)) > 1
 
@@ -89,12 +115,34 @@ def test_paths_agree_on_empty_text_and_copys_end_marker_in_a_single_column(world
 
 
 def test_paths_agree_on_empty_text_among_several_columns(world):
-    """Several columns: an empty text is an empty field, unquoted, on both paths."""
+    """Several columns: an empty text is a quoted empty field, on both paths."""
     factories.make_timesheet_entry(world.employees[0], note="")
     access = current_context(world.workspace.id, world.admin.id)
     request = _request("timesheet_entries", ["note", "approved"], filters=[{"column": "note", "op": "is_empty"}])
     copied, formatted = _both_paths(request, access, heading="none")
-    assert copied == formatted == BOM + b",true\r\n"
+    assert copied == formatted == BOM + b'"",true\r\n'
+
+
+def test_every_text_field_is_quoted_and_numbers_are_not(world):
+    """Text fields are always quoted (a `;` reader cannot split them); numbers, dates and booleans never are."""
+    factories.make_timesheet_entry(world.employees[0], note="plain", hours=-42)
+    access = current_context(world.workspace.id, world.admin.id)
+    request = _request(
+        "timesheet_entries", ["id", "note", "hours", "work_date", "approved"],
+        filters=[{"column": "note", "op": "eq", "value": "plain"}],
+    )
+    copied, formatted = _both_paths(request, access, heading="none")
+    assert copied == formatted
+    assert copied.endswith(b',"plain",-42.00,2026-11-02,true\r\n')
+
+
+def test_exact_values_keep_formula_like_text_as_stored(world):
+    """"For data tools": the CSV holds each hostile note exactly, with no added quote, on both paths."""
+    access = current_context(world.workspace.id, world.admin.id)
+    request = _request("timesheet_entries", ["note"], sort=[{"column": "id", "direction": "asc"}])
+    copied, formatted = _both_paths(request, access, heading="none", exact_values=True)
+    assert copied == formatted
+    assert [record[0] for record in _records(copied)] == factories.hostile_values()
 
 
 def test_filter_values_reach_copy_as_parameters(world):
@@ -111,7 +159,7 @@ def test_filter_values_reach_copy_as_parameters(world):
         ],
     )
     copied, formatted = _both_paths(request, access, heading="none")
-    assert copied == formatted == BOM + b"it's 100% done_now\r\n"
+    assert copied == formatted == BOM + b'"it\'s 100% done_now"\r\n'
 
 
 def test_every_hostile_text_is_neutralised_in_the_csv(world):
@@ -122,7 +170,7 @@ def test_every_hostile_text_is_neutralised_in_the_csv(world):
     write_csv_copy(request, access, "names", out, lambda n, t: None, None)
     cells = [record[0] for record in _records(out.getvalue())[1:]]
     assert cells == [neutralise(value) for value in factories.hostile_values()]
-    assert not [cell for cell in cells if cell[:1] in FORMULA_TRIGGERS]
+    assert not [cell for cell in cells if cell.lstrip(" \u00a0\u200b")[:1] in FORMULA_TRIGGERS]
 
 
 def test_records_end_with_crlf_and_newlines_inside_values_are_kept(world):
@@ -204,7 +252,7 @@ def test_query_file_writes_csv_and_reports_the_counted_total(world):
     access = current_context(world.workspace.id, world.admin.id)
     calls = []
     out = io.BytesIO()
-    rows = write_query_file(export, access, out, lambda n, t: calls.append((n, t)))
+    rows = write_query_file(export, access, out, lambda n, t: calls.append((n, t)), Counter())
     total = len(factories.hostile_values())
     assert rows == total
     assert calls[0] == (0, total) and calls[-1] == (total, total)

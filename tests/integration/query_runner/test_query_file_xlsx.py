@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 from datetime import UTC, date, datetime
 
 import pytest
@@ -14,8 +15,8 @@ from app.domain.catalog import get_dataset
 from app.extensions import db
 from app.models import TimesheetEntry
 from app.rendering import TooManyRows, xlsx_writer
-from app.rendering.neutralise import FORMULA_TRIGGERS, neutralise
-from app.rendering.query_file import write_query_file
+from app.rendering.xlsx_cells import ooxml_text
+from app.services.query_file_production import write_query_file
 from tests import factories
 
 DATASET = get_dataset("timesheet_entries")
@@ -32,14 +33,14 @@ def _export(world, **options):
 def _workbook_rows(world, **options) -> list[tuple]:
     access = current_context(world.workspace.id, world.admin.id)
     out = io.BytesIO()
-    write_query_file(_export(world, **options), access, out, lambda n, t: None)
+    write_query_file(_export(world, **options), access, out, lambda n, t: None, Counter())
     return list(load_workbook(io.BytesIO(out.getvalue())).active.iter_rows())
 
 
 def _expected(value, column_type):
     """What openpyxl reads back for a database value of the given catalog type."""
     if column_type == "text":
-        return neutralise(value)
+        return ooxml_text(value)
     if column_type == "decimal":
         return float(value)
     if column_type == "date":
@@ -50,7 +51,7 @@ def _expected(value, column_type):
 
 
 def test_every_cell_equals_the_database_value(world):
-    """Each cell of each row is the stored value: text neutralised, numbers, dates and booleans typed."""
+    """Each cell of each row is the stored value: text exact (OOXML-escaped), numbers, dates and booleans typed."""
     rows = _workbook_rows(world)[1:]
     entries = db.session.execute(
         select(TimesheetEntry).where(TimesheetEntry.workspace_id == world.workspace.id).order_by(TimesheetEntry.id)
@@ -61,16 +62,15 @@ def test_every_cell_equals_the_database_value(world):
         assert [cell.value for cell in cells] == expected
 
 
-def test_every_text_cell_is_a_string_and_none_is_a_live_formula(world):
-    """Text cells have data_type "s"; no cell value starts with a formula trigger."""
+def test_every_text_cell_is_a_quote_prefixed_string(world):
+    """Text cells have data_type "s" and the quote-prefix style, so no spreadsheet evaluates them."""
     rows = _workbook_rows(world)[1:]
     for cells in rows:
         for cell, column in zip(cells, DATASET.columns, strict=True):
-            if column.type == "text":
-                assert cell.data_type == "s"
-            assert not (isinstance(cell.value, str) and cell.value[:1] in FORMULA_TRIGGERS)
+            if column.type == "text" and cell.value is not None:
+                assert cell.data_type == "s" and cell.quotePrefix
     notes = [cells[ALL_COLUMNS.index("note")].value for cells in rows]
-    assert notes == [neutralise(v) for v in factories.hostile_values()]
+    assert notes == [ooxml_text(v) for v in factories.hostile_values()]
 
 
 def test_numbers_stay_numeric(world):
@@ -88,7 +88,9 @@ def test_numbers_stay_numeric(world):
 def test_labels_heading_with_descriptions_row(world):
     """Heading labels in row 1, catalog descriptions in row 2, data from row 3."""
     rows = _workbook_rows(world, heading="labels", include_descriptions=True)
-    assert [c.value for c in rows[0]] == [c.label for c in DATASET.columns]
+    assert [c.value for c in rows[0]] == [
+        f"{c.label} (UTC)" if c.type == "datetime" else c.label for c in DATASET.columns
+    ]
     assert [c.value for c in rows[1]] == [c.description for c in DATASET.columns]
     assert rows[2][0].value == 1
     assert len(rows) == 2 + len(factories.hostile_values())
@@ -106,7 +108,7 @@ def test_scoped_member_gets_only_their_teams_rows(world):
     query = factories.make_query(world.workspace, world.scoped, columns=["team_name"])
     export = factories.make_export(query, world.scoped, format="xlsx", heading="none")
     out = io.BytesIO()
-    write_query_file(export, current_context(world.workspace.id, world.scoped.id), out, lambda n, t: None)
+    write_query_file(export, current_context(world.workspace.id, world.scoped.id), out, lambda n, t: None, Counter())
     values = {row[0].value for row in load_workbook(io.BytesIO(out.getvalue())).active.iter_rows()}
     assert values == {"Team A"}
 
@@ -117,7 +119,7 @@ def test_too_many_rows_for_a_sheet_is_refused_before_writing(world, monkeypatch)
     out = io.BytesIO()
     with pytest.raises(TooManyRows):
         write_query_file(
-            _export(world), current_context(world.workspace.id, world.admin.id), out, lambda n, t: None
+            _export(world), current_context(world.workspace.id, world.admin.id), out, lambda n, t: None, Counter()
         )
     assert out.getvalue() == b""
 
@@ -126,7 +128,6 @@ def test_progress_starts_with_the_total_and_ends_with_the_rows(world):
     """progress gets (0, total) first and (rows, total) last."""
     calls = []
     out = io.BytesIO()
-    rows = write_query_file(
-        _export(world), current_context(world.workspace.id, world.admin.id), out, lambda n, t: calls.append((n, t))
-    )
+    access = current_context(world.workspace.id, world.admin.id)
+    rows = write_query_file(_export(world), access, out, lambda n, t: calls.append((n, t)), Counter())
     assert calls[0] == (0, rows) and calls[-1] == (rows, rows)

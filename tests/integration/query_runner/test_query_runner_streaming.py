@@ -10,13 +10,19 @@ from types import GeneratorType
 import pytest
 from sqlalchemy import text
 
-from app.data.query_runner import iter_rows, preview
+from app.data.query_runner import iter_rows, preview_rows
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
 from app.extensions import db
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
+from app.services.saved_queries import Preview, formatted_preview
 from tests import factories
+
+
+def preview(definition: dict, access: RequesterContext, limit: int = 50) -> Preview:
+    """The preview as the queries page gets it: the data layer's rows, formatted by the saved-queries service."""
+    return formatted_preview(preview_rows(definition, access, limit=limit))
 
 ROWS = 20_000
 REQUEST = {

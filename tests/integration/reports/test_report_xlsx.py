@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import TimesheetEntry
-from app.rendering.neutralise import neutralise
+from app.rendering.xlsx_cells import ooxml_text
 from app.services.export_runner import run_export_file
 from tests.fixtures.workers import file_row
 
@@ -46,7 +46,7 @@ HEADINGS = ["Entry ID", "Employee", "Date", "Hours", "Note"]
 
 
 def test_table_xlsx_holds_the_database_rows_under_headings(kit, isolated_storage):
-    """Every row, typed: ids and hours as numbers, dates as dates, text neutralised; the title block first."""
+    """Every row, typed: ids and hours as numbers, dates as dates, text exact; the title block first."""
     kit.add_rows(60)
     sheet, produced = _sheet(kit, kit.report(kind="table"), isolated_storage)
     assert sheet["A1"].value == "Hours worked — Северный корпус"
@@ -56,20 +56,21 @@ def test_table_xlsx_holds_the_database_rows_under_headings(kit, isolated_storage
     for cells, entry in zip(rows, entries, strict=True):
         identifier, name, day, hours, note = (cell.value for cell in cells)
         assert identifier == entry.id
-        assert name == neutralise(entry.person_name)
+        assert name == ooxml_text(entry.person_name)
         assert isinstance(day, datetime) and day.date() == entry.work_date
         assert _number(hours) == entry.hours
-        assert note == neutralise(entry.note)
+        assert note == ooxml_text(entry.note)
 
 
 def test_xlsx_cells_are_values_with_number_formats_never_formulas(kit, isolated_storage):
-    """No cell is a formula, formula-looking text is prefixed with a quote, numbers and dates carry formats."""
+    """No cell is a formula, formula-looking text is exact and quote-prefixed, numbers and dates carry formats."""
     sheet, _ = _sheet(kit, kit.report(kind="coded"), isolated_storage)
     cells = [cell for row in sheet.iter_rows() for cell in row if cell.value is not None]
     assert all(cell.data_type != "f" for cell in cells)
-    notes = {cell.value for cell in cells if isinstance(cell.value, str)}
-    assert "'=1+2" in notes and "'@SUM(A1:A2)" in notes and "'-2+3" in notes
-    assert not any(value.startswith(("=", "+", "@")) for value in notes)
+    texts = [cell for cell in cells if isinstance(cell.value, str)]
+    notes = {cell.value for cell in texts}
+    assert "=1+2" in notes and "@SUM(A1:A2)" in notes and "-2+3" in notes
+    assert all(cell.data_type == "s" and cell.quotePrefix for cell in texts)
     rows = _rows_after_headings(sheet, HEADINGS)
     data = [row for row in rows if isinstance(row[0].value, int)]
     assert data and all(row[2].number_format == "dd/mm/yyyy" for row in data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +16,8 @@ from app.domain.access import RequesterContext
 from app.extensions import db
 from app.rendering.csv_writer import BOM
 from app.rendering.neutralise import neutralise
-from app.rendering.query_file import write_query_file
+from app.rendering.xlsx_cells import ooxml_text
+from app.services.query_file_production import write_query_file
 from tests import factories
 
 
@@ -45,7 +47,7 @@ def sqlite_world(tmp_path, test_environment):
 def _file(world, format: str) -> tuple[bytes, int]:
     out = io.BytesIO()
     export = factories.make_export(world.query, world.admin, format=format)
-    rows = write_query_file(export, world.access, out, lambda n, t: None)
+    rows = write_query_file(export, world.access, out, lambda n, t: None, Counter())
     return out.getvalue(), rows
 
 
@@ -81,9 +83,9 @@ def test_sqlite_contains_filter_treats_percent_literally(sqlite_world):
 
 
 def test_sqlite_xlsx_reads_back(sqlite_world):
-    """An XLSX file written from SQLite opens with every hostile note neutralised as a string."""
+    """An XLSX file written from SQLite opens with every hostile note exact (as OOXML-escaped text) as a string."""
     data, _ = _file(sqlite_world, "xlsx")
     sheet = load_workbook(io.BytesIO(data)).active
     notes = [row[sqlite_world.query.columns.index("note")] for row in sheet.iter_rows(min_row=2)]
-    assert [c.value for c in notes] == [neutralise(v) for v in factories.hostile_values()]
+    assert [c.value for c in notes] == [ooxml_text(v) for v in factories.hostile_values()]
     assert {c.data_type for c in notes} == {"s"}

@@ -1,7 +1,9 @@
 """The streaming XLSX writer, read back with openpyxl."""
 
 import io
+import re
 import zipfile
+from collections import Counter
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -19,13 +21,36 @@ ROW = (7, "=1+2", Decimal("7.50"), date(2026, 11, 2), datetime(2026, 11, 2, 18, 
 
 def _write(rows, columns=COLUMNS, **options) -> bytes:
     out = io.BytesIO()
-    settings = {"heading": "names", "include_descriptions": False, "progress": lambda n, t: None, "total": None}
+    settings = {
+        "heading": "names",
+        "include_descriptions": False,
+        "progress": lambda n, t: None,
+        "total": None,
+        "warnings": Counter(),
+    }
     write_xlsx(columns, rows, out, **{**settings, **options})
     return out.getvalue()
 
 
 def _sheet(data: bytes):
     return load_workbook(io.BytesIO(data)).active
+
+
+def _part(data: bytes, name: str) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        return package.read(name).decode()
+
+
+def _ooxml_decoded(text: str) -> str:
+    """What Excel shows for a stored string: each _xHHHH_ escape read as its character."""
+    return re.sub(r"_x([0-9A-Fa-f]{4})_", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def _quote_prefixed_styles(data: bytes) -> set[int]:
+    """Indexes of the cellXfs entries carrying quotePrefix="1"."""
+    cell_xfs = re.search(r"<cellXfs[^>]*>(.*)</cellXfs>", _part(data, "xl/styles.xml")).group(1)
+    entries = re.findall(r"<xf [^>]*?(?:/>|>.*?</xf>)", cell_xfs)
+    return {i for i, entry in enumerate(entries) if 'quotePrefix="1"' in entry}
 
 
 def test_typed_values_come_back_as_numbers_dates_and_booleans():
@@ -47,18 +72,34 @@ def test_decimal_number_format_keeps_the_stored_scale():
 
 
 def test_a_negative_number_stays_a_number():
-    """Neutralising applies to text only: -2.50 is a number, not the text '-2.50."""
+    """Numbers are numbers: -2.50 is a number, not the text '-2.50."""
     sheet = _sheet(_write([(-3, "x", Decimal("-2.50"), None, None, False)]))
     assert (sheet["A2"].value, sheet["C2"].value) == (-3, -2.5)
 
 
-def test_text_is_an_inline_string_neutralised_and_never_a_formula():
-    """Formula-like text is written as a string with a leading quote; the sheet holds no <f> element."""
+def test_text_is_exact_with_the_quote_prefix_style_and_never_a_formula():
+    """Formula-like text is written exactly, as a string cell whose style has quotePrefix; no <f> element."""
     data = _write([ROW])
     cell = _sheet(data)["B2"]
-    assert (cell.value, cell.data_type) == ("'=1+2", "s")
-    with zipfile.ZipFile(io.BytesIO(data)) as package:
-        assert b"<f>" not in package.read("xl/worksheets/sheet1.xml")
+    assert (cell.value, cell.data_type) == ("=1+2", "s")
+    sheet_xml = _part(data, "xl/worksheets/sheet1.xml")
+    assert "<f>" not in sheet_xml and "<f " not in sheet_xml
+    text_cell = re.search(r'<c r="B2" s="(\d+)" t="inlineStr">', sheet_xml)
+    assert int(text_cell.group(1)) in _quote_prefixed_styles(data)
+
+
+def test_every_text_cell_of_the_hostile_values_is_exact_and_quote_prefixed():
+    """Each hostile value reads back as stored (after OOXML unescaping), and every text cell is quote-prefixed."""
+    from tests.factories import hostile_values
+
+    values = hostile_values()
+    data = _write([(i, value, None, None, None, None) for i, value in enumerate(values)])
+    sheet = _sheet(data)
+    assert [_ooxml_decoded(sheet.cell(row=i + 2, column=2).value) for i in range(len(values))] == values
+    prefixed = _quote_prefixed_styles(data)
+    styles = re.findall(r'<c r="[A-Z]+\d+" s="(\d+)" t="inlineStr">', _part(data, "xl/worksheets/sheet1.xml"))
+    assert len(styles) == len(values) + len(COLUMNS)
+    assert all(int(style) in prefixed for style in styles)
 
 
 def test_missing_values_leave_the_cell_empty():
@@ -68,12 +109,10 @@ def test_missing_values_leave_the_cell_empty():
 
 
 def test_carriage_returns_tabs_and_newlines_survive():
-    """Whitespace control characters reach the reader unchanged (after the neutralising quote)."""
+    """Whitespace control characters reach the reader unchanged: tab and line feed as such, CR as _x000D_."""
     values = ["\r=1+1", "a\r\nb", "\ttab", "x\ny", "  padded  "]
     sheet = _sheet(_write([(i, v, None, None, None, None) for i, v in enumerate(values)]))
-    assert [sheet.cell(row=i + 2, column=2).value for i in range(len(values))] == [
-        "'\r=1+1", "a\r\nb", "'\ttab", "x\ny", "  padded  ",
-    ]
+    assert [_ooxml_decoded(sheet.cell(row=i + 2, column=2).value) for i in range(len(values))] == values
 
 
 def test_xml_special_characters_are_escaped():
@@ -84,10 +123,64 @@ def test_xml_special_characters_are_escaped():
 
 def test_characters_xml_cannot_carry_use_excel_escapes():
     """A vertical tab becomes _x000B_, and a literal _x0041_ keeps its meaning by escaping its underscore."""
-    data = _write([(1, "a\x0bb _x0041_", None, None, None, None)])
-    with zipfile.ZipFile(io.BytesIO(data)) as package:
-        sheet_xml = package.read("xl/worksheets/sheet1.xml").decode()
-    assert "a_x000B_b _x005F_x0041_" in sheet_xml
+    data = _write([(1, "a\x0bb _x0041_\x01", None, None, None, None)])
+    assert "a_x000B_b _x005F_x0041__x0001_" in _part(data, "xl/worksheets/sheet1.xml")
+
+
+def test_text_longer_than_excel_allows_is_counted_as_a_warning():
+    """Each cut cell adds one to cell_truncated; text that fits adds nothing."""
+    warnings = Counter()
+    rows = [(1, "x" * 40_000, None, None, None, None), (2, "y" * 100, None, None, None, None)] * 2
+    _write(rows, warnings=warnings)
+    assert warnings == Counter({"cell_truncated": 2})
+
+
+@pytest.mark.parametrize(
+    ("day", "serial"),
+    [(date(1900, 1, 1), 1), (date(1900, 2, 28), 59), (date(1900, 3, 1), 61), (date(2026, 11, 2), 46328),
+     (date(9999, 12, 31), 2958465)],
+)
+def test_date_serials_follow_excels_1900_system(day, serial):
+    """1900-01-01 is serial 1 and 1900-02-28 is 59 (Excel's phantom 1900-02-29 is 60), 1900-03-01 is 61."""
+    sheet_xml = _part(_write([(1, None, None, day, None, None)]), "xl/worksheets/sheet1.xml")
+    assert f'<c r="D2" s="3"><v>{serial}</v></c>' in sheet_xml
+
+
+def test_the_last_instant_excel_can_hold_stays_on_its_day():
+    """9999-12-31 23:59:59.999999 is written as that day at 23:59:59, never rounded into the next day."""
+    last = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    data = _write([(1, None, None, None, last, None)])
+    serial = float(re.search(r'<c r="E2" s="4"><v>([^<]+)</v>', _part(data, "xl/worksheets/sheet1.xml")).group(1))
+    assert int(serial) == 2958465
+    assert _sheet(data)["E2"].value == datetime(9999, 12, 31, 23, 59, 59)
+
+
+def test_dates_excel_cannot_hold_are_iso_text_and_counted():
+    """Dates and time stamps before 1900-01-01 are text cells in ISO form, one date_out_of_range each."""
+    warnings = Counter()
+    early = (1, None, None, date(1899, 12, 31), datetime(1850, 6, 1, 12, 0, tzinfo=UTC), None)
+    sheet = _sheet(_write([early], warnings=warnings))
+    assert (sheet["D2"].value, sheet["D2"].data_type) == ("1899-12-31", "s")
+    assert sheet["E2"].value == "1850-06-01T12:00:00+00:00"
+    assert warnings == Counter({"date_out_of_range": 2})
+
+
+def test_time_stamps_are_shown_in_the_chosen_zone_named_in_heading_and_descriptions():
+    """In Asia/Kolkata 18:30 UTC is 00:00 the next day; the heading and description name the zone."""
+    data = _write([ROW], heading="labels", include_descriptions=True, time_zone="Asia/Kolkata")
+    sheet = _sheet(data)
+    assert sheet["E3"].value == datetime(2026, 11, 3, 0, 0, 15)
+    assert sheet["E1"].value == "Recorded (Asia/Kolkata)"
+    assert "(Asia/Kolkata)" in sheet["E2"].value and "UTC" not in sheet["E2"].value
+
+
+def test_a_time_stamp_past_year_9999_in_the_zone_is_counted_text():
+    """9999-12-31 23:00 UTC is in year 10000 in Tokyo: written as UTC ISO text and counted."""
+    warnings = Counter()
+    late = datetime(9999, 12, 31, 23, 0, tzinfo=UTC)
+    sheet = _sheet(_write([(1, None, None, None, late, None)], time_zone="Asia/Tokyo", warnings=warnings))
+    assert sheet["E2"].value == "9999-12-31T23:00:00Z"
+    assert warnings == Counter({"date_out_of_range": 1})
 
 
 def test_text_longer_than_excel_allows_is_truncated_with_a_marker():
@@ -129,8 +222,9 @@ def test_no_heading_means_nothing_frozen():
 
 def test_descriptions_row_sits_under_the_heading():
     """With descriptions, row 2 holds the catalog descriptions and both rows are frozen."""
-    sheet = _sheet(_write([ROW], heading="labels", include_descriptions=True))
-    assert [c.value for c in sheet[2]] == [c.description for c in COLUMNS]
+    sheet = _sheet(_write([ROW], heading="labels", include_descriptions=True, time_zone="Europe/Paris"))
+    expected = [c.description.replace("(UTC)", "(Europe/Paris)") for c in COLUMNS]
+    assert [c.value for c in sheet[2]] == expected
     assert sheet["A3"].value == 7
     assert sheet.freeze_panes == "A3"
 
@@ -153,7 +247,7 @@ def test_refuses_a_known_total_beyond_the_sheet_before_writing():
     out = io.BytesIO()
     with pytest.raises(TooManyRows, match="1,048,575"):
         write_xlsx(COLUMNS, iter([ROW]), out, heading="names", include_descriptions=False,
-                   progress=lambda n, t: None, total=1_048_576)
+                   progress=lambda n, t: None, total=1_048_576, warnings=Counter())
     assert out.getvalue() == b""
 
 

@@ -1,0 +1,102 @@
+"""CSV records straight from PostgreSQL: `COPY (select) TO STDOUT WITH (FORMAT csv)`.
+
+The fast way to read a query file's rows on PostgreSQL (1M rows × 12 columns: COPY 1.3 s, a
+named cursor feeding `csv.writer` 7.3 s). The database formats every cell exactly as
+app/rendering/csv_writer.py does in Python (its docstring has the rule), so the CSV writer only
+relays the records (`write_csv_records`), and a test holds both ways byte-for-byte equal:
+
+- text goes through the formula guard of app/domain/formula_guard.py (unless the file asks for
+  exact values), with the same regular expressions Python uses; FORCE_QUOTE quotes every
+  non-NULL text, as the Python path does;
+- a NULL is an empty field, unquoted (COPY quotes an empty string but not a NULL); in a row of
+  one column NULL becomes '' so that COPY quotes it, as the Python path writes `""` there;
+- integers, decimals (numeric keeps its scale and never uses an exponent) and dates
+  (YYYY-MM-DD under DateStyle ISO) use the type's own output; times are `to_char` in UTC and
+  booleans `true`/`false`.
+
+DateStyle and the time zone are set for the COPY's transaction, so the session's defaults
+never show in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from sqlalchemy import ColumnElement, Select, Text, case, cast, func, literal
+
+from app.data.query_runner import build_select, request_columns
+from app.domain.access import RequesterContext
+from app.domain.catalog import Column
+from app.domain.formula_guard import GUARDED_BREAK_PATTERN, GUARDED_START_PATTERN, NEEDS_GUARD_PATTERN
+from app.extensions import db
+
+
+def _guarded_text(expr: ColumnElement) -> ColumnElement:
+    """SQL twin of app.rendering.neutralise.neutralise, shaped for speed (measured on 220k rows).
+
+    One regular expression tells whether the text needs a `'` anywhere; most do not, and are
+    written as they are. Only the others go through `regexp_replace`.
+    """
+    needs_guard = expr.op("~")(literal(NEEDS_GUARD_PATTERN, Text))
+    needs_start = expr.op("~")(literal("^" + GUARDED_START_PATTERN, Text))
+    start = case((needs_start, literal("'", Text)), else_=literal("", Text))
+    guarded = start + func.regexp_replace(expr, literal(GUARDED_BREAK_PATTERN, Text), literal("\\1'", Text), "g")
+    return case((needs_guard, guarded), else_=expr)
+
+
+def _sql_cell(expr: ColumnElement, column: Column, single_column: bool, exact_values: bool) -> ColumnElement:
+    """The CSV text of one cell, NULL where the field is empty and unquoted."""
+    if column.type == "text":
+        text = expr if exact_values else _guarded_text(expr)
+    elif column.type == "datetime":
+        # In the transaction's time zone, which the COPY sets to UTC.
+        text = func.to_char(expr, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+    elif column.type == "boolean":
+        text = case((expr.is_(True), "true"), (expr.is_(False), "false"))
+    elif column.type in ("integer", "decimal", "date"):
+        text = expr
+    else:
+        raise ValueError(f"unknown column type {column.type!r}")
+    return func.coalesce(cast(text, Text), "") if single_column else text
+
+
+def copy_statement(statement: Select, columns: Sequence[Column], exact_values: bool) -> Select:
+    """The same select with every column rendered as the CSV text of its cell."""
+    single_column = len(columns) == 1
+    cells = [
+        _sql_cell(expr, column, single_column, exact_values).label(column.name)
+        for expr, column in zip(statement.selected_columns, columns, strict=True)
+    ]
+    return statement.with_only_columns(*cells, maintain_column_froms=True)
+
+
+def copy_records(request: dict, access: RequesterContext, *, exact_values: bool) -> Iterator[memoryview]:
+    """The request's rows as CSV records, each one row ending with `\\n`, as COPY sends them.
+
+    Access and validation errors are raised here, at the call, before any record. Each record
+    is valid until the next is asked for. Close the iterator (or exhaust it) to end the COPY
+    and give its connection back.
+    """
+    columns = request_columns(request)
+    statement = copy_statement(build_select(request, access), columns, exact_values)
+    dialect = db.engine.dialect
+    compiled = statement.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})
+    text_columns = [dialect.identifier_preparer.quote(c.name) for c in columns if c.type == "text"]
+    force_quote = f", FORCE_QUOTE ({', '.join(text_columns)})" if text_columns else ""
+    # COPY takes no server-side parameters: psycopg binds them client-side as quoted literals.
+    sql = f"COPY ({compiled.string}) TO STDOUT WITH (FORMAT csv{force_quote})"
+    return _stream_copy(sql, compiled.params)
+
+
+def _stream_copy(sql: str, params: dict) -> Iterator[memoryview]:
+    raw = db.engine.raw_connection()
+    try:
+        with raw.driver_connection.cursor() as cursor:
+            # Dates print as YYYY-MM-DD and times are formatted in UTC, whatever the server's defaults.
+            cursor.execute("SET LOCAL datestyle = 'ISO, YMD'")
+            cursor.execute("SET LOCAL timezone = 'UTC'")
+            with cursor.copy(sql, params) as copy:
+                yield from copy
+        raw.rollback()
+    finally:
+        raw.close()

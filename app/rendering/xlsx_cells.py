@@ -1,0 +1,108 @@
+"""How a value becomes an Excel cell: the rules both XLSX writers follow, in one place.
+
+Used by the query files' streaming writer (app/rendering/xlsx_writer.py) and by report files
+(app/rendering/report_xlsx.py):
+
+- **Text is exact.** A text cell holds the source text with no character added, as a string
+  cell whose style has `quotePrefix="1"`: Excel and LibreOffice show it as written and keep it
+  text even after someone edits it, so `=1+2` can never become a formula. No cell is ever a
+  formula (no `<f>` element is written).
+- **Characters XML cannot carry** (control characters other than tab and line feed, carriage
+  return included since XML readers turn it into a line feed, and U+FFFE/U+FFFF) are written
+  as OOXML's `_xHHHH_` escapes, and the underscore of a literal `_xHHHH_` in the data is
+  written `_x005F_`, so Excel shows the text as stored (`ooxml_text`).
+- **Excel's 32,767 characters per cell** (UTF-16 code units, as Excel counts them): a longer
+  text is cut to fit and ends with TRUNCATION_MARKER, counted as `cell_truncated`.
+- **Dates** are serial numbers in Excel's 1900 system, which keeps Lotus's phantom 1900-02-29:
+  1900-01-01 is serial 1, 1900-02-28 is 59, 1900-03-01 is 61. Dates before 1900-01-01, which
+  Excel cannot hold, are written as ISO text and counted as `date_out_of_range`.
+- **Time stamps** are shown in the file's time zone (UTC or the workspace's, chosen with the
+  request), as a serial with the fractions of a second dropped, so 23:59:59.999999 stays on its
+  day (9999-12-31 23:59:59.999999 is that day, serial 2958465.99998…). A time stamp that falls
+  outside Excel's dates in that zone is written as ISO text and counted too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, date, datetime, tzinfo
+
+from app.domain.file_warnings import CELL_TRUNCATED, DATE_OUT_OF_RANGE
+
+MAX_CELL_CHARS = 32_767
+TRUNCATION_MARKER = " […truncated]"
+
+_EXCEL_EPOCH = date(1899, 12, 30).toordinal()
+_FIRST_TRUE_DAY = date(1900, 3, 1)
+_FIRST_DATE = date(1900, 1, 1)
+_SECONDS_PER_DAY = 86_400
+
+# Characters XML 1.0 cannot carry, carriage return (which XML readers change into a line
+# feed), and an underscore that starts something a reader would take for an escape.
+_NEEDS_OOXML_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
+
+
+def _ooxml_escape(match: re.Match) -> str:
+    return f"_x{ord(match.group(0)):04X}_"
+
+
+def ooxml_text(text: str) -> str:
+    """The text with OOXML's `_xHHHH_` escapes where XML cannot carry a character as it is."""
+    return _NEEDS_OOXML_ESCAPE.sub(_ooxml_escape, text) if _NEEDS_OOXML_ESCAPE.search(text) else text
+
+
+def fit_text(text: str, warnings: Counter[str]) -> str:
+    """The text cut to Excel's cell limit (an emoji takes two of its units), each cut counted."""
+    if len(text) <= MAX_CELL_CHARS // 2:
+        return text
+    encoded = text.encode("utf-16-le")
+    if len(encoded) <= MAX_CELL_CHARS * 2:
+        return text
+    warnings[CELL_TRUNCATED] += 1
+    room = MAX_CELL_CHARS - len(TRUNCATION_MARKER)
+    # Cutting may split a surrogate pair; its lone half is dropped.
+    return encoded[: room * 2].decode("utf-16-le", errors="ignore") + TRUNCATION_MARKER
+
+
+def cell_text(text: str, warnings: Counter[str]) -> str:
+    """What a text cell holds in the file: cut to fit, then escaped (the escapes are not counted by Excel)."""
+    return ooxml_text(fit_text(text, warnings))
+
+
+def date_serial(day: date) -> int | None:
+    """Excel's serial number for the day, or None before 1900-01-01."""
+    if day < _FIRST_DATE:
+        return None
+    days = day.toordinal() - _EXCEL_EPOCH
+    # Before the phantom 1900-02-29 Excel counts one day less than the calendar does.
+    return days if day >= _FIRST_TRUE_DAY else days - 1
+
+
+def in_zone(moment: datetime, zone: tzinfo) -> datetime | None:
+    """The time stamp's wall time in `zone` (naive values mean UTC); None past the calendar's ends."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    try:
+        return aware.astimezone(zone)
+    except OverflowError:
+        return None
+
+
+def datetime_serial(wall_time: datetime) -> float | None:
+    """Excel's serial number for a wall time, whole seconds only, or None before 1900-01-01."""
+    day = date_serial(wall_time.date())
+    if day is None:
+        return None
+    seconds = wall_time.hour * 3600 + wall_time.minute * 60 + wall_time.second
+    return day + seconds / _SECONDS_PER_DAY
+
+
+def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnings: Counter[str]) -> str:
+    """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`."""
+    warnings[DATE_OUT_OF_RANGE] += 1
+    if not isinstance(value, datetime):
+        return value.isoformat()
+    if wall_time is None:
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
+    return wall_time.replace(microsecond=0).isoformat()
