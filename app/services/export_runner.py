@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from datetime import datetime
 
 from flask import current_app
@@ -29,7 +30,7 @@ from app.models import QueryExport
 from app.models.types import utcnow
 from app.rendering import TooManyRows
 from app.rendering.query_file import write_query_file
-from app.rendering.report_file import write_report_file
+from app.services.report_file_production import write_report_file
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
@@ -96,8 +97,11 @@ def _produce(export: QueryExport, access: RequesterContext, attempt_started_at: 
     progress = _ProgressRecorder(export_id, attempt_started_at)
     try:
         with get_storage().writer(export.storage_key) as out:
-            write = write_report_file if export.kind == "report" else write_query_file
-            rows = write(export, access, out, progress)
+            warnings: Counter[str] = Counter()
+            if export.kind == "report":
+                rows = write_report_file(export, access, out, progress, warnings)
+            else:
+                rows = write_query_file(export, access, out, progress)
     except Superseded:
         log.info("export file %s was settled or restarted elsewhere; this attempt stopped", export_id)
         return "superseded"
