@@ -1,4 +1,4 @@
-"""A report PDF's job killed while its rendering processes work, as the out-of-memory killer would."""
+"""A report PDF's job killed while it lays out pages, as the out-of-memory killer would."""
 
 from __future__ import annotations
 
@@ -15,39 +15,41 @@ from app.models import TimesheetEntry
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
 from app.services.watchdog import redeliver_stalled
-from tests.fixtures.workers import file_row, is_alive, parent_of, pending_uploads, wait_for
+from tests.fixtures.workers import file_row, is_alive, pending_uploads, wait_for
 
-#: Enough rows for several 400-row chunks, so that the body renders in rendering processes.
-PDF_ROWS = 2_400
-RENDERING_PROGRAM = b"app.rendering.pdf_processes"
+#: Enough rows that laying out the pages takes several progress intervals.
+PDF_ROWS = 15_000
 
 
-def _rendering_processes(worker) -> list[int]:
-    found = []
+def _job_process(worker) -> int | None:
+    """The worker's work-horse: the descendant that leads a process group of its own."""
     for pid in worker.descendants():
         try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # ended while we looked
-        if RENDERING_PROGRAM in command:
-            found.append(pid)
-    return found
+        if int(after_name[2]) == pid:
+            return pid
+    return None
 
 
-def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redelivered(
-    kit, isolated_storage, start_worker
-):
-    """SIGKILL of the job alone mid-PDF: its rendering processes exit, and the redelivered file succeeds."""
+def test_a_pdf_job_killed_mid_layout_completes_when_redelivered(kit, isolated_storage, start_worker):
+    """SIGKILL of the job once its progress shows pages being laid out: the redelivered file succeeds
+    with every row and one stored object."""
     kit.add_rows(PDF_ROWS)
     export = kit.request(kit.report(kind="table"), "pdf")
-    worker = start_worker(REPORT_PDF_WORKERS="2")
+    worker = start_worker()
     assert dispatch_pending() == 1
 
-    rendering = wait_for(lambda: _rendering_processes(worker), timeout=90, what="the rendering processes")
-    job_process = parent_of(rendering[0])
-    os.kill(job_process, signal.SIGKILL)
-    # Their input closes with the job; each finishes the chunk in hand and exits.
-    wait_for(lambda: not any(is_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
+    def laying_out():
+        row = file_row(export.id)
+        return row.status == "running" and row.rows_total and 0 < row.rows_written < row.rows_total
+
+    wait_for(laying_out, timeout=120, what="progress recorded while the pages are laid out")
+    job = _job_process(worker)
+    assert job is not None
+    os.kill(job, signal.SIGKILL)
+    wait_for(lambda: not is_alive(job), timeout=30, what="the job process to end")
     assert file_row(export.id).status == "running"
 
     stall_judged_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].stall_seconds + 1)
