@@ -49,10 +49,11 @@ def norm(text: str) -> str:
     """Compatibility-normalised text without format characters, whitespace collapsed.
 
     NFKC folds the Arabic presentation forms the shaper draws back to the letters written;
-    the format characters (bidi embeddings, zero-width joiners) are layout, not content.
+    the format characters (bidi embeddings, zero-width joiners) are layout, not content, and
+    control characters other than line breaks are not printed in a PDF (they have no glyph).
     """
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = "".join(ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cf", "Cc"))
     return " ".join(text.split())
 
 
@@ -107,6 +108,8 @@ def ledger(tmp_path_factory):
         subtitle="All clients",
         filters_text="Status is active",
         generated_at=datetime(2024, 6, 1, 12, 30),
+        # Wide enough for the longest hostile value (an email address) on one line.
+        orientation="landscape",
     )
     data, count = render(
         LEDGER_COLUMNS,
@@ -125,7 +128,7 @@ def ledger(tmp_path_factory):
     }
 
 
-ROW_START = re.compile(r"^\s{0,8}(\d[\d,]*)\s")
+ROW_START = re.compile(r"^\s{0,24}(\d[\d,]*)\s")
 
 
 def row_blocks(pages: list[str]) -> dict[int, str]:
