@@ -24,7 +24,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import BaseDocTemplate, Flowable, Frame, NextPageTemplate, PageTemplate
 
 from app.rendering.pdf.formatting import add_exact, format_datetime, format_value, rows_label
-from app.rendering.pdf.lines import Line, TextStyle, draw_line
+from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line
 from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Group, PdfColumn, PdfLayout, PdfTooLarge
 
 Progress = Callable[[int, int | None], None]
@@ -192,7 +192,8 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
 # --------------------------------------------------------------------------- painting
 
 
-def _paint_row(canvas: Canvas, row: _Row, top: float, width: float) -> None:
+def _paint_band(canvas: Canvas, row: _Row, top: float, width: float) -> None:
+    """A row's background and rule, if its kind has them."""
     bottom = top - row.height
     if row.kind in ("header", "total", "total-figures"):
         canvas.setFillColor(BAND)
@@ -204,19 +205,34 @@ def _paint_row(canvas: Canvas, row: _Row, top: float, width: float) -> None:
         canvas.setStrokeColor(TOTAL_RULE if row.kind == "total" else SUBTOTAL_RULE)
         canvas.setLineWidth(1 if row.kind == "total" else 0.5)
         canvas.line(0, top, width, top)
-    canvas.setFillColor(GREY if row.kind == "note" else TEXT)
-    for cell in row.cells:
-        style = cell.style
-        baseline = top - PAD_Y - style.size
-        for line in cell.lines:
-            if cell.align == "right":
-                x = cell.x + cell.width - PAD_X - line.width
-            elif cell.align == "center":
-                x = cell.x + (cell.width - line.width) / 2
-            else:
-                x = cell.x + PAD_X
-            draw_line(canvas, line, x, baseline, style.size)
-            baseline -= style.leading
+
+
+def _paint_rows(canvas: Canvas, rows: Sequence[_Row], top: float, width: float) -> None:
+    """Draw rows from ``top`` down: their bands, then all their text in one text object (a text
+    object per cell would repeat the font and position operators for every value)."""
+    row_top = top
+    for row in rows:
+        if row.kind != "data":
+            _paint_band(canvas, row, row_top, width)
+        row_top -= row.height
+    writer = LineWriter(canvas)
+    row_top = top
+    for row in rows:
+        writer.color(GREY if row.kind == "note" else TEXT)
+        for cell in row.cells:
+            style = cell.style
+            baseline = row_top - PAD_Y - style.size
+            for line in cell.lines:
+                if cell.align == "right":
+                    x = cell.x + cell.width - PAD_X - line.width
+                elif cell.align == "center":
+                    x = cell.x + (cell.width - line.width) / 2
+                else:
+                    x = cell.x + PAD_X
+                writer.line(line, x, baseline, style.size)
+                baseline -= style.leading
+        row_top -= row.height
+    writer.finish()
 
 
 class _Placement:
@@ -264,10 +280,7 @@ class _Block(Flowable):
         return [_Block(self.rows[:fits], self.width, self.placement), _Block(rest, self.width, self.placement)]
 
     def draw(self):
-        top = self.height
-        for row in self.rows:
-            _paint_row(self.canv, row, top, self.width)
-            top -= row.height
+        _paint_rows(self.canv, self.rows, self.height, self.width)
         self.placement.drawn(sum(row.data_rows for row in self.rows))
 
 
@@ -399,7 +412,7 @@ def build_document(
         if header_row is not None:
             canvas.saveState()
             canvas.translate(MARGIN_SIDE, 0)
-            _paint_row(canvas, header_row, page_height - MARGIN_TOP, content_width)
+            _paint_rows(canvas, [header_row], page_height - MARGIN_TOP, content_width)
             canvas.restoreState()
         _draw_footer(canvas, doc)
 

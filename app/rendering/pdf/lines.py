@@ -250,14 +250,41 @@ def _shaped(text: str, font: str, size: float) -> str:
     return word[1][1]
 
 
+class LineWriter:
+    """Draws lines into one PDF text object, setting the font and colour only when they change."""
+
+    def __init__(self, canvas) -> None:
+        self.canvas = canvas
+        self.text = canvas.beginText()
+        self._font: tuple[str, float] | None = None
+        self._color = None
+
+    def color(self, color) -> None:
+        if color != self._color:
+            self.text.setFillColor(color)
+            self._color = color
+
+    def line(self, line: Line, x: float, y: float, size: float) -> None:
+        text = self.text
+        text.setTextOrigin(x, y)
+        code = text._code
+        for piece in line.pieces:
+            if (piece.font, size) != self._font:
+                text.setFont(piece.font, size)
+                self._font = (piece.font, size)
+            if piece.actual is not None:
+                code.append(f"/Span <</ActualText <FEFF{piece.actual.encode('utf-16-be').hex()}>>> BDC")
+            # textOut would measure the text again only to track a cursor this writer does not use.
+            code.append(text._formatText(piece.text))
+            if piece.actual is not None:
+                code.append("EMC")
+
+    def finish(self) -> None:
+        self.canvas.drawText(self.text)
+
+
 def draw_line(canvas, line: Line, x: float, y: float, size: float) -> None:
     """Draw ``line`` with its left end at ``x`` and its baseline at ``y``."""
-    text = canvas.beginText(x, y)
-    for piece in line.pieces:
-        if piece.actual is not None:
-            text._code.append(f"/Span <</ActualText <FEFF{piece.actual.encode('utf-16-be').hex()}>>> BDC")
-        text.setFont(piece.font, size)
-        text.textOut(piece.text)
-        if piece.actual is not None:
-            text._code.append("EMC")
-    canvas.drawText(text)
+    writer = LineWriter(canvas)
+    writer.line(line, x, y, size)
+    writer.finish()
