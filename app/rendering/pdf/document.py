@@ -8,8 +8,8 @@ platypus table of every row would copy the remaining rows at every page). Blocks
 from the rows as the layout reaches them, so no more than a block of rows is held at a time,
 and ``progress(rows_placed, total)`` is called as each piece of a block is drawn on its page.
 
-"Page N of M" is a form per page, drawn where the page is and written at the end, when M is
-known: no second pass over the document.
+"Page N of M" is added to every page's stream when the document is saved and M is known: no
+second pass over the document.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from reportlab import rl_config
 from reportlab.lib.colors import HexColor
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import BaseDocTemplate, Flowable, Frame, NextPageTemplate, PageTemplate
@@ -365,28 +366,24 @@ class _LazyStory:
 
 
 def _numbered_canvas(footer_style: TextStyle, page_width: float):
-    """A canvas that writes each page's "Page N of M" form once M is known, at save."""
+    """A canvas that writes "Page N of M" at the foot of every page once M is known, at save.
+
+    Page streams stay as text until the document is written, so each gets its footer's few
+    operators appended then: no second layout pass, and no object per page.
+    """
 
     class NumberedCanvas(Canvas):
         def save(self):
-            pages = self.getPageNumber() - 1
-            for number in range(1, pages + 1):
-                self.beginForm(_footer_form(number))
-                line = footer_style.line(f"Page {number:,} of {pages:,}", Counter())
-                self.setFillColor(GREY)
-                draw_line(self, line, page_width - MARGIN_SIDE - line.width, MARGIN_BOTTOM / 2, footer_style.size)
-                self.endForm()
+            pages = self._doc.Pages.pages
+            for number, page in enumerate(pages, start=1):
+                line = footer_style.line(f"Page {number:,} of {len(pages):,}", Counter())
+                writer = LineWriter(self)
+                writer.color(GREY)
+                writer.line(line, page_width - MARGIN_SIDE - line.width, MARGIN_BOTTOM / 2, footer_style.size)
+                page.stream += writer.code() + "\n"
             super().save()
 
     return NumberedCanvas
-
-
-def _footer_form(number: int) -> str:
-    return f"pagefooter{number}"
-
-
-def _draw_footer(canvas: Canvas, doc) -> None:
-    canvas.doForm(_footer_form(canvas.getPageNumber()))
 
 
 def build_document(
@@ -398,6 +395,9 @@ def build_document(
 ) -> None:
     """Lay out the flowables ``story(content_width, styles)`` gives, on the layout's pages,
     into ``out``. With ``header``, its row opens every page after the first."""
+    # A PDF is a binary file: encoding its compressed streams as base-85 text would add a quarter
+    # to every page and font, for mail systems of the 1990s.
+    rl_config.useA85 = 0
     page_width, page_height = layout.page_size_points
     content_width = page_width - 2 * MARGIN_SIDE
     body_height = page_height - MARGIN_TOP - MARGIN_BOTTOM
@@ -405,16 +405,12 @@ def build_document(
     header_row = header(content_width, styles) if header is not None else None
     header_height = header_row.height if header_row is not None else 0.0
 
-    def first_page(canvas, doc):
-        _draw_footer(canvas, doc)
-
     def later_page(canvas, doc):
         if header_row is not None:
             canvas.saveState()
             canvas.translate(MARGIN_SIDE, 0)
             _paint_rows(canvas, [header_row], page_height - MARGIN_TOP, content_width)
             canvas.restoreState()
-        _draw_footer(canvas, doc)
 
     def frame(name: str, height: float) -> Frame:
         return Frame(MARGIN_SIDE, MARGIN_BOTTOM, content_width, height, id=name,
@@ -431,7 +427,7 @@ def build_document(
         # Every page opens in the primary font, so no unembedded base-14 font is referenced.
         initialFontName=styles.cell.fonts.primary.name,
         pageTemplates=[
-            PageTemplate("first", [frame("first", body_height)], onPage=first_page),
+            PageTemplate("first", [frame("first", body_height)]),
             PageTemplate("later", [frame("later", body_height - header_height)], onPage=later_page),
         ],
     )

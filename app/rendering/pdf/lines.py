@@ -266,7 +266,8 @@ class LineWriter:
 
     def line(self, line: Line, x: float, y: float, size: float) -> None:
         text = self.text
-        text.setTextOrigin(x, y)
+        # A tenth of a point is invisible, and short coordinates compress far better.
+        text.setTextOrigin(round(x, 1), round(y, 1))
         code = text._code
         for piece in line.pieces:
             if (piece.font, size) != self._font:
@@ -281,6 +282,10 @@ class LineWriter:
 
     def finish(self) -> None:
         self.canvas.drawText(self.text)
+
+    def code(self) -> str:
+        """The text object's operators, for a page that is already closed."""
+        return self.text.getCode()
 
 
 def draw_line(canvas, line: Line, x: float, y: float, size: float) -> None:
