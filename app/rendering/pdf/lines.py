@@ -35,9 +35,15 @@ REPLACEMENT = "\ufffd"
 GLYPH_MISSING = "glyph_missing"
 CELL_CLIPPED = "cell_clipped"
 
-# Characters NotoSans has without exception: Latin-1 and Latin Extended-A. Text of these alone
-# skips the per-character font lookup.
-_PRIMARY_ONLY = re.compile(r"[ -~\u00a0-\u017f]*")
+# Characters NotoSans draws without shaping: Latin (Vietnamese included), Greek, Cyrillic and
+# common punctuation (a test checks the committed font has each). Text of these alone skips
+# the per-character font lookup.
+_PRIMARY_ONLY = re.compile(
+    r"[ -~\u00a0-\u024f\u0370-\u0377\u037a-\u037f\u0384-\u038a\u038c\u038e-\u03a1\u03a3-\u03e1\u03f0-\u03ff"
+    r"\u0400-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
+)
+#: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
+_LAYOUT_CACHE_SIZE = 8_192
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TOKEN = re.compile(r"\s+|\S+")
@@ -72,6 +78,9 @@ class TextStyle:
     leading: float
     fonts: FontSet = field(init=False)
     _face_of: dict[str, int] = field(init=False, default_factory=dict)
+    # (text, width, max lines) -> (lines, what laying it out counted): a repeated value is laid out once,
+    # and counted every time.
+    _laid_out: dict[tuple[str, float, int], tuple[list[Line], Counter]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.fonts = font_set(self.bold)
@@ -166,6 +175,20 @@ class TextStyle:
             fits = stringWidth(text, self.fonts.primary.name, self.size)
             if fits <= width:
                 return [Line((Piece(self.fonts.primary.name, text, fits, None),), fits)]
+        key = (text, width, max_lines)
+        known = self._laid_out.get(key)
+        if known is None:
+            counted: Counter = Counter()
+            known = (self._lay_out(text, width, counted, max_lines), counted)
+            if len(self._laid_out) >= _LAYOUT_CACHE_SIZE:
+                self._laid_out.clear()
+            self._laid_out[key] = known
+        lines, counted = known
+        if counted:
+            warnings.update(counted)
+        return lines
+
+    def _lay_out(self, text: str, width: float, warnings: Counter, max_lines: int) -> list[Line]:
         clipped = len(text) > MAX_CELL_CHARS
         if clipped:
             text = text[:MAX_CELL_CHARS]

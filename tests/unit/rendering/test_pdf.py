@@ -662,3 +662,23 @@ def test_leading_spaces_are_kept():
 
     four_spaces = stringWidth("    ", font_set().primary.name, 8)
     assert abs(starts["indented"] - starts["flush"] - four_spaces) < 0.5
+
+
+def test_the_primary_font_has_a_glyph_for_every_character_it_is_trusted_with():
+    """Every assigned character the fast path gives the primary font unchecked is in that font."""
+    from app.rendering.pdf.fonts import font_set
+    from app.rendering.pdf.lines import _PRIMARY_ONLY
+
+    glyphs = font_set().primary.glyphs
+    trusted = (chr(code) for code in range(0x10000) if _PRIMARY_ONLY.fullmatch(chr(code)))
+    assert _PRIMARY_ONLY.fullmatch("Zoë Łódź Дмитрий Σωκράτης Nguyễn – “€1,5” …")
+    assert [ch for ch in trusted if unicodedata.category(ch) not in ("Cc", "Cn") and ord(ch) not in glyphs] == []
+
+
+def test_a_repeated_value_is_counted_every_time_it_prints():
+    """Laying out the same missing glyph twice counts it twice (layouts are reused, counts are not)."""
+    warnings: Counter = Counter()
+    out = io.BytesIO()
+    render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out,
+                     warnings=warnings)
+    assert warnings[GLYPH_MISSING] == 3
