@@ -399,9 +399,9 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     columns = printed_columns(dataset, plan.print_params["layout"])
     positions = {name: index for index, name in enumerate(plan.request["columns"])}
     indexes = [positions[column.name] for column in columns]
-    regular, bold = font_set().primary.name, font_set(bold=True).primary.name
     target = scratch / "anchor.pdf"
     meter.start()
+    regular, bold = font_set().primary.name, font_set(bold=True).primary.name
     page = pdf_layout(plan.print_params, plan.request, dataset, plan.date_format, utcnow())
     width, height = page.page_size_points
     content = width - 2 * MARGIN_SIDE

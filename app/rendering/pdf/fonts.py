@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 
 FONT_DIR = Path(__file__).resolve().parent.parent / "fonts"
@@ -43,14 +43,22 @@ FAMILIES: tuple[_Family, ...] = (
 )
 
 
-@dataclass(frozen=True)
 class Face:
-    """One registered font: its reportlab name and what it can draw."""
+    """One font of a weight: its reportlab name, how it lays text out, and what it can draw.
 
-    name: str
-    shaped: bool
-    right_to_left: bool
-    glyphs: frozenset[int]
+    The file is read and registered with reportlab the first time its glyphs are asked about,
+    so a report in Latin script never parses the 5 MB CJK font.
+    """
+
+    def __init__(self, name: str, filename: str, shaped: bool, right_to_left: bool) -> None:
+        self.name = name
+        self.filename = filename
+        self.shaped = shaped
+        self.right_to_left = right_to_left
+
+    @cached_property
+    def glyphs(self) -> frozenset[int]:
+        return _register_once(self.name, self.filename, self.shaped)
 
 
 @dataclass(frozen=True)
@@ -81,8 +89,10 @@ def font_set(bold: bool = False) -> FontSet:
     for family in FAMILIES:
         filename = family.bold if bold and family.bold else family.regular
         name = f"rpt-{family.name}-{'bold' if bold and family.bold else 'regular'}"
-        faces.append(Face(name, family.shaped, family.right_to_left, _register_once(name, filename, family.shaped)))
-    return FontSet(tuple(faces))
+        faces.append(Face(name, filename, family.shaped, family.right_to_left))
+    fonts = FontSet(tuple(faces))
+    fonts.primary.glyphs  # noqa: B018 - the primary font is always used: register it now
+    return fonts
 
 
 @cache
