@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from bidi import get_display
 from reportlab.lib.abag import ABag
+from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
@@ -281,6 +282,7 @@ class LineWriter:
         self.text = canvas.beginText()
         self._font: tuple[str, float] | None = None
         self._color = None
+        self._origin: tuple[float, float] | None = None
 
     def color(self, color) -> None:
         if color != self._color:
@@ -289,9 +291,15 @@ class LineWriter:
 
     def line(self, line: Line, x: float, y: float, size: float) -> None:
         text = self.text
-        # A tenth of a point is invisible, and short coordinates compress far better.
-        text.setTextOrigin(round(x, 1), round(y, 1))
         code = text._code
+        # A tenth of a point is invisible, and short coordinates compress far better; each line
+        # after the first is placed relative to the one before.
+        x, y = round(x, 1), round(y, 1)
+        if self._origin is None:
+            text.setTextOrigin(x, y)
+        else:
+            code.append(f"{fp_str(round(x - self._origin[0], 1), round(y - self._origin[1], 1))} Td")
+        self._origin = (x, y)
         for piece in line.pieces:
             if (piece.font, size) != self._font:
                 text.setFont(piece.font, size)
