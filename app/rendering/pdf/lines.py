@@ -111,28 +111,34 @@ class TextStyle:
         )
 
     def _runs(self, text: str) -> list[tuple[int, str]]:
-        """Maximal runs of one face (spaces join the run they are in; -1 = no face has it)."""
+        """Maximal runs of one face (spaces and format characters join the run they are in;
+        -1 = no face has it). A format character the run's font has no glyph for is left out:
+        it draws nothing either way."""
         runs: list[tuple[int, str]] = []
         current = None
         chars: list[str] = []
         faces = self.fonts.faces
+
+        def flush(index: int) -> None:
+            run = "".join(chars)
+            if index >= 0 and not run.isprintable():
+                glyphs = faces[index].glyphs
+                run = "".join(ch for ch in run if not needs_no_glyph(ch) or ord(ch) in glyphs)
+            runs.append((index, run))
+
         for char in text:
             index = self.face_index(char)
-            if index == _NEUTRAL:
+            if index in (_NEUTRAL, _FORMAT):
                 chars.append(char)  # before any letter: joins the first run
-                continue
-            if index == _FORMAT:
-                if current is not None and (current == _MISSING or ord(char) in faces[current].glyphs):
-                    chars.append(char)
                 continue
             if current is None:
                 current = index
             elif index != current:
-                runs.append((current, "".join(chars)))
+                flush(current)
                 chars, current = [], index
             chars.append(char)
         if chars:
-            runs.append((current if current is not None else 0, "".join(chars)))
+            flush(current if current is not None else 0)
         return runs
 
     def line(self, text: str, warnings: Counter) -> Line:
