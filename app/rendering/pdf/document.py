@@ -52,6 +52,9 @@ class Styles:
         self.cell = TextStyle(bold=False, size=CELL_SIZE, leading=CELL_LEADING)
         self.cell_bold = TextStyle(bold=True, size=CELL_SIZE, leading=CELL_LEADING)
         self.heading = TextStyle(bold=True, size=HEADING_SIZE, leading=HEADING_SIZE * 1.25)
+        self.chart_title = TextStyle(bold=True, size=11, leading=14)
+        self.figure_label = TextStyle(bold=False, size=9, leading=11)
+        self.figure_value = TextStyle(bold=False, size=16, leading=19)
         self.title = TextStyle(bold=True, size=15, leading=18)
         self.subtitle = TextStyle(bold=False, size=10, leading=12.5)
         self.meta = TextStyle(bold=False, size=8, leading=10)
@@ -272,6 +275,9 @@ class _Block(Flowable):
                 break
             used += row.height
             fits += 1
+        # A group heading never ends a page: it goes over with its first row.
+        while fits and self.rows[fits - 1].kind == "heading":
+            fits -= 1
         if fits == 0:
             return []
         rest = self.rows[fits:]

@@ -12,7 +12,7 @@ from reportlab.platypus import Flowable
 
 from app.rendering.pdf.document import GREY, TEXT, Styles, TextBlock, build_document, title_block
 from app.rendering.pdf.formatting import exact_number, figure_text
-from app.rendering.pdf.lines import TextStyle, draw_line
+from app.rendering.pdf.lines import draw_line
 from app.rendering.pdf.model import PdfLayout
 
 FIGURES_PER_ROW = 3
@@ -27,8 +27,7 @@ class _Figures(Flowable):
                  warnings: Counter) -> None:
         super().__init__()
         self.width = width
-        self.label_style = TextStyle(bold=False, size=9, leading=11)
-        self.value_style = TextStyle(bold=False, size=16, leading=19)
+        self.label_style, self.value_style = styles.figure_label, styles.figure_value
         cell = width / FIGURES_PER_ROW - 6
         self.rows = []
         for start in range(0, len(figures), FIGURES_PER_ROW):
@@ -122,8 +121,7 @@ def render_summary_pdf(
             yield _Figures(figures, layout, width, styles, warnings)
         if chart:
             if chart_title:
-                yield TextBlock([(styles.title.__class__(bold=True, size=11, leading=14), TEXT, chart_title, 4.0)],
-                                width, warnings)
+                yield TextBlock([(styles.chart_title, TEXT, chart_title, 4.0)], width, warnings)
             yield _Chart(chart, layout, width, styles, warnings)
 
     build_document(layout, out, story)
