@@ -1,7 +1,7 @@
 """The application factory.
 
-This module imports Flask and the extensions inside `create_app`, not at the top: the PDF
-renderer's chunk processes import `app.rendering.pdf`, and so this package, and need neither.
+This module imports Flask and the extensions inside `create_app`, not at the top, so that
+importing a submodule (a writer in `app.rendering`, say) does not load the web stack.
 """
 
 from __future__ import annotations

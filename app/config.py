@@ -68,8 +68,6 @@ class Settings:
     max_preview_rows: int
     max_export_rows: int
     report_pdf_max_rows: int
-    # Processes rendering one long PDF at once; None: one per CPU, at most two.
-    report_pdf_workers: int | None
     login_max_failures: int
     login_lockout_seconds: int
     # Cookies only over HTTPS; `flask serve-all` (the one-machine default over plain HTTP) turns it off.
@@ -97,7 +95,6 @@ class Settings:
             max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),
             # A PDF beyond this many rows fails with too_many_rows; XLSX has no such limit.
             report_pdf_max_rows=_int("REPORT_PDF_MAX_ROWS", 50_000),
-            report_pdf_workers=int(env("REPORT_PDF_WORKERS")) if env("REPORT_PDF_WORKERS") else None,
             login_max_failures=_int("LOGIN_MAX_FAILURES", 5),
             login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
             session_cookie_secure=_bool("SESSION_COOKIE_SECURE", True),

@@ -11,19 +11,19 @@ whatever it did itself. Two peaks are reported: the process's (start-up included
 worker needs) and the measured work's alone, taken by resetting the high-water mark
 (`/proc/self/clear_refs`) as the clock starts.
 
-A PDF report renders its chunks in processes of its own (app/rendering/pdf.py), whose memory
-is no part of this process's mark. For that case a sampler thread reads every descendant's
-VmHWM and VmRSS from /proc while the work runs (a process's mark is gone once it has exited),
-so the case also reports the children's peaks, how many there were, and the highest sum of
-resident sets seen at one moment, this process included.
+A PDF report's memory is judged over all the processes it runs. The renderer starts none, and
+a sampler thread checks that: it reads every descendant's VmHWM and VmRSS from /proc while the
+work runs (a process's mark is gone once it has exited), so the case also reports the
+children's peaks, how many there were, and the highest sum of resident sets seen at one
+moment, this process included.
 
 The export cases go through the real job path: the file is admitted with
 `request_query_file` (or `request_report_file`) for the workspace's administrator, then
 `run_export_file` (the body the RQ job runs) produces it into a filesystem storage folder. The
 query-file anchors run the select the export builds (handed over as SQL text in the plan, so
 an anchor's process imports nothing of the app) straight on psycopg and write the rows with
-the fastest plain tool. The PDF anchor builds its HTML with the renderer's own builder and
-renders it in one xhtml2pdf pass.
+the fastest plain tool. The PDF anchor draws the same rows with the same fonts on a bare
+reportlab canvas.
 
 What the clock covers: for an anchor, connecting, reading every row and writing the file; for
 an export, the job body from its first query to the settled file. Set-up (interpreter,
@@ -381,18 +381,24 @@ def xlsxwriter_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
 # --------------------------------------------------------------------------- PDF anchor
 
 
-def xhtml2pdf_one_pass(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
-    """The report's whole table as one HTML document, rendered by a single `pisa.CreatePDF`.
+def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
+    """The report's rows drawn on a bare reportlab canvas: the least a PDF of them costs.
 
-    The HTML is the renderer's own: its document head and stylesheet, title block, table
-    header and row builder, with the report's columns and page. What it leaves out is what the
-    renderer adds around xhtml2pdf: chunks, rendering processes, the pypdf join and the
-    "Page N of M" footer.
+    The rows are read with psycopg (the export's own select) and each cell's text is the
+    renderer's (`format_value`), drawn with `drawString` in the renderer's primary font and
+    size, one line per row, the header row at the top of every page and "Page N" at the foot.
+    What it leaves out is what the renderer adds: wrapping, fallback fonts and shaping, totals,
+    the title block, "of M", and platypus's page flow.
     """
+    from reportlab.pdfgen.canvas import Canvas
+
     from app.data.query_runner import request_dataset
     from app.models.types import utcnow
-    from app.rendering.pdf import _document, _render_html, table_blocks
-    from app.rendering.report_file import pdf_layout, printed_columns
+    from app.rendering.pdf import format_value
+    from app.rendering.pdf.document import CELL_LEADING, CELL_SIZE, PAD_X
+    from app.rendering.pdf.fonts import font_set
+    from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
+    from app.services.report_file_production import pdf_layout, printed_columns
 
     dataset = request_dataset(plan.request)
     columns = printed_columns(dataset, plan.print_params["layout"])
@@ -400,17 +406,42 @@ def xhtml2pdf_one_pass(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     indexes = [positions[column.name] for column in columns]
     target = scratch / "anchor.pdf"
     meter.start()
+    regular, bold = font_set().primary.name, font_set(bold=True).primary.name
     page = pdf_layout(plan.print_params, plan.request, dataset, plan.date_format, utcnow())
-    doc = _document(columns, page)
-    with psycopg.connect(plan.dsn) as conn:
-        rows = conn.execute(plan.select).fetchall()
-    body = "".join(block.html for block in table_blocks(doc, ([row[i] for i in indexes] for row in rows)))
-    source = doc.page(doc.table_open + body + "</tbody></table>", first=True)
-    with target.open("wb") as out:
-        _render_html(source, out)
+    width, height = page.page_size_points
+    content = width - 2 * MARGIN_SIDE
+    weights = [column.width or 1.0 for column in columns]
+    xs = [MARGIN_SIDE + PAD_X + content * sum(weights[:i]) / sum(weights) for i in range(len(columns))]
+    canvas = Canvas(str(target), pagesize=(width, height))
+    top, bottom = height - MARGIN_TOP - CELL_SIZE, MARGIN_BOTTOM
+    y = bottom
+    drawn = 0
+
+    def new_page() -> float:
+        if canvas.getPageNumber() > 1 or drawn:
+            canvas.drawRightString(width - MARGIN_SIDE, MARGIN_BOTTOM / 2, f"Page {canvas.getPageNumber()}")
+            canvas.showPage()
+        canvas.setFont(bold, CELL_SIZE)
+        for x, column in zip(xs, columns, strict=True):
+            canvas.drawString(x, top, column.label)
+        canvas.setFont(regular, CELL_SIZE)
+        return top - CELL_LEADING
+
+    with psycopg.connect(plan.dsn) as conn, conn.cursor(name="bench_anchor_rows") as cursor:
+        cursor.itersize = 2000
+        cursor.execute(plan.select)
+        for row in cursor:
+            if y < bottom + CELL_LEADING:
+                y = new_page()
+            for x, column, index in zip(xs, columns, indexes, strict=True):
+                canvas.drawString(x, y, format_value(column, row[index], page))
+            y -= CELL_LEADING
+            drawn += 1
+    canvas.drawRightString(width - MARGIN_SIDE, MARGIN_BOTTOM / 2, f"Page {canvas.getPageNumber()}")
+    canvas.save()
     meter.stop()
-    if len(rows) != plan.rows:
-        raise SystemExit(f"the one-pass anchor read {len(rows)} rows, expected {plan.rows}")
+    if drawn != plan.rows:
+        raise SystemExit(f"the canvas anchor drew {drawn} rows, expected {plan.rows}")
     return target.stat().st_size
 
 
@@ -488,8 +519,9 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
 class Case:
     plan_type: type
     run: Callable[[Any, Path, Meter], int]
-    # Whether the work starts processes whose memory is measured too.
-    starts_processes: bool = False
+    # Whether the memory of any process the work starts is measured too (a report's peak is
+    # judged over all its processes, so a renderer that started one could not hide it).
+    sample_children: bool = False
 
 
 CASES: dict[str, Case] = {
@@ -498,8 +530,8 @@ CASES: dict[str, Case] = {
     "xlsxwriter_constant_memory": Case(Plan, xlsxwriter_anchor),
     "csv_export": Case(Plan, csv_export),
     "xlsx_export": Case(Plan, xlsx_export),
-    "xhtml2pdf_one_pass": Case(ReportPlan, xhtml2pdf_one_pass),
-    "report_pdf": Case(ReportPlan, report_pdf, starts_processes=True),
+    "reportlab_canvas": Case(ReportPlan, reportlab_canvas),
+    "report_pdf": Case(ReportPlan, report_pdf, sample_children=True),
 }
 
 
@@ -510,7 +542,7 @@ def _mib(kib: int | None) -> float | None:
 def measure(case: str, plan_json: str, scratch: Path) -> dict:
     """Run one case and report its time, its peaks (MiB) and the bytes it wrote."""
     spec = CASES[case]
-    meter = Meter(sample_children=spec.starts_processes)
+    meter = Meter(sample_children=spec.sample_children)
     size = spec.run(spec.plan_type(**json.loads(plan_json)), scratch, meter)
     children = meter.children
     return {

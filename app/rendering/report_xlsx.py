@@ -1,5 +1,6 @@
 """Report files as Excel: a `table` as a sheet with headings; a `coded` one with group heading,
-subtotal and grand total rows.
+subtotal and grand total rows. Rows (or groups of rows) and columns in, bytes out: the reading is
+done by app/services/report_file_production.py.
 
 Cells are typed values with number formats (the workspace's date pattern turned into Excel's),
 never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cells.py, shared with
@@ -14,7 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
@@ -24,24 +25,14 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from app.data.query_runner import count_rows, iter_rows, request_dataset
-from app.domain.access import RequesterContext
 from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
-from app.models import QueryExport
 from app.rendering import TooManyRows
-from app.rendering.pdf import PdfColumn, PdfLayout
-from app.rendering.report_file import (
-    Progress,
-    add_to,
-    coded_groups,
-    group_counts,
-    printed_columns,
-    projector,
-    rows_label,
-)
+from app.rendering.pdf import Group, PdfColumn, PdfLayout, add_to, rows_label
 from app.rendering.xlsx_cells import cell_text, date_serial, datetime_serial, in_zone, out_of_range_text
 from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
+
+Progress = Callable[[int, int | None], None]
 
 EXCEL_MAX_ROWS = 1_048_576
 # Excel characters per percent of the page: a portrait A4 page holds about 100 characters.
@@ -180,19 +171,24 @@ class _Sheet:
 
 
 def write_report_xlsx(
-    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, page: PdfLayout
+    columns: list[Column],
+    printed: list[PdfColumn],
+    page: PdfLayout,
+    out: BinaryIO,
+    *,
+    rows: Iterable[Sequence[Any]] | None = None,
+    groups: Iterable[Group] | None = None,
+    total: int | None,
+    progress: Progress,
+    warnings: Counter[str],
+    time_zone: str = "UTC",
 ) -> int:
-    request, layout = export.request, export.print_params["layout"]
-    dataset = request_dataset(request)
-    names = [spec["name"] for spec in layout["columns"]]
-    columns = [dataset.column(name) for name in names]
-    printed = printed_columns(dataset, layout)
-    total = count_rows(request, access)
-    progress(0, total)
-    counts = group_counts(request, access, layout["code_column"]) if layout["kind"] == "coded" else {}
-
+    """Write a report's sheet to `out`: `rows` (a table) or `groups` (a coded report), each row
+    holding the values of `columns` in order, time stamps shown in `time_zone`. Returns the data
+    rows written."""
     workbook = Workbook(write_only=True)
-    sheet = _Sheet(workbook, columns, {c.name for c in columns if is_identifier(c)}, page.date_format)
+    identifiers = {c.name for c in columns if is_identifier(c)}
+    sheet = _Sheet(workbook, columns, identifiers, page.date_format, warnings=warnings, time_zone=time_zone)
     sheet.widths(printed)
     sheet.append([sheet.cell(page.title, bold=True)])
     if page.subtitle:
@@ -205,37 +201,32 @@ def write_report_xlsx(
     sheet.headings()
 
     written = 0
-    rows = iter_rows(request, access)
-    try:
-        if layout["kind"] == "coded":
-            amounts = [(c.name, index) for index, c in enumerate(columns) if is_amount(c)]
-            grand: dict[str, Any] = {}
-            for group in coded_groups(rows, request, layout, dataset, page, counts):
-                heading = f"{group.code} — {group.description}" if group.description else group.code
-                sheet.label_row(f"{heading} · {rows_label(group.row_count or 0)}")
-                subtotal: dict[str, Any] = {}
-                seen = 0
-                for values in group.rows:
-                    sheet.row(values)
-                    seen += 1
-                    for name, index in amounts:
-                        add_to(subtotal, name, values[index])
-                    written += 1
-                    if written % 1000 == 0:
-                        progress(written, total)
-                sheet.label_row(f"Subtotal {group.code} · {rows_label(seen)}", subtotal)
-                for name, value in subtotal.items():
-                    add_to(grand, name, value)
-            sheet.label_row(f"Grand total · {rows_label(written)}", grand)
-        else:
-            project = projector(request, names)
-            for row in rows:
-                sheet.row(project(row))
+    if groups is not None:
+        amounts = [(c.name, index) for index, c in enumerate(columns) if is_amount(c)]
+        grand: dict[str, Any] = {}
+        for group in groups:
+            heading = f"{group.code} — {group.description}" if group.description else group.code
+            sheet.label_row(f"{heading} · {rows_label(group.row_count or 0)}")
+            subtotal: dict[str, Any] = {}
+            seen = 0
+            for values in group.rows:
+                sheet.row(values)
+                seen += 1
+                for name, index in amounts:
+                    add_to(subtotal, name, values[index])
                 written += 1
                 if written % 1000 == 0:
                     progress(written, total)
-    finally:
-        rows.close()
+            sheet.label_row(f"Subtotal {group.code} · {rows_label(seen)}", subtotal)
+            for name, value in subtotal.items():
+                add_to(grand, name, value)
+        sheet.label_row(f"Grand total · {rows_label(written)}", grand)
+    else:
+        for values in rows or ():
+            sheet.row(values)
+            written += 1
+            if written % 1000 == 0:
+                progress(written, total)
     # openpyxl needs a seekable file to zip into; the finished workbook is then copied out.
     with tempfile.TemporaryFile() as spool:
         workbook.save(spool)

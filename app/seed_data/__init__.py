@@ -1,16 +1,25 @@
 """Data files the demo seed and the tests share."""
 
+import re
 from pathlib import Path
+
+_HEX_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})")
 
 
 def _load_hostile_values() -> tuple[str, ...]:
     """Values every export, preview, PDF and email must carry through intact (or neutralised).
 
-    One per line in hostile-values.txt; "\\n", "\\t" and "\\r" stand for the control characters.
+    One per line in hostile-values.txt; "\\n", "\\t" and "\\r" stand for the control characters,
+    "\\xHH" for the character with that hex code.
     """
     lines = (Path(__file__).parent / "hostile-values.txt").read_text(encoding="utf-8").splitlines()
     values = [line for line in lines if line and not line.startswith("# ")]
-    return tuple(v.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r") for v in values)
+    return tuple(_decoded(value) for value in values)
+
+
+def _decoded(value: str) -> str:
+    value = value.replace("\\n", "\n").replace("\\t", "\t").replace("\\r", "\r")
+    return _HEX_ESCAPE.sub(lambda match: chr(int(match.group(1), 16)), value)
 
 
 HOSTILE_VALUES = _load_hostile_values()

@@ -34,9 +34,9 @@ from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
-from app.rendering.report_file import write_report_file
 from app.services import leases
 from app.services.query_file_production import write_query_file
+from app.services.report_file_production import write_report_file
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)

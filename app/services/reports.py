@@ -23,8 +23,8 @@ from app.extensions import db
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
 from app.models.types import utcnow
-from app.rendering.report_file import ReportPreview, report_preview
 from app.services.report_files import file_request
+from app.services.report_preview import ReportPreview, report_preview
 from app.services.versioned_update import commit_versioned_update
 
 STORED_FIELDS = (

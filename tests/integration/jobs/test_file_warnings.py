@@ -57,8 +57,8 @@ def test_the_file_page_shows_one_message_per_warning_code(client, auth, world):
     """Each of the four codes is shown as its own readable sentence with its count."""
     export = _xlsx_export(world)
     counts = {"cell_truncated": 3, "date_out_of_range": 1, "glyph_missing": 12, "cell_clipped": 2}
-    export_file.start(export.id)
-    export_file.succeed(export.id, size_bytes=10, row_count=1, retention_days=30, warnings=Counter(counts))
+    attempt = export_file.start(export.id)
+    export_file.succeed(export.id, attempt, size_bytes=10, row_count=1, retention_days=30, warnings=Counter(counts))
     auth.login(world.admin.email)
     page = client.get(f"/w/{world.workspace.id}/files/{export.id}").get_data(as_text=True)
     assert 'id="file-warnings"' in page
@@ -70,8 +70,8 @@ def test_the_file_page_shows_one_message_per_warning_code(client, auth, world):
 def test_the_file_page_has_no_warnings_section_for_a_clean_file(client, auth, world):
     """No warnings, no warnings box."""
     export = _xlsx_export(world)
-    export_file.start(export.id)
-    export_file.succeed(export.id, size_bytes=10, row_count=1, retention_days=30, warnings=Counter())
+    attempt = export_file.start(export.id)
+    export_file.succeed(export.id, attempt, size_bytes=10, row_count=1, retention_days=30, warnings=Counter())
     auth.login(world.admin.email)
     assert 'id="file-warnings"' not in client.get(f"/w/{world.workspace.id}/files/{export.id}").get_data(as_text=True)
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from decimal import Decimal
+from io import BytesIO
 
 from sqlalchemy import func, select, update
 
 from app.extensions import db
-from app.models import TimesheetEntry, Workspace
+from app.models import QueryExport, TimesheetEntry, Workspace
 from app.services.export_runner import run_export_file
+from app.services.report_file_production import write_report_file
+from tests import factories
 from tests.fixtures.workers import file_row
 
 
@@ -27,10 +31,13 @@ def _glyphs(text: str) -> str:
 
     White space goes (long cells wrap, and a wrap may fall inside a word); Arabic presentation
     forms fold back to letters (NFKC); characters beyond the Basic Multilingual Plane (emoji)
-    go, because the PDF's ToUnicode map reads them back wrong although their glyphs print.
+    go, because the PDF's ToUnicode map reads them back wrong although their glyphs print; and
+    control characters go, because a PDF does not print them (they have no glyph).
     """
     folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return "".join(ch for ch in "".join(folded.split()) if ord(ch) <= 0xFFFF)
+    return "".join(
+        ch for ch in "".join(folded.split()) if ord(ch) <= 0xFFFF and unicodedata.category(ch) != "Cc"
+    )
 
 
 def _produce(kit, report, storage, file_format="pdf") -> bytes:
@@ -157,3 +164,18 @@ def test_summary_pdf_prints_the_figures_and_a_bar_per_group(kit, isolated_storag
     ):
         assert f"{team} {hours:,.2f}" in text
     assert "Page 1 of 1" in text
+
+
+def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
+    """The production service hands the writer a Counter: an emoji no font has counts as
+    glyph_missing and a 100,000-character note as cell_clipped, and progress moves in between."""
+    factories.make_timesheet_entry(kit.world.employees[0], note="🙂 " + "long note " * 10_000)
+    kit.add_rows(600)
+    export = db.session.get(QueryExport, kit.request(kit.report(kind="table")).id)
+    warnings: Counter = Counter()
+    progress: list[tuple[int, int | None]] = []
+    rows = write_report_file(export, kit.access(kit.world.admin), BytesIO(),
+                             lambda done, total: progress.append((done, total)), warnings)
+    assert warnings["glyph_missing"] >= 1 and warnings["cell_clipped"] == 1
+    assert any(0 < done < rows for done, _ in progress)
+    assert progress[-1] == (rows, rows)

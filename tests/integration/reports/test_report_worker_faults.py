@@ -1,4 +1,4 @@
-"""A report PDF's job killed while its rendering processes work, as the out-of-memory killer would."""
+"""A report PDF's job killed while it runs, as the out-of-memory killer would."""
 
 from __future__ import annotations
 
@@ -16,45 +16,39 @@ from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, dispatch_pending
 from app.services.watchdog import redeliver_stalled
-from tests.fixtures.workers import file_row, is_alive, parent_of, pending_uploads, wait_for
+from tests.fixtures.workers import file_row, is_alive, pending_uploads, wait_for
 
-#: Enough rows for several 400-row chunks, so that the body renders in rendering processes.
-PDF_ROWS = 2_400
-RENDERING_PROGRAM = b"app.rendering.pdf_processes"
+#: More than one 200-row block of the PDF table, so the job records progress while it lays out.
+PDF_ROWS = 600
 
 
-def _rendering_processes(worker) -> list[int]:
-    found = []
+def _job_process(worker) -> int | None:
+    """The worker's work-horse: the descendant that leads a process group of its own."""
     for pid in worker.descendants():
         try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # ended while we looked
-        if RENDERING_PROGRAM in command:
-            found.append(pid)
-    return found
+        if int(after_name[2]) == pid:
+            return pid
+    return None
 
 
-def test_a_killed_pdf_job_leaves_no_rendering_process_and_completes_when_redelivered(
-    kit, isolated_storage, start_worker, hold_lock
-):
-    """SIGKILL of the job alone mid-PDF: its rendering processes exit, and the redelivered file succeeds."""
+def test_a_pdf_job_killed_while_running_completes_when_redelivered(kit, isolated_storage, start_worker, hold_lock):
+    """SIGKILL of the job while it waits to record progress on its file's row, which the test holds
+    locked (so the point is known): the redelivered file succeeds with every row and one stored object."""
     kit.add_rows(PDF_ROWS)
     export = kit.request(kit.report(kind="table"), "pdf")
-    # Every rendered chunk's progress is written at once, so the job stops at the first write it cannot make.
-    worker = start_worker(REPORT_PDF_WORKERS="2", PROGRESS_INTERVAL="0")
+    worker = start_worker(PROGRESS_INTERVAL="0")
     assert dispatch_pending() == 1
 
-    rendering = wait_for(lambda: _rendering_processes(worker), timeout=90, what="the rendering processes")
-    # With the file's row locked the job cannot record a chunk or settle: it is still mid-render when killed.
+    wait_for(lambda: file_row(export.id).status == FileStatus.RUNNING, timeout=120, what="the file to start")
     file_locked = hold_lock("SELECT id FROM query_exports WHERE id = :id FOR UPDATE", id=export.id)
-    wait_for(file_locked.waiters, timeout=90, what="the job to wait to record a rendered chunk")
-    assert all(is_alive(pid) for pid in rendering)
-    job_process = parent_of(rendering[0])
-    os.kill(job_process, signal.SIGKILL)
+    wait_for(file_locked.waiters, timeout=90, what="the job to wait to record its progress")
+    job = wait_for(lambda: _job_process(worker), timeout=30, what="the job process")
+    os.kill(job, signal.SIGKILL)
     file_locked.release()
-    # Their input closes with the job; each finishes the chunk in hand and exits.
-    wait_for(lambda: not any(is_alive(pid) for pid in rendering), timeout=60, what="the rendering processes to exit")
+    wait_for(lambda: not is_alive(job), timeout=30, what="the job process to end")
     assert file_row(export.id).status == FileStatus.RUNNING
 
     lease_lapsed_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER

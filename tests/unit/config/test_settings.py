@@ -5,14 +5,13 @@ from app.config import Settings
 
 def test_defaults_point_inside_the_instance_folder(tmp_path, monkeypatch):
     """Without variables: SQLite, storage and outbox in the instance folder, local Redis."""
-    for name in ("DATABASE_URL", "REDIS_URL", "STORAGE_URL", "MAIL_URL", "REPORT_PDF_WORKERS"):
+    for name in ("DATABASE_URL", "REDIS_URL", "STORAGE_URL", "MAIL_URL"):
         monkeypatch.delenv(name, raising=False)
     settings = Settings.from_environment(tmp_path)
     assert settings.database_url == f"sqlite:///{tmp_path / 'rhythm.db'}"
     assert settings.storage_url == (tmp_path / "storage").as_uri()
     assert settings.mail_url == (tmp_path / "outbox").as_uri()
     assert settings.redis_url == "redis://127.0.0.1:6379/0"
-    assert settings.report_pdf_workers is None
 
 
 def test_generated_secret_key_survives_a_restart(tmp_path, monkeypatch):
@@ -21,12 +20,6 @@ def test_generated_secret_key_survives_a_restart(tmp_path, monkeypatch):
     first = Settings.from_environment(tmp_path).secret_key
     assert Settings.from_environment(tmp_path).secret_key == first
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
-
-
-def test_report_pdf_workers_is_read_from_the_environment(tmp_path, monkeypatch):
-    """REPORT_PDF_WORKERS=1 makes reports render in the worker process itself."""
-    monkeypatch.setenv("REPORT_PDF_WORKERS", "1")
-    assert Settings.from_environment(tmp_path).report_pdf_workers == 1
 
 
 def test_sqlite_gets_a_busy_timeout_so_processes_can_share_the_file(tmp_path, monkeypatch):

@@ -6,8 +6,8 @@ from app.blueprints.reports.forms import parse_code_descriptions
 from app.domain.catalog import get_dataset
 from app.domain.errors import ValidationError
 from app.domain.report_spec import QueryInUse, code_sort_first, is_amount, validate_report
-from app.rendering.report_file import filters_text, printed_columns
 from app.rendering.report_xlsx import excel_date_format
+from app.services.report_file_production import filters_text, printed_columns
 
 QUERY_COLUMNS = ["id", "person_name", "team_name", "work_date", "hours", "approved", "note"]
 

@@ -1,0 +1,53 @@
+"""Report PDFs: tables, coded (grouped) tables and summaries, laid out with reportlab.
+
+- ``model``: columns, page layout, groups;
+- ``formatting``: the text of a value (numbers, dates, booleans) and exact sums;
+- ``fonts``: the committed fonts and which one draws each character;
+- ``lines``: cell text wrapped, clipped, shaped and drawn in every script;
+- ``document``: the table document (pages, repeated header, page numbers, progress);
+- ``summary``: a summary report's figures and chart.
+
+Nothing here needs a Flask application context or the database: rows and columns in, bytes out.
+"""
+
+from app.rendering.pdf.document import render_grouped_pdf, render_table_pdf
+from app.rendering.pdf.formatting import (
+    add_exact,
+    add_to,
+    exact_number,
+    figure_text,
+    format_boolean,
+    format_date,
+    format_datetime,
+    format_number,
+    format_value,
+    rows_label,
+)
+from app.rendering.pdf.lines import CELL_CLIPPED, CLIP_MARKER, GLYPH_MISSING, MAX_CELL_LINES
+from app.rendering.pdf.model import MARGIN_SIDE, Group, PdfColumn, PdfLayout, PdfTooLarge
+from app.rendering.pdf.summary import render_summary_pdf
+
+__all__ = [
+    "CELL_CLIPPED",
+    "CLIP_MARKER",
+    "GLYPH_MISSING",
+    "MARGIN_SIDE",
+    "MAX_CELL_LINES",
+    "Group",
+    "PdfColumn",
+    "PdfLayout",
+    "PdfTooLarge",
+    "add_exact",
+    "add_to",
+    "exact_number",
+    "figure_text",
+    "format_boolean",
+    "format_date",
+    "format_datetime",
+    "format_number",
+    "format_value",
+    "render_grouped_pdf",
+    "render_summary_pdf",
+    "render_table_pdf",
+    "rows_label",
+]

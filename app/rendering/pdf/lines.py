@@ -1,0 +1,332 @@
+"""Cell text laid out in lines: wrapped to a width, clipped at a bound, drawn in every script.
+
+A line is a list of pieces in visual order, each in one font. Characters go to the first font
+that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
+put in visual order with the Unicode bidi algorithm (python-bidi) and each right-to-left piece
+is shaped by HarfBuzz, so the glyphs join and the text layer reads in logical order. Pieces
+whose glyphs do not map back to their characters one by one (shaped Indic and Thai text, and
+characters no font has) carry the characters as the PDF's ActualText, so copying and
+pdftotext give the text as written.
+
+Every limit is counted in ``warnings``: ``glyph_missing`` per character no font can draw
+(it prints as the font's empty box), ``cell_clipped`` per cell cut at its bound.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from bidi import get_display
+from reportlab.lib.abag import ABag
+from reportlab.lib.rl_accel import fp_str
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
+
+from app.rendering.pdf.fonts import FontSet, font_set, needs_no_glyph
+
+#: A cell longer than this is cut before it is laid out: no page shows more of one value.
+MAX_CELL_CHARS = 4_000
+#: A cell that wraps to more lines than this is cut there, so a row always fits on a page.
+MAX_CELL_LINES = 24
+CLIP_MARKER = "[…]"
+REPLACEMENT = "\ufffd"
+
+GLYPH_MISSING = "glyph_missing"
+CELL_CLIPPED = "cell_clipped"
+
+# Characters NotoSans draws without shaping: Latin (Vietnamese included), Greek, Cyrillic and
+# common punctuation (a test checks the committed font has each). Text of these alone skips
+# the per-character font lookup.
+_PRIMARY_ONLY = re.compile(
+    r"[ -~\u00a0-\u024f\u0370-\u0377\u037a-\u037f\u0384-\u038a\u038c\u038e-\u03a1\u03a3-\u03e1\u03f0-\u03ff"
+    r"\u0400-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
+)
+#: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
+_LAYOUT_CACHE_SIZE = 8_192
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_TOKEN = re.compile(r"\s+|\S+")
+# Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
+_BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
+_RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+
+_NEUTRAL = -2  # a space: joins the piece it is in
+_FORMAT = -3  # a format character: drawn only where the piece's font has it
+_MISSING = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    font: str
+    text: str  # a ShapedStr when HarfBuzz laid it out
+    width: float
+    actual: str | None  # the characters the glyphs stand for, where the glyphs alone do not say
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    pieces: tuple[Piece, ...]
+    width: float
+
+
+@dataclass
+class TextStyle:
+    """One font weight and size; remembers which face draws each character seen."""
+
+    bold: bool
+    size: float
+    leading: float
+    fonts: FontSet = field(init=False)
+    _face_of: dict[str, int] = field(init=False, default_factory=dict)
+    # (text, width, max lines) -> (lines, what laying it out counted): a repeated value is laid out once,
+    # and counted every time.
+    _laid_out: dict[tuple[str, float, int], tuple[list[Line], Counter]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.fonts = font_set(self.bold)
+
+    def face_index(self, char: str) -> int:
+        index = self._face_of.get(char)
+        if index is None:
+            if char.isspace():
+                index = _NEUTRAL
+            elif needs_no_glyph(char):
+                index = _FORMAT
+            else:
+                code = ord(char)
+                index = next((i for i, face in enumerate(self.fonts.faces) if code in face.glyphs), _MISSING)
+            self._face_of[char] = index
+        return index
+
+    def width(self, text: str) -> float:
+        """The width of logical text, before shaping (what wrapping goes by)."""
+        primary = self.fonts.primary.name
+        if _PRIMARY_ONLY.fullmatch(text):
+            return stringWidth(text, primary, self.size)
+        faces = self.fonts.faces
+        return sum(
+            stringWidth(run, faces[index].name if index >= 0 else primary, self.size)
+            for index, run in self._runs(text)
+        )
+
+    def _runs(self, text: str) -> list[tuple[int, str]]:
+        """Maximal runs of one face (spaces and format characters join the run they are in;
+        -1 = no face has it). A format character the run's font has no glyph for is left out:
+        it draws nothing either way."""
+        runs: list[tuple[int, str]] = []
+        current = None
+        chars: list[str] = []
+        faces = self.fonts.faces
+
+        def flush(index: int) -> None:
+            run = "".join(chars)
+            if index >= 0 and not run.isprintable():
+                glyphs = faces[index].glyphs
+                run = "".join(ch for ch in run if not needs_no_glyph(ch) or ord(ch) in glyphs)
+            runs.append((index, run))
+
+        for char in text:
+            index = self.face_index(char)
+            if index in (_NEUTRAL, _FORMAT):
+                chars.append(char)  # before any letter: joins the first run
+                continue
+            if current is None:
+                current = index
+            elif index != current:
+                flush(current)
+                chars, current = [], index
+            chars.append(char)
+        if chars:
+            flush(current if current is not None else 0)
+        return runs
+
+    def line(self, text: str, warnings: Counter) -> Line:
+        """One line of logical text as pieces in visual order; characters no font has are counted."""
+        primary = self.fonts.primary.name
+        if _PRIMARY_ONLY.fullmatch(text):
+            width = stringWidth(text, primary, self.size)
+            return Line((Piece(primary, text, width, None),), width)
+        right_to_left = bool(_RIGHT_TO_LEFT.search(text))
+        runs = self._runs(get_display(text) if right_to_left else text)
+        pieces = []
+        faces = self.fonts.faces
+        for index, run in runs:
+            if index == _MISSING:
+                # Each character no font has prints as the replacement mark; the text layer keeps it.
+                shown = "".join(_shown_for_missing(ch) for ch in run)
+                warnings[GLYPH_MISSING] += shown.count(REPLACEMENT)
+                pieces.append(Piece(primary, shown, stringWidth(shown, primary, self.size), run))
+                continue
+            face = faces[index]
+            if not face.shaped:
+                pieces.append(Piece(face.name, run, stringWidth(run, face.name, self.size), None))
+                continue
+            logical = run[::-1] if face.right_to_left else run
+            shaped = _shaped(logical, face.name, self.size)
+            if isinstance(shaped, ShapedStr):
+                width = sum(glyph.x_advance for glyph in shaped.__shapeData__) * self.size / 1000
+            else:
+                width = stringWidth(logical, face.name, self.size)
+            pieces.append(Piece(face.name, shaped, width, None if face.right_to_left else logical))
+        return Line(tuple(pieces), sum(piece.width for piece in pieces))
+
+    # ------------------------------------------------------------------ wrapping
+
+    def lay_out(self, text: str, width: float, warnings: Counter, max_lines: int = MAX_CELL_LINES) -> list[Line]:
+        """``text`` wrapped to ``width``: line breaks kept, leading spaces kept, long words broken
+        at their punctuation (or anywhere, as a last resort), cut at ``max_lines`` with a marker."""
+        if not text:
+            return []
+        if _PRIMARY_ONLY.fullmatch(text):
+            fits = stringWidth(text, self.fonts.primary.name, self.size)
+            if fits <= width:
+                return [Line((Piece(self.fonts.primary.name, text, fits, None),), fits)]
+        key = (text, width, max_lines)
+        known = self._laid_out.get(key)
+        if known is None:
+            counted: Counter = Counter()
+            known = (self._lay_out(text, width, counted, max_lines), counted)
+            if len(self._laid_out) >= _LAYOUT_CACHE_SIZE:
+                self._laid_out.clear()
+            self._laid_out[key] = known
+        lines, counted = known
+        if counted:
+            warnings.update(counted)
+        return lines
+
+    def _lay_out(self, text: str, width: float, warnings: Counter, max_lines: int) -> list[Line]:
+        clipped = len(text) > MAX_CELL_CHARS
+        if clipped:
+            text = text[:MAX_CELL_CHARS]
+        text = _CONTROL.sub("", text.replace("\t", " "))
+        logical: list[str] = []
+        for paragraph in _NEWLINE.split(text):
+            logical.extend(self._wrap(paragraph, width))
+            if len(logical) > max_lines:
+                clipped = True
+                break
+        if clipped:
+            logical = logical[: max_lines - 1] + [CLIP_MARKER]
+            warnings[CELL_CLIPPED] += 1
+        return [self.line(line, warnings) for line in logical]
+
+    def _wrap(self, paragraph: str, width: float) -> list[str]:
+        lines: list[str] = []
+        current, current_width = "", 0.0
+        for token in _TOKEN.findall(paragraph):
+            token_width = self.width(token)
+            if current_width + token_width <= width:
+                current += token
+                current_width += token_width
+                continue
+            if token.isspace():
+                # The spaces where a line breaks are not printed.
+                lines.append(current)
+                current, current_width = "", 0.0
+                continue
+            if current.strip():
+                lines.append(current.rstrip())
+            if token_width <= width:
+                current, current_width = token, token_width
+                continue
+            parts = self._break_word(token, width)
+            lines.extend(parts[:-1])
+            current = parts[-1]
+            current_width = self.width(current)
+        lines.append(current)
+        return lines
+
+    def _break_word(self, word: str, width: float) -> list[str]:
+        """A word wider than ``width`` in pieces that fit: at its punctuation where possible."""
+        parts: list[str] = []
+        current, current_width = "", 0.0
+        for segment in _BREAK_AFTER.split(word):
+            if not segment:
+                continue
+            segment_width = self.width(segment)
+            if current_width + segment_width <= width:
+                current += segment
+                current_width += segment_width
+                continue
+            if current:
+                parts.append(current)
+                current, current_width = "", 0.0
+            if segment_width <= width:
+                current, current_width = segment, segment_width
+                continue
+            for char in segment:
+                char_width = self.width(char)
+                if current and current_width + char_width > width:
+                    parts.append(current)
+                    current, current_width = "", 0.0
+                current += char
+                current_width += char_width
+        if current:
+            parts.append(current)
+        return parts
+
+
+def _shown_for_missing(char: str) -> str:
+    if char.isspace():
+        return char
+    return "" if needs_no_glyph(char) else REPLACEMENT
+
+
+def _shaped(text: str, font: str, size: float) -> str:
+    """``text`` laid out by HarfBuzz; discretionary ligatures stay off (a name is not a calligraphy)."""
+    word = shapeFragWord([stringWidth(text, font, size), (ABag(fontName=font, fontSize=size), text)],
+                         features={"kern": True, "liga": True})
+    return word[1][1]
+
+
+class LineWriter:
+    """Draws lines into one PDF text object, setting the font and colour only when they change."""
+
+    def __init__(self, canvas) -> None:
+        self.canvas = canvas
+        self.text = canvas.beginText()
+        self._font: tuple[str, float] | None = None
+        self._color = None
+        self._origin: tuple[float, float] | None = None
+
+    def color(self, color) -> None:
+        if color != self._color:
+            self.text.setFillColor(color)
+            self._color = color
+
+    def line(self, line: Line, x: float, y: float, size: float) -> None:
+        text = self.text
+        code = text._code
+        # A tenth of a point is invisible, and short coordinates compress far better; each line
+        # after the first is placed relative to the one before.
+        x, y = round(x, 1), round(y, 1)
+        if self._origin is None:
+            text.setTextOrigin(x, y)
+        else:
+            code.append(f"{fp_str(round(x - self._origin[0], 1), round(y - self._origin[1], 1))} Td")
+        self._origin = (x, y)
+        for piece in line.pieces:
+            if (piece.font, size) != self._font:
+                text.setFont(piece.font, size)
+                self._font = (piece.font, size)
+            if piece.actual is not None:
+                code.append(f"/Span <</ActualText <FEFF{piece.actual.encode('utf-16-be').hex()}>>> BDC")
+            # textOut would measure the text again only to track a cursor this writer does not use.
+            code.append(text._formatText(piece.text))
+            if piece.actual is not None:
+                code.append("EMC")
+
+    def finish(self) -> None:
+        self.canvas.drawText(self.text)
+
+    def code(self) -> str:
+        """The text object's operators, for a page that is already closed."""
+        return self.text.getCode()
+
+
+def draw_line(canvas, line: Line, x: float, y: float, size: float) -> None:
+    """Draw ``line`` with its left end at ``x`` and its baseline at ``y``."""
+    writer = LineWriter(canvas)
+    writer.line(line, x, y, size)
+    writer.finish()

@@ -1,0 +1,127 @@
+"""A summary report's page: headline figures, then a horizontal bar chart."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any, BinaryIO
+
+from reportlab.lib.colors import HexColor
+from reportlab.platypus import Flowable
+
+from app.rendering.pdf.document import GREY, TEXT, Styles, TextBlock, build_document, title_block
+from app.rendering.pdf.formatting import exact_number, figure_text
+from app.rendering.pdf.lines import draw_line
+from app.rendering.pdf.model import PdfLayout
+
+FIGURES_PER_ROW = 3
+BAR = HexColor("#4a78b5")
+NEGATIVE_BAR = HexColor("#c0504d")
+
+
+class _Figures(Flowable):
+    """The headline figures, three to a row: a small label over a large value."""
+
+    def __init__(self, figures: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
+                 warnings: Counter) -> None:
+        super().__init__()
+        self.width = width
+        self.label_style, self.value_style = styles.figure_label, styles.figure_value
+        cell = width / FIGURES_PER_ROW - 6
+        self.rows = []
+        for start in range(0, len(figures), FIGURES_PER_ROW):
+            cells = [
+                (self.label_style.lay_out(str(label), cell, warnings),
+                 self.value_style.lay_out(figure_text(value, layout), cell, warnings))
+                for label, value in figures[start : start + FIGURES_PER_ROW]
+            ]
+            height = max(len(lb) * self.label_style.leading + len(v) * self.value_style.leading for lb, v in cells)
+            self.rows.append((cells, height + 8))
+        self.height = sum(height for _, height in self.rows) + 10
+
+    def wrap(self, available_width, available_height):
+        return self.width, self.height
+
+    def draw(self):
+        top = self.height - 6
+        for cells, height in self.rows:
+            for index, (label_lines, value_lines) in enumerate(cells):
+                x = index * self.width / FIGURES_PER_ROW
+                y = top - 4
+                self.canv.setFillColor(GREY)
+                for line in label_lines:
+                    draw_line(self.canv, line, x, y - self.label_style.size, self.label_style.size)
+                    y -= self.label_style.leading
+                self.canv.setFillColor(TEXT)
+                for line in value_lines:
+                    draw_line(self.canv, line, x, y - self.value_style.size, self.value_style.size)
+                    y -= self.value_style.leading
+            top -= height
+
+
+class _Chart(Flowable):
+    """One bar per entry: the label, a bar as long as the value against the largest, the value."""
+
+    def __init__(self, chart: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
+                 warnings: Counter) -> None:
+        super().__init__()
+        self.width = width
+        self.style = styles.cell
+        numbers = []
+        for _, value in chart:
+            number = exact_number(value)
+            numbers.append(float(number) if number is not None else 0.0)
+        scale = max((abs(n) for n in numbers), default=0.0) or 1.0
+        self.label_width, self.bar_width = width * 0.28, width * 0.56
+        self.value_width = width - self.label_width - self.bar_width
+        self.rows = []
+        for (label, value), number in zip(chart, numbers, strict=True):
+            label_lines = self.style.lay_out(str(label), self.label_width - 3, warnings)
+            value_lines = self.style.lay_out(figure_text(value, layout), self.value_width - 3, warnings)
+            height = max(len(label_lines), len(value_lines), 1) * self.style.leading + 3
+            self.rows.append((label_lines, number / scale, value_lines, height))
+        self.height = sum(row[3] for row in self.rows)
+
+    def wrap(self, available_width, available_height):
+        return self.width, self.height
+
+    def draw(self):
+        canvas, style = self.canv, self.style
+        top = self.height
+        for label_lines, share, value_lines, height in self.rows:
+            baseline = top - 1.5 - style.size
+            canvas.setFillColor(TEXT)
+            for offset, line in enumerate(label_lines):
+                draw_line(canvas, line, 0, baseline - offset * style.leading, style.size)
+            for offset, line in enumerate(value_lines):
+                draw_line(canvas, line, self.width - line.width, baseline - offset * style.leading, style.size)
+            length = abs(share) * (self.bar_width - 3)
+            if length >= 0.5:
+                canvas.setFillColor(BAR if share >= 0 else NEGATIVE_BAR)
+                canvas.rect(self.label_width, top - height + 2, length, height - 4, stroke=0, fill=1)
+            top -= height
+
+
+def render_summary_pdf(
+    layout: PdfLayout,
+    figures: list[tuple[str, Any]],
+    chart: list[tuple[str, float | int | Decimal]] | None,
+    out: BinaryIO,
+    *,
+    chart_title: str | None = None,
+    warnings: Counter | None = None,
+) -> None:
+    """A one-page summary: headline figures, then an optional horizontal bar chart."""
+    warnings = Counter() if warnings is None else warnings
+
+    def story(width: float, styles: Styles):
+        yield title_block(layout, width, styles, warnings)
+        if figures:
+            yield _Figures(figures, layout, width, styles, warnings)
+        if chart:
+            if chart_title:
+                yield TextBlock([(styles.chart_title, TEXT, chart_title, 4.0)], width, warnings)
+            yield _Chart(chart, layout, width, styles, warnings)
+
+    build_document(layout, out, story)
