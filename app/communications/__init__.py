@@ -12,7 +12,6 @@ message sent again after a crash is recognisable as the same one (docs/architect
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime
 
 from flask import current_app
@@ -55,14 +54,9 @@ class Mailer:
         return self.backend.send(build_message(message, self.settings.sender, now))
 
 
-_mailers: dict[MailSettings, Mailer] = {}
-_mailers_lock = threading.Lock()
-
-
 def get_mailer() -> Mailer:
-    """The mailer for the app's settings, one per process."""
-    settings: MailSettings = current_app.config["SETTINGS"].mail
-    with _mailers_lock:
-        if settings not in _mailers:
-            _mailers[settings] = Mailer(settings)
-        return _mailers[settings]
+    """The mailer for the current app's settings, made once per app (it keeps no connection)."""
+    mailer = current_app.extensions.get("rhythm_mailer")
+    if mailer is None:
+        mailer = current_app.extensions["rhythm_mailer"] = Mailer(current_app.config["SETTINGS"].mail)
+    return mailer

@@ -103,25 +103,19 @@ class SmtpBackend:
             smtp = self._connect()
         except smtplib.SMTPResponseException as exc:
             raise classify_reply(exc.smtp_code, exc.smtp_error, server) from exc
-        except TimeoutError as exc:
-            raise MailTemporarilyUnavailable(f"{server} did not answer in time") from exc
         except OSError as exc:
-            raise MailTemporarilyUnavailable(f"{server} could not be reached ({exc.strerror or exc})") from exc
+            raise _unreachable(exc, server, "could not be reached") from exc
         try:
             return self._submit(smtp, sender, recipient, payload, server)
         except smtplib.SMTPResponseException as exc:
             raise classify_reply(exc.smtp_code, exc.smtp_error, server) from exc
         except smtplib.SMTPServerDisconnected as exc:
-            raise MailTemporarilyUnavailable(f"{server} closed the connection") from exc
+            raise _unreachable(exc, server, "closed the connection") from exc
         except smtplib.SMTPException as exc:
             # smtplib's own words (no STARTTLS, no shared login method): the settings must change.
             raise MailRefused(f"{server}: {exc}") from exc
-        except ssl.SSLError as exc:
-            raise MailTemporarilyUnavailable(f"TLS with {server} failed: {exc.reason or exc}") from exc
-        except TimeoutError as exc:
-            raise MailTemporarilyUnavailable(f"{server} did not answer in time") from exc
         except OSError as exc:
-            raise MailTemporarilyUnavailable(f"{server} dropped the connection ({exc.strerror or exc})") from exc
+            raise _unreachable(exc, server, "dropped the connection") from exc
         finally:
             _close_quietly(smtp)
 
@@ -149,7 +143,19 @@ class SmtpBackend:
         if code not in (250, 251):
             raise classify_reply(code, text, f"{server} (recipient {recipient})")
         code, text = smtp.data(payload)
+        if code != 250:
+            raise classify_reply(code, text, server)
         return text.decode("utf-8", "replace")
+
+
+def _unreachable(exc: OSError, server: str, what: str) -> MailTemporarilyUnavailable:
+    """A network failure as a temporary error. smtplib reports a read timeout as a disconnection
+    whose context is the timeout, so the context is looked at too."""
+    if isinstance(exc, TimeoutError) or isinstance(exc.__context__, TimeoutError):
+        return MailTemporarilyUnavailable(f"{server} did not answer in time")
+    if isinstance(exc, ssl.SSLError):
+        return MailTemporarilyUnavailable(f"TLS with {server} failed: {exc.reason or exc}")
+    return MailTemporarilyUnavailable(f"{server} {what} ({exc.strerror or exc})")
 
 
 def _close_quietly(smtp: smtplib.SMTP) -> None:
