@@ -12,8 +12,6 @@ message sent again after a crash is recognisable as the same one (docs/architect
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from flask import current_app
 
 from app.communications.backends import MailBackend, backend_for
@@ -49,9 +47,9 @@ class Mailer:
     def domain(self) -> str:
         return self.settings.domain
 
-    def send(self, message: OutgoingMessage, now: datetime | None = None) -> str:
+    def send(self, message: OutgoingMessage) -> str:
         """Submit one message; its submission id (the server's queue id, or the Message-ID)."""
-        return self.backend.send(build_message(message, self.settings.sender, now))
+        return self.backend.send(build_message(message, self.settings.sender))
 
 
 def get_mailer() -> Mailer:

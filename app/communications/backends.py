@@ -49,23 +49,38 @@ class OutboxBackend:
         message_id = email["Message-ID"]
         target = self.folder / outbox_file_name(message_id)
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".sending-", suffix=".tmp")
+            written = self._write_once(email.as_bytes(policy=SMTP_POLICY), target)
+        except OSError as exc:
+            raise MailTemporarilyUnavailable(f"the outbox folder could not be written ({exc.strerror or exc})") from exc
+        if written:
+            log.info("mail %s written to %s", message_id, target)
+        else:
+            log.info("mail %s is already in the outbox as %s; not written again", message_id, target)
+        return message_id
+
+    def _write_once(self, payload: bytes, target: Path) -> bool:
+        """Write the file unless it exists; whether this call wrote it."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        # A crash can leave this temporary behind; its name never ends in `.eml`.
+        descriptor, temporary = tempfile.mkstemp(dir=self.folder, prefix=".sending-", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
             try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    handle.write(email.as_bytes(policy=SMTP_POLICY))
-                    handle.flush()
-                    os.fsync(handle.fileno())
                 # A link fails when the name exists, so the first file for a Message-ID stays.
                 os.link(temporary, target)
             except FileExistsError:
-                log.info("mail %s is already in the outbox %s; not written again", message_id, self.folder)
-            finally:
-                os.unlink(temporary)
-        except OSError as exc:
-            raise MailTemporarilyUnavailable(f"the outbox folder could not be written ({exc.strerror})") from exc
-        log.info("mail %s written to %s", message_id, target)
-        return message_id
+                return False
+        finally:
+            os.unlink(temporary)
+        folder = os.open(self.folder, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+        return True
 
 
 def outbox_file_name(message_id: str) -> str:

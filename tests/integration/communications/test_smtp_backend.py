@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import socket
+import threading
 from html.parser import HTMLParser
 
 import pytest
@@ -157,6 +158,26 @@ def test_a_closed_port_is_temporary(smtp_settings):
     with pytest.raises(MailTemporarilyUnavailable) as raised:
         Mailer(closed).send(_message())
     assert f"127.0.0.1:{closed.port}" in raised.value.summary
+
+
+@pytest.mark.parametrize(("greeting", "expected"), [(421, MailTemporarilyUnavailable), (554, MailRefused)])
+def test_a_server_that_refuses_at_its_greeting_is_classified_by_the_code(smtp_settings, greeting, expected):
+    """A greeting of 421 (too busy) is temporary, 554 (no service for you) a refusal."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+
+        def greet_and_close():
+            connection, _ = listener.accept()
+            with connection:
+                connection.sendall(f"{greeting} rhythm.test Service not available\r\n".encode())
+
+        greeter = threading.Thread(target=greet_and_close)
+        greeter.start()
+        settings = dataclasses.replace(smtp_settings, port=listener.getsockname()[1])
+        with pytest.raises(expected, match=f"{greeting} rhythm.test Service not available"):
+            Mailer(settings).send(_message())
+        greeter.join()
 
 
 def test_a_server_that_never_answers_times_out_as_temporary(smtp_settings):

@@ -85,6 +85,15 @@ def test_an_unusable_mail_from_is_refused(sender):
         parse_mail_settings("smtp://mail.example.com", sender)
 
 
+def test_the_loaded_settings_never_show_the_smtp_password(tmp_path, monkeypatch):
+    """Neither a password in MAIL_URL nor MAIL_PASSWORD appears in the repr of the app's settings."""
+    monkeypatch.setenv("MAIL_URL", "smtps://exports:url-s3cret@mail.example.com")
+    monkeypatch.setenv("MAIL_PASSWORD", "env-s3cret")
+    monkeypatch.setenv("MAIL_USERNAME", "exports")
+    shown = repr(Settings.from_environment(tmp_path))
+    assert "url-s3cret" not in shown and "env-s3cret" not in shown
+
+
 def test_the_environment_gives_the_sender_login_and_timeout(tmp_path, monkeypatch):
     """MAIL_FROM, MAIL_USERNAME, MAIL_PASSWORD and MAIL_TIMEOUT reach the parsed mail settings."""
     monkeypatch.setenv("MAIL_URL", "smtp+starttls://mail.example.com")
