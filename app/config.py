@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from app.communications.settings import MailSettings, parse_mail_settings
 
 
 def _instance_secret(instance_path: Path, name: str) -> str:
@@ -54,7 +56,10 @@ class Settings:
     database_url: str
     redis_url: str
     storage_url: str
-    mail_url: str
+    # May hold an SMTP password, so it stays out of repr().
+    mail_url: str = field(repr=False)
+    # MAIL_URL, MAIL_FROM, MAIL_USERNAME, MAIL_PASSWORD and MAIL_TIMEOUT, parsed once.
+    mail: MailSettings
     secret_key: str
     credentials_key: str
     export_queue: str
@@ -78,11 +83,19 @@ class Settings:
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
         env = os.environ.get
+        mail_url = env("MAIL_URL") or (instance_path / "outbox").as_uri()
         return cls(
             database_url=env("DATABASE_URL") or f"sqlite:///{instance_path / 'rhythm.db'}",
             redis_url=env("REDIS_URL") or "redis://127.0.0.1:6379/0",
             storage_url=env("STORAGE_URL") or (instance_path / "storage").as_uri(),
-            mail_url=env("MAIL_URL") or (instance_path / "outbox").as_uri(),
+            mail_url=mail_url,
+            mail=parse_mail_settings(
+                mail_url,
+                sender=env("MAIL_FROM") or "Rhythm Exports <exports@localhost>",
+                username=env("MAIL_USERNAME") or None,
+                password=env("MAIL_PASSWORD") or None,
+                timeout_seconds=_float("MAIL_TIMEOUT", 30.0),
+            ),
             secret_key=env("SECRET_KEY") or _instance_secret(instance_path, "secret_key"),
             credentials_key=env("CREDENTIALS_KEY") or _instance_secret(instance_path, "credentials_key"),
             export_queue=env("EXPORT_QUEUE") or "exports",

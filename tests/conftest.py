@@ -20,7 +20,13 @@ TEST_DATABASE_URL = os.environ.get(
 )
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
-pytest_plugins = ["tests.fixtures.s3", "tests.fixtures.factories", "tests.fixtures.browser", "tests.fixtures.workers"]
+pytest_plugins = [
+    "tests.fixtures.s3",
+    "tests.fixtures.factories",
+    "tests.fixtures.browser",
+    "tests.fixtures.workers",
+    "tests.fixtures.smtp",
+]
 
 
 def _ensure_database(url: str) -> None:
