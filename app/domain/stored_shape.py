@@ -23,7 +23,7 @@ class StoredShape:
     what: str
 
     def refuse(self, path: str, expected: str) -> ValidationError:
-        return ValidationError(f"The stored {self.what} is not in the expected shape: {path} should be {expected}.")
+        return ValidationError(f"The stored {self.what} cannot be read: {path} should be {expected}.")
 
     def mapping(
         self, value: Any, path: str, required: Iterable[str], optional: Iterable[str] = ()
