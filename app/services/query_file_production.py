@@ -32,9 +32,9 @@ def write_query_file(
     The rows are counted first so progress can be shown as a percentage; `progress(rows, total)`
     is called as the rows go (every few thousand) and once at the end. Limits of the format that
     change data are counted in `warnings`. Raises AccessDenied when the access no longer covers
-    the dataset, ValidationError for a request that no longer fits the catalog, and TooManyRows
-    for an XLSX file past Excel's sheet size (or for a stored request not in its shape). Nothing is
-    written before those checks.
+    the dataset, ValidationError for a stored request not in its shape or that no longer fits the
+    catalog, and TooManyRows for an XLSX file past Excel's sheet size. Nothing is written before
+    those checks.
     """
     request = FileRequest.from_json(export.request)
     total = count_rows(request, access)
