@@ -258,11 +258,12 @@ def plan_for(bench: BenchWorkspace) -> Plan:
     from app.data.csv_copy import copy_statement
     from app.data.query_runner import build_select, request_columns
     from app.domain.catalog import get_dataset
+    from app.domain.stored_request import FileRequest
     from bench.dataset import DATASET, database_url, libpq_url
 
     dataset = get_dataset(DATASET)
     assert dataset is not None
-    request = {"dataset": DATASET, "columns": dataset.column_names, "filters": [], "sort": [], "row_limit": None}
+    request = FileRequest(DATASET, tuple(dataset.column_names))
     select = build_select(request, _admin_context(bench))
     return Plan(
         workspace_id=bench.workspace_id,
@@ -304,8 +305,8 @@ def report_plan_for(bench: BenchWorkspace, report_id: int, rows: int) -> ReportP
         rows=rows,
         dsn=libpq_url(database_url()),
         select=_sql_text(build_select(request, _admin_context(bench))),
-        request=request,
-        print_params=print_params,
+        request=request.to_json(),
+        print_params=print_params.to_json(),
         date_format=date_format,
     )
 
@@ -393,6 +394,8 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from reportlab.pdfgen.canvas import Canvas
 
     from app.data.query_runner import request_dataset
+    from app.domain.print_params import PrintParams
+    from app.domain.stored_request import FileRequest
     from app.models.types import utcnow
     from app.rendering.pdf import format_value
     from app.rendering.pdf.document import CELL_LEADING, CELL_SIZE, PAD_X
@@ -400,14 +403,15 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
     from app.services.report_file_production import pdf_layout, printed_columns
 
-    dataset = request_dataset(plan.request)
-    columns = printed_columns(dataset, plan.print_params["layout"])
-    positions = {name: index for index, name in enumerate(plan.request["columns"])}
+    request, print_params = FileRequest.from_json(plan.request), PrintParams.from_json(plan.print_params)
+    dataset = request_dataset(request)
+    columns = printed_columns(dataset, print_params.layout)
+    positions = {name: index for index, name in enumerate(request.columns)}
     indexes = [positions[column.name] for column in columns]
     target = scratch / "anchor.pdf"
     meter.start()
     regular, bold = font_set().primary.name, font_set(bold=True).primary.name
-    page = pdf_layout(plan.print_params, plan.request, dataset, plan.date_format, utcnow())
+    page = pdf_layout(print_params, request, dataset, plan.date_format, utcnow())
     width, height = page.page_size_points
     content = width - 2 * MARGIN_SIDE
     weights = [column.width or 1.0 for column in columns]

@@ -162,6 +162,13 @@ def make_query(workspace: Workspace, owner: Person, **overrides) -> SavedQuery:
     return _save(SavedQuery(**{**values, **overrides}))
 
 
+def stored_request(query: SavedQuery) -> dict:
+    """The request JSON admission stores for the query, with no date range worked out."""
+    definition = query.definition()
+    del definition["parameters"]
+    return {**definition, "parameters_applied": []}
+
+
 def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExport:
     """A queued file with its outbox row, as admission would leave it (without substitution)."""
     n = next(_sequence)
@@ -174,7 +181,7 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
         "source_name": query.name,
         "source_version": query.version,
         "dataset": query.dataset,
-        "request": {**query.definition(), "parameters_applied": []},
+        "request": stored_request(query),
         "format": fmt,
         "heading": "names",
         "include_descriptions": False,

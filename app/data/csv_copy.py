@@ -28,6 +28,7 @@ from app.data.query_runner import build_select, request_columns
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column
 from app.domain.formula_guard import GUARDED_BREAK_PATTERN, GUARDED_START_PATTERN, NEEDS_GUARD_PATTERN
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 
 
@@ -70,7 +71,7 @@ def copy_statement(statement: Select, columns: Sequence[Column], exact_values: b
     return statement.with_only_columns(*cells, maintain_column_froms=True)
 
 
-def copy_records(request: dict, access: RequesterContext, *, exact_values: bool) -> Iterator[memoryview]:
+def copy_records(request: FileRequest, access: RequesterContext, *, exact_values: bool) -> Iterator[memoryview]:
     """The request's rows as CSV records, each one row ending with `\\n`, as COPY sends them.
 
     Access and validation errors are raised here, at the call, before any record. Each record

@@ -9,7 +9,7 @@ flow and memory stays flat however many rows there are.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 
@@ -20,6 +20,7 @@ from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import OPERATORS, substitute, validate_definition
+from app.domain.stored_request import FileRequest, FilterValue
 from app.extensions import db
 from app.models.types import utcnow
 
@@ -32,24 +33,24 @@ class PreviewRows:
     rows: list[tuple]
 
 
-def request_dataset(request: dict) -> Dataset:
-    dataset = get_dataset(str(request.get("dataset", "")))
+def request_dataset(request: FileRequest) -> Dataset:
+    dataset = get_dataset(request.dataset)
     if dataset is None:
-        raise ValidationError(f"Unknown dataset “{request.get('dataset', '')}”.", "dataset")
+        raise ValidationError(f"Unknown dataset “{request.dataset}”.", "dataset")
     return dataset
 
 
-def _column(dataset: Dataset, name: object, field: str) -> Column:
-    column = dataset.column(str(name))
+def _column(dataset: Dataset, name: str, field: str) -> Column:
+    column = dataset.column(name)
     if column is None:
         raise ValidationError(f"Unknown column “{name}” in {dataset.label}.", field)
     return column
 
 
-def request_columns(request: dict) -> list[Column]:
+def request_columns(request: FileRequest) -> list[Column]:
     """The catalog columns the request selects, in the order it selects them."""
     dataset = request_dataset(request)
-    return [_column(dataset, name, "columns") for name in request.get("columns") or []]
+    return [_column(dataset, name, "columns") for name in request.columns]
 
 
 def _typed_value(column: Column, raw: object) -> object:
@@ -72,7 +73,7 @@ def _typed_value(column: Column, raw: object) -> object:
     raise ValidationError(f"“{str(raw)[:40]}” is not a valid value for “{column.label}”.", "filters")
 
 
-def _condition(expr: ColumnElement, column: Column, op: str, raw: object) -> ColumnElement[bool]:
+def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -> ColumnElement[bool]:
     if op not in OPERATORS[column.type]:
         raise ValidationError(f"“{op}” cannot be used on “{column.label}”.", "filters")
     if op == "is_empty":
@@ -107,7 +108,7 @@ def _condition(expr: ColumnElement, column: Column, op: str, raw: object) -> Col
     return comparisons[op]()
 
 
-def build_select(request: dict, access: RequesterContext) -> Select:
+def build_select(request: FileRequest, access: RequesterContext) -> Select:
     """The request's rows the requester may read: workspace and team scoped, filtered, ordered.
 
     The table's primary key ends the ORDER BY so equal sort values come out in the same order
@@ -129,25 +130,24 @@ def build_select(request: dict, access: RequesterContext) -> Select:
         team_column = table.c[dataset.team_column]
         statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
 
-    for raw in request.get("filters") or []:
-        column = _column(dataset, raw.get("column"), "filters")
-        statement = statement.where(_condition(table.c[column.name], column, str(raw.get("op")), raw.get("value")))
+    for condition in request.filters:
+        column = _column(dataset, condition.column, "filters")
+        statement = statement.where(_condition(table.c[column.name], column, condition.op, condition.value))
 
     sorted_names = []
-    for raw in request.get("sort") or []:
-        column = _column(dataset, raw.get("column"), "sort")
+    for key in request.sort:
+        column = _column(dataset, key.column, "sort")
         expr = table.c[column.name]
-        statement = statement.order_by(expr.desc() if raw.get("direction") == "desc" else expr.asc())
+        statement = statement.order_by(expr.desc() if key.descending else expr.asc())
         sorted_names.append(column.name)
     statement = statement.order_by(*[key for key in table.primary_key.columns if key.name not in sorted_names])
 
-    row_limit = request.get("row_limit")
-    if row_limit is not None:
-        statement = statement.limit(int(row_limit))
+    if request.row_limit is not None:
+        statement = statement.limit(request.row_limit)
     return statement
 
 
-def count_rows(request: dict, access: RequesterContext) -> int:
+def count_rows(request: FileRequest, access: RequesterContext) -> int:
     """How many rows the request gives (at most its row limit)."""
     selected = build_select(request, access).order_by(None).subquery()
     return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
@@ -173,7 +173,7 @@ def _stream(statement: Select, batch_size: int) -> Iterator[tuple]:
             yield from map(tuple, batch)
 
 
-def iter_rows(request: dict, access: RequesterContext, batch_size: int = 5000) -> Iterator[tuple]:
+def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 5000) -> Iterator[tuple]:
     """The request's rows as tuples of typed Python values, fetched `batch_size` at a time.
 
     Access and validation errors are raised here, at the call; the rows come as the iterator is
@@ -186,7 +186,7 @@ def preview_rows(definition: dict, access: RequesterContext, limit: int = 50) ->
     """The first `limit` rows of a saved-query definition, substituted for today (UTC)."""
     settings = current_app.config["SETTINGS"]
     request = substitute(validate_definition(definition, settings.max_export_rows), utcnow().date())
-    request["row_limit"] = min(request["row_limit"] or limit, limit)
+    request = replace(request, row_limit=min(request.row_limit or limit, limit))
     statement = build_select(request, access)
     with db.engine.connect() as connection:
         _read_times_in_utc(connection)

@@ -5,7 +5,7 @@ the workspace and the requester's row scope."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -13,19 +13,21 @@ from sqlalchemy import Select, func, select
 
 from app.data.query_runner import build_select
 from app.domain.access import RequesterContext
+from app.domain.print_params import Figure, SummarySpec
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import Workspace
 
 MAX_CHART_BARS = 30
 
 
-def _select_for_aggregates(request: dict, access: RequesterContext) -> Select:
+def _select_for_aggregates(request: FileRequest, access: RequesterContext) -> Select:
     """The request's rows as a subquery to aggregate; the order only matters under a row limit."""
     statement = build_select(request, access)
-    return statement if request.get("row_limit") is not None else statement.order_by(None)
+    return statement if request.row_limit is not None else statement.order_by(None)
 
 
-def group_counts(request: dict, access: RequesterContext, code_column: str) -> dict[Any, int]:
+def group_counts(request: FileRequest, access: RequesterContext, code_column: str) -> dict[Any, int]:
     """Rows per code, so each group's heading can give its count before its rows stream by."""
     rows = _select_for_aggregates(request, access).subquery()
     code = rows.c[code_column]
@@ -36,9 +38,9 @@ def workspace_date_format(workspace_id: int) -> str:
     return db.session.execute(select(Workspace.date_format).where(Workspace.id == workspace_id)).scalar_one()
 
 
-def first_rows(request: dict, access: RequesterContext, limit: int) -> list[tuple]:
+def first_rows(request: FileRequest, access: RequesterContext, limit: int) -> list[tuple]:
     """The request's first `limit` rows (fewer when its own row limit is lower)."""
-    limited = {**request, "row_limit": min(request.get("row_limit") or limit, limit)}
+    limited = replace(request, row_limit=min(request.row_limit or limit, limit))
     return list(db.session.execute(build_select(limited, access)).tuples().all())
 
 
@@ -52,28 +54,28 @@ class SummaryFigures:
     group_count: int  # how many groups there are in all (the chart shows at most MAX_CHART_BARS)
 
 
-def _figure_expression(rows, figure: dict):
-    if figure["function"] == "count":
+def _figure_expression(rows, figure: Figure):
+    if figure.function == "count":
         return func.count()
-    return getattr(func, figure["function"])(rows.c[figure["column"]])
+    return getattr(func, figure.function)(rows.c[figure.column])
 
 
-def figure_value(figure: dict, value: Any) -> Any:
-    if figure["function"] == "avg" and value is not None:
+def figure_value(figure: Figure, value: Any) -> Any:
+    if figure.function == "avg" and value is not None:
         return Decimal(value).quantize(Decimal("0.01"))
     return value
 
 
-def summary_figures(request: dict, access: RequesterContext, summary: dict) -> SummaryFigures:
+def summary_figures(request: FileRequest, access: RequesterContext, summary: SummarySpec) -> SummaryFigures:
     """Headline figures over all the rows and, when the summary has a group column, the first
     figure per group: the largest MAX_CHART_BARS groups when there are more, else every group."""
-    figures = summary["figures"]
+    figures = summary.figures
     rows = _select_for_aggregates(request, access).subquery()
     overall = db.session.execute(
         select(func.count(), *[_figure_expression(rows, f) for f in figures]).select_from(rows)
     ).one()
     values = [figure_value(f, v) for f, v in zip(figures, overall[1:], strict=True)]
-    group_name = summary.get("group_column")
+    group_name = summary.group_column
     if not group_name:
         return SummaryFigures(overall[0], values, [], 0)
     first = figures[0]

@@ -2,8 +2,8 @@
 
 A definition is plain data (dataset, columns, filters, sort, parameters, row_limit). It is
 validated here before it is saved, and substituted at file admission: relative parameters
-such as "last 7 days" become concrete filters, and that substituted request is what the file
-keeps and what the worker runs.
+such as "last 7 days" become concrete filters, and that substituted request (a FileRequest,
+app/domain/stored_request.py) is what the file keeps and what the worker runs.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import ValidationError
+from app.domain.stored_request import AppliedRange, FileRequest, Filter, SortKey
 from app.domain.text_rules import refuse_unstorable, whole_number
 
 MAX_COLUMNS = 60
@@ -222,32 +223,32 @@ def resolve_range(name: str, today: date) -> tuple[date, date]:
     }[name]
 
 
-def substitute(definition: dict, today: date) -> dict:
+def substitute(definition: dict, today: date) -> FileRequest:
     """The request a file keeps: parameters turned into concrete `between` filters on `today`.
 
     Date-time columns get the whole last day: the filter ends before midnight after it.
     """
     dataset = get_dataset(definition["dataset"])
     assert dataset is not None
-    filters = list(definition["filters"])
+    filters = [Filter.from_json(raw) for raw in definition["filters"]]
     applied = []
     for parameter in definition["parameters"]:
         first, last = resolve_range(parameter["range"], today)
         column = dataset.column(parameter["column"])
         assert column is not None
         if column.type == "date":
-            filters.append({"column": column.name, "op": "between", "value": [first.isoformat(), last.isoformat()]})
+            filters.append(Filter(column.name, "between", (first.isoformat(), last.isoformat())))
         else:
             start = datetime.combine(first, datetime.min.time())
             end = datetime.combine(last + timedelta(days=1), datetime.min.time())
-            filters.append({"column": column.name, "op": "ge", "value": start.isoformat()})
-            filters.append({"column": column.name, "op": "lt", "value": end.isoformat()})
-        applied.append({**parameter, "from": first.isoformat(), "to": last.isoformat()})
-    return {
-        "dataset": definition["dataset"],
-        "columns": list(definition["columns"]),
-        "filters": filters,
-        "sort": list(definition["sort"]),
-        "row_limit": definition["row_limit"],
-        "parameters_applied": applied,
-    }
+            filters.append(Filter(column.name, "ge", start.isoformat()))
+            filters.append(Filter(column.name, "lt", end.isoformat()))
+        applied.append(AppliedRange(column.name, parameter["range"], first.isoformat(), last.isoformat()))
+    return FileRequest(
+        dataset=definition["dataset"],
+        columns=tuple(definition["columns"]),
+        filters=tuple(filters),
+        sort=tuple(SortKey.from_json(raw) for raw in definition["sort"]),
+        row_limit=definition["row_limit"],
+        parameters_applied=tuple(applied),
+    )

@@ -2,13 +2,18 @@
 
 A definition is plain data (name, kind, layout, print parameters). It is checked here before it
 is saved, and the layout is checked again when a file is requested, because the saved query
-may have changed since: a report whose columns its query no longer has cannot be printed.
+may have changed since: a report whose columns its query no longer has cannot be printed. The
+checked layout is a ReportLayout (app/domain/print_params.py), which the file keeps.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import DomainError, ValidationError
+from app.domain.print_params import FIGURE_FUNCTIONS, Figure, ReportColumn, ReportLayout, SummarySpec
+from app.domain.stored_request import FileRequest, SortKey
 from app.domain.text_rules import refuse_unstorable, whole_number
 from app.models.report import ORIENTATIONS, PAGE_SIZES, REPORT_KINDS
 
@@ -17,7 +22,6 @@ KIND_LABELS = {
     "coded": "Coded — rows grouped by a code, with subtotals",
     "summary": "Summary — headline figures and a bar chart (PDF only)",
 }
-FIGURE_FUNCTIONS = {"count": "Count of rows", "sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum"}
 NUMERIC_TYPES = ("integer", "decimal")
 # Grouping by a decimal or a timestamp would make one group per row.
 GROUPABLE_TYPES = ("text", "integer", "date", "boolean")
@@ -80,7 +84,7 @@ def _width(raw: object, label: str) -> int | None:
     )
 
 
-def _validate_columns(dataset: Dataset, query_columns: list[str], raw_columns: list) -> list[dict]:
+def _validate_columns(dataset: Dataset, query_columns: list[str], raw_columns: list) -> tuple[ReportColumn, ...]:
     if not raw_columns:
         raise ValidationError("Choose at least one column to print.", "columns")
     if len(raw_columns) > MAX_REPORT_COLUMNS:
@@ -88,14 +92,14 @@ def _validate_columns(dataset: Dataset, query_columns: list[str], raw_columns: l
     columns = []
     for raw in raw_columns:
         column = _query_column(dataset, query_columns, raw.get("name"), "columns")
-        columns.append({"name": column.name, "width": _width(raw.get("width"), column.label)})
-    if len({c["name"] for c in columns}) != len(columns):
+        columns.append(ReportColumn(column.name, _width(raw.get("width"), column.label)))
+    if len({c.name for c in columns}) != len(columns):
         raise ValidationError("Each column can be chosen once.", "columns")
-    chosen = [c["width"] for c in columns if c["width"] is not None]
+    chosen = [c.width for c in columns if c.width is not None]
     unsized = len(columns) - len(chosen)
     if sum(chosen) + unsized * MIN_WIDTH > 100:
         raise ValidationError("The column widths add up to more than the page: keep their total under 100%.", "columns")
-    return columns
+    return tuple(columns)
 
 
 def _validate_code_descriptions(raw: object) -> dict[str, str]:
@@ -115,7 +119,7 @@ def _validate_code_descriptions(raw: object) -> dict[str, str]:
     return clean
 
 
-def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> dict:
+def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> SummarySpec:
     group_column = raw.get("group_column") or None
     if group_column is not None:
         column = _query_column(dataset, query_columns, group_column, "group_column")
@@ -143,11 +147,11 @@ def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> 
         label = str(figure.get("label") or "").strip() or default_label
         if len(label) > 80:
             raise ValidationError(f"Figure {index + 1}: the label is longer than 80 characters.", "figures")
-        figures.append({"function": function, "column": column_name, "label": label})
-    return {"group_column": group_column, "figures": figures}
+        figures.append(Figure(function, column_name, label))
+    return SummarySpec(group_column, tuple(figures))
 
 
-def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -> dict:
+def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -> ReportLayout:
     """The layout (kind, columns, code column and descriptions, summary) in normal form for this query."""
     dataset = get_dataset(dataset_name)
     if dataset is None:
@@ -155,21 +159,18 @@ def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -
     kind = layout.get("kind")
     if kind not in REPORT_KINDS:
         raise ValidationError("Choose table, coded or summary.", "kind")
-    normal = {"kind": kind, "columns": [], "code_column": None, "code_descriptions": {}, "summary": {}}
     if kind == "summary":
-        normal["summary"] = _validate_summary(dataset, query_columns, dict(layout.get("summary") or {}))
-        return normal
-    normal["columns"] = _validate_columns(dataset, query_columns, list(layout.get("columns") or []))
-    if kind == "coded":
-        if not layout.get("code_column"):
-            raise ValidationError("Choose the code column the rows are grouped by.", "code_column")
-        column = _query_column(dataset, query_columns, layout.get("code_column"), "code_column")
-        if column.type not in GROUPABLE_TYPES:
-            raise ValidationError(f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.",
-                                  "code_column")
-        normal["code_column"] = column.name
-        normal["code_descriptions"] = _validate_code_descriptions(layout.get("code_descriptions"))
-    return normal
+        return ReportLayout(kind, summary=_validate_summary(dataset, query_columns, dict(layout.get("summary") or {})))
+    columns = _validate_columns(dataset, query_columns, list(layout.get("columns") or []))
+    if kind != "coded":
+        return ReportLayout(kind, columns)
+    if not layout.get("code_column"):
+        raise ValidationError("Choose the code column the rows are grouped by.", "code_column")
+    column = _query_column(dataset, query_columns, layout.get("code_column"), "code_column")
+    if column.type not in GROUPABLE_TYPES:
+        raise ValidationError(f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.",
+                              "code_column")
+    return ReportLayout(kind, columns, column.name, _validate_code_descriptions(layout.get("code_descriptions")))
 
 
 def validate_report(data: dict, dataset_name: str, query_columns: list[str]) -> dict:
@@ -188,7 +189,7 @@ def validate_report(data: dict, dataset_name: str, query_columns: list[str]) -> 
     layout = validate_layout(data, dataset_name, query_columns)
     return {
         "name": name,
-        **layout,
+        **layout.to_json(),
         "title": title,
         "subtitle": subtitle,
         "page_size": page_size,
@@ -208,7 +209,7 @@ def is_amount(column: Column) -> bool:
     return column.type in NUMERIC_TYPES and not is_identifier(column)
 
 
-def code_sort_first(request: dict, code_column: str) -> dict:
+def code_sort_first(request: FileRequest, code_column: str) -> FileRequest:
     """The request with the code column as the first sort key, so each group's rows come together."""
-    rest = [s for s in request.get("sort") or [] if s["column"] != code_column]
-    return {**request, "sort": [{"column": code_column, "direction": "asc"}, *rest]}
+    rest = tuple(key for key in request.sort if key.column != code_column)
+    return replace(request, sort=(SortKey(code_column, "asc"), *rest))

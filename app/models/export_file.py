@@ -77,10 +77,12 @@ class QueryExport(LeaseColumns, db.Model):
     source_name: Mapped[str] = mapped_column(String(200))
     source_version: Mapped[int]
     dataset: Mapped[str | None] = mapped_column(String(100))
+    # The JSON of a FileRequest (app/domain/stored_request.py): what the file's rows are.
     request: Mapped[dict | None] = mapped_column(JSON)
     # Removing a report clears this reference; the file keeps its name, print parameters and history.
     report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
     report_kind: Mapped[str | None] = mapped_column(String(10))
+    # The JSON of a PrintParams (app/domain/print_params.py): the page and layout a report file prints.
     print_params: Mapped[dict | None] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(10))
     heading: Mapped[str] = mapped_column(String(10), default="names")

@@ -17,6 +17,7 @@ from flask import current_app
 from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
 from app.models.export_file import FileStatus
@@ -75,7 +76,7 @@ def queued_export(
     *,
     source_name: str,
     source_version: int,
-    request: dict,
+    request: FileRequest,
     file_format: str,
     requested_at: datetime,
     **kind_fields,
@@ -83,6 +84,7 @@ def queued_export(
     """A queued file of the query's rows for the requester, under a fresh storage key, named after its source.
 
     `kind_fields` are what tells a query file from a report file: its kind, heading and report reference.
+    The request is stored as its JSON (FileRequest.from_json reads it back).
     """
     return QueryExport(
         workspace_id=access.workspace_id,
@@ -91,7 +93,7 @@ def queued_export(
         source_name=source_name,
         source_version=source_version,
         dataset=query.dataset,
-        request=request,
+        request=request.to_json(),
         format=file_format,
         status=FileStatus.QUEUED,
         storage_key=storage_key_for(access.workspace_id, file_format),

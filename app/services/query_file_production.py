@@ -15,6 +15,7 @@ from app.data.csv_copy import copy_records
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport
 from app.rendering.csv_writer import write_csv, write_csv_records
@@ -31,10 +32,11 @@ def write_query_file(
     The rows are counted first so progress can be shown as a percentage; `progress(rows, total)`
     is called as the rows go (every few thousand) and once at the end. Limits of the format that
     change data are counted in `warnings`. Raises AccessDenied when the access no longer covers
-    the dataset, ValidationError for a request that no longer fits the catalog, and TooManyRows
-    for an XLSX file past Excel's sheet size. Nothing is written before those checks.
+    the dataset, ValidationError for a stored request not in its shape or that no longer fits the
+    catalog, and TooManyRows for an XLSX file past Excel's sheet size. Nothing is written before
+    those checks.
     """
-    request = export.request or {}
+    request = FileRequest.from_json(export.request)
     total = count_rows(request, access)
     progress(0, total)
     columns = request_columns(request)

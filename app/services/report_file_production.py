@@ -2,8 +2,9 @@
 (table, coded). The use case export_runner calls for a file of kind `report`.
 
 The file row carries everything needed, fixed at admission: the substituted request of the
-report's saved query (`request`; for a coded report the code column sorts first), and the print
-parameters with the report's layout (`print_params`, layout under "layout"). Rows stream from the
+report's saved query (`request`, read as a FileRequest; for a coded report the code column sorts
+first), and the print parameters with the report's layout (`print_params`, read as PrintParams
+with its ReportLayout). Rows stream from the
 query runner with the requester's current access; the aggregates a report needs (rows per code,
 summary figures) come from app/data/report_aggregates.py; the writers in app/rendering take the
 rows and give the bytes, counting what they had to change in `warnings`.
@@ -28,8 +29,10 @@ from app.data.query_runner import count_rows, iter_rows, request_columns, reques
 from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures, workspace_date_format
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset
+from app.domain.print_params import PrintParams, ReportLayout
 from app.domain.query_spec import OPERATORS, VALUELESS
 from app.domain.report_spec import is_identifier
+from app.domain.stored_request import FileRequest
 from app.models import QueryExport
 from app.models.types import utcnow
 from app.rendering import TooManyRows
@@ -52,17 +55,17 @@ NO_CODE = "(none)"
 # --------------------------------------------------------------------------- shared pieces
 
 
-def printed_columns(dataset: Dataset, layout: dict) -> list[PdfColumn]:
+def printed_columns(dataset: Dataset, layout: ReportLayout) -> list[PdfColumn]:
     """The report's columns for the page: label, type, alignment and width (percent of the page)."""
-    specs = layout["columns"]
-    given = sum(spec["width"] for spec in specs if spec.get("width") is not None)
-    unsized = sum(1 for spec in specs if spec.get("width") is None)
+    specs = layout.columns
+    given = sum(spec.width for spec in specs if spec.width is not None)
+    unsized = sum(1 for spec in specs if spec.width is None)
     share = max(100 - given, 0) / unsized if unsized and given < 100 else None
     columns = []
     for spec in specs:
-        column = dataset.column(spec["name"])
-        assert column is not None, spec["name"]
-        width = spec.get("width") if spec.get("width") is not None else share
+        column = dataset.column(spec.name)
+        assert column is not None, spec.name
+        width = spec.width if spec.width is not None else share
         if is_identifier(column):
             columns.append(PdfColumn(column.name, column.label, "text", width, align="right"))
         else:
@@ -70,7 +73,7 @@ def printed_columns(dataset: Dataset, layout: dict) -> list[PdfColumn]:
     return columns
 
 
-def projector(request: dict, names: Sequence[str]) -> Callable[[tuple], tuple]:
+def projector(request: FileRequest, names: Sequence[str]) -> Callable[[tuple], tuple]:
     """Picks the report's columns, in its order, out of a row of the query's columns."""
     positions = {column.name: index for index, column in enumerate(request_columns(request))}
     indexes = [positions[name] for name in names]
@@ -90,19 +93,20 @@ def code_description(descriptions: dict[str, str], value: Any, text: str) -> str
 
 def coded_groups(
     rows: Iterable[tuple],
-    request: dict,
-    layout: dict,
+    request: FileRequest,
+    layout: ReportLayout,
     dataset: Dataset,
     page: PdfLayout,
     counts: dict[Any, int],
 ) -> Iterator[Group]:
     """The rows (sorted by code) cut into one group per code, each row projected to the report's columns."""
-    code = dataset.column(layout["code_column"])
+    assert layout.code_column is not None
+    code = dataset.column(layout.code_column)
     assert code is not None
     code_column = PdfColumn(code.name, code.label, code.type)
     code_index = [c.name for c in request_columns(request)].index(code.name)
-    project = projector(request, [spec["name"] for spec in layout["columns"]])
-    descriptions = layout.get("code_descriptions") or {}
+    project = projector(request, layout.column_names)
+    descriptions = layout.code_descriptions
     for value, group_rows in itertools.groupby(rows, key=lambda row: row[code_index]):
         text = code_text(code_column, value, page)
         yield Group(
@@ -121,44 +125,46 @@ def _value_text(column: Column, value: Any, date_format: str) -> str:
     return str(value)
 
 
-def filters_text(request: dict, dataset: Dataset, date_format: str) -> str:
+def filters_text(request: FileRequest, dataset: Dataset, date_format: str) -> str:
     """The filters the rows were chosen by, in words, for the page's title block."""
     parts = []
-    for raw in request.get("filters") or []:
-        column = dataset.column(raw["column"])
+    for condition in request.filters:
+        column = dataset.column(condition.column)
         if column is None:
             continue
-        operator = OPERATORS[column.type].get(raw["op"], raw["op"]).replace(" (comma-separated)", "")
-        value = raw.get("value")
-        if raw["op"] in VALUELESS:
+        operator = OPERATORS[column.type].get(condition.op, condition.op).replace(" (comma-separated)", "")
+        value = condition.value
+        if condition.op in VALUELESS:
             parts.append(f"{column.label} {operator}")
-        elif raw["op"] == "between":
+        elif condition.op == "between":
             low, high = (_value_text(column, v, date_format) for v in value)
             parts.append(f"{column.label} between {low} and {high}")
-        elif isinstance(value, list):
+        elif isinstance(value, tuple):
             parts.append(f"{column.label} {operator} {', '.join(_value_text(column, v, date_format) for v in value)}")
         else:
             parts.append(f"{column.label} {operator} {_value_text(column, value, date_format)}")
     text = "Filters: " + ("; ".join(parts) if parts else "none, all rows")
-    if request.get("row_limit") is not None:
-        text += f" (at most {request['row_limit']:,} rows)"
+    if request.row_limit is not None:
+        text += f" (at most {request.row_limit:,} rows)"
     return text
 
 
-def pdf_layout(print_params: dict, request: dict, dataset: Dataset, date_format: str, now: datetime) -> PdfLayout:
+def pdf_layout(
+    print_params: PrintParams, request: FileRequest, dataset: Dataset, date_format: str, now: datetime
+) -> PdfLayout:
     return PdfLayout(
-        title=print_params["title"],
-        subtitle=print_params.get("subtitle") or "",
-        page_size=print_params["page_size"],
-        orientation=print_params["orientation"],
-        filters_text=filters_text(request, dataset, date_format) if print_params.get("show_filters") else None,
-        generated_at=now if print_params.get("show_generated_at") else None,
+        title=print_params.title,
+        subtitle=print_params.subtitle,
+        page_size=print_params.page_size,
+        orientation=print_params.orientation,
+        filters_text=filters_text(request, dataset, date_format) if print_params.show_filters else None,
+        generated_at=now if print_params.show_generated_at else None,
         date_format=date_format,
         time_format="%H:%M UTC",
     )
 
 
-def report_page(print_params: dict, request: dict, workspace_id: int) -> PdfLayout:
+def report_page(print_params: PrintParams, request: FileRequest, workspace_id: int) -> PdfLayout:
     """The page a report prints on, with the workspace's date format and the time now."""
     dataset = request_dataset(request)
     return pdf_layout(print_params, request, dataset, workspace_date_format(workspace_id), utcnow())
@@ -175,14 +181,17 @@ class Summary:
     chart_title: str | None
 
 
-def summarise(request: dict, access: RequesterContext, layout: dict, dataset: Dataset, page: PdfLayout) -> Summary:
+def summarise(
+    request: FileRequest, access: RequesterContext, layout: ReportLayout, dataset: Dataset, page: PdfLayout
+) -> Summary:
     """Headline figures over all the rows, and the bar chart: the first figure per group (the
     largest groups when there are many), or each figure when the rows are not grouped."""
-    summary = layout["summary"]
-    figures = summary["figures"]
+    summary = layout.summary
+    assert summary is not None
+    figures = summary.figures
     read = summary_figures(request, access, summary)
-    values = [(f["label"], value) for f, value in zip(figures, read.figures, strict=True)]
-    group_name = summary.get("group_column")
+    values = [(f.label, value) for f, value in zip(figures, read.figures, strict=True)]
+    group_name = summary.group_column
     if not group_name:
         chart = values if len(values) > 1 else []
         return Summary(read.rows, values, chart, "Figures" if chart else None)
@@ -190,7 +199,7 @@ def summarise(request: dict, access: RequesterContext, layout: dict, dataset: Da
     assert group is not None
     group_column = PdfColumn(group.name, group.label, group.type)
     chart = [(code_text(group_column, code, page), value or 0) for code, value in read.bars]
-    title = f"{figures[0]['label']} by {group.label}"
+    title = f"{figures[0].label} by {group.label}"
     if read.group_count > MAX_CHART_BARS:
         title += f" (the {MAX_CHART_BARS} largest of {read.group_count:,})"
     return Summary(read.rows, values, chart, title)
@@ -207,12 +216,11 @@ def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
 
 
 def _write_pdf(
-    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, page: PdfLayout,
-    warnings: Counter,
+    request: FileRequest, layout: ReportLayout, access: RequesterContext, out: BinaryIO, progress: Progress,
+    page: PdfLayout, warnings: Counter,
 ) -> int:
-    request, layout = export.request, export.print_params["layout"]
     dataset = request_dataset(request)
-    if layout["kind"] == "summary":
+    if layout.kind == "summary":
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
         render_summary_pdf(page, summary.figures, summary.chart, out, chart_title=summary.chart_title,
@@ -225,11 +233,11 @@ def _write_pdf(
     if total > max_rows:
         raise _too_many_for_pdf(total, max_rows)
     progress(0, total)
-    counts = group_counts(request, access, layout["code_column"]) if layout["kind"] == "coded" else {}
+    counts = group_counts(request, access, layout.code_column) if layout.kind == "coded" else {}
     columns = printed_columns(dataset, layout)
     rows = iter_rows(request, access)
     try:
-        if layout["kind"] == "coded":
+        if layout.kind == "coded":
             groups = coded_groups(rows, request, layout, dataset, page, counts)
             return render_grouped_pdf(columns, groups, page, out, progress=progress, total=total,
                                       max_rows=max_rows, warnings=warnings)
@@ -244,21 +252,20 @@ def _write_pdf(
 
 
 def _write_xlsx(
-    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, page: PdfLayout,
-    warnings: Counter,
+    request: FileRequest, layout: ReportLayout, time_zone: str, access: RequesterContext, out: BinaryIO,
+    progress: Progress, page: PdfLayout, warnings: Counter,
 ) -> int:
     # Imported here: openpyxl costs every process that loads it 22 MB.
     from app.rendering.report_xlsx import write_report_xlsx
 
-    request, layout = export.request, export.print_params["layout"]
     dataset = request_dataset(request)
-    names = [spec["name"] for spec in layout["columns"]]
+    names = layout.column_names
     total = count_rows(request, access)
     progress(0, total)
-    counts = group_counts(request, access, layout["code_column"]) if layout["kind"] == "coded" else {}
+    counts = group_counts(request, access, layout.code_column) if layout.kind == "coded" else {}
     rows = iter_rows(request, access)
     try:
-        if layout["kind"] == "coded":
+        if layout.kind == "coded":
             body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
         else:
             body = {"rows": map(projector(request, names), rows)}
@@ -271,7 +278,7 @@ def _write_xlsx(
             total=total,
             progress=progress,
             warnings=warnings,
-            time_zone=export.time_zone,
+            time_zone=time_zone,
         )
     finally:
         rows.close()
@@ -282,8 +289,11 @@ def write_report_file(
 ) -> int:
     """Write the report file's bytes to `out`; returns the number of data rows it presents.
     What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in
-    `warnings`."""
-    page = report_page(export.print_params, export.request, export.workspace_id)
+    `warnings`. Raises ValidationError when the stored request or print parameters are not in
+    their shape."""
+    request = FileRequest.from_json(export.request)
+    print_params = PrintParams.from_json(export.print_params)
+    page = report_page(print_params, request, export.workspace_id)
     if export.format == "pdf":
-        return _write_pdf(export, access, out, progress, page, warnings)
-    return _write_xlsx(export, access, out, progress, page, warnings)
+        return _write_pdf(request, print_params.layout, access, out, progress, page, warnings)
+    return _write_xlsx(request, print_params.layout, export.time_zone, access, out, progress, page, warnings)

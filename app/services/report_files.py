@@ -17,8 +17,10 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
+from app.domain.print_params import PrintParams
 from app.domain.query_spec import substitute, validate_definition
 from app.domain.report_spec import code_sort_first, validate_layout
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery
 from app.models.types import utcnow
@@ -32,7 +34,7 @@ def format_choices(report: Report) -> dict[str, str]:
     return {fmt: REPORT_FORMATS[fmt] for fmt in report.formats}
 
 
-def file_request(report: Report, query: SavedQuery, today: date) -> tuple[dict, dict]:
+def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRequest, PrintParams]:
     """The request and print parameters a file of the report keeps, checked against its query now.
 
     The query may have changed since the report was saved: a layout naming a column the query
@@ -46,9 +48,10 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[dict, 
         raise ValidationError(f"The report no longer fits its query “{query.name}”: {exc} Edit the report.",
                               "format") from None
     request = substitute(definition, today)
-    if layout["kind"] == "coded":
-        request = code_sort_first(request, layout["code_column"])
-    return request, {**report.print_params(), "layout": layout}
+    if layout.kind == "coded":
+        assert layout.code_column is not None
+        request = code_sort_first(request, layout.code_column)
+    return request, PrintParams(**report.print_params(), layout=layout)
 
 
 def request_report_file(access: RequesterContext, report: Report, file_format: str) -> QueryExport:
@@ -76,7 +79,7 @@ def request_report_file(access: RequesterContext, report: Report, file_format: s
         kind="report",
         report_id=report.id,
         report_kind=report.kind,
-        print_params=print_params,
+        print_params=print_params.to_json(),
         heading="labels",
         include_descriptions=False,
     )

@@ -9,6 +9,8 @@ from typing import Any
 from app.data.query_runner import count_rows, request_dataset
 from app.data.report_aggregates import first_rows, group_counts
 from app.domain.access import RequesterContext
+from app.domain.print_params import PrintParams
+from app.domain.stored_request import FileRequest
 from app.rendering.pdf import PdfColumn, PdfLayout, add_to, format_value, rows_label
 from app.services.report_file_production import coded_groups, printed_columns, projector, report_page, summarise
 
@@ -48,15 +50,15 @@ def _figure_text(value: Any, page: PdfLayout) -> str:
 
 
 def report_preview(
-    request: dict, print_params: dict, access: RequesterContext, workspace_id: int, limit: int
+    request: FileRequest, print_params: PrintParams, access: RequesterContext, workspace_id: int, limit: int
 ) -> ReportPreview:
     """What the report's first page shows: title block, headers and the first `limit` rows
     (grouped, with the subtotals of the groups shown whole), or the summary's figures."""
     dataset = request_dataset(request)
-    layout = print_params["layout"]
+    layout = print_params.layout
     page = report_page(print_params, request, workspace_id)
     generated = format_value(PdfColumn("g", "g", "datetime"), page.generated_at, page) if page.generated_at else None
-    if layout["kind"] == "summary":
+    if layout.kind == "summary":
         summary = summarise(request, access, layout, dataset, page)
         numbers = [abs(float(value or 0)) for _, value in summary.chart]
         scale = max(numbers, default=0.0) or 1.0
@@ -84,11 +86,11 @@ def report_preview(
     def texts(values: Sequence[Any]) -> list[str]:
         return [format_value(c, v, page) for c, v in zip(columns, values, strict=True)]
 
-    if layout["kind"] == "table":
+    if layout.kind == "table":
         return ReportPreview("table", page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None,
                              total)
 
-    counts = group_counts(request, access, layout["code_column"])
+    counts = group_counts(request, access, layout.code_column)
     amounts = {c.name for c in columns if c.numeric}
     groups = []
     for group in coded_groups(rows, request, layout, dataset, page, counts):

@@ -108,3 +108,20 @@ def test_redelivered_running_file_restarts_into_the_same_key(export_scenario, is
     assert isolated_storage.list_keys("files/") == [export.storage_key]
     assert pending_uploads(isolated_storage) == []
 
+
+
+def test_a_stored_request_not_in_its_shape_fails_the_file_with_invalid_request(export_scenario, isolated_storage):
+    """A damaged request column (a sort key stored as bare text) fails the file with a message saying
+    what is wrong, not as an unexpected error, and stores nothing."""
+    export = export_scenario.request_file("csv")
+    damaged = {**export.request, "sort": ["id"]}
+    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(request=damaged))
+    db.session.commit()
+
+    assert run_export_file(export.id) == "invalid_request"
+
+    failed = file_row(export.id)
+    assert (failed.status, failed.failure_code) == ("failed", "invalid_request")
+    assert "The stored request cannot be read: sort[0] should be an object." in failed.failure_detail
+    assert isolated_storage.list_keys("files/") == []
+    assert pending_uploads(isolated_storage) == []

@@ -17,6 +17,7 @@ from app.data.query_runner import iter_rows, request_columns
 from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.rendering import csv_writer
 from app.rendering.csv_writer import BOM, write_csv, write_csv_records
@@ -43,9 +44,9 @@ def write_csv_rows(request, access, heading, out, progress, total, exact_values=
         )
 
 
-def _request(dataset: str, columns: list[str] | None = None, **rest) -> dict:
+def _request(dataset: str, columns: list[str] | None = None, **rest) -> FileRequest:
     chosen = columns or get_dataset(dataset).column_names
-    return {"dataset": dataset, "columns": chosen, "filters": [], "sort": [], "row_limit": None, **rest}
+    return FileRequest.from_json({"dataset": dataset, "columns": chosen, "filters": [], "sort": [], **rest})
 
 
 def _both_paths(

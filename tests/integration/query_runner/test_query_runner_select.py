@@ -13,6 +13,7 @@ from app.data.query_runner import build_select, count_rows, iter_rows
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from tests import factories
 
@@ -237,5 +238,6 @@ def test_member_without_the_dataset_grant_is_denied(world):
 )
 def test_unknown_dataset_column_or_operator_is_a_validation_error(ledger, change):
     """A stored request that no longer fits the catalog raises ValidationError."""
+    request = FileRequest.from_json({"dataset": "timesheet_entries", "columns": ["id"], **change})
     with pytest.raises(ValidationError):
-        build_select({"dataset": "timesheet_entries", "columns": ["id"], **change}, ledger.access)
+        build_select(request, ledger.access)

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from app.data.query_runner import iter_rows, preview_rows
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
@@ -25,13 +26,10 @@ def preview(definition: dict, access: RequesterContext, limit: int = 50) -> Prev
     return formatted_preview(preview_rows(definition, access, limit=limit))
 
 ROWS = 20_000
-REQUEST = {
-    "dataset": "timesheet_entries",
-    "columns": ["id", "person_name", "team_name", "work_date", "hours", "project", "approved", "note", "recorded_at"],
-    "filters": [],
-    "sort": [],
-    "row_limit": None,
-}
+REQUEST = FileRequest(
+    "timesheet_entries",
+    ("id", "person_name", "team_name", "work_date", "hours", "project", "approved", "note", "recorded_at"),
+)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from sqlalchemy import delete, func, select, update
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import Membership, Report, TimesheetEntry
+from app.models import Membership, QueryExport, Report, TimesheetEntry
 from app.services.export_runner import run_export_file
 from tests.fixtures.workers import file_row, pending_uploads
 
@@ -107,3 +107,21 @@ def test_a_redelivered_running_report_file_restarts_into_the_same_key(kit, isola
     assert isolated_storage.list_keys("files/") == [produced.storage_key]
     assert run_export_file(export.id) == "already_settled"
     assert file_row(export.id).completed_at == produced.completed_at
+
+
+def test_stored_print_parameters_not_in_their_shape_fail_the_file_with_invalid_request(kit, isolated_storage):
+    """A coded report file whose stored layout lost its code column fails with a message naming it,
+    not as an unexpected error, and stores nothing."""
+    export = kit.request(kit.report(kind="coded"), "pdf")
+    damaged = {**export.print_params, "layout": {**export.print_params["layout"]}}
+    del damaged["layout"]["code_column"]
+    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(print_params=damaged))
+    db.session.commit()
+
+    assert run_export_file(export.id) == "invalid_request"
+
+    failed = file_row(export.id)
+    assert (failed.status, failed.failure_code) == ("failed", "invalid_request")
+    assert "The stored print parameters cannot be read: layout.code_column" in failed.failure_detail
+    assert isolated_storage.list_keys("files/") == []
+    assert pending_uploads(isolated_storage) == []

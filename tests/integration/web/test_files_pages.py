@@ -110,7 +110,7 @@ def test_the_detail_page_shows_format_source_request_and_outcome(client, auth, w
         world.member,
         format="xlsx",
         request={
-            **query.definition(),
+            **factories.stored_request(query),
             "filters": [{"column": "work_date", "op": "between", "value": ["2026-11-01", "2026-11-07"]}],
             "parameters_applied": [
                 {"column": "work_date", "range": "last_7_days", "from": "2026-11-01", "to": "2026-11-07"}

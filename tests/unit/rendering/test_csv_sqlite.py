@@ -13,6 +13,7 @@ from openpyxl import load_workbook
 from app import create_app
 from app.data.query_runner import iter_rows
 from app.domain.access import RequesterContext
+from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.rendering.csv_writer import BOM
 from app.rendering.neutralise import neutralise
@@ -66,7 +67,7 @@ def test_sqlite_csv_has_bom_crlf_heading_and_neutralised_text(sqlite_world):
 
 def test_sqlite_rows_respect_team_scope(sqlite_world):
     """A member scoped to team A reads team A's rows only on SQLite too."""
-    request = {**sqlite_world.query.definition(), "columns": ["team_name"]}
+    request = FileRequest.from_json({**factories.stored_request(sqlite_world.query), "columns": ["team_name"]})
     assert {row[0] for row in iter_rows(request, sqlite_world.scoped_access)} == {"Team A"}
 
 
@@ -74,11 +75,11 @@ def test_sqlite_contains_filter_treats_percent_literally(sqlite_world):
     """LIKE wildcards in a contains value are escaped on SQLite as on PostgreSQL."""
     factories.make_timesheet_entry(sqlite_world.employee, note="50% done")
     factories.make_timesheet_entry(sqlite_world.employee, note="500 done")
-    request = {
-        **sqlite_world.query.definition(),
+    request = FileRequest.from_json({
+        **factories.stored_request(sqlite_world.query),
         "columns": ["note"],
         "filters": [{"column": "note", "op": "contains", "value": "0%"}],
-    }
+    })
     assert [row[0] for row in iter_rows(request, sqlite_world.access)] == ["50% done"]
 
 

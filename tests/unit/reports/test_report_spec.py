@@ -5,7 +5,9 @@ import pytest
 from app.blueprints.reports.forms import parse_code_descriptions
 from app.domain.catalog import get_dataset
 from app.domain.errors import ValidationError
+from app.domain.print_params import ReportColumn, ReportLayout
 from app.domain.report_spec import QueryInUse, code_sort_first, is_amount, validate_report
+from app.domain.stored_request import FileRequest, Filter, SortKey
 from app.rendering.report_xlsx import excel_date_format
 from app.services.report_file_production import filters_text, printed_columns
 
@@ -136,11 +138,10 @@ def test_query_in_use_names_every_report():
 
 def test_coded_requests_sort_by_the_code_first():
     """The code column leads the sort so each group's rows come together; the query's sort follows."""
-    request = {"sort": [{"column": "hours", "direction": "desc"}, {"column": "team_name", "direction": "desc"}]}
-    assert code_sort_first(request, "team_name")["sort"] == [
-        {"column": "team_name", "direction": "asc"},
-        {"column": "hours", "direction": "desc"},
-    ]
+    request = FileRequest(
+        "timesheet_entries", ("hours", "team_name"), sort=(SortKey("hours", "desc"), SortKey("team_name", "desc"))
+    )
+    assert code_sort_first(request, "team_name").sort == (SortKey("team_name", "asc"), SortKey("hours", "desc"))
 
 
 def test_identifiers_are_not_amounts():
@@ -154,7 +155,7 @@ def test_unsized_columns_share_what_the_given_widths_leave():
     """Two unsized columns next to a 40% one get 30% each; identifiers print right-aligned as text."""
     dataset = get_dataset("timesheet_entries")
     columns = printed_columns(
-        dataset, {"columns": [{"name": "id", "width": None}, {"name": "note", "width": 40}, {"name": "hours"}]}
+        dataset, ReportLayout("table", (ReportColumn("id", None), ReportColumn("note", 40), ReportColumn("hours")))
     )
     assert [c.width for c in columns] == [30, 40, 30]
     assert columns[0].type == "text" and columns[0].effective_align == "right"
@@ -170,12 +171,10 @@ def test_excel_date_format_follows_the_workspace_pattern():
 
 def test_filters_are_described_with_the_workspace_date_format():
     """The title block's filter line prints dates as the workspace writes them."""
-    request = {
-        "filters": [
-            {"column": "work_date", "op": "between", "value": ["2026-11-01", "2026-11-07"]},
-            {"column": "approved", "op": "is_true", "value": None},
-        ],
-        "row_limit": None,
-    }
+    request = FileRequest(
+        "timesheet_entries",
+        ("work_date", "approved"),
+        filters=(Filter("work_date", "between", ("2026-11-01", "2026-11-07")), Filter("approved", "is_true")),
+    )
     text = filters_text(request, get_dataset("timesheet_entries"), "%d.%m.%Y")
     assert text == "Filters: Date between 01.11.2026 and 07.11.2026; Approved is yes"
