@@ -1,18 +1,38 @@
 """All models, imported here so Alembic and the app see every table."""
 
+from app.models.audit import AuditEvent
 from app.models.datasets import Shift, Team, TeamMember, TimeOffRequest, TimesheetEntry
 from app.models.export_file import QueryExport, QueryExportRequest
 from app.models.query import SavedQuery
 from app.models.report import Report
+from app.models.schedule import (
+    CommunicationTemplate,
+    CommunicationTemplateVersion,
+    RecipientDelivery,
+    Schedule,
+    ScheduleRecipient,
+    ScheduleRun,
+    ScheduleRunAttempt,
+    ScheduleUnsubscribe,
+)
 from app.models.workspace import Membership, Person, Workspace
 
 __all__ = [
+    "AuditEvent",
+    "CommunicationTemplate",
+    "CommunicationTemplateVersion",
     "Membership",
     "Person",
     "QueryExport",
     "QueryExportRequest",
+    "RecipientDelivery",
     "Report",
     "SavedQuery",
+    "Schedule",
+    "ScheduleRecipient",
+    "ScheduleRun",
+    "ScheduleRunAttempt",
+    "ScheduleUnsubscribe",
     "Shift",
     "Team",
     "TeamMember",

@@ -81,6 +81,8 @@ class QueryExport(LeaseColumns, db.Model):
     request: Mapped[dict | None] = mapped_column(JSON)
     # Removing a report clears this reference; the file keeps its name, print parameters and history.
     report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
+    # A file a schedule's run produced: people with schedule authority may read it too (INV-04).
+    schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     report_kind: Mapped[str | None] = mapped_column(String(10))
     # The JSON of a PrintParams (app/domain/print_params.py): the page and layout a report file prints.
     print_params: Mapped[dict | None] = mapped_column(JSON)

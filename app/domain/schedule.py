@@ -1,0 +1,114 @@
+"""The schedule's own lifecycle (STATE-PFM-QRY-007): `active ⇄ paused`, with the pause reason.
+
+Each change is one conditional UPDATE whose WHERE clause carries the state it starts from, so a
+person pressing "Pause", a run pausing after its third failure and a ticker moving the next
+occurrence can race without losing an update. A refused change raises TransitionRefused.
+
+Run processing calls only `record_occurrence`, `record_run_outcome` and `pause` (with an
+automatic reason): it never edits the definition (INV-08).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import update
+
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.schedule import PauseReason, Schedule, ScheduleStatus
+from app.models.types import utcnow
+
+#: Consecutive failed runs after which a schedule pauses itself.
+FAILURE_STREAK_LIMIT = 3
+
+
+def _apply(schedule_id: int, guard: list, values: dict, action: str) -> None:
+    result = db.session.execute(
+        update(Schedule)
+        .where(Schedule.id == schedule_id, *guard)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        db.session.rollback()
+        raise TransitionRefused(f"schedule {schedule_id} cannot {action} now")
+
+
+def pause(schedule_id: int, reason: PauseReason, now: datetime | None = None) -> None:
+    """active → paused with `reason`. Not committed: the caller commits it with its audit event."""
+    _apply(
+        schedule_id,
+        [Schedule.status == ScheduleStatus.ACTIVE],
+        {"status": ScheduleStatus.PAUSED, "pause_reason": reason, "paused_at": now or utcnow()},
+        "pause",
+    )
+
+
+def resume(schedule_id: int, reason: PauseReason, next_occurrence_at: datetime | None) -> None:
+    """paused (for `reason`) → active, with the next occurrence counted from now.
+
+    The caller has checked that the cause is gone; naming the reason it saw means a schedule
+    paused again meanwhile for another reason stays paused. The failure streak starts over.
+    """
+    _apply(
+        schedule_id,
+        [Schedule.status == ScheduleStatus.PAUSED, Schedule.pause_reason == reason],
+        {
+            "status": ScheduleStatus.ACTIVE,
+            "pause_reason": None,
+            "paused_at": None,
+            "failure_streak": 0,
+            "next_occurrence_at": next_occurrence_at,
+        },
+        "resume",
+    )
+
+
+def record_occurrence(
+    schedule_id: int, admitted_at: datetime, next_occurrence_at: datetime | None, seen_next: datetime | None
+) -> None:
+    """Move the occurrence tracking past `admitted_at`, but only from the `next_occurrence_at` the
+    ticker read (`seen_next`), so two tickers cannot both move it."""
+    _apply(
+        schedule_id,
+        [Schedule.next_occurrence_at == seen_next]
+        if seen_next is not None
+        else [Schedule.next_occurrence_at.is_(None)],
+        {"last_occurrence_at": admitted_at, "next_occurrence_at": next_occurrence_at},
+        "record an occurrence",
+    )
+
+
+def record_run_outcome(schedule_id: int, succeeded: bool, now: datetime | None = None) -> bool:
+    """Count a settled run: success resets the failure streak; a failure extends it, and the
+    `FAILURE_STREAK_LIMIT`-th failure in a row pauses an active schedule with `failure_streak`.
+    Returns True when this outcome paused the schedule. Not committed."""
+    if succeeded:
+        db.session.execute(update(Schedule).where(Schedule.id == schedule_id).values(failure_streak=0))
+        return False
+    db.session.execute(
+        update(Schedule).where(Schedule.id == schedule_id).values(failure_streak=Schedule.failure_streak + 1)
+    )
+    result = db.session.execute(
+        update(Schedule)
+        .where(
+            Schedule.id == schedule_id,
+            Schedule.status == ScheduleStatus.ACTIVE,
+            Schedule.failure_streak >= FAILURE_STREAK_LIMIT,
+        )
+        .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.FAILURE_STREAK, paused_at=now or utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def transfer_ownership(schedule_id: int, from_owner_id: int, to_owner_id: int) -> None:
+    """Give the schedule a new owner, from the owner the person saw. Not committed: the caller
+    commits it with its audit event."""
+    _apply(
+        schedule_id,
+        [Schedule.owner_id == from_owner_id],
+        {"owner_id": to_owner_id, "version": Schedule.version + 1, "updated_at": utcnow()},
+        "change owner",
+    )

@@ -1,0 +1,312 @@
+"""Schedules (DESIGN section 7, STATE-PFM-QRY-007/008/009): recurring delivery of files by email.
+
+A schedule runs a saved query (a snapshot of its definition, refreshed only on request, INV-07)
+or a report (by reference, with the version last seen) on a timetable, as its owner, and emails
+its recipients a download link. Each occurrence is one run (unique by schedule and occurrence
+time, INV-05); each run keeps its attempts and one delivery row per recipient.
+
+Lifecycles live in app/domain: the schedule's own status in `schedule.py`, runs and attempts in
+`schedule_run.py`, recipient deliveries in `recipient_delivery.py`. Run processing never edits
+the definition, only the occurrence tracking, the failure streak and the automatic pause (INV-08).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.extensions import db
+from app.models.types import LeaseColumns, UTCDateTime, utcnow
+
+MAX_RECIPIENTS = 50
+
+
+def _in(column: str, values: type[StrEnum]) -> str:
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
+class ScheduleStatus(StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+
+
+class PauseReason(StrEnum):
+    USER = "user"
+    FAILURE_STREAK = "failure_streak"
+    OWNER_ACCESS_LOST = "owner_access_lost"
+    SOURCE_REMOVED = "source_removed"
+    LEGACY_IMPORT = "legacy_import"
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class RunTrigger(StrEnum):
+    TIMETABLE = "timetable"
+    MANUAL = "manual"
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"
+    SUBMITTED = "submitted"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class SkipReason(StrEnum):
+    EMPTY_RESULT = "empty_result"
+    RECIPIENT_REMOVED = "recipient_removed"
+    RECIPIENT_NOT_ALLOWED = "recipient_not_allowed"
+    RECIPIENT_UNSUBSCRIBED = "recipient_unsubscribed"
+
+
+class TemplateStatus(StrEnum):
+    DRAFT = "draft"
+    PUBLISHED = "published"
+
+
+class CommunicationTemplate(db.Model):
+    """A workspace's message template; its text lives in numbered versions."""
+
+    __tablename__ = "communication_templates"
+    __table_args__ = (UniqueConstraint("workspace_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_by_id: Mapped[int] = mapped_column(ForeignKey("people.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    versions: Mapped[list[CommunicationTemplateVersion]] = relationship(
+        back_populates="template", order_by="CommunicationTemplateVersion.number", cascade="all, delete-orphan"
+    )
+
+
+class CommunicationTemplateVersion(db.Model):
+    """One version of a template: `draft → published`; a published version never changes again."""
+
+    __tablename__ = "communication_template_versions"
+    __table_args__ = (
+        UniqueConstraint("template_id", "number"),
+        CheckConstraint(_in("status", TemplateStatus), name="status"),
+        CheckConstraint("status <> 'published' OR published_at IS NOT NULL", name="published_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    template_id: Mapped[int] = mapped_column(ForeignKey("communication_templates.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int]
+    status: Mapped[str] = mapped_column(String(10), default=TemplateStatus.DRAFT)
+    subject: Mapped[str] = mapped_column(String(200))
+    body: Mapped[str] = mapped_column(Text)
+    created_by_id: Mapped[int] = mapped_column(ForeignKey("people.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    template: Mapped[CommunicationTemplate] = relationship(back_populates="versions")
+
+
+class Schedule(db.Model):
+    __tablename__ = "schedules"
+    __table_args__ = (
+        UniqueConstraint("workspace_id", "name"),
+        CheckConstraint("kind IN ('query', 'report')", name="kind"),
+        CheckConstraint(_in("status", ScheduleStatus), name="status"),
+        CheckConstraint(
+            "(status = 'active' AND pause_reason IS NULL)"
+            f" OR (status = 'paused' AND {_in('pause_reason', PauseReason)})",
+            name="pause_reason",
+        ),
+        CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
+        CheckConstraint(
+            "(kind = 'query' AND format IN ('csv', 'xlsx') AND query_definition IS NOT NULL"
+            " AND query_version IS NOT NULL)"
+            " OR (kind = 'report' AND format IN ('pdf', 'xlsx'))",
+            name="source_shape",
+        ),
+        CheckConstraint("failure_streak >= 0", name="failure_streak"),
+        Index("ix_schedules_due", "status", "next_occurrence_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(10))
+    owner_id: Mapped[int] = mapped_column(ForeignKey("people.id"), index=True)
+    format: Mapped[str] = mapped_column(String(10))
+    heading: Mapped[str] = mapped_column(String(10), default="names")
+
+    # Query schedules: the saved query (deleting it is refused while a schedule uses it) and a
+    # snapshot of its definition with the version it was taken from (INV-07).
+    source_query_id: Mapped[int | None] = mapped_column(ForeignKey("saved_queries.id"), index=True)
+    query_definition: Mapped[dict | None] = mapped_column(JSON)
+    query_version: Mapped[int | None]
+    # Report schedules: the report (its removal clears this and pauses with source_removed) and
+    # the version last seen, so a run can note that the report changed.
+    report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
+    report_version_seen: Mapped[int | None]
+
+    # The timetable as app/domain/timetable.py reads and writes it, its zone included.
+    timetable: Mapped[dict] = mapped_column(JSON)
+    next_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    failure_streak: Mapped[int] = mapped_column(default=0)
+    status: Mapped[str] = mapped_column(String(10), default=ScheduleStatus.ACTIVE)
+    pause_reason: Mapped[str | None] = mapped_column(String(30))
+    paused_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    template_version_id: Mapped[int | None] = mapped_column(ForeignKey("communication_template_versions.id"))
+    custom_message: Mapped[str] = mapped_column(Text, default="")
+    send_when_empty: Mapped[bool] = mapped_column(default=False)
+    # The old system's identifier of an imported schedule; such a schedule starts paused.
+    legacy_ref: Mapped[str | None] = mapped_column(String(200))
+
+    version: Mapped[int] = mapped_column(default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    recipients: Mapped[list[ScheduleRecipient]] = relationship(
+        back_populates="schedule", order_by="ScheduleRecipient.position", cascade="all, delete-orphan"
+    )
+
+
+class ScheduleRecipient(db.Model):
+    """A person of the workspace or an email address; `address_key` makes entries distinct."""
+
+    __tablename__ = "query_schedule_recipients"
+    __table_args__ = (
+        UniqueConstraint("schedule_id", "address_key"),
+        CheckConstraint("(person_id IS NULL) <> (email IS NULL)", name="person_or_email"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(ForeignKey("schedules.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(default=0)
+    person_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"))
+    email: Mapped[str | None] = mapped_column(String(254))
+    # "person:<id>" or the address in lower case.
+    address_key: Mapped[str] = mapped_column(String(260))
+
+    schedule: Mapped[Schedule] = relationship(back_populates="recipients")
+
+
+class ScheduleRun(LeaseColumns, db.Model):
+    """One occurrence of a schedule: `queued → running → succeeded | failed`, attempts appended."""
+
+    __tablename__ = "schedule_runs"
+    __table_args__ = (
+        # INV-05: concurrent tickers cannot admit one occurrence twice.
+        UniqueConstraint("schedule_id", "occurrence_at", name="schedule_runs_occurrence_uidx"),
+        CheckConstraint(_in("status", RunStatus), name="status"),
+        CheckConstraint(_in("trigger", RunTrigger), name="trigger"),
+        CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
+        Index("ix_schedule_runs_status", "status", "next_attempt_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    schedule_id: Mapped[int] = mapped_column(ForeignKey("schedules.id", ondelete="CASCADE"), index=True)
+    occurrence_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    trigger: Mapped[str] = mapped_column(String(10), default=RunTrigger.TIMETABLE)
+    # Occurrences missed while nothing ran, coalesced into this run (ISO 8601 UTC strings).
+    skipped_occurrences: Mapped[list[str]] = mapped_column(JSON, default=list)
+    status: Mapped[str] = mapped_column(String(10), default=RunStatus.QUEUED)
+    attempt_count: Mapped[int] = mapped_column(default=0)
+    # When a transient failure's retry may start (backoff); NULL when not waiting to retry.
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
+    row_count: Mapped[int | None]
+    source_changed: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    failure_code: Mapped[str | None] = mapped_column(String(40))
+    failure_detail: Mapped[str | None] = mapped_column(String(1000))
+    job_id: Mapped[str | None] = mapped_column(String(100))
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    attempts: Mapped[list[ScheduleRunAttempt]] = relationship(
+        back_populates="run", order_by="ScheduleRunAttempt.number", cascade="all, delete-orphan"
+    )
+    deliveries: Mapped[list[RecipientDelivery]] = relationship(
+        back_populates="run", order_by="RecipientDelivery.id", cascade="all, delete-orphan"
+    )
+
+
+class ScheduleRunAttempt(db.Model):
+    """One attempt of a run, appended: number, start, end, outcome, error and the file it made."""
+
+    __tablename__ = "schedule_run_attempts"
+    __table_args__ = (
+        UniqueConstraint("run_id", "number"),
+        CheckConstraint("outcome IS NULL OR outcome IN ('succeeded', 'failed')", name="outcome"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int]
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str | None] = mapped_column(String(10))
+    error_code: Mapped[str | None] = mapped_column(String(40))
+    error_detail: Mapped[str | None] = mapped_column(String(1000))
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
+
+    run: Mapped[ScheduleRun] = relationship(back_populates="attempts")
+
+
+class RecipientDelivery(db.Model):
+    """One recipient of one run: `pending → submitted | skipped | failed`.
+
+    A row is claimed (`claimed_at`, under a conditional UPDATE) before its message is sent, and
+    its message has a fixed Message-ID derived from the row, so a run processed twice never
+    emails anyone twice. The download link carries a signed token naming `link_nonce`, not the id.
+    """
+
+    __tablename__ = "query_schedule_deliveries"
+    __table_args__ = (
+        UniqueConstraint("run_id", "address_key"),
+        CheckConstraint(_in("status", DeliveryStatus), name="status"),
+        CheckConstraint(f"status <> 'skipped' OR {_in('skip_reason', SkipReason)}", name="skip_reason"),
+        CheckConstraint("status <> 'submitted' OR submission_id IS NOT NULL", name="submission_id"),
+        CheckConstraint("(person_id IS NULL) <> (email IS NULL)", name="person_or_email"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
+    address_key: Mapped[str] = mapped_column(String(260))
+    person_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
+    # For an address recipient; a person's address is read when the message is sent.
+    email: Mapped[str | None] = mapped_column(String(254))
+    status: Mapped[str] = mapped_column(String(10), default=DeliveryStatus.PENDING)
+    skip_reason: Mapped[str | None] = mapped_column(String(30))
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    send_attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    submission_id: Mapped[str | None] = mapped_column(String(200))
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    link_nonce: Mapped[str] = mapped_column(String(64), unique=True)
+    download_count: Mapped[int] = mapped_column(default=0)
+    last_downloaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    run: Mapped[ScheduleRun] = relationship(back_populates="deliveries")
+
+
+class ScheduleUnsubscribe(db.Model):
+    """A recipient who asked for no more messages of one schedule (one-click, RFC 8058)."""
+
+    __tablename__ = "schedule_unsubscribes"
+    __table_args__ = (UniqueConstraint("schedule_id", "address_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(ForeignKey("schedules.id", ondelete="CASCADE"), index=True)
+    address_key: Mapped[str] = mapped_column(String(260))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
