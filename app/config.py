@@ -79,6 +79,8 @@ class Settings:
     session_cookie_secure: bool
     # Requests with a larger body answer 413.
     max_request_bytes: int
+    # Where people reach the console, for the absolute links in emails (no trailing slash).
+    public_url: str
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -112,6 +114,7 @@ class Settings:
             login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
             session_cookie_secure=_bool("SESSION_COOKIE_SECURE", True),
             max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
+            public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
         )
 
     def as_flask_config(self) -> dict[str, object]:
