@@ -386,7 +386,10 @@ def _occurrences(timetable: Timetable, after: datetime) -> Iterator[datetime]:
 
 
 def _candidate_instants(timetable: Timetable, start: datetime) -> Iterator[datetime]:
-    """Every instant at or after `start` that a matching wall-clock time maps to, ascending, once each.
+    """Every instant at or after `start` that a matching wall-clock time maps to, ascending.
+
+    An instant comes twice when a skipped time moves onto one that exists (02:00 and 03:00 on a
+    spring-forward night); the hour-apart rule in `_occurrences` runs it once.
 
     Wall-clock times come in order but their instants need not (two hours repeated when a clock
     goes back two hours), so they wait in a heap until no later wall-clock time can precede them.
@@ -395,20 +398,17 @@ def _candidate_instants(timetable: Timetable, start: datetime) -> Iterator[datet
     every_hour = timetable.runs_every_hour
     naive_start = start.replace(tzinfo=None)
     waiting: list[datetime] = []
-    last: datetime | None = None
     for wall in CronSim(timetable.cron_expression, naive_start - _OFFSET_BOUND):
         for instant in _instants_of(wall, zone, every_hour):
             heapq.heappush(waiting, instant)
         settled = wall.replace(tzinfo=UTC) - _OFFSET_BOUND
         while waiting and waiting[0] <= settled:
             instant = heapq.heappop(waiting)
-            if instant >= start and instant != last:
-                last = instant
+            if instant >= start:
                 yield instant
     while waiting:
         instant = heapq.heappop(waiting)
-        if instant >= start and instant != last:
-            last = instant
+        if instant >= start:
             yield instant
 
 

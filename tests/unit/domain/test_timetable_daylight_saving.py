@@ -115,6 +115,14 @@ def test_an_hourly_timetable_runs_in_both_repeated_hours_of_a_fall_back_day_an_h
     assert gaps_in_utc(runs) == {timedelta(hours=1)}
 
 
+def test_an_hourly_timetable_runs_in_all_26_real_hours_when_the_clock_goes_back_two_hours():
+    """Antarctica/Troll goes from +02:00 to +00:00: 01:00–03:00 happen twice, and each is a real hour."""
+    hourly = Timetable.from_json({"kind": "hourly", "minute": 30, "zone": "Antarctica/Troll"}, "UTC")
+    runs = runs_on(hourly, date(2026, 10, 25))
+    assert len(runs) == 26
+    assert gaps_in_utc(runs) == {timedelta(hours=1)}
+
+
 def test_a_cron_every_hour_on_chosen_days_runs_in_both_repeated_hours():
     sundays = Timetable.from_json({"kind": "cron", "expression": "30 * * * 0", "zone": "America/New_York"}, "UTC")
     assert len(runs_on(sundays, date(2026, 11, 1))) == 25
