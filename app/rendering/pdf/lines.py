@@ -3,10 +3,16 @@
 A line is a list of pieces in visual order, each in one font. Characters go to the first font
 that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
 put in visual order with the Unicode bidi algorithm (python-bidi) and each right-to-left piece
-is shaped by HarfBuzz, so the glyphs join and the text layer reads in logical order. Pieces
-whose glyphs do not map back to their characters one by one (shaped Indic and Thai text, and
-characters no font has) carry the characters as the PDF's ActualText, so copying and
-pdftotext give the text as written.
+is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
+one by one (a joined Arabic letter maps to a presentation form, an Indic conjunct to nothing
+useful), so every shaped piece, and every run of characters no font has, carries its
+characters as the PDF's ActualText, and copying and pdftotext give the letters as written.
+
+ActualText holds a piece's characters in the order its glyphs are drawn, left to right, as
+the glyphs' own text would be: text extractors (poppler's pdftotext among them) read a line
+left to right and turn each right-to-left run back into logical order themselves, so a
+right-to-left piece's ActualText is its logical text reversed (measured with pdftotext 22.12:
+logical ActualText comes out backwards).
 
 Every limit is counted in ``warnings``: ``glyph_missing`` per character no font can draw
 (it prints as the font's empty box), ``cell_clipped`` per cell cut at its bound.
@@ -62,7 +68,8 @@ class Piece:
     font: str
     text: str  # a ShapedStr when HarfBuzz laid it out
     width: float
-    actual: str | None  # the characters the glyphs stand for, where the glyphs alone do not say
+    # The characters the glyphs stand for, in drawing order, where the glyphs alone do not say.
+    actual: str | None
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -168,7 +175,8 @@ class TextStyle:
                 width = sum(glyph.x_advance for glyph in shaped.__shapeData__) * self.size / 1000
             else:
                 width = stringWidth(logical, face.name, self.size)
-            pieces.append(Piece(face.name, shaped, width, None if face.right_to_left else logical))
+            # ``run`` is in visual order, as its glyphs are drawn (see the module's docstring).
+            pieces.append(Piece(face.name, shaped, width, run))
         return Line(tuple(pieces), sum(piece.width for piece in pieces))
 
     # ------------------------------------------------------------------ wrapping
