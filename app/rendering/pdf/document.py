@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from reportlab import rl_config
 from reportlab.lib.colors import HexColor
 from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import BaseDocTemplate, Flowable, Frame, NextPageTemplate, PageTemplate
+from reportlab.platypus import BaseDocTemplate, Flowable, Frame, FrameBreak, NextPageTemplate, PageTemplate
 
 from app.rendering.pdf.formatting import add_exact, format_datetime, format_value, rows_label
 from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line
@@ -80,6 +80,7 @@ class _Row:
     height: float
     data_rows: int = 0
     continuation: _Row | None = None  # the group heading that opens a page breaking inside the group
+    keep_with_next: bool = False  # never the last row on a page (a heading, a total's label line)
 
 
 class _Table:
@@ -115,10 +116,11 @@ class _Table:
         return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, self.warnings), style)
 
     @staticmethod
-    def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None) -> _Row:
+    def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None,
+             keep_with_next: bool = False) -> _Row:
         height = max((len(cell.lines) * cell.style.leading for cell in cells), default=0.0)
         height = max(height, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
-        return _Row(kind, cells, height, data_rows, continuation)
+        return _Row(kind, cells, height, data_rows, continuation, keep_with_next)
 
     def header(self) -> _Row:
         style = self.styles.cell_bold
@@ -138,7 +140,8 @@ class _Table:
         return self._row("data", cells, 1, continuation)
 
     def heading(self, text: str) -> _Row:
-        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)])
+        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)],
+                         keep_with_next=True)
 
     def note(self, text: str) -> _Row:
         return self._row("note", [self._span(0, len(self.columns), text, self.styles.cell, "center")])
@@ -153,7 +156,8 @@ class _Table:
             if i >= self.lead and totals.get(column.name) is not None
         ]
         if self.lead == 0:
-            label_row = self._row(kind, [self._span(0, len(self.columns), label, style)], 0, continuation)
+            label_row = self._row(kind, [self._span(0, len(self.columns), label, style)], 0, continuation,
+                                  keep_with_next=True)
             return [label_row, self._row(f"{kind}-figures", numbers or [self._cell(0, "", style)], 0, continuation)]
         return [self._row(kind, [self._span(0, self.lead, label, style), *numbers], 0, continuation)]
 
@@ -275,11 +279,16 @@ class _Block(Flowable):
                 break
             used += row.height
             fits += 1
-        # A group heading never ends a page: it goes over with its first row.
-        while fits and self.rows[fits - 1].kind == "heading":
+        # A group heading (or a total's label line) never ends a page: it goes over with the row after it.
+        while fits and self.rows[fits - 1].keep_with_next:
             fits -= 1
         if fits == 0:
-            return []
+            first = self.rows[0]
+            if first.continuation is None:
+                return []
+            # The page breaks before this block, inside a group: the next page opens with the
+            # group's heading, as it does when the page breaks inside a block.
+            return [FrameBreak, _Block([first.continuation, *self.rows], self.width, self.placement)]
         rest = self.rows[fits:]
         continuation = rest[0].continuation
         if continuation is not None:
@@ -454,7 +463,8 @@ def _blocks(rows: Iterable[_Row], width: float, placement: _Placement, max_rows:
             if max_rows is not None and data_rows > max_rows:
                 raise PdfTooLarge(max_rows)
         block.append(row)
-        if len(block) >= ROWS_PER_BLOCK:
+        if len(block) >= ROWS_PER_BLOCK and not row.keep_with_next:
+            # A block never ends with a group heading: if it ended a page, the heading would too.
             yield _Block(block, width, placement)
             block = []
     if block:

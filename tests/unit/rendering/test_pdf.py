@@ -430,6 +430,68 @@ def test_grouped_render_prints_subtotals_and_grand_total(tmp_path):
     assert "B20 — Wholesale (continued)" in text
 
 
+def _data_row_numbers(page: str) -> list[int]:
+    return [int(m.group(1).replace(",", "")) for m in map(ROW_START.match, page.splitlines()) if m]
+
+
+def test_a_page_break_between_two_blocks_of_a_group_opens_the_page_with_its_heading(tmp_path):
+    """When a page ends exactly where one block of rows ends (ROWS_PER_BLOCK rows, the group's
+    heading first) and the next page starts the next block, inside the group, that page opens
+    with the group's heading marked "(continued)", as every page does that breaks inside a group."""
+    columns = [PdfColumn("n", "No.", width=1), PdfColumn("name", "Name", width=4),
+               PdfColumn("amount", "Amount", "decimal", width=2)]
+    last_of_first_block = ROWS_PER_BLOCK - 1
+    # Two-line rows at the top move every page end up the list of rows; some count of them
+    # makes a page end exactly at the first block's last row.
+    for two_line in range(60):
+        rows = [(str(i), f"row {i}" + ("\nsecond line" if i <= two_line else ""), Decimal(i))
+                for i in range(1, ROWS_PER_BLOCK + 80)]
+        out = io.BytesIO()
+        render_grouped_pdf(columns, [Group("G", "Main", rows)], PdfLayout(title="Blocks"), out)
+        pages = pdftotext(out.getvalue(), tmp_path, "-layout")
+        page_ends = [_data_row_numbers(page)[-1] for page in pages[:-1]]
+        if last_of_first_block in page_ends:
+            break
+    else:
+        pytest.fail("no page ended at the first block's last row")
+    opened = pages[page_ends.index(last_of_first_block) + 1]
+    lines = [norm(line) for line in opened.splitlines() if line.strip()]
+    first_of_next_block = f"{ROWS_PER_BLOCK} row {ROWS_PER_BLOCK} {ROWS_PER_BLOCK}"
+    assert lines[:3] == ["No. Name Amount", "G — Main (continued)", first_of_next_block]
+    for page in pages[1:]:
+        assert [norm(line) for line in page.splitlines() if line.strip()][1] == "G — Main (continued)"
+
+
+def test_a_block_of_rows_never_ends_with_a_group_heading():
+    """A group heading that would fall last in a block keeps its first row in the block, so a
+    page that ends where the block ends does not end with the heading."""
+    from app.rendering.pdf.document import Styles, _blocks, _Placement, _Table, grouped_rows
+
+    columns = [PdfColumn("name", "Name", width=4), PdfColumn("amount", "Amount", "decimal")]
+    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    # The first group's heading, rows and subtotal fill a block but its last row: B's heading.
+    first = [(f"a{i}", 1) for i in range(ROWS_PER_BLOCK - 3)]
+    groups = [Group("A", "First", first), Group("B", "Second", [("b", 2), ("c", 3)])]
+    blocks = list(_blocks(grouped_rows(table, groups), 500.0, _Placement(None, None), None))
+    assert [block.rows[-1].kind for block in blocks] == ["data", "total"]
+    assert [row.kind for row in blocks[0].rows[-3:]] == ["subtotal", "heading", "data"]
+
+
+def test_a_total_label_on_a_line_of_its_own_never_ends_a_page():
+    """When the first column is a number, a subtotal's label has a line of its own above the
+    figures: where only the label would fit, it goes over to the next page with them."""
+    from app.rendering.pdf.document import Styles, _Block, _Placement, _Table
+
+    columns = [PdfColumn("amount", "Amount", "decimal"), PdfColumn("name", "Name", width=4)]
+    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    data = table.data((Decimal(1), "x"))
+    label, figures = table.totals("subtotal", "Subtotal A · 1 row", {"amount": Decimal(1)})
+    block = _Block([data, label, figures], 500.0, _Placement(None, None))
+    here, there = block.split(500.0, data.height + label.height + 1)
+    assert here.rows == [data]
+    assert there.rows == [label, figures]
+
+
 def test_grouped_render_prints_given_subtotals(tmp_path):
     """Subtotals supplied with a group are printed as given and feed the grand total."""
     columns = [PdfColumn("label", "Label", width=3), PdfColumn("amount", "Amount", "decimal")]
