@@ -81,6 +81,9 @@ class _Row:
     data_rows: int = 0
     continuation: _Row | None = None  # the group heading that opens a page breaking inside the group
     keep_with_next: bool = False  # never the last row on a page (a heading, a total's label line)
+    # What laying the row out counted, for a row counted each time it is drawn rather than once
+    # when it is made: a group's "(continued)" heading prints on as many pages as the group breaks over.
+    counted_when_drawn: Counter | None = None
 
 
 class _Table:
@@ -110,10 +113,12 @@ class _Table:
         lines = style.lay_out(text, width - 2 * PAD_X, self.warnings)
         return _Cell(self.xs[index], width, self.aligns[index], lines, style)
 
-    def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left") -> _Cell:
+    def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left",
+              warnings: Counter | None = None) -> _Cell:
         x = self.xs[start]
         width = sum(self.widths[start:end])
-        return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, self.warnings), style)
+        counted = self.warnings if warnings is None else warnings
+        return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, counted), style)
 
     @staticmethod
     def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None,
@@ -142,6 +147,14 @@ class _Table:
     def heading(self, text: str) -> _Row:
         return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)],
                          keep_with_next=True)
+
+    def continued_heading(self, text: str) -> _Row:
+        """The heading that opens a page breaking inside a group: counted on each page it opens."""
+        counted: Counter = Counter()
+        row = self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading, warnings=counted)],
+                        keep_with_next=True)
+        row.counted_when_drawn = counted
+        return row
 
     def note(self, text: str) -> _Row:
         return self._row("note", [self._span(0, len(self.columns), text, self.styles.cell, "center")])
@@ -179,7 +192,7 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
             count = len(group.rows)
         text = f"{group.code} — {group.description}" if group.description else str(group.code)
         yield table.heading(text if count is None else f"{text} · {rows_label(count)}")
-        continuation = table.heading(f"{text} (continued)")
+        continuation = table.continued_heading(f"{text} (continued)")
         sums: dict[str, Any] = {}
         seen = 0
         for values in group.rows:
@@ -244,12 +257,13 @@ def _paint_rows(canvas: Canvas, rows: Sequence[_Row], top: float, width: float) 
 
 
 class _Placement:
-    """Counts the data rows drawn and tells ``progress``."""
+    """Counts the data rows drawn and tells ``progress``; adds the counts of rows counted as drawn."""
 
-    def __init__(self, progress: Progress | None, total: int | None) -> None:
+    def __init__(self, progress: Progress | None, total: int | None, warnings: Counter | None = None) -> None:
         self.progress = progress
         self.total = total
         self.placed = 0
+        self.warnings = Counter() if warnings is None else warnings
 
     def drawn(self, rows: int) -> None:
         if rows:
@@ -297,6 +311,9 @@ class _Block(Flowable):
 
     def draw(self):
         _paint_rows(self.canv, self.rows, self.height, self.width)
+        for row in self.rows:
+            if row.counted_when_drawn:
+                self.placement.warnings.update(row.counted_when_drawn)
         self.placement.drawn(sum(row.data_rows for row in self.rows))
 
 
@@ -482,7 +499,7 @@ def render_body(
     max_rows: int | None,
     warnings: Counter,
 ) -> int:
-    placement = _Placement(progress, total)
+    placement = _Placement(progress, total, warnings)
     made = 0
 
     def story(width: float, styles: Styles) -> Iterator[Flowable]:

@@ -131,7 +131,9 @@ def format_value(column: PdfColumn, value: Any, layout: PdfLayout) -> str:
     if kind == "boolean":
         return format_boolean(value)
     if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
+        # A byte that is not UTF-8 prints as its escape (\xff), not as a replacement mark that
+        # would hide which byte it was.
+        return bytes(value).decode("utf-8", "backslashreplace")
     return str(value)
 
 

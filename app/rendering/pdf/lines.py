@@ -21,6 +21,7 @@ Every limit is counted in ``warnings``: ``glyph_missing`` per character no font 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -51,8 +52,9 @@ _PRIMARY_ONLY = re.compile(
 )
 #: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
 _LAYOUT_CACHE_SIZE = 8_192
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+# Unicode's mandatory line breaks (UAX #14: BK, CR, LF, NL) start a new line; any other control
+# character has no glyph in any font and is counted as missing.
+_NEWLINE = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
 _TOKEN = re.compile(r"\s+|\S+")
 # Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
 _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
@@ -96,7 +98,9 @@ class TextStyle:
     def face_index(self, char: str) -> int:
         index = self._face_of.get(char)
         if index is None:
-            if char.isspace():
+            if unicodedata.category(char) in ("Cc", "Cs"):
+                index = _MISSING  # a control character or half a surrogate pair: nothing draws it
+            elif char.isspace():
                 index = _NEUTRAL
             elif needs_no_glyph(char):
                 index = _FORMAT
@@ -113,25 +117,32 @@ class TextStyle:
             return stringWidth(text, primary, self.size)
         faces = self.fonts.faces
         return sum(
-            stringWidth(run, faces[index].name if index >= 0 else primary, self.size)
-            for index, run in self._runs(text)
+            stringWidth(drawn, faces[index].name if index >= 0 else primary, self.size)
+            for index, drawn, _ in self._runs(text)
         )
 
-    def _runs(self, text: str) -> list[tuple[int, str]]:
+    def _runs(self, text: str) -> list[tuple[int, str, str]]:
         """Maximal runs of one face (spaces and format characters join the run they are in;
-        -1 = no face has it). A format character the run's font has no glyph for is left out:
-        it draws nothing either way."""
-        runs: list[tuple[int, str]] = []
+        -1 = no face has it), each as (face, what is drawn, the characters it stands for).
+
+        What is drawn differs from the characters only where a font has no glyph: a format
+        character the run's font lacks is left out (it draws nothing either way), a space it
+        lacks is drawn as a plain space, and in a run no font has, each character is drawn as
+        the replacement mark (spaces as spaces, format characters as nothing)."""
+        runs: list[tuple[int, str, str]] = []
         current = None
         chars: list[str] = []
         faces = self.fonts.faces
 
         def flush(index: int) -> None:
             run = "".join(chars)
-            if index >= 0 and not run.isprintable():
+            drawn = run
+            if index == _MISSING:
+                drawn = "".join(_shown_for_missing(ch) for ch in run)
+            elif not run.isprintable():
                 glyphs = faces[index].glyphs
-                run = "".join(ch for ch in run if not needs_no_glyph(ch) or ord(ch) in glyphs)
-            runs.append((index, run))
+                drawn = "".join(_drawn_with(ch, glyphs) for ch in run)
+            runs.append((index, drawn, run))
 
         for char in text:
             index = self.face_index(char)
@@ -158,18 +169,19 @@ class TextStyle:
         runs = self._runs(get_display(text) if right_to_left else text)
         pieces = []
         faces = self.fonts.faces
-        for index, run in runs:
+        for index, drawn, run in runs:
             if index == _MISSING:
                 # Each character no font has prints as the replacement mark; the text layer keeps it.
-                shown = "".join(_shown_for_missing(ch) for ch in run)
-                warnings[GLYPH_MISSING] += shown.count(REPLACEMENT)
-                pieces.append(Piece(primary, shown, stringWidth(shown, primary, self.size), run))
+                warnings[GLYPH_MISSING] += sum(_counted_missing(ch) for ch in run)
+                actual = "".join(REPLACEMENT if unicodedata.category(ch) == "Cs" else ch for ch in run)
+                pieces.append(Piece(primary, drawn, stringWidth(drawn, primary, self.size), actual))
                 continue
             face = faces[index]
             if not face.shaped:
-                pieces.append(Piece(face.name, run, stringWidth(run, face.name, self.size), None))
+                actual = None if drawn == run else run
+                pieces.append(Piece(face.name, drawn, stringWidth(drawn, face.name, self.size), actual))
                 continue
-            logical = run[::-1] if face.right_to_left else run
+            logical = drawn[::-1] if face.right_to_left else drawn
             shaped = _shaped(logical, face.name, self.size)
             if isinstance(shaped, ShapedStr):
                 width = sum(glyph.x_advance for glyph in shaped.__shapeData__) * self.size / 1000
@@ -207,7 +219,7 @@ class TextStyle:
         clipped = len(text) > MAX_CELL_CHARS
         if clipped:
             text = text[:MAX_CELL_CHARS]
-        text = _CONTROL.sub("", text.replace("\t", " "))
+        text = text.replace("\t", " ")
         logical: list[str] = []
         for paragraph in _NEWLINE.split(text):
             logical.extend(self._wrap(paragraph, width))
@@ -275,10 +287,25 @@ class TextStyle:
         return parts
 
 
+def _counted_missing(char: str) -> bool:
+    """Whether ``char`` in a run no font has is a character lost from the page (and counted)."""
+    return not needs_no_glyph(char) and unicodedata.category(char) != "Zs"
+
+
 def _shown_for_missing(char: str) -> str:
-    if char.isspace():
+    if needs_no_glyph(char):
+        return ""
+    return " " if unicodedata.category(char) == "Zs" else REPLACEMENT
+
+
+def _drawn_with(char: str, glyphs: frozenset[int]) -> str:
+    """``char`` as a font with ``glyphs`` draws it: a space it lacks as a plain space, a format
+    character it lacks as nothing."""
+    if ord(char) in glyphs:
         return char
-    return "" if needs_no_glyph(char) else REPLACEMENT
+    if needs_no_glyph(char):
+        return ""
+    return " " if char.isspace() else char
 
 
 def _shaped(text: str, font: str, size: float) -> str:

@@ -764,3 +764,133 @@ def test_a_repeated_value_is_counted_every_time_it_prints():
     render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out,
                      warnings=warnings)
     assert warnings[GLYPH_MISSING] == 3
+
+
+# --------------------------------------------------------------------------- hostile values in every kind of report
+
+# The characters of the hostile values that no committed font draws: two emoji, the woman of
+# the joined emoji sequence, the laptop, and two control characters.
+NO_FONT_HAS = ["🙂", "👩", "💻", "\x01", "\x1f"]
+
+
+def _render_hostile(kind: str, values: list[str], warnings: Counter) -> tuple[bytes, int]:
+    """``values`` in a report of ``kind``; returns the PDF and how often each value prints."""
+    out = io.BytesIO()
+    layout = PdfLayout(title="Hostile values")
+    if kind == "table":
+        render_table_pdf([PdfColumn("n", "N", "integer", width=1), PdfColumn("v", "Value", width=8)],
+                         list(enumerate(values, start=1)), layout, out, warnings=warnings)
+        return out.getvalue(), 1
+    if kind == "coded":
+        # Each value is a group's description (in its heading) and its only row's text.
+        groups = [Group(f"G{i}", value, [(value, i)]) for i, value in enumerate(values, start=1)]
+        render_grouped_pdf([PdfColumn("v", "Value", width=6), PdfColumn("n", "N", "integer", width=1)],
+                           groups, layout, out, warnings=warnings)
+        return out.getvalue(), 2
+    # A figure's label and a chart bar's label.
+    render_summary_pdf(layout, [(value, i) for i, value in enumerate(values, start=1)],
+                       [(value, i) for i, value in enumerate(values, start=1)], out, chart_title="Chart",
+                       warnings=warnings)
+    return out.getvalue(), 2
+
+
+@pytest.mark.parametrize("kind", ["table", "coded", "summary"])
+def test_every_hostile_value_prints_in_every_kind_of_report(tmp_path, kind):
+    """Each hostile value is in the PDF's text layer as written (white space aside), as often as
+    it prints; the characters no font has are each counted as glyph_missing every time, and
+    nothing else is."""
+    values = _hostile_values()
+    warnings: Counter = Counter()
+    data, prints = _render_hostile(kind, values, warnings)
+    # "raw" keeps a wrapped value's lines together, in the order they are drawn.
+    text = "".join("\n".join(pdftotext(data, tmp_path, "-raw")).translate(POPPLER_EMBEDDINGS).split())
+    for value in values:
+        assert text.count("".join(value.split())) >= prints, f"{value!r} does not print {prints} times"
+    missing = sum(value.count(char) for value in values for char in NO_FONT_HAS)
+    assert warnings == Counter({GLYPH_MISSING: missing * prints})
+
+
+SPACES_SOME_FONTS_LACK = ["Ann\u3000Lee", "Ogham\u1680space", "محمد\u2009الأمين", "山田\u202f太郎"]
+
+
+def test_no_line_draws_the_empty_box_of_a_font_that_lacks_a_character():
+    """A space a font lacks (ideographic in Latin, ogham, a thin space in Arabic, a narrow one in
+    CJK) is drawn as a plain space and a control character as the replacement mark: no piece
+    of a line draws a character its font has no glyph for, nor HarfBuzz's empty glyph."""
+    from reportlab.pdfbase.pdfmetrics import getFont
+
+    from app.rendering.pdf.lines import TextStyle
+
+    style = TextStyle(bold=False, size=8, leading=10)
+    for value in [*_hostile_values(), *SPACES_SOME_FONTS_LACK, "tab\x1dsep"]:
+        for text in value.splitlines():
+            for piece in style.line(text, Counter()).pieces:
+                glyphs = getFont(piece.font).face.charToGlyph
+                # Glyph 0 is the font's empty box; shaped text maps each glyph to a character.
+                assert [ch for ch in piece.text if glyphs.get(ord(ch), 0) == 0] == [], (value, piece)
+
+
+def test_spaces_and_controls_a_font_lacks_stay_in_the_text_layer(tmp_path):
+    """The characters drawn as a plain space or a replacement mark are in the text layer as
+    written; each control character counts as a missing glyph."""
+    warnings: Counter = Counter()
+    values = ["Ann\u3000Lee", "Ogham\u1680space", "bell\x07", "escape\x1b[0m"]
+    out = io.BytesIO()
+    render_table_pdf([PdfColumn("v", "Value")], [(v,) for v in values], PdfLayout(title="Spaces"), out,
+                     warnings=warnings)
+    lines = "\n".join(pdftotext(out.getvalue(), tmp_path, "-raw")).splitlines()
+    for value in values:
+        assert value in lines
+    assert warnings == Counter({GLYPH_MISSING: 2})
+
+
+def test_unicode_line_separators_break_the_line():
+    """Vertical tab, form feed, next line and the line and paragraph separators start a new
+    line, as a line feed does: neither dropped nor drawn."""
+    from app.rendering.pdf.lines import TextStyle
+
+    style = TextStyle(bold=False, size=8, leading=10)
+    for separator in "\v\f\x85\u2028\u2029":
+        assert len(style.lay_out(f"one{separator}two", 200.0, Counter())) == 2, repr(separator)
+
+
+def test_half_a_surrogate_pair_prints_as_a_counted_replacement_mark(tmp_path):
+    """A lone surrogate (text decoded with errors allowed) does not stop the PDF: it prints as
+    the replacement mark and counts as a missing glyph."""
+    warnings: Counter = Counter()
+    data, _ = render([PdfColumn("v", "Value")], [("a\ud800b",)], warnings=warnings)
+    assert "a\ufffdb" in "\n".join(pdftotext(data, tmp_path, "-raw"))
+    assert warnings == Counter({GLYPH_MISSING: 1})
+
+
+def test_bytes_that_are_not_utf8_print_as_their_escapes():
+    """A byte value prints as text; a byte that is not UTF-8 prints as its escape, not a mark."""
+    layout = PdfLayout(title="t")
+    assert format_value(PdfColumn("b", "B"), b"caf\xc3\xa9 \xff", layout) == "café \\xff"
+
+
+def test_a_continued_group_heading_counts_its_missing_glyphs_on_each_page_it_opens(tmp_path):
+    """A group description with an emoji counts once for its heading and once for each page its
+    "(continued)" heading opens, and not for the pages it does not."""
+    warnings: Counter = Counter()
+    out = io.BytesIO()
+    render_grouped_pdf([PdfColumn("v", "Value")],
+                       [Group("A", "🙂 Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
+                       PdfLayout(title="Groups"), out, warnings=warnings)
+    pages = pdftotext(out.getvalue(), tmp_path, "-raw")
+    continued = sum("A — 🙂 Team (continued)" in page for page in pages)
+    assert continued >= 2
+    assert warnings == Counter({GLYPH_MISSING: 1 + continued})
+
+
+def test_a_summary_chart_of_long_labels_runs_on_to_the_next_page(tmp_path):
+    """Thirty bars with labels long enough to fill their lines do not fit one page: the chart
+    goes on over the next, every bar printed."""
+    labels = [f"Group {i:02d} " + "long label " * 200 for i in range(30)]
+    out = io.BytesIO()
+    render_summary_pdf(PdfLayout(title="Summary"), [("Rows", 30)], [(label, i) for i, label in enumerate(labels)],
+                       out, chart_title="By group")
+    pages = pdftotext(out.getvalue(), tmp_path, "-raw")
+    assert len(pages) > 1
+    text = "\n".join(pages)
+    assert [f"Group {i:02d}" in text for i in range(30)] == [True] * 30
