@@ -25,7 +25,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import BaseDocTemplate, Flowable, Frame, FrameBreak, NextPageTemplate, PageTemplate
 
 from app.rendering.pdf.formatting import add_exact, format_datetime, format_value, rows_label
-from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line
+from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line, isolated
 from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Group, PdfColumn, PdfLayout, PdfTooLarge
 
 Progress = Callable[[int, int | None], None]
@@ -190,7 +190,8 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
         count = group.row_count
         if count is None and isinstance(group.rows, Sequence):
             count = len(group.rows)
-        text = f"{group.code} — {group.description}" if group.description else str(group.code)
+        code = isolated(str(group.code))
+        text = f"{code} — {isolated(group.description)}" if group.description else code
         yield table.heading(text if count is None else f"{text} · {rows_label(count)}")
         continuation = table.continued_heading(f"{text} (continued)")
         sums: dict[str, Any] = {}
@@ -205,7 +206,7 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
         for _, column in table.numeric:
             grand[column.name] = add_exact(grand.get(column.name), shown.get(column.name))
         grand_rows += seen
-        yield from table.totals("subtotal", f"Subtotal {group.code} · {rows_label(seen)}", shown, continuation)
+        yield from table.totals("subtotal", f"Subtotal {code} · {rows_label(seen)}", shown, continuation)
     if grand_total and any_group:
         yield from table.totals("total", f"Grand total · {rows_label(grand_rows)}", grand)
 

@@ -287,6 +287,13 @@ class TextStyle:
         return parts
 
 
+def isolated(text: str) -> str:
+    """``text`` set apart for the bidi algorithm when it has right-to-left letters, so that a
+    right-to-left name inside a sentence ("A1 — محمد · 3 rows") neither carries the words and
+    numbers after it into its own order nor turns the whole line right to left."""
+    return f"\u2068{text}\u2069" if _RIGHT_TO_LEFT.search(text) else text
+
+
 def _counted_missing(char: str) -> bool:
     """Whether ``char`` in a run no font has is a character lost from the page (and counted)."""
     return not needs_no_glyph(char) and unicodedata.category(char) != "Zs"

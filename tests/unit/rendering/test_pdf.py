@@ -894,3 +894,19 @@ def test_a_summary_chart_of_long_labels_runs_on_to_the_next_page(tmp_path):
     assert len(pages) > 1
     text = "\n".join(pages)
     assert [f"Group {i:02d}" in text for i in range(30)] == [True] * 30
+
+
+def test_a_right_to_left_group_description_keeps_the_row_count_after_it():
+    """In the heading "A1 — محمد الأمين · 9 rows" the count stays where the sentence puts it, right
+    of the Arabic name: the name is set apart for the bidi algorithm, which would otherwise read
+    the number with the Arabic and print it before the name."""
+    out = io.BytesIO()
+    render_grouped_pdf([PdfColumn("v", "Value")], [Group("A1", "محمد الأمين", [("x",), ("y",)], row_count=9)],
+                       PdfLayout(title="Headings"), out)
+    words = words_with_boxes(out.getvalue())
+    arabic = [x1 for _, x1, text in words if _RIGHT_TO_LEFT.search(text)]
+    (count,) = [x0 for x0, _, text in words if text == "9"]
+    assert arabic and count > max(arabic)
+
+
+_RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff]")
