@@ -95,7 +95,11 @@ class _Figures(_Rows):
 
 
 class _Chart(_Rows):
-    """One bar per entry: the label, a bar as long as the value against the largest, the value."""
+    """One bar per entry: the label, a bar as long as the value against the largest, the value.
+
+    With negative values the bars share a zero line: negative bars run left of it, positive
+    ones right, so a bar's length and side both read as its value.
+    """
 
     def __init__(self, chart: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
                  warnings: Counter) -> None:
@@ -106,31 +110,35 @@ class _Chart(_Rows):
         for _, value in chart:
             number = exact_number(value)
             numbers.append(float(number) if number is not None else 0.0)
-        scale = max((abs(n) for n in numbers), default=0.0) or 1.0
+        most = max((n for n in numbers), default=0.0)
+        least = min((n for n in numbers), default=0.0)
+        span = (max(most, 0.0) - min(least, 0.0)) or 1.0
         self.label_width, self.bar_width = width * 0.28, width * 0.56
         self.value_width = width - self.label_width - self.bar_width
+        room = self.bar_width - 3
+        self.zero = self.label_width - min(least, 0.0) / span * room
         rows = []
         for (label, value), number in zip(chart, numbers, strict=True):
             label_lines = self.style.lay_out(str(label), self.label_width - 3, warnings)
             value_lines = self.style.lay_out(figure_text(value, layout), self.value_width - 3, warnings)
             height = max(len(label_lines), len(value_lines), 1) * self.style.leading + 3
-            rows.append((label_lines, number / scale, value_lines, height))
+            rows.append((label_lines, number / span * room, value_lines, height))
         self._set_rows(rows)
 
     def draw(self):
         canvas, style = self.canv, self.style
         top = self.height
-        for label_lines, share, value_lines, height in self.rows:
+        for label_lines, length, value_lines, height in self.rows:
             baseline = top - 1.5 - style.size
             canvas.setFillColor(TEXT)
             for offset, line in enumerate(label_lines):
                 draw_line(canvas, line, 0, baseline - offset * style.leading, style.size)
             for offset, line in enumerate(value_lines):
                 draw_line(canvas, line, self.width - line.width, baseline - offset * style.leading, style.size)
-            length = abs(share) * (self.bar_width - 3)
-            if length >= 0.5:
-                canvas.setFillColor(BAR if share >= 0 else NEGATIVE_BAR)
-                canvas.rect(self.label_width, top - height + 2, length, height - 4, stroke=0, fill=1)
+            if abs(length) >= 0.5:
+                canvas.setFillColor(BAR if length > 0 else NEGATIVE_BAR)
+                canvas.rect(min(self.zero, self.zero + length), top - height + 2, abs(length), height - 4,
+                            stroke=0, fill=1)
             top -= height
 
 

@@ -910,3 +910,19 @@ def test_a_right_to_left_group_description_keeps_the_row_count_after_it():
 
 
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff]")
+
+
+def test_negative_chart_bars_run_left_of_a_zero_line_shared_with_the_positive_ones():
+    """A chart of 30 and -10: the negative bar ends where the positive one starts (the zero
+    line) and is a third as long, so its side and length both read as its value."""
+    from pypdf.generic import ContentStream
+
+    out = io.BytesIO()
+    render_summary_pdf(PdfLayout(title="Chart"), [], [("up", 30), ("down", -10)], out)
+    reader = PdfReader(io.BytesIO(out.getvalue()))
+    operations = ContentStream(reader.pages[0].get_contents(), reader).operations
+    (up_x, _, up_width, _), (down_x, _, down_width, _) = [
+        [float(operand) for operand in operands] for operands, operator in operations if operator == b"re"
+    ]
+    assert down_x + down_width == pytest.approx(up_x)
+    assert up_width == pytest.approx(3 * down_width)
