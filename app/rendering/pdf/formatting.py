@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -78,19 +78,20 @@ def format_date(value: Any, fmt: str) -> str:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        value = value.date()
+        value = (value.astimezone(UTC) if value.tzinfo is not None else value).date()
     if isinstance(value, date):
         return _strftime(value, fmt)
     return str(value)
 
 
 def format_datetime(value: Any, fmt: str, date_fmt: str | None = None) -> str:
-    """A datetime in ``fmt``; a plain date (which has no time to show) in ``date_fmt``."""
+    """A datetime in ``fmt``, in UTC as every export writes times (a naive one is read as UTC);
+    a plain date (which has no time to show) in ``date_fmt``."""
     if value is None:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        return _strftime(value, fmt)
+        return _strftime(value.astimezone(UTC) if value.tzinfo is not None else value, fmt)
     if isinstance(value, date):
         return _strftime(value, date_fmt or fmt)
     return str(value)

@@ -938,3 +938,14 @@ def test_punctuation_that_opens_a_long_word_stays_with_it_when_the_word_breaks()
     texts = ["".join(piece.text for piece in line.pieces) for line in lines]
     assert "".join(texts) == value
     assert texts[0].startswith("=H")
+
+
+def test_a_time_with_an_offset_prints_in_utc():
+    """18:00 at +02:00 prints as 16:00 (and its date as the UTC date), as the CSV and XLSX writers
+    give it: the page labels times UTC."""
+    from datetime import timedelta, timezone
+
+    moment = datetime(2026, 11, 2, 18, 0, tzinfo=timezone(timedelta(hours=2)))
+    assert format_datetime(moment, "%d/%m/%Y %H:%M") == "02/11/2026 16:00"
+    assert format_datetime("2026-11-02T00:30:00-01:00", "%d/%m/%Y %H:%M") == "02/11/2026 01:30"
+    assert format_date(datetime(2026, 11, 3, 1, 0, tzinfo=timezone(timedelta(hours=2))), "%d/%m/%Y") == "02/11/2026"
