@@ -72,13 +72,26 @@ def _parsed_if_iso(value: Any) -> Any:
     return value
 
 
+def _in_utc(moment: datetime) -> datetime | None:
+    """``moment`` in UTC (a naive one is read as UTC); None past the calendar's ends."""
+    if moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
 def format_date(value: Any, fmt: str) -> str:
     """A date (or the date of a datetime) in ``fmt``; ISO strings are parsed first."""
     if value is None:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        value = (value.astimezone(UTC) if value.tzinfo is not None else value).date()
+        moment = _in_utc(value)
+        if moment is None:
+            return value.isoformat()
+        value = moment.date()
     if isinstance(value, date):
         return _strftime(value, fmt)
     return str(value)
@@ -91,7 +104,9 @@ def format_datetime(value: Any, fmt: str, date_fmt: str | None = None) -> str:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        return _strftime(value.astimezone(UTC) if value.tzinfo is not None else value, fmt)
+        moment = _in_utc(value)
+        # Past the calendar's ends in UTC: the value as written, offset and all.
+        return value.isoformat() if moment is None else _strftime(moment, fmt)
     if isinstance(value, date):
         return _strftime(value, date_fmt or fmt)
     return str(value)

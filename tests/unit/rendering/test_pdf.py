@@ -949,3 +949,6 @@ def test_a_time_with_an_offset_prints_in_utc():
     assert format_datetime(moment, "%d/%m/%Y %H:%M") == "02/11/2026 16:00"
     assert format_datetime("2026-11-02T00:30:00-01:00", "%d/%m/%Y %H:%M") == "02/11/2026 01:30"
     assert format_date(datetime(2026, 11, 3, 1, 0, tzinfo=timezone(timedelta(hours=2))), "%d/%m/%Y") == "02/11/2026"
+    # The last minute of the calendar at -01:00 has no UTC time: it prints as written.
+    last = datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-1)))
+    assert format_datetime(last, "%d/%m/%Y %H:%M") == "9999-12-31T23:59:00-01:00"
