@@ -14,8 +14,12 @@ left to right and turn each right-to-left run back into logical order themselves
 right-to-left piece's ActualText is its logical text reversed (measured with pdftotext 22.12:
 logical ActualText comes out backwards).
 
-Every limit is counted in ``warnings``: ``glyph_missing`` per character no font can draw
-(it prints as the font's empty box), ``cell_clipped`` per cell cut at its bound.
+No character is lost without a count. A character no font can draw (an emoji, a control
+character) prints as the replacement mark and counts once in ``warnings`` as ``glyph_missing``;
+a cell cut at its bound counts as ``cell_clipped``. A space or format character that a run's
+font lacks is drawn as a plain space or as nothing, never as the font's empty box. Each of
+these keeps its own characters in the text layer (ActualText). Unicode's mandatory line
+breaks (LF, CR, VT, FF, NEL, U+2028, U+2029) start a new line.
 """
 
 from __future__ import annotations
