@@ -14,6 +14,7 @@ second pass over the document.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,10 +31,16 @@ from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Grou
 
 Progress = Callable[[int, int | None], None]
 
+#: Column types whose values are read whole: a number or a date is never broken over lines (a
+#: date and time may wrap between the two).
+WHOLE_TYPES = frozenset({"integer", "decimal", "date", "boolean"})
+
 ROWS_PER_BLOCK = 200
 CELL_SIZE = 8.0
 CELL_LEADING = 10.0
 HEADING_SIZE = 9.0
+#: The smallest size a number, a date or a header word is set in to fit its column whole.
+SMALLEST_FITTED_SIZE = 5.0
 PAD_X = 2.5
 PAD_Y = 1.5
 FOOTER_SIZE = 7.5
@@ -59,6 +66,21 @@ class Styles:
         self.subtitle = TextStyle(bold=False, size=10, leading=12.5)
         self.meta = TextStyle(bold=False, size=8, leading=10)
         self.footer = TextStyle(bold=False, size=FOOTER_SIZE, leading=FOOTER_SIZE * 1.25)
+        self._smaller: dict[tuple[bool, float], TextStyle] = {}
+
+    def fitted(self, style: TextStyle, parts: Sequence[str], width: float) -> TextStyle:
+        """``style``, or a smaller size of it in which the widest of ``parts`` fits ``width`` (not
+        below SMALLEST_FITTED_SIZE: past that, the text wraps as any other)."""
+        widest = style.width(parts[0]) if len(parts) == 1 else max(map(style.width, parts), default=0.0)
+        if widest <= width:
+            return style
+        size = max(SMALLEST_FITTED_SIZE, math.floor(style.size * width / widest * 4) / 4)
+        key = (style.bold, size)
+        smaller = self._smaller.get(key)
+        if smaller is None:
+            smaller = self._smaller[key] = TextStyle(bold=style.bold, size=size,
+                                                     leading=style.leading * size / style.size)
+        return smaller
 
 
 # --------------------------------------------------------------------------- rows
@@ -110,7 +132,18 @@ class _Table:
 
     def _cell(self, index: int, text: str, style: TextStyle) -> _Cell:
         width = self.widths[index]
-        lines = style.lay_out(text, width - 2 * PAD_X, self.warnings)
+        inner = width - 2 * PAD_X
+        kind = self.columns[index].type
+        # Text of fewer characters than its width in ems fits as it is (no glyph of a number or
+        # a date is wider than an em): only longer text is measured.
+        if len(text) * style.size > inner:
+            if kind in WHOLE_TYPES:
+                # A number or a date broken over two lines reads as two values ("-12,345." and
+                # "25"): it is set smaller until it fits its column on one line.
+                style = self.styles.fitted(style, [text], inner)
+            elif kind == "datetime":
+                style = self.styles.fitted(style, text.split(), inner)  # it may wrap before the time
+        lines = style.lay_out(text, inner, self.warnings)
         return _Cell(self.xs[index], width, self.aligns[index], lines, style)
 
     def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left",
@@ -124,12 +157,18 @@ class _Table:
     def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None,
              keep_with_next: bool = False) -> _Row:
         height = max((len(cell.lines) * cell.style.leading for cell in cells), default=0.0)
-        height = max(height, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
+        height = max(height, CELL_LEADING, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
         return _Row(kind, cells, height, data_rows, continuation, keep_with_next)
 
     def header(self) -> _Row:
-        style = self.styles.cell_bold
-        return self._row("header", [self._cell(i, c.label, style) for i, c in enumerate(self.columns)])
+        """The column labels; a label whose longest word is wider than its column is set smaller
+        rather than broken inside a word."""
+        cells = []
+        for i, column in enumerate(self.columns):
+            style = self.styles.fitted(self.styles.cell_bold, column.label.split(), self.widths[i] - 2 * PAD_X)
+            lines = style.lay_out(column.label, self.widths[i] - 2 * PAD_X, self.warnings)
+            cells.append(_Cell(self.xs[i], self.widths[i], self.aligns[i], lines, style))
+        return self._row("header", cells)
 
     def data(self, values: Sequence[Any], continuation: _Row | None = None) -> _Row:
         if len(values) != len(self.columns):

@@ -952,3 +952,26 @@ def test_a_time_with_an_offset_prints_in_utc():
     # The last minute of the calendar at -01:00 has no UTC time: it prints as written.
     last = datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-1)))
     assert format_datetime(last, "%d/%m/%Y %H:%M") == "9999-12-31T23:59:00-01:00"
+
+
+def test_numbers_dates_and_header_words_too_wide_for_their_column_are_set_smaller_not_broken():
+    """Fourteen columns on a portrait page: each amount, date and time prints as one word inside
+    its column (smaller), never as "-12,345." over "25"; each header word stays whole."""
+    labels = ["Entry ID", "Employee", "Team", "Work date", "Hours worked", "Approved", "Note", "Project",
+              "Recorded at", "Hourly rate", "Days", "Role", "Shift starts", "Amount owed"]
+    kinds = ["integer", "text", "text", "date", "decimal", "boolean", "text", "text", "datetime", "decimal",
+             "decimal", "text", "datetime", "decimal"]
+    columns = [PdfColumn(f"c{i}", label, kind) for i, (label, kind) in enumerate(zip(labels, kinds, strict=True))]
+    row = (1, "Ann Lee", "Team A", date(2026, 10, 1), Decimal("1234567.50"), True, "note", "Ward 1",
+           datetime(2026, 11, 2, 18, 0), Decimal("-12345.25"), Decimal("5.5"), "Role", datetime(2026, 11, 2, 7, 0),
+           Decimal("98765432.10"))
+    data, _ = render(columns, [row])
+    words = words_with_boxes(data)
+    texts = [text for _, _, text in words]
+    for whole in ["01/10/2026", "1,234,567.50", "02/11/2026", "-12,345.25", "98,765,432.10", *" ".join(labels).split()]:
+        assert whole in texts, whole
+    column_width = (595.28 - 2 * pdf.MARGIN_SIDE) / len(columns)
+    for x0, x1, text in words:
+        if text in ("-12,345.25", "98,765,432.10"):
+            column = int((x0 - pdf.MARGIN_SIDE) // column_width)
+            assert x1 <= pdf.MARGIN_SIDE + (column + 1) * column_width + 0.5
