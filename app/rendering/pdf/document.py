@@ -14,6 +14,7 @@ second pass over the document.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,18 +23,24 @@ from typing import Any, BinaryIO
 from reportlab import rl_config
 from reportlab.lib.colors import HexColor
 from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import BaseDocTemplate, Flowable, Frame, NextPageTemplate, PageTemplate
+from reportlab.platypus import BaseDocTemplate, Flowable, Frame, FrameBreak, NextPageTemplate, PageTemplate
 
 from app.rendering.pdf.formatting import add_exact, format_datetime, format_value, rows_label
-from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line
+from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line, isolated
 from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Group, PdfColumn, PdfLayout, PdfTooLarge
 
 Progress = Callable[[int, int | None], None]
+
+#: Column types whose values are read whole: a number or a date is never broken over lines (a
+#: date and time may wrap between the two).
+WHOLE_TYPES = frozenset({"integer", "decimal", "date", "boolean"})
 
 ROWS_PER_BLOCK = 200
 CELL_SIZE = 8.0
 CELL_LEADING = 10.0
 HEADING_SIZE = 9.0
+#: The smallest size a number, a date or a header word is set in to fit its column whole.
+SMALLEST_FITTED_SIZE = 5.0
 PAD_X = 2.5
 PAD_Y = 1.5
 FOOTER_SIZE = 7.5
@@ -59,6 +66,21 @@ class Styles:
         self.subtitle = TextStyle(bold=False, size=10, leading=12.5)
         self.meta = TextStyle(bold=False, size=8, leading=10)
         self.footer = TextStyle(bold=False, size=FOOTER_SIZE, leading=FOOTER_SIZE * 1.25)
+        self._smaller: dict[tuple[bool, float], TextStyle] = {}
+
+    def fitted(self, style: TextStyle, parts: Sequence[str], width: float) -> TextStyle:
+        """``style``, or a smaller size of it in which the widest of ``parts`` fits ``width`` (not
+        below SMALLEST_FITTED_SIZE: past that, the text wraps as any other)."""
+        widest = style.width(parts[0]) if len(parts) == 1 else max(map(style.width, parts), default=0.0)
+        if widest <= width:
+            return style
+        size = max(SMALLEST_FITTED_SIZE, math.floor(style.size * width / widest * 4) / 4)
+        key = (style.bold, size)
+        smaller = self._smaller.get(key)
+        if smaller is None:
+            smaller = self._smaller[key] = TextStyle(bold=style.bold, size=size,
+                                                     leading=style.leading * size / style.size)
+        return smaller
 
 
 # --------------------------------------------------------------------------- rows
@@ -80,6 +102,10 @@ class _Row:
     height: float
     data_rows: int = 0
     continuation: _Row | None = None  # the group heading that opens a page breaking inside the group
+    keep_with_next: bool = False  # never the last row on a page (a heading, a total's label line)
+    # What laying the row out counted, for a row counted each time it is drawn rather than once
+    # when it is made: a group's "(continued)" heading prints on as many pages as the group breaks over.
+    counted_when_drawn: Counter | None = None
 
 
 class _Table:
@@ -106,23 +132,43 @@ class _Table:
 
     def _cell(self, index: int, text: str, style: TextStyle) -> _Cell:
         width = self.widths[index]
-        lines = style.lay_out(text, width - 2 * PAD_X, self.warnings)
+        inner = width - 2 * PAD_X
+        kind = self.columns[index].type
+        # Text of fewer characters than its width in ems fits as it is (no glyph of a number or
+        # a date is wider than an em): only longer text is measured.
+        if len(text) * style.size > inner:
+            if kind in WHOLE_TYPES:
+                # A number or a date broken over two lines reads as two values ("-12,345." and
+                # "25"): it is set smaller until it fits its column on one line.
+                style = self.styles.fitted(style, [text], inner)
+            elif kind == "datetime":
+                style = self.styles.fitted(style, text.split(), inner)  # it may wrap before the time
+        lines = style.lay_out(text, inner, self.warnings)
         return _Cell(self.xs[index], width, self.aligns[index], lines, style)
 
-    def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left") -> _Cell:
+    def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left",
+              warnings: Counter | None = None) -> _Cell:
         x = self.xs[start]
         width = sum(self.widths[start:end])
-        return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, self.warnings), style)
+        counted = self.warnings if warnings is None else warnings
+        return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, counted), style)
 
     @staticmethod
-    def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None) -> _Row:
+    def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None,
+             keep_with_next: bool = False) -> _Row:
         height = max((len(cell.lines) * cell.style.leading for cell in cells), default=0.0)
-        height = max(height, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
-        return _Row(kind, cells, height, data_rows, continuation)
+        height = max(height, CELL_LEADING, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
+        return _Row(kind, cells, height, data_rows, continuation, keep_with_next)
 
     def header(self) -> _Row:
-        style = self.styles.cell_bold
-        return self._row("header", [self._cell(i, c.label, style) for i, c in enumerate(self.columns)])
+        """The column labels; a label whose longest word is wider than its column is set smaller
+        rather than broken inside a word."""
+        cells = []
+        for i, column in enumerate(self.columns):
+            style = self.styles.fitted(self.styles.cell_bold, column.label.split(), self.widths[i] - 2 * PAD_X)
+            lines = style.lay_out(column.label, self.widths[i] - 2 * PAD_X, self.warnings)
+            cells.append(_Cell(self.xs[i], self.widths[i], self.aligns[i], lines, style))
+        return self._row("header", cells)
 
     def data(self, values: Sequence[Any], continuation: _Row | None = None) -> _Row:
         if len(values) != len(self.columns):
@@ -138,7 +184,16 @@ class _Table:
         return self._row("data", cells, 1, continuation)
 
     def heading(self, text: str) -> _Row:
-        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)])
+        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)],
+                         keep_with_next=True)
+
+    def continued_heading(self, text: str) -> _Row:
+        """The heading that opens a page breaking inside a group: counted on each page it opens."""
+        counted: Counter = Counter()
+        row = self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading, warnings=counted)],
+                        keep_with_next=True)
+        row.counted_when_drawn = counted
+        return row
 
     def note(self, text: str) -> _Row:
         return self._row("note", [self._span(0, len(self.columns), text, self.styles.cell, "center")])
@@ -153,7 +208,8 @@ class _Table:
             if i >= self.lead and totals.get(column.name) is not None
         ]
         if self.lead == 0:
-            label_row = self._row(kind, [self._span(0, len(self.columns), label, style)], 0, continuation)
+            label_row = self._row(kind, [self._span(0, len(self.columns), label, style)], 0, continuation,
+                                  keep_with_next=True)
             return [label_row, self._row(f"{kind}-figures", numbers or [self._cell(0, "", style)], 0, continuation)]
         return [self._row(kind, [self._span(0, self.lead, label, style), *numbers], 0, continuation)]
 
@@ -173,9 +229,10 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
         count = group.row_count
         if count is None and isinstance(group.rows, Sequence):
             count = len(group.rows)
-        text = f"{group.code} — {group.description}" if group.description else str(group.code)
+        code = isolated(str(group.code))
+        text = f"{code} — {isolated(group.description)}" if group.description else code
         yield table.heading(text if count is None else f"{text} · {rows_label(count)}")
-        continuation = table.heading(f"{text} (continued)")
+        continuation = table.continued_heading(f"{text} (continued)")
         sums: dict[str, Any] = {}
         seen = 0
         for values in group.rows:
@@ -188,7 +245,7 @@ def grouped_rows(table: _Table, groups: Iterable[Group], *, grand_total: bool = 
         for _, column in table.numeric:
             grand[column.name] = add_exact(grand.get(column.name), shown.get(column.name))
         grand_rows += seen
-        yield from table.totals("subtotal", f"Subtotal {group.code} · {rows_label(seen)}", shown, continuation)
+        yield from table.totals("subtotal", f"Subtotal {code} · {rows_label(seen)}", shown, continuation)
     if grand_total and any_group:
         yield from table.totals("total", f"Grand total · {rows_label(grand_rows)}", grand)
 
@@ -240,12 +297,13 @@ def _paint_rows(canvas: Canvas, rows: Sequence[_Row], top: float, width: float) 
 
 
 class _Placement:
-    """Counts the data rows drawn and tells ``progress``."""
+    """Counts the data rows drawn and tells ``progress``; adds the counts of rows counted as drawn."""
 
-    def __init__(self, progress: Progress | None, total: int | None) -> None:
+    def __init__(self, progress: Progress | None, total: int | None, warnings: Counter | None = None) -> None:
         self.progress = progress
         self.total = total
         self.placed = 0
+        self.warnings = Counter() if warnings is None else warnings
 
     def drawn(self, rows: int) -> None:
         if rows:
@@ -275,11 +333,16 @@ class _Block(Flowable):
                 break
             used += row.height
             fits += 1
-        # A group heading never ends a page: it goes over with its first row.
-        while fits and self.rows[fits - 1].kind == "heading":
+        # A group heading (or a total's label line) never ends a page: it goes over with the row after it.
+        while fits and self.rows[fits - 1].keep_with_next:
             fits -= 1
         if fits == 0:
-            return []
+            first = self.rows[0]
+            if first.continuation is None:
+                return []
+            # The page breaks before this block, inside a group: the next page opens with the
+            # group's heading, as it does when the page breaks inside a block.
+            return [FrameBreak, _Block([first.continuation, *self.rows], self.width, self.placement)]
         rest = self.rows[fits:]
         continuation = rest[0].continuation
         if continuation is not None:
@@ -288,6 +351,9 @@ class _Block(Flowable):
 
     def draw(self):
         _paint_rows(self.canv, self.rows, self.height, self.width)
+        for row in self.rows:
+            if row.counted_when_drawn:
+                self.placement.warnings.update(row.counted_when_drawn)
         self.placement.drawn(sum(row.data_rows for row in self.rows))
 
 
@@ -454,7 +520,8 @@ def _blocks(rows: Iterable[_Row], width: float, placement: _Placement, max_rows:
             if max_rows is not None and data_rows > max_rows:
                 raise PdfTooLarge(max_rows)
         block.append(row)
-        if len(block) >= ROWS_PER_BLOCK:
+        if len(block) >= ROWS_PER_BLOCK and not row.keep_with_next:
+            # A block never ends with a group heading: if it ended a page, the heading would too.
             yield _Block(block, width, placement)
             block = []
     if block:
@@ -472,7 +539,7 @@ def render_body(
     max_rows: int | None,
     warnings: Counter,
 ) -> int:
-    placement = _Placement(progress, total)
+    placement = _Placement(progress, total, warnings)
     made = 0
 
     def story(width: float, styles: Styles) -> Iterator[Flowable]:

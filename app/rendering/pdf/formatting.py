@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -72,25 +72,41 @@ def _parsed_if_iso(value: Any) -> Any:
     return value
 
 
+def _in_utc(moment: datetime) -> datetime | None:
+    """``moment`` in UTC (a naive one is read as UTC); None past the calendar's ends."""
+    if moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        return None
+
+
 def format_date(value: Any, fmt: str) -> str:
     """A date (or the date of a datetime) in ``fmt``; ISO strings are parsed first."""
     if value is None:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        value = value.date()
+        moment = _in_utc(value)
+        if moment is None:
+            return value.isoformat()
+        value = moment.date()
     if isinstance(value, date):
         return _strftime(value, fmt)
     return str(value)
 
 
 def format_datetime(value: Any, fmt: str, date_fmt: str | None = None) -> str:
-    """A datetime in ``fmt``; a plain date (which has no time to show) in ``date_fmt``."""
+    """A datetime in ``fmt``, in UTC as every export writes times (a naive one is read as UTC);
+    a plain date (which has no time to show) in ``date_fmt``."""
     if value is None:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        return _strftime(value, fmt)
+        moment = _in_utc(value)
+        # Past the calendar's ends in UTC: the value as written, offset and all.
+        return value.isoformat() if moment is None else _strftime(moment, fmt)
     if isinstance(value, date):
         return _strftime(value, date_fmt or fmt)
     return str(value)
@@ -131,7 +147,9 @@ def format_value(column: PdfColumn, value: Any, layout: PdfLayout) -> str:
     if kind == "boolean":
         return format_boolean(value)
     if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "replace")
+        # A byte that is not UTF-8 prints as its escape (\xff), not as a replacement mark that
+        # would hide which byte it was.
+        return bytes(value).decode("utf-8", "backslashreplace")
     return str(value)
 
 

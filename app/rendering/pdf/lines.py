@@ -3,18 +3,29 @@
 A line is a list of pieces in visual order, each in one font. Characters go to the first font
 that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
 put in visual order with the Unicode bidi algorithm (python-bidi) and each right-to-left piece
-is shaped by HarfBuzz, so the glyphs join and the text layer reads in logical order. Pieces
-whose glyphs do not map back to their characters one by one (shaped Indic and Thai text, and
-characters no font has) carry the characters as the PDF's ActualText, so copying and
-pdftotext give the text as written.
+is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
+one by one (a joined Arabic letter maps to a presentation form, an Indic conjunct to nothing
+useful), so every shaped piece, and every run of characters no font has, carries its
+characters as the PDF's ActualText, and copying and pdftotext give the letters as written.
 
-Every limit is counted in ``warnings``: ``glyph_missing`` per character no font can draw
-(it prints as the font's empty box), ``cell_clipped`` per cell cut at its bound.
+ActualText holds a piece's characters in the order its glyphs are drawn, left to right, as
+the glyphs' own text would be: text extractors (poppler's pdftotext among them) read a line
+left to right and turn each right-to-left run back into logical order themselves, so a
+right-to-left piece's ActualText is its logical text reversed (measured with pdftotext 22.12:
+logical ActualText comes out backwards).
+
+No character is lost without a count. A character no font can draw (an emoji, a control
+character) prints as the replacement mark and counts once in ``warnings`` as ``glyph_missing``;
+a cell cut at its bound counts as ``cell_clipped``. A space or format character that a run's
+font lacks is drawn as a plain space or as nothing, never as the font's empty box. Each of
+these keeps its own characters in the text layer (ActualText). Unicode's mandatory line
+breaks (LF, CR, VT, FF, NEL, U+2028, U+2029) start a new line.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -45,11 +56,13 @@ _PRIMARY_ONLY = re.compile(
 )
 #: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
 _LAYOUT_CACHE_SIZE = 8_192
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+# Unicode's mandatory line breaks (UAX #14: BK, CR, LF, NL) start a new line; any other control
+# character has no glyph in any font and is counted as missing.
+_NEWLINE = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
 _TOKEN = re.compile(r"\s+|\S+")
 # Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
 _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
+_BREAK_CHARACTERS = re.compile(r"[@./\\_:;,?&=+\-]+")
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 _NEUTRAL = -2  # a space: joins the piece it is in
@@ -62,7 +75,8 @@ class Piece:
     font: str
     text: str  # a ShapedStr when HarfBuzz laid it out
     width: float
-    actual: str | None  # the characters the glyphs stand for, where the glyphs alone do not say
+    # The characters the glyphs stand for, in drawing order, where the glyphs alone do not say.
+    actual: str | None
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -89,7 +103,9 @@ class TextStyle:
     def face_index(self, char: str) -> int:
         index = self._face_of.get(char)
         if index is None:
-            if char.isspace():
+            if unicodedata.category(char) in ("Cc", "Cs"):
+                index = _MISSING  # a control character or half a surrogate pair: nothing draws it
+            elif char.isspace():
                 index = _NEUTRAL
             elif needs_no_glyph(char):
                 index = _FORMAT
@@ -106,25 +122,32 @@ class TextStyle:
             return stringWidth(text, primary, self.size)
         faces = self.fonts.faces
         return sum(
-            stringWidth(run, faces[index].name if index >= 0 else primary, self.size)
-            for index, run in self._runs(text)
+            stringWidth(drawn, faces[index].name if index >= 0 else primary, self.size)
+            for index, drawn, _ in self._runs(text)
         )
 
-    def _runs(self, text: str) -> list[tuple[int, str]]:
+    def _runs(self, text: str) -> list[tuple[int, str, str]]:
         """Maximal runs of one face (spaces and format characters join the run they are in;
-        -1 = no face has it). A format character the run's font has no glyph for is left out:
-        it draws nothing either way."""
-        runs: list[tuple[int, str]] = []
+        -1 = no face has it), each as (face, what is drawn, the characters it stands for).
+
+        What is drawn differs from the characters only where a font has no glyph: a format
+        character the run's font lacks is left out (it draws nothing either way), a space it
+        lacks is drawn as a plain space, and in a run no font has, each character is drawn as
+        the replacement mark (spaces as spaces, format characters as nothing)."""
+        runs: list[tuple[int, str, str]] = []
         current = None
         chars: list[str] = []
         faces = self.fonts.faces
 
         def flush(index: int) -> None:
             run = "".join(chars)
-            if index >= 0 and not run.isprintable():
+            drawn = run
+            if index == _MISSING:
+                drawn = "".join(_shown_for_missing(ch) for ch in run)
+            elif not run.isprintable():
                 glyphs = faces[index].glyphs
-                run = "".join(ch for ch in run if not needs_no_glyph(ch) or ord(ch) in glyphs)
-            runs.append((index, run))
+                drawn = "".join(_drawn_with(ch, glyphs) for ch in run)
+            runs.append((index, drawn, run))
 
         for char in text:
             index = self.face_index(char)
@@ -151,24 +174,26 @@ class TextStyle:
         runs = self._runs(get_display(text) if right_to_left else text)
         pieces = []
         faces = self.fonts.faces
-        for index, run in runs:
+        for index, drawn, run in runs:
             if index == _MISSING:
                 # Each character no font has prints as the replacement mark; the text layer keeps it.
-                shown = "".join(_shown_for_missing(ch) for ch in run)
-                warnings[GLYPH_MISSING] += shown.count(REPLACEMENT)
-                pieces.append(Piece(primary, shown, stringWidth(shown, primary, self.size), run))
+                warnings[GLYPH_MISSING] += sum(_counted_missing(ch) for ch in run)
+                actual = "".join(REPLACEMENT if unicodedata.category(ch) == "Cs" else ch for ch in run)
+                pieces.append(Piece(primary, drawn, stringWidth(drawn, primary, self.size), actual))
                 continue
             face = faces[index]
             if not face.shaped:
-                pieces.append(Piece(face.name, run, stringWidth(run, face.name, self.size), None))
+                actual = None if drawn == run else run
+                pieces.append(Piece(face.name, drawn, stringWidth(drawn, face.name, self.size), actual))
                 continue
-            logical = run[::-1] if face.right_to_left else run
+            logical = drawn[::-1] if face.right_to_left else drawn
             shaped = _shaped(logical, face.name, self.size)
             if isinstance(shaped, ShapedStr):
                 width = sum(glyph.x_advance for glyph in shaped.__shapeData__) * self.size / 1000
             else:
                 width = stringWidth(logical, face.name, self.size)
-            pieces.append(Piece(face.name, shaped, width, None if face.right_to_left else logical))
+            # ``run`` is in visual order, as its glyphs are drawn (see the module's docstring).
+            pieces.append(Piece(face.name, shaped, width, run))
         return Line(tuple(pieces), sum(piece.width for piece in pieces))
 
     # ------------------------------------------------------------------ wrapping
@@ -199,7 +224,7 @@ class TextStyle:
         clipped = len(text) > MAX_CELL_CHARS
         if clipped:
             text = text[:MAX_CELL_CHARS]
-        text = _CONTROL.sub("", text.replace("\t", " "))
+        text = text.replace("\t", " ")
         logical: list[str] = []
         for paragraph in _NEWLINE.split(text):
             logical.extend(self._wrap(paragraph, width))
@@ -241,9 +266,12 @@ class TextStyle:
         """A word wider than ``width`` in pieces that fit: at its punctuation where possible."""
         parts: list[str] = []
         current, current_width = "", 0.0
-        for segment in _BREAK_AFTER.split(word):
-            if not segment:
-                continue
+        segments = [segment for segment in _BREAK_AFTER.split(word) if segment]
+        # Punctuation that opens the word ("=" of "=HYPERLINK(") stays with what follows it,
+        # not alone on a line.
+        while len(segments) > 1 and _BREAK_CHARACTERS.fullmatch(segments[0]):
+            segments[:2] = [segments[0] + segments[1]]
+        for segment in segments:
             segment_width = self.width(segment)
             if current_width + segment_width <= width:
                 current += segment
@@ -267,10 +295,32 @@ class TextStyle:
         return parts
 
 
+def isolated(text: str) -> str:
+    """``text`` set apart for the bidi algorithm when it has right-to-left letters, so that a
+    right-to-left name inside a sentence ("A1 — محمد · 3 rows") neither carries the words and
+    numbers after it into its own order nor turns the whole line right to left."""
+    return f"\u2068{text}\u2069" if _RIGHT_TO_LEFT.search(text) else text
+
+
+def _counted_missing(char: str) -> bool:
+    """Whether ``char`` in a run no font has is a character lost from the page (and counted)."""
+    return not needs_no_glyph(char) and unicodedata.category(char) != "Zs"
+
+
 def _shown_for_missing(char: str) -> str:
-    if char.isspace():
+    if needs_no_glyph(char):
+        return ""
+    return " " if unicodedata.category(char) == "Zs" else REPLACEMENT
+
+
+def _drawn_with(char: str, glyphs: frozenset[int]) -> str:
+    """``char`` as a font with ``glyphs`` draws it: a space it lacks as a plain space, a format
+    character it lacks as nothing."""
+    if ord(char) in glyphs:
         return char
-    return "" if needs_no_glyph(char) else REPLACEMENT
+    if needs_no_glyph(char):
+        return ""
+    return " " if char.isspace() else char
 
 
 def _shaped(text: str, font: str, size: float) -> str:

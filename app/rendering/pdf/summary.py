@@ -1,7 +1,8 @@
-"""A summary report's page: headline figures, then a horizontal bar chart."""
+"""A summary report: headline figures, then a horizontal bar chart."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
@@ -20,8 +21,44 @@ BAR = HexColor("#4a78b5")
 NEGATIVE_BAR = HexColor("#c0504d")
 
 
-class _Figures(Flowable):
+class _Rows(Flowable):
+    """A flowable of rows that each know their height (the last item), split between rows at a
+    page end: many figures, or a chart's long labels, run on to the next page."""
+
+    rows: list[tuple]
+    margin = 0.0  # height over the rows'
+
+    def _set_rows(self, rows: list[tuple]) -> None:
+        self.rows = rows
+        self.height = sum(row[-1] for row in rows) + self.margin
+
+    def wrap(self, available_width, available_height):
+        return self.width, self.height
+
+    def split(self, available_width, available_height):
+        used, fits = self.margin, 0
+        for row in self.rows:
+            if used + row[-1] > available_height:
+                break
+            used += row[-1]
+            fits += 1
+        if fits in (0, len(self.rows)):
+            return []
+        parts = []
+        for rows in (self.rows[:fits], self.rows[fits:]):
+            part = copy.copy(self)
+            # platypus marks a flowable it has moved to a new page (_postponed) and gives up when
+            # it cannot place it a second time; a part is a new flowable.
+            vars(part).pop("_postponed", None)
+            part._set_rows(rows)
+            parts.append(part)
+        return parts
+
+
+class _Figures(_Rows):
     """The headline figures, three to a row: a small label over a large value."""
+
+    margin = 10.0
 
     def __init__(self, figures: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
                  warnings: Counter) -> None:
@@ -29,7 +66,7 @@ class _Figures(Flowable):
         self.width = width
         self.label_style, self.value_style = styles.figure_label, styles.figure_value
         cell = width / FIGURES_PER_ROW - 6
-        self.rows = []
+        rows = []
         for start in range(0, len(figures), FIGURES_PER_ROW):
             cells = [
                 (self.label_style.lay_out(str(label), cell, warnings),
@@ -37,11 +74,8 @@ class _Figures(Flowable):
                 for label, value in figures[start : start + FIGURES_PER_ROW]
             ]
             height = max(len(lb) * self.label_style.leading + len(v) * self.value_style.leading for lb, v in cells)
-            self.rows.append((cells, height + 8))
-        self.height = sum(height for _, height in self.rows) + 10
-
-    def wrap(self, available_width, available_height):
-        return self.width, self.height
+            rows.append((cells, height + 8))
+        self._set_rows(rows)
 
     def draw(self):
         top = self.height - 6
@@ -60,8 +94,12 @@ class _Figures(Flowable):
             top -= height
 
 
-class _Chart(Flowable):
-    """One bar per entry: the label, a bar as long as the value against the largest, the value."""
+class _Chart(_Rows):
+    """One bar per entry: the label, a bar as long as the value against the largest, the value.
+
+    With negative values the bars share a zero line: negative bars run left of it, positive
+    ones right, so a bar's length and side both read as its value.
+    """
 
     def __init__(self, chart: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
                  warnings: Counter) -> None:
@@ -72,34 +110,35 @@ class _Chart(Flowable):
         for _, value in chart:
             number = exact_number(value)
             numbers.append(float(number) if number is not None else 0.0)
-        scale = max((abs(n) for n in numbers), default=0.0) or 1.0
+        most = max((n for n in numbers), default=0.0)
+        least = min((n for n in numbers), default=0.0)
+        span = (max(most, 0.0) - min(least, 0.0)) or 1.0
         self.label_width, self.bar_width = width * 0.28, width * 0.56
         self.value_width = width - self.label_width - self.bar_width
-        self.rows = []
+        room = self.bar_width - 3
+        self.zero = self.label_width - min(least, 0.0) / span * room
+        rows = []
         for (label, value), number in zip(chart, numbers, strict=True):
             label_lines = self.style.lay_out(str(label), self.label_width - 3, warnings)
             value_lines = self.style.lay_out(figure_text(value, layout), self.value_width - 3, warnings)
             height = max(len(label_lines), len(value_lines), 1) * self.style.leading + 3
-            self.rows.append((label_lines, number / scale, value_lines, height))
-        self.height = sum(row[3] for row in self.rows)
-
-    def wrap(self, available_width, available_height):
-        return self.width, self.height
+            rows.append((label_lines, number / span * room, value_lines, height))
+        self._set_rows(rows)
 
     def draw(self):
         canvas, style = self.canv, self.style
         top = self.height
-        for label_lines, share, value_lines, height in self.rows:
+        for label_lines, length, value_lines, height in self.rows:
             baseline = top - 1.5 - style.size
             canvas.setFillColor(TEXT)
             for offset, line in enumerate(label_lines):
                 draw_line(canvas, line, 0, baseline - offset * style.leading, style.size)
             for offset, line in enumerate(value_lines):
                 draw_line(canvas, line, self.width - line.width, baseline - offset * style.leading, style.size)
-            length = abs(share) * (self.bar_width - 3)
-            if length >= 0.5:
-                canvas.setFillColor(BAR if share >= 0 else NEGATIVE_BAR)
-                canvas.rect(self.label_width, top - height + 2, length, height - 4, stroke=0, fill=1)
+            if abs(length) >= 0.5:
+                canvas.setFillColor(BAR if length > 0 else NEGATIVE_BAR)
+                canvas.rect(min(self.zero, self.zero + length), top - height + 2, abs(length), height - 4,
+                            stroke=0, fill=1)
             top -= height
 
 
@@ -112,7 +151,8 @@ def render_summary_pdf(
     chart_title: str | None = None,
     warnings: Counter | None = None,
 ) -> None:
-    """A one-page summary: headline figures, then an optional horizontal bar chart."""
+    """A summary: headline figures, then an optional horizontal bar chart; one page unless
+    the figures or the chart's labels need more."""
     warnings = Counter() if warnings is None else warnings
 
     def story(width: float, styles: Styles):

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from decimal import Decimal
 from io import BytesIO
 
+import pytest
 from sqlalchemy import func, select, update
 
 from app.extensions import db
 from app.models import QueryExport, TimesheetEntry, Workspace
+from app.seed_data import HOSTILE_VALUES
 from app.services.export_runner import run_export_file
 from app.services.report_file_production import write_report_file
 from tests import factories
@@ -22,22 +23,15 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-# Directional marks pdftotext puts around right-to-left runs, and the zero-width joiner.
-_INVISIBLE = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u200d"))
+# What pdftotext adds around each right-to-left run it prints (RLE, LRE, PDF).
+POPPLER_EMBEDDINGS = dict.fromkeys(map(ord, "\u202a\u202b\u202c"))
 
 
 def _glyphs(text: str) -> str:
-    """Text as compared with pdftotext's output.
-
-    White space goes (long cells wrap, and a wrap may fall inside a word); Arabic presentation
-    forms fold back to letters (NFKC); characters beyond the Basic Multilingual Plane (emoji)
-    go, because the PDF's ToUnicode map reads them back wrong although their glyphs print; and
-    control characters go, because a PDF does not print them (they have no glyph).
-    """
-    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return "".join(
-        ch for ch in "".join(folded.split()) if ord(ch) <= 0xFFFF and unicodedata.category(ch) != "Cc"
-    )
+    """Text as compared with pdftotext's output: white space goes (long cells wrap, and a wrap may
+    fall inside a word), and so do the embedding marks pdftotext adds; every letter, emoji and
+    control character is compared as written, with no normalisation."""
+    return "".join(text.translate(POPPLER_EMBEDDINGS).split())
 
 
 def _produce(kit, report, storage, file_format="pdf") -> bytes:
@@ -179,3 +173,22 @@ def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
     assert warnings["glyph_missing"] >= 1 and warnings["cell_clipped"] == 1
     assert any(0 < done < rows for done, _ in progress)
     assert progress[-1] == (rows, rows)
+
+
+# The characters of the hostile values no committed font draws: emoji and control characters.
+NO_FONT_HAS = ["🙂", "👩", "💻", "\x01", "\x1f"]
+
+
+@pytest.mark.parametrize("kind", ["table", "coded"])
+def test_report_pdf_prints_every_hostile_note_as_written(kit, read_pdf, kind):
+    """Each hostile value the world stores as a note is in the produced PDF's text layer as written
+    (white space aside, no normalisation: Arabic and Hebrew as their own letters), and the
+    characters no font draws are counted as glyph_missing, once each."""
+    export = db.session.get(QueryExport, kit.request(kit.report(kind=kind)).id)
+    warnings: Counter = Counter()
+    out = BytesIO()
+    write_report_file(export, kit.access(kit.world.admin), out, lambda done, total: None, warnings)
+    text = _glyphs(read_pdf(out.getvalue(), "raw"))
+    for value in HOSTILE_VALUES:
+        assert _glyphs(value) in text, value
+    assert warnings == Counter({"glyph_missing": sum(v.count(c) for v in HOSTILE_VALUES for c in NO_FONT_HAS)})

