@@ -89,8 +89,8 @@ def valid_address(value: object) -> str:
         not at
         or len(text) > MAX_ADDRESS_LENGTH
         or not text.isascii()
-        or not _LOCAL_PART.match(local)
-        or not _DOMAIN.match(domain)
+        or not _LOCAL_PART.fullmatch(local)
+        or not _DOMAIN.fullmatch(domain)
     ):
         raise ValidationError(f"“{shown}” is not an email address.", "recipients")
     return text
