@@ -134,7 +134,7 @@ def import_legacy_command(file: str, workspace_id: int | None) -> None:
     One line per entry: imported (as which schedule) or refused (with the reason). Exits with 1
     when any entry was refused; the others are imported all the same.
     """
-    from app.services.legacy_import import LegacyFileError, import_legacy_schedules, read_legacy_file
+    from app.services.legacy_import import LegacyFileError, import_legacy_schedules, printable, read_legacy_file
 
     try:
         with open(file, encoding="utf-8") as handle:
@@ -148,12 +148,13 @@ def import_legacy_command(file: str, workspace_id: int | None) -> None:
         sys.exit(1)
     for outcome in outcomes:
         if outcome.imported:
+            # Names and reasons quote the file's text: one line each, no terminal control characters.
             click.echo(
-                f"{outcome.label}: imported as schedule {outcome.schedule_id} “{outcome.schedule_name}”, "
+                f"{outcome.label}: imported as schedule {outcome.schedule_id} “{printable(outcome.schedule_name)}”, "
                 "paused until the old delivery is switched off."
             )
         else:
-            click.echo(f"{outcome.label}: refused: {outcome.reason}", err=True)
+            click.echo(f"{outcome.label}: refused: {printable(outcome.reason)}", err=True)
     refused = sum(1 for outcome in outcomes if not outcome.imported)
     click.echo(f"{len(outcomes) - refused} imported, {refused} refused.")
     if refused:

@@ -85,6 +85,10 @@ def read_legacy_file(text: str) -> list:
         raise LegacyFileError(
             f"The file is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
         ) from None
+    except ValueError:
+        raise LegacyFileError("The file holds a number too long to be an id or a setting.") from None
+    except RecursionError:
+        raise LegacyFileError("The file's JSON is nested too deeply to be a list of schedules.") from None
     if not isinstance(data, list):
         raise LegacyFileError("The file must hold a JSON list of schedules, one object per schedule.")
     return data
@@ -108,6 +112,11 @@ def import_legacy_schedules(
 def printable(value: str) -> str:
     """The value on one line: control and line-separating characters as U+FFFD."""
     return "".join("\ufffd" if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") else ch for ch in value)
+
+
+def _id(value: object) -> int | None:
+    """The id a field names (a whole number, or its digits as text); JSON true is not 1."""
+    return None if isinstance(value, bool) else database_id(value)
 
 
 def _legacy_ref(entry: object) -> str | None:
@@ -142,6 +151,8 @@ def _import_entry(index: int, entry: object, workspace_id: int | None, origin: s
     except IntegrityError:
         # Another import (or a person) took the old id or the name between the checks and the commit.
         db.session.rollback()
+        current_app.logger.warning("legacy import: entry %s (old id %r) refused by the database", index, legacy_ref,
+                                   exc_info=True)
         return EntryOutcome(index, legacy_ref, reason=_conflict(entry, legacy_ref, workspace_id))
     return EntryOutcome(index, legacy_ref, schedule_id=schedule.id, schedule_name=schedule.name)
 
@@ -207,9 +218,9 @@ def _flag(entry: dict, field: str, default: bool) -> bool:
 
 def _workspace(entry: dict, workspace_id: int | None) -> Workspace:
     named = entry.get("workspace_id")
-    if named is not None and database_id(named) is None:
+    named_id = _id(named) if named is not None else None
+    if named is not None and named_id is None:
         raise ValidationError("“workspace_id” must be a workspace's id (a whole number).")
-    named_id = database_id(named) if named is not None else None
     if workspace_id is not None and named_id is not None and named_id != workspace_id:
         raise ValidationError(f"The entry is for workspace {named_id}, not workspace {workspace_id} (--workspace).")
     chosen = workspace_id if workspace_id is not None else named_id
@@ -242,7 +253,7 @@ def _attach_source(schedule: Schedule, source: object, file_format: object, work
         raise ValidationError("“source” must be an object with a “type” (saved_query or report) and an “id”.")
     _known_fields(source, SOURCE_FIELDS, "“source”")
     kind = SOURCE_TYPES.get(source.get("type"))
-    source_id = database_id(source.get("id"))
+    source_id = _id(source.get("id"))
     if kind is None or source_id is None:
         raise ValidationError("“source” must have a “type” (saved_query or report) and an “id” (a whole number).")
     schedule.kind = kind
@@ -333,10 +344,11 @@ def _recipients(value: object, workspace: Workspace, access, owner_email: str) -
 def _conflict(entry: object, legacy_ref: str | None, workspace_id: int | None) -> str:
     """Why the insert lost a race: the old id or the name was taken meanwhile."""
     named = entry.get("workspace_id") if isinstance(entry, dict) else None
-    chosen = workspace_id if workspace_id is not None else database_id(named)
+    chosen = workspace_id if workspace_id is not None else _id(named)
     existing = db.session.execute(
         select(Schedule.id).where(Schedule.workspace_id == chosen, Schedule.legacy_ref == legacy_ref)
     ).scalar_one_or_none()
     if existing is not None:
         return f"Already imported as schedule {existing}."
-    return "Another schedule with this name was saved meanwhile; run the import again to see the reason."
+    return ("The database refused the entry because something changed meanwhile (another schedule took its "
+            "name, or its owner or source went); run the import again to see the reason.")

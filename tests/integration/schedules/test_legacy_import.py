@@ -4,6 +4,7 @@ arrival, one import per old id, and the `flask schedules import-legacy` command'
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -196,6 +197,8 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
         "send-when-empty-text": (e(send_when_empty="yes"), "“send_when_empty” must be true or false."),
         "no-workspace": (e(workspace_id=_DROP), "The entry names no workspace"),
         "unknown-workspace": (e(workspace_id=999_999), "Workspace 999999 does not exist."),
+        "workspace-true": (e(workspace_id=True), "“workspace_id” must be a workspace's id"),
+        "source-id-true": (e(source={"type": "saved_query", "id": True}), "“source” must have a “type”"),
     }
 
 
@@ -205,7 +208,7 @@ BAD_CASES = [
     "query-as-pdf", "summary-as-xlsx", "more-than-hourly", "bad-frequency", "bad-zone", "day-31", "bad-weekday",
     "no-recipients", "fifty-one-recipients", "duplicate-address", "person-twice", "bad-address",
     "recipient-not-text", "external-without-grant", "nul-in-name", "lone-surrogate-in-message",
-    "send-when-empty-text", "no-workspace", "unknown-workspace",
+    "send-when-empty-text", "no-workspace", "unknown-workspace", "workspace-true", "source-id-true",
 ]
 
 
@@ -360,8 +363,10 @@ def test_the_command_imports_the_example_into_the_demo_once(app, demo):
     [
         ("{not json", "is not valid JSON (line 1, column 2"),
         ({"schedules": []}, "must hold a JSON list of schedules"),
+        ('[{"id": ' + "9" * 5000 + "}]", "a number too long"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ],
-    ids=["not-json", "not-a-list"],
+    ids=["not-json", "not-a-list", "huge-number", "deep-nesting"],
 )
 def test_the_command_refuses_a_file_that_is_not_a_list_of_schedules(app, world, tmp_path, content, message):
     result = app.test_cli_runner().invoke(args=["schedules", "import-legacy", _write(tmp_path, content)])
@@ -375,3 +380,20 @@ def test_the_command_refuses_a_file_that_is_not_utf8(app, world, tmp_path):
     path.write_bytes('[{"name": "Café"}]'.encode("latin-1"))
     result = app.test_cli_runner().invoke(args=["schedules", "import-legacy", str(path)])
     assert (result.exit_code, result.stderr.strip()) == (1, f"{path} is not UTF-8 text; nothing was imported.")
+
+
+def test_hostile_names_and_messages_are_stored_as_written_and_reported_on_one_line(app, world, sources, tmp_path):
+    """Every hostile value survives as a name and a message (trimmed); each command line stays one line."""
+    query, _reports = sources
+    values = factories.hostile_values()
+    entries = [
+        _entry(world, query, f"H-{n}", name=f"{n} {value}", message=value) for n, value in enumerate(values)
+    ]
+    result = app.test_cli_runner().invoke(args=["schedules", "import-legacy", _write(tmp_path, entries)])
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == len(values) + 1
+    assert [ch for ch in result.stdout.replace("\n", "") if unicodedata.category(ch) == "Cc"] == []
+    stored = dict(db.session.execute(select(Schedule.legacy_ref, Schedule.custom_message)).all())
+    names = dict(db.session.execute(select(Schedule.legacy_ref, Schedule.name)).all())
+    assert stored == {f"H-{n}": value.strip() for n, value in enumerate(values)}
+    assert names == {f"H-{n}": f"{n} {value}".strip() for n, value in enumerate(values)}
