@@ -20,7 +20,7 @@ from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import current_context
+from app.domain.access import RequesterContext, current_context
 from app.domain.errors import ValidationError
 from app.domain.query_spec import validate_definition
 from app.domain.schedule_rules import (
@@ -234,7 +234,7 @@ def _workspace(entry: dict, workspace_id: int | None) -> Workspace:
     return workspace
 
 
-def _owner(value: object, workspace: Workspace):
+def _owner(value: object, workspace: Workspace) -> tuple[Person, RequesterContext]:
     email = value.strip() if isinstance(value, str) else ""
     if not email:
         raise ValidationError("“owner_email” must be the owner's email address.")
@@ -247,8 +247,10 @@ def _owner(value: object, workspace: Workspace):
     return person, access
 
 
-def _attach_source(schedule: Schedule, source: object, file_format: object, workspace: Workspace, access,
-                   header_row: bool) -> None:
+def _attach_source(
+    schedule: Schedule, source: object, file_format: object, workspace: Workspace, access: RequesterContext,
+    header_row: bool,
+) -> None:
     if not isinstance(source, dict):
         raise ValidationError("“source” must be an object with a “type” (saved_query or report) and an “id”.")
     _known_fields(source, SOURCE_FIELDS, "“source”")
@@ -285,7 +287,7 @@ def _attach_source(schedule: Schedule, source: object, file_format: object, work
     schedule.heading = "labels"
 
 
-def _readable(access, query: SavedQuery, what: str) -> None:
+def _readable(access: RequesterContext, query: SavedQuery, what: str) -> None:
     if not access.can_read_dataset(query.dataset):
         owner = db.session.get(Person, access.person_id)
         raise ValidationError(
@@ -321,7 +323,9 @@ def _timetable(timing: object, default_zone: str) -> Timetable:
         raise ValidationError(f"“timing”: {exc}") from None
 
 
-def _recipients(value: object, workspace: Workspace, access, owner_email: str) -> list[RecipientChoice]:
+def _recipients(
+    value: object, workspace: Workspace, access: RequesterContext, owner_email: str
+) -> list[RecipientChoice]:
     if not isinstance(value, list) or not all(isinstance(address, str) for address in value):
         raise ValidationError("“recipients” must be a list of email addresses.")
     members = db.session.execute(

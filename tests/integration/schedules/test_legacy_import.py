@@ -4,13 +4,15 @@ arrival, one import per old id, and the `flask schedules import-legacy` command'
 from __future__ import annotations
 
 import json
+import threading
+import time
 import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.query_spec import validate_definition
@@ -343,6 +345,45 @@ def test_the_command_reports_one_line_per_entry_and_exits_1_when_one_was_refused
     ]
     assert result.stderr.splitlines() == [
         "Entry 2 (old id “C-2”): refused: A schedule of a saved query makes CSV or Excel (XLSX) files."
+    ]
+
+
+def test_an_import_racing_another_for_the_same_old_id_reports_it_already_imported(app, world, sources):
+    """Another transaction inserts the same old id after this import checked for it: the database's
+    unique constraint makes this import wait, then refuse the entry naming the schedule that won."""
+    query, _reports = sources
+    admin_id, workspace_id = world.admin.id, world.workspace.id
+    rival = db.engine.connect()
+    rival_transaction = rival.begin()
+    rival_id = rival.execute(
+        insert(Schedule.__table__).values(
+            workspace_id=workspace_id, name="Imported elsewhere", kind="query", owner_id=admin_id, format="csv",
+            query_definition=query.definition(), query_version=1, timetable={"kind": "daily", "time": "07:00"},
+            legacy_ref="RACE-1",
+        ).returning(Schedule.__table__.c.id)
+    ).scalar_one()
+    outcomes: list = []
+
+    def import_in_another_session() -> None:
+        with app.app_context():
+            outcomes.extend(import_legacy_schedules([_entry(world, query, "RACE-1")], now=NOW))
+
+    racer = threading.Thread(target=import_in_another_session)
+    racer.start()
+    with db.engine.connect() as observer:
+        waiting = 0
+        while racer.is_alive() and not waiting:
+            waiting = observer.execute(text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )).scalar_one()
+            observer.rollback()
+            time.sleep(0.02)
+    rival_transaction.commit()
+    rival.close()
+    racer.join(timeout=60)
+    assert waiting == 1
+    assert [(outcome.imported, outcome.reason) for outcome in outcomes] == [
+        (False, f"Already imported as schedule {rival_id}.")
     ]
 
 
