@@ -1,4 +1,5 @@
-"""Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`, `flask remove-member`."""
+"""Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`, `flask remove-member`,
+`flask schedules import-legacy`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 
 import click
 from flask import Flask, current_app
-from flask.cli import with_appcontext
+from flask.cli import AppGroup, with_appcontext
 
 
 @click.command("seed-demo")
@@ -120,6 +121,47 @@ def remove_member_command(email: str, workspace_id: int) -> None:
     click.echo(f"{email} is no longer a member of workspace {workspace_id}.")
 
 
+schedules_group = AppGroup("schedules", help="Schedules: recurring delivery of files by email.")
+
+
+@schedules_group.command("import-legacy")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--workspace", "workspace_id", type=int, default=None,
+              help="Import every entry into this workspace (an entry naming another one is refused).")
+def import_legacy_command(file: str, workspace_id: int | None) -> None:
+    """Import schedules exported from the old system (docs/legacy-schedules.md); they arrive paused.
+
+    One line per entry: imported (as which schedule) or refused (with the reason). Exits with 1
+    when any entry was refused; the others are imported all the same.
+    """
+    from app.services.legacy_import import LegacyFileError, import_legacy_schedules, printable, read_legacy_file
+
+    try:
+        with open(file, encoding="utf-8") as handle:
+            text = handle.read()
+        outcomes = import_legacy_schedules(read_legacy_file(text), workspace_id, origin=os.path.basename(file))
+    except UnicodeDecodeError:
+        click.echo(f"{file} is not UTF-8 text; nothing was imported.", err=True)
+        sys.exit(1)
+    except LegacyFileError as exc:
+        click.echo(f"{file}: {exc}", err=True)
+        sys.exit(1)
+    for outcome in outcomes:
+        if outcome.imported:
+            # Names and reasons quote the file's text: one line each, no terminal control characters.
+            click.echo(
+                f"{outcome.label}: imported as schedule {outcome.schedule_id} “{printable(outcome.schedule_name)}”, "
+                "paused until the old delivery is switched off."
+            )
+        else:
+            click.echo(f"{outcome.label}: refused: {printable(outcome.reason)}", err=True)
+    refused = sum(1 for outcome in outcomes if not outcome.imported)
+    click.echo(f"{len(outcomes) - refused} imported, {refused} refused.")
+    if refused:
+        sys.exit(1)
+
+
 def register(app: Flask) -> None:
+    app.cli.add_command(schedules_group)
     for command in (seed_demo_command, scheduler_command, serve_all_command, remove_member_command):
         app.cli.add_command(command)

@@ -116,6 +116,8 @@ class Schedule(db.Model):
     __tablename__ = "schedules"
     __table_args__ = (
         UniqueConstraint("workspace_id", "name"),
+        # An old system's schedule is imported once per workspace, even by two imports at once.
+        UniqueConstraint("workspace_id", "legacy_ref", name="schedules_legacy_ref_uidx"),
         CheckConstraint("kind IN ('query', 'report')", name="kind"),
         CheckConstraint(_in("status", ScheduleStatus), name="status"),
         CheckConstraint(

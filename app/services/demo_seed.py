@@ -1,7 +1,11 @@
 """The demo seed: two workspaces, the people who sign in, and every product-wide dataset filled.
 
 The Northwind administrator also owns a few starter saved queries and sample reports (one of
-each kind) over them, validated exactly as the query builder and the Reports form validate.
+each kind) over them, validated exactly as the query builder and the Reports form validate, a
+message template (a published version and a draft), and four schedules that show every state a
+newcomer meets: an active daily query schedule to three recipients (two people and an outside
+address), a weekly report schedule, one paused by a legacy import, and one whose last run failed
+after two attempts, with its recipient rows failed and skipped (docs/schedules.md, "Demo data").
 
 `flask seed-demo` and `flask serve-all` call `seed_demo`. Everything is written in one
 transaction, so a seed that fails leaves nothing behind and a later run starts clean; once the
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -30,12 +35,20 @@ from sqlalchemy import Table, insert, select
 from app.domain.catalog import DATASETS
 from app.domain.query_spec import validate_definition
 from app.domain.report_spec import validate_report
+from app.domain.timetable import Timetable, next_occurrence, next_occurrences
 from app.extensions import db
 from app.models import (
+    CommunicationTemplate,
+    CommunicationTemplateVersion,
     Membership,
     Person,
     Report,
     SavedQuery,
+    Schedule,
+    ScheduleRecipient,
+    ScheduleRun,
+    ScheduleRunAttempt,
+    ScheduleUnsubscribe,
     Shift,
     Team,
     TeamMember,
@@ -43,8 +56,20 @@ from app.models import (
     TimesheetEntry,
     Workspace,
 )
+from app.models.schedule import (
+    DeliveryStatus,
+    PauseReason,
+    RecipientDelivery,
+    RunStatus,
+    RunTrigger,
+    ScheduleStatus,
+    SkipReason,
+    TemplateStatus,
+)
 from app.seed_data import HOSTILE_VALUES
+from app.services import audit
 from app.services.authentication import hash_password
+from app.services.legacy_import import IMPORT_ACTION
 from app.services.reports import STORED_FIELDS
 
 DEMO_WORKSPACE = "Northwind Care"
@@ -307,7 +332,10 @@ def _seed_everything(rows: int) -> None:
     globex_workers = _add_employees(rng, globex, _GLOBEX_PLAN, globex_teams, globex_names, today)
     queries = _add_saved_queries(northwind, people[_ADMIN], now)
     db.session.flush()
-    _add_sample_reports(northwind, people[_ADMIN], queries, now)
+    reports = _add_sample_reports(northwind, people[_ADMIN], queries, now)
+    db.session.flush()
+    template_version = _add_template(northwind, people[_ADMIN], now)
+    _add_schedules(northwind, people, queries, reports, template_version, now)
 
     for workspace, plan, workers, entries in (
         (northwind, _NORTHWIND, northwind_workers, rows),
@@ -496,17 +524,196 @@ _SAMPLE_REPORTS: tuple[tuple[str, dict], ...] = (
 
 def _add_sample_reports(
     workspace: Workspace, owner: Person, queries: dict[str, SavedQuery], now: datetime
-) -> None:
-    """The administrator's sample reports, in the normal form the Reports form saves."""
+) -> dict[str, Report]:
+    """The administrator's sample reports, in the normal form the Reports form saves; by name."""
+    reports = {}
     for query_name, definition in _SAMPLE_REPORTS:
         query = queries[query_name]
         checked = validate_report(definition, query.dataset, list(query.columns))
-        db.session.add(
-            Report(
-                workspace_id=workspace.id, owner_id=owner.id, source_query_id=query.id, version=1,
-                created_at=now, updated_at=now, **{key: checked[key] for key in STORED_FIELDS},
-            )
+        reports[checked["name"]] = Report(
+            workspace_id=workspace.id, owner_id=owner.id, source_query_id=query.id, version=1,
+            created_at=now, updated_at=now, **{key: checked[key] for key in STORED_FIELDS},
         )
+    db.session.add_all(reports.values())
+    return reports
+
+
+TEMPLATE_NAME = "Scheduled file"
+_TEMPLATE_VERSIONS = (
+    (
+        "Your scheduled file from Northwind Care",
+        "Hello,\n\nThe file below was produced on its schedule. The download link works for 30 days.\n\n"
+        "Northwind Care workforce office",
+    ),
+    (
+        "Your Northwind Care file is ready",
+        "Hello,\n\nYour regular file is ready. Download it within 30 days; after that, ask the schedule's "
+        "owner for a new one.\n\nNorthwind Care workforce office",
+    ),
+)
+
+
+def _add_template(workspace: Workspace, author: Person, now: datetime) -> CommunicationTemplateVersion:
+    """The workspace's message template: version 1 published, version 2 a draft. Returns version 1."""
+    template = CommunicationTemplate(workspace_id=workspace.id, name=TEMPLATE_NAME, created_by_id=author.id,
+                                     created_at=now - timedelta(days=60))
+    published_on = now - timedelta(days=59)
+    (subject_1, body_1), (subject_2, body_2) = _TEMPLATE_VERSIONS
+    template.versions = [
+        CommunicationTemplateVersion(
+            number=1, status=TemplateStatus.PUBLISHED, subject=subject_1, body=body_1, created_by_id=author.id,
+            created_at=published_on, published_at=published_on,
+        ),
+        CommunicationTemplateVersion(
+            number=2, status=TemplateStatus.DRAFT, subject=subject_2, body=body_2, created_by_id=author.id,
+            created_at=now - timedelta(days=2),
+        ),
+    ]
+    db.session.add(template)
+    db.session.flush()
+    return template.versions[0]
+
+
+# Outside addresses (the administrator holds the external-recipients grant); contoso.example is
+# a reserved domain, so nothing is ever delivered there.
+PAYROLL_ADDRESS = "payroll@contoso.example"
+HR_ARCHIVE_ADDRESS = "hr-archive@contoso.example"
+HR_RECORDS_ADDRESS = "hr-records@contoso.example"
+LEGACY_REF = "LEGACY-0042"
+
+
+def _add_schedules(
+    workspace: Workspace,
+    people: dict[_Login, Person],
+    queries: dict[str, SavedQuery],
+    reports: dict[str, Report],
+    template_version: CommunicationTemplateVersion,
+    now: datetime,
+) -> None:
+    """Four schedules of the administrator, one per state a newcomer should see (module docstring)."""
+    admin, member, scoped = people[_ADMIN], people[_MEMBER], people[_SCOPED]
+    max_rows = current_app.config["SETTINGS"].max_export_rows
+    created = now - timedelta(days=30)
+
+    def schedule(name: str, timetable: dict, recipients: list[Person | str], **fields) -> Schedule:
+        checked = Timetable.from_json(timetable, workspace.time_zone)
+        row = Schedule(
+            workspace_id=workspace.id, name=name, owner_id=admin.id, timetable=checked.to_json(),
+            next_occurrence_at=next_occurrence(checked, now), created_at=created, updated_at=created,
+            **{"template_version_id": template_version.id, **fields},
+        )
+        row.recipients = [
+            ScheduleRecipient(position=position, person_id=recipient.id, address_key=f"person:{recipient.id}")
+            if isinstance(recipient, Person)
+            else ScheduleRecipient(position=position, email=recipient, address_key=recipient.lower())
+            for position, recipient in enumerate(recipients)
+        ]
+        db.session.add(row)
+        return row
+
+    def query_source(name: str) -> dict:
+        query = queries[name]
+        return {
+            "kind": "query", "source_query_id": query.id, "query_version": query.version,
+            "query_definition": validate_definition(query.definition(), max_rows), "heading": "names",
+        }
+
+    def report_source(name: str) -> dict:
+        report = reports[name]
+        return {"kind": "report", "report_id": report.id, "report_version_seen": report.version, "heading": "labels"}
+
+    schedule(
+        "Approved hours, every morning",
+        {"kind": "daily", "time": "07:00"},
+        [member, scoped, PAYROLL_ADDRESS],
+        format="csv",
+        custom_message="Yesterday's approved hours are in the file; payroll closes on the 25th.",
+        **query_source("Approved hours last 7 days"),
+    )
+    schedule(
+        "Hours by team, Monday PDF",
+        {"kind": "weekly", "days": ["mon"], "time": "08:00"},
+        [admin, member],
+        format="pdf",
+        custom_message="The weekly hours by team, for the Monday huddle.",
+        **report_source("Hours by team"),
+    )
+    imported = schedule(
+        "Pending time off (old system)",
+        {"kind": "monthly", "day": 1, "time": "09:00"},
+        [admin, HR_RECORDS_ADDRESS],
+        format="xlsx",
+        status=ScheduleStatus.PAUSED,
+        pause_reason=PauseReason.LEGACY_IMPORT,
+        paused_at=now - timedelta(days=1),
+        legacy_ref=LEGACY_REF,
+        template_version_id=None,
+        custom_message="Pending requests, as the old scheduling system sent them on the 1st.",
+        **query_source("Pending time off"),
+    )
+    failing = schedule(
+        "Team roster for HR, Fridays",
+        {"kind": "weekly", "days": ["fri"], "time": "16:00"},
+        [member, HR_ARCHIVE_ADDRESS],
+        format="xlsx",
+        failure_streak=1,
+        custom_message="The roster as it stands at the end of the week.",
+        **report_source("Team roster"),
+    )
+    db.session.flush()
+    audit.record(
+        workspace_id=workspace.id, actor_id=None, action=IMPORT_ACTION, subject_type="schedule",
+        subject_id=imported.id,
+        reason="Imported from the old scheduling system; paused until the old delivery is switched off.",
+        details={"legacy_ref": LEGACY_REF, "entry": 1, "file": "demo seed"},
+    )
+    _add_failed_run(workspace, failing, member, now)
+
+
+def _add_failed_run(workspace: Workspace, schedule: Schedule, member: Person, now: datetime) -> None:
+    """The schedule's last occurrence: a transient failure, a retry that failed for good, and its
+    recipient rows (one failed for want of a file, one skipped because it unsubscribed)."""
+    timetable = Timetable.from_json(schedule.timetable, workspace.time_zone)
+    occurrence = max(instant for instant in next_occurrences(timetable, now - timedelta(days=8), 8)
+                     if instant <= now - timedelta(hours=1))
+    schedule.last_occurrence_at = occurrence
+    first_end = occurrence + timedelta(seconds=38)
+    retry_start = first_end + timedelta(minutes=2)
+    settled = retry_start + timedelta(seconds=3)
+    detail = ("The report named a column its saved query no longer had; the report has been corrected since, "
+              "and the next run uses it.")
+    run = ScheduleRun(
+        workspace_id=workspace.id, schedule_id=schedule.id, occurrence_at=occurrence, trigger=RunTrigger.TIMETABLE,
+        skipped_occurrences=[], status=RunStatus.FAILED, attempt_count=2, created_at=occurrence,
+        dispatched_at=occurrence + timedelta(seconds=1), started_at=occurrence + timedelta(seconds=2),
+        completed_at=settled, failure_code="invalid_request", failure_detail=detail,
+    )
+    run.attempts = [
+        ScheduleRunAttempt(
+            number=1, started_at=occurrence + timedelta(seconds=2), ended_at=first_end, outcome="failed",
+            error_code="storage_error", error_detail="The file store did not answer in time; retried.",
+        ),
+        ScheduleRunAttempt(
+            number=2, started_at=retry_start, ended_at=settled, outcome="failed", error_code="invalid_request",
+            error_detail=detail,
+        ),
+    ]
+    run.deliveries = [
+        RecipientDelivery(
+            address_key=f"person:{member.id}", person_id=member.id, status=DeliveryStatus.FAILED,
+            last_error="Not sent: the run failed, so there was no file to link to.",
+            link_nonce=secrets.token_urlsafe(32), created_at=settled,
+        ),
+        RecipientDelivery(
+            address_key=HR_ARCHIVE_ADDRESS, email=HR_ARCHIVE_ADDRESS, status=DeliveryStatus.SKIPPED,
+            skip_reason=SkipReason.RECIPIENT_UNSUBSCRIBED, link_nonce=secrets.token_urlsafe(32), created_at=settled,
+        ),
+    ]
+    db.session.add_all([
+        ScheduleUnsubscribe(schedule_id=schedule.id, address_key=HR_ARCHIVE_ADDRESS,
+                            created_at=occurrence - timedelta(days=3)),
+        run,
+    ])
 
 
 _SHIFT_COLUMNS = (

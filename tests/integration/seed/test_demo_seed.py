@@ -1,4 +1,5 @@
-"""The demo seed on PostgreSQL: workspaces, sign-ins and access, datasets, saved queries, reports, idempotence."""
+"""The demo seed on PostgreSQL: workspaces, sign-ins and access, datasets, saved queries, reports,
+a message template, schedules in every state, idempotence."""
 
 from __future__ import annotations
 
@@ -12,12 +13,18 @@ from sqlalchemy import func, select
 from app.domain.catalog import DATASETS
 from app.domain.query_spec import validate_definition
 from app.domain.report_spec import validate_report
+from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
+    AuditEvent,
+    CommunicationTemplate,
     Membership,
     Person,
     Report,
     SavedQuery,
+    Schedule,
+    ScheduleRun,
+    ScheduleUnsubscribe,
     Shift,
     Team,
     TeamMember,
@@ -299,3 +306,91 @@ def test_admin_sample_reports_of_each_kind_are_stored_as_validate_report_returns
     teams = db.session.execute(select(Team.name).where(Team.workspace_id == workspace_id)).scalars()
     assert coded.code_column == "team_name"
     assert set(coded.code_descriptions) == set(teams)
+
+
+def _schedule(name: str) -> Schedule:
+    return db.session.execute(select(Schedule).where(Schedule.name == name)).scalar_one()
+
+
+def test_the_message_template_has_a_published_version_and_a_draft(seeded):
+    """Version 1 is published (with its time), version 2 is a draft of the same template."""
+    template = db.session.execute(select(CommunicationTemplate)).scalar_one()
+    assert template.workspace_id == _workspace(DEMO_WORKSPACE).id
+    assert [(v.number, v.status, v.published_at is not None) for v in template.versions] == [
+        (1, "published", True), (2, "draft", False)
+    ]
+
+
+def test_the_demo_workspace_has_four_schedules_one_per_state(seeded):
+    """Active daily query, active weekly report, paused by a legacy import, and active after a failed run."""
+    schedules = db.session.execute(select(Schedule).order_by(Schedule.id)).scalars().all()
+    assert [(s.kind, s.format, s.timetable["kind"], s.status, s.pause_reason) for s in schedules] == [
+        ("query", "csv", "daily", "active", None),
+        ("report", "pdf", "weekly", "active", None),
+        ("query", "xlsx", "monthly", "paused", "legacy_import"),
+        ("report", "xlsx", "weekly", "active", None),
+    ]
+    admin = _person("admin@northwind.example")
+    assert {(s.workspace_id, s.owner_id) for s in schedules} == {(_workspace(DEMO_WORKSPACE).id, admin.id)}
+
+
+def test_every_demo_schedule_has_a_valid_timetable_and_its_next_occurrence(seeded):
+    """Each timetable reads back unchanged, and next_occurrence_at is the first occurrence after the seed."""
+    for schedule in db.session.execute(select(Schedule)).scalars():
+        timetable = Timetable.from_json(schedule.timetable, "UTC")
+        assert timetable.to_json() == schedule.timetable
+        assert schedule.next_occurrence_at == next_occurrence(timetable, schedule.next_occurrence_at - timedelta(
+            seconds=1)) and schedule.next_occurrence_at > datetime.now(UTC) - timedelta(minutes=5)
+
+
+def test_query_schedules_hold_the_saved_query_snapshot_and_report_schedules_the_version_seen(seeded):
+    max_rows = current_app.config["SETTINGS"].max_export_rows
+    for schedule in db.session.execute(select(Schedule)).scalars():
+        if schedule.kind == "query":
+            query = db.session.get(SavedQuery, schedule.source_query_id)
+            assert schedule.query_definition == validate_definition(query.definition(), max_rows)
+            assert schedule.query_version == query.version
+        else:
+            assert schedule.report_version_seen == db.session.get(Report, schedule.report_id).version
+
+
+def test_the_daily_schedule_sends_to_two_people_and_an_outside_address_its_owner_may_add(seeded):
+    """Two members as person recipients and one external address; the owner holds the external grant."""
+    schedule = _schedule("Approved hours, every morning")
+    members = {m.person_id for m in _workspace(DEMO_WORKSPACE).memberships}
+    people = [r.person_id for r in schedule.recipients if r.person_id is not None]
+    assert len(people) == 2 and set(people) <= members
+    assert [(r.email, r.address_key) for r in schedule.recipients if r.email] == [
+        ("payroll@contoso.example", "payroll@contoso.example")
+    ]
+    [owner_membership] = _memberships("admin@northwind.example")
+    assert "schedules.external_recipients" in owner_membership.grants
+    assert schedule.template_version_id is not None
+
+
+def test_the_legacy_schedule_keeps_its_old_id_and_has_its_import_audited(seeded):
+    schedule = _schedule("Pending time off (old system)")
+    assert (schedule.legacy_ref, schedule.paused_at is not None) == ("LEGACY-0042", True)
+    events = db.session.execute(select(AuditEvent).where(AuditEvent.subject_id == schedule.id)).scalars().all()
+    assert [(e.action, e.subject_type) for e in events] == [("schedule.legacy_imported", "schedule")]
+
+
+def test_the_failed_run_has_two_failed_attempts_and_failed_and_skipped_recipient_rows(seeded):
+    """The run failed with the second attempt's code; its recipients are failed (no file) and skipped (unsubscribed)."""
+    schedule = _schedule("Team roster for HR, Fridays")
+    [run] = db.session.execute(select(ScheduleRun)).scalars().all()
+    assert (run.schedule_id, run.status, run.attempt_count, run.failure_code) == (
+        schedule.id, "failed", 2, "invalid_request"
+    )
+    assert [(a.number, a.outcome, a.error_code) for a in run.attempts] == [
+        (1, "failed", "storage_error"), (2, "failed", "invalid_request")
+    ]
+    assert run.occurrence_at == schedule.last_occurrence_at < datetime.now(UTC)
+    assert all(a.started_at < a.ended_at <= run.completed_at < datetime.now(UTC) for a in run.attempts)
+    assert sorted((d.status, d.skip_reason) for d in run.deliveries) == [
+        ("failed", None), ("skipped", "recipient_unsubscribed")
+    ]
+    skipped = next(d for d in run.deliveries if d.status == "skipped")
+    unsubscribed = db.session.execute(select(ScheduleUnsubscribe)).scalar_one()
+    assert (unsubscribed.schedule_id, unsubscribed.address_key) == (schedule.id, skipped.address_key)
+    assert schedule.failure_streak == 1
