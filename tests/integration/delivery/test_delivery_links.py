@@ -40,7 +40,7 @@ def delivered(world):
     """A schedule of the member's that ran, made a file, and sent it to the admin (a person) and an address."""
     query = factories.make_query(world.workspace, world.member)
     export = _succeeded_file(query, world.member, file_name="Heures équipe.csv")
-    schedule = factories.make_schedule(query, world.member, name=factories.hostile_values()[0] or "Weekly hours")
+    schedule = factories.make_schedule(query, world.member, name="<b>Hours</b> & {{ 7*7 }}")
     run = factories.make_run(schedule, export)
     to_person = factories.make_delivery(run, person=world.admin)
     to_address = factories.make_delivery(run, email="Partner@Example.test")
@@ -198,7 +198,7 @@ def test_the_unsubscribe_link_shows_a_confirm_page_and_records_nothing_yet(clien
     response = client.get(_unsubscribe_url(to_address))
     page = response.get_data(as_text=True)
     assert response.status_code == 200
-    assert str(escape(schedule.name)) in page
+    assert str(escape(schedule.name)) in page and "<b>Hours</b>" not in page
     assert '<button type="submit"' in page and 'name="csrf_token"' in page
     assert _unsubscribes() == []
 
