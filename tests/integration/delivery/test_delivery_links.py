@@ -269,3 +269,20 @@ def test_unsubscribing_works_after_the_file_expired(client, delivered):
     db.session.commit()
     assert client.post(_unsubscribe_url(to_address)).status_code == 200
     assert db.session.scalar(select(func.count()).select_from(ScheduleUnsubscribe)) == 1
+
+
+def test_concurrent_downloads_are_all_counted(app, delivered):
+    """The count is one UPDATE adding one, so downloads at the same moment never overwrite each other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    world, schedule, run, export, to_person, to_address = delivered
+    url = _download_url(to_address)
+
+    def download_five_times(_: int) -> list[int]:
+        client = app.test_client()
+        return [client.get(url).status_code for _ in range(5)]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = [status for batch in pool.map(download_five_times, range(8)) for status in batch]
+    assert statuses == [200] * 40
+    assert _counted(to_address)[0] == 40
