@@ -6,16 +6,22 @@ Call them inside an app context. Keyword arguments override any column.
 from __future__ import annotations
 
 import itertools
+import secrets
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from app.extensions import db
 from app.models import (
+    CommunicationTemplate,
+    CommunicationTemplateVersion,
     Membership,
     Person,
     QueryExport,
     QueryExportRequest,
+    RecipientDelivery,
     SavedQuery,
+    Schedule,
+    ScheduleRun,
     Shift,
     Team,
     TeamMember,
@@ -192,3 +198,73 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
     export = QueryExport(**{**values, **overrides})
     export.outbox = QueryExportRequest()
     return _save(export)
+
+
+# --- Schedules, their runs and recipient deliveries, message templates (rows written directly) ---
+
+
+def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
+    """An active daily query schedule of `query`, owned by `owner`."""
+    n = next(_sequence)
+    values = {
+        "workspace_id": query.workspace_id,
+        "name": f"Schedule {n}",
+        "kind": "query",
+        "owner_id": owner.id,
+        "format": "csv",
+        "source_query_id": query.id,
+        "query_definition": query.definition(),
+        "query_version": query.version,
+        "timetable": {"kind": "daily", "time": "07:00", "zone": "Europe/Paris"},
+    }
+    return _save(Schedule(**{**values, **overrides}))
+
+
+def make_run(schedule: Schedule, export: QueryExport | None = None, **overrides) -> ScheduleRun:
+    """A succeeded run of the schedule that produced `export` (the file's schedule_id is set to it)."""
+    if export is not None:
+        export.schedule_id = schedule.id
+    values = {
+        "workspace_id": schedule.workspace_id,
+        "schedule_id": schedule.id,
+        "occurrence_at": datetime(2026, 11, 30, 6, 0, tzinfo=UTC) + timedelta(minutes=next(_sequence)),
+        "status": "succeeded",
+        "attempt_count": 1,
+        "export_id": export.id if export is not None else None,
+    }
+    return _save(ScheduleRun(**{**values, **overrides}))
+
+
+def make_delivery(run: ScheduleRun, person: Person | None = None, email: str | None = None, **overrides):
+    """A submitted recipient delivery of the run, to a person of the workspace or to an address."""
+    n = next(_sequence)
+    if person is None and email is None:
+        email = f"recipient{n}@example.test"
+    values = {
+        "run_id": run.id,
+        "address_key": f"person:{person.id}" if person is not None else email.lower(),
+        "person_id": person.id if person is not None else None,
+        "email": email,
+        "status": "submitted",
+        "submission_id": f"queue-{n}",
+        "link_nonce": secrets.token_urlsafe(24),
+    }
+    return _save(RecipientDelivery(**{**values, **overrides}))
+
+
+def make_template(workspace: Workspace, author: Person, published: bool = False, **overrides):
+    """A message template with version 1, a draft unless `published`."""
+    n = next(_sequence)
+    template = CommunicationTemplate(
+        workspace_id=workspace.id, name=overrides.pop("name", f"Template {n}"), created_by_id=author.id
+    )
+    values = {
+        "number": 1,
+        "status": "published" if published else "draft",
+        "published_at": datetime(2026, 11, 1, 9, 0, tzinfo=UTC) if published else None,
+        "subject": f"Subject {n}",
+        "body": f"Body {n}",
+        "created_by_id": author.id,
+    }
+    template.versions.append(CommunicationTemplateVersion(**{**values, **overrides}))
+    return _save(template)

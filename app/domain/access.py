@@ -52,6 +52,15 @@ class RequesterContext:
         )
 
 
+#: The grant of schedule-management authority: every schedule of the workspace, its files and
+#: the message templates. Administrators hold it without the grant.
+SCHEDULE_MANAGEMENT = "schedules.manage"
+
+
+def has_schedule_authority(access: RequesterContext) -> bool:
+    return access.has_grant(SCHEDULE_MANAGEMENT)
+
+
 class Owned(Protocol):
     """A workspace record with an owner: a saved query or a report."""
 

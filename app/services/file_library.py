@@ -1,8 +1,10 @@
 """A person's export files: listing them, loading one, and opening its download.
 
 Files are read by their requester only (INV-04), so every read is scoped by workspace id AND
-requester: another person's file, an administrator's included, does not exist for you.
-Expiry is computed on read (STATE-PFM-QRY-006), never stored.
+requester: another person's file, an administrator's included, does not exist for you. The one
+widening is a file a schedule produced: people with schedule-management authority read it too,
+since they answer for every schedule of the workspace. Expiry is computed on read
+(STATE-PFM-QRY-006), never stored.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
-from app.domain.access import RequesterContext
+from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import DomainError
 from app.extensions import db
 from app.models import QueryExport
 from app.models.export_file import FileStatus
+from app.models.schedule import Schedule
 from app.storage import get_storage
 
 LIST_LIMIT = 200
@@ -62,13 +65,27 @@ def list_files(access: RequesterContext, limit: int = LIST_LIMIT) -> list[QueryE
 
 
 def get_file(access: RequesterContext, file_id: int) -> QueryExport | None:
-    """The file if it is in this workspace and this person asked for it; otherwise None."""
+    """The file if it is in this workspace and this person may read it; otherwise None.
+
+    Its requester may (for a schedule's file, the schedule's owner when it ran); so may anyone
+    with schedule-management authority when a schedule produced it.
+    """
+    readers = QueryExport.requester_id == access.person_id
+    if has_schedule_authority(access):
+        readers = or_(readers, QueryExport.schedule_id.is_not(None))
     return db.session.execute(
         select(QueryExport).where(
-            QueryExport.id == file_id,
-            QueryExport.workspace_id == access.workspace_id,
-            QueryExport.requester_id == access.person_id,
+            and_(QueryExport.id == file_id, QueryExport.workspace_id == access.workspace_id, readers)
         )
+    ).scalar_one_or_none()
+
+
+def producing_schedule(export: QueryExport) -> Schedule | None:
+    """The schedule that produced the file, if one did and it still exists in the file's workspace."""
+    if export.schedule_id is None:
+        return None
+    return db.session.execute(
+        select(Schedule).where(Schedule.id == export.schedule_id, Schedule.workspace_id == export.workspace_id)
     ).scalar_one_or_none()
 
 

@@ -1,14 +1,16 @@
 """Files: the person's own export files, their progress, and their download.
 
 A file is the requester's alone (INV-04): another person's file answers 404 here, whoever
-asks, an administrator included.
+asks, an administrator included; except a file a schedule produced, which people with
+schedule-management authority read too (file_library.get_file holds the rule).
 """
 
 from __future__ import annotations
 
-from flask import current_app, g, render_template, request, send_file
+from flask import current_app, g, render_template, request
 from flask_htmx.responses import HTMXResponseStopPolling
 
+from app.blueprints.downloads import stored_file_response
 from app.blueprints.files import bp
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
@@ -32,10 +34,14 @@ def index(workspace_id: int):
 @bp.get("/<int:file_id>")
 @workspace_member
 def detail(workspace_id: int, file_id: int):
-    export = _own_file(file_id)
+    export = _readable_file(file_id)
     source = saved_queries.get_query(g.access, export.source_query_id) if export.source_query_id else None
     return render_template(
-        "files/detail.html", file=export, source=source, warning_messages=file_warnings.messages
+        "files/detail.html",
+        file=export,
+        source=source,
+        schedule=file_library.producing_schedule(export),
+        warning_messages=file_warnings.messages,
     )
 
 
@@ -46,7 +52,7 @@ def progress(workspace_id: int, file_id: int):
 
     The detail page (view=detail) is reloaded then, to show the outcome in full.
     """
-    export = _own_file(file_id)
+    export = _readable_file(file_id)
     view = "detail" if request.args.get("view") == "detail" else "list"
     body = render_template("files/_progress.html", file=export, view=view)
     if not export.is_settled:
@@ -60,7 +66,7 @@ def progress(workspace_id: int, file_id: int):
 @bp.get("/<int:file_id>/download")
 @workspace_member
 def download(workspace_id: int, file_id: int):
-    export = _own_file(file_id)
+    export = _readable_file(file_id)
     try:
         opened = file_library.open_download(export, utcnow())
     except FileExpired:
@@ -70,20 +76,8 @@ def download(workspace_id: int, file_id: int):
     except StorageError:
         current_app.logger.exception("download of file %s could not be read from storage", export.id)
         return render_template("files/unavailable.html", file=export, reason="storage"), 503
-    # Werkzeug writes the name as filename= and, when it is not ASCII, as RFC 5987 filename*=.
-    response = send_file(
-        opened.stream,
-        mimetype=opened.mimetype,
-        as_attachment=True,
-        download_name=opened.file_name,
-        conditional=False,
-        etag=False,
-    )
-    response.content_length = opened.size
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.cache_control.private = True
-    return response
+    return stored_file_response(opened)
 
 
-def _own_file(file_id: int) -> QueryExport:
+def _readable_file(file_id: int) -> QueryExport:
     return visible_or_404(file_library.get_file, file_id)

@@ -30,7 +30,8 @@ from wtforms.fields.core import UnboundField
 
 import app as app_package
 from app.extensions import db
-from app.models import Report, SavedQuery
+from app.models import CommunicationTemplateVersion, Report, SavedQuery
+from app.services.delivery_links import link_token
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
 
@@ -171,6 +172,9 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "reports.form_fields": {**report_form, "changed": "source_query_id"},
         "reports.draft_preview": report_form,
         "reports.request_file": {"format": "pdf"},
+        "templates.new": {"name": "Fuzzed template", "subject": "Weekly hours", "body": "The file is attached."},
+        "templates.edit_draft": {"subject": "Weekly hours", "body": "The file is attached."},
+        "delivery.unsubscribe": {"List-Unsubscribe": "One-Click"},
     }.get(endpoint, {})
 
 
@@ -197,12 +201,15 @@ def _row_snapshot(exclude: frozenset[str]) -> dict[str, str]:
 
 
 def _path(route: Route, values: dict[str, str]) -> str:
-    return re.sub(r"<int:(\w+)>", lambda match: values[match.group(1)], route.rule)
+    return re.sub(r"<(?:int:)?(\w+)>", lambda match: values[match.group(1)], route.rule)
 
 
 @pytest.fixture
 def member_with_data(world):
-    """The world's member owns a query (presented by a report) and a queued file of it."""
+    """The world's member owns a query (presented by a report) and a queued file of it, manages
+    schedules (so the template pages that change templates are reached), and a message template
+    has a published version and a draft; one of the member's schedules sent a recipient a link."""
+    world.member_membership.grants = ["schedules.manage"]
     query = factories.make_query(world.workspace, world.member, name="Member's hours")
     report = Report(
         workspace_id=world.workspace.id,
@@ -216,6 +223,16 @@ def member_with_data(world):
     db.session.add(report)
     db.session.commit()
     export = factories.make_export(query, world.member)
+    template = factories.make_template(world.workspace, world.member, published=True)
+    draft = CommunicationTemplateVersion(
+        template_id=template.id, number=2, subject="Draft", body="Draft", created_by_id=world.member.id
+    )
+    db.session.add(draft)
+    db.session.commit()
+    run = factories.make_run(factories.make_schedule(query, world.member), export)
+    delivery = factories.make_delivery(run)
+    world.template_ids = {"template_id": str(template.id), "version_id": str(draft.id)}
+    world.link_nonce = delivery.link_nonce
     return world, query, report, export
 
 
@@ -240,7 +257,11 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
         "query_id": str(query.id),
         "report_id": str(report.id),
         "file_id": str(export.id),
+        **world.template_ids,
     }
+    if "token" in route.arguments:
+        # The route's own kind of link ("delivery.download" takes a download token).
+        valid_ids["token"] = link_token(world.link_nonce, route.endpoint.removeprefix("delivery."))
     valid_form = _valid_form(route.endpoint, query, report, login_person.email)
     # The route's own fields are drawn more often than the others (which it should ignore).
     field_names = st.sampled_from(list(valid_form) * 3 + FIELDS)

@@ -2,8 +2,10 @@
 
 The routes are read from the app's url_map when the tests are collected, so a route added
 later is tried too. Its path arguments are filled with ids of workspace A (the admin's query,
-succeeded file and report); the intruders are an anonymous visitor, a member of workspace B,
-a plain member of A (against the admin's file) and a member of A without the query's dataset.
+succeeded file, report and message template); the intruders are an anonymous visitor, a member
+of workspace B, a plain member of A (against the admin's file and the template pages that change
+templates) and a member of A without the query's dataset. The public pages behind an email's
+links take a signed token instead of a sign-in; they are tried with forged tokens.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MA
 
 # Pages anyone may open; they are still checked for leaks and errors.
 PUBLIC_ENDPOINTS = {"auth.login", "health.healthz"}
+# Public on purpose: an email's download and unsubscribe links open with no sign-in, authorised
+# by the signed token in the path alone (app/services/public_delivery.py).
+TOKEN_ENDPOINTS = {"delivery.download", "delivery.unsubscribe"}
+# Template pages that change templates: schedule authority only, 404 for a plain member.
+TEMPLATE_MANAGEMENT_ENDPOINTS = {"templates.new", "templates.edit_draft", "templates.publish", "templates.new_version"}
+FORGED_TOKENS = ["forged-token", "InVhbnl0aGluZyI.c2lnbmF0dXJl", "9" * 5000]
 
 
 ROUTES = collect_routes()
@@ -44,6 +52,8 @@ class Intrusion:
     query_id: int
     file_id: int
     report_id: int
+    template_id: int
+    version_id: int
     plain_member_email: str
     outsider_email: str
     ungranted_email: str
@@ -71,6 +81,9 @@ def intrusion(world) -> Intrusion:
     )
     db.session.add(report)
     db.session.commit()
+    template = factories.make_template(
+        world.workspace, world.admin, published=True, name=QUERY_MARKER, subject=QUERY_MARKER, body=QUERY_MARKER
+    )
     ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
     return Intrusion(
         workspace_id=world.workspace.id,
@@ -78,6 +91,8 @@ def intrusion(world) -> Intrusion:
         query_id=query.id,
         file_id=export.id,
         report_id=report.id,
+        template_id=template.id,
+        version_id=template.versions[0].id,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
         ungranted_email=ungranted.email,
@@ -93,12 +108,15 @@ def _url(app, route: Route, values: dict[str, int]) -> str:
     )
 
 
-def _values(intrusion: Intrusion, workspace_id: int | None = None) -> dict[str, int]:
+def _values(intrusion: Intrusion, workspace_id: int | None = None, token: str = FORGED_TOKENS[0]) -> dict:
     return {
         "workspace_id": workspace_id or intrusion.workspace_id,
         "query_id": intrusion.query_id,
         "file_id": intrusion.file_id,
         "report_id": intrusion.report_id,
+        "template_id": intrusion.template_id,
+        "version_id": intrusion.version_id,
+        "token": token,
     }
 
 
@@ -114,7 +132,7 @@ def _try(client, app, route: Route, values: dict[str, int]):
 def test_anonymous_visitors_get_nothing(client, app, intrusion, route):
     """Without signing in, every route sends to the login page or refuses, and shows no data."""
     response = _try(client, app, route, _values(intrusion))
-    if route.endpoint in PUBLIC_ENDPOINTS:
+    if route.endpoint in PUBLIC_ENDPOINTS | TOKEN_ENDPOINTS:
         return
     assert response.status_code in (302, 401, 404), f"{route.method} {route.rule} answered {response.status_code}"
     if response.status_code == 302:
@@ -129,7 +147,9 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
     assert response.status_code == 404
 
 
-@pytest.mark.parametrize("route", _cases(lambda route: {"query_id", "file_id", "report_id"} & route.arguments))
+@pytest.mark.parametrize(
+    "route", _cases(lambda route: {"query_id", "file_id", "report_id", "template_id"} & route.arguments)
+)
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
     """A member of workspace B using A's query, file and report ids under B's own URL gets 404."""
     auth.login(intrusion.outsider_email)
@@ -143,6 +163,23 @@ def test_a_plain_member_gets_404_for_someone_elses_file(client, app, auth, intru
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint in TEMPLATE_MANAGEMENT_ENDPOINTS))
+def test_a_plain_member_gets_404_from_the_pages_that_change_templates(client, app, auth, intrusion, route):
+    """Members read templates; only administrators and schedule managers reach the pages that change them."""
+    auth.login(intrusion.plain_member_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("token", FORGED_TOKENS)
+@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint in TOKEN_ENDPOINTS))
+def test_public_link_pages_answer_404_to_forged_tokens(client, app, intrusion, route, token):
+    """Anyone may open an email's link page, and a forged token gets the plain invalid-link page."""
+    response = _try(client, app, route, _values(intrusion, token=token))
+    assert response.status_code == 404
+    assert b"The link has expired or is no longer valid." in response.data
 
 
 @pytest.mark.parametrize("route", _cases(lambda route: "query_id" in route.arguments))
