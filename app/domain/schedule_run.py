@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, func, or_, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -51,6 +51,23 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
         "be dispatched",
     )
     db.session.commit()
+
+
+def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None = None) -> list[tuple[int, str]]:
+    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement; each job id
+    is "schedule-run-<id>-<job_suffix>". Returns the (run id, job id) pairs claimed. Committed."""
+    if not run_ids:
+        return []
+    job_id = func.concat("schedule-run-", ScheduleRun.id, f"-{job_suffix}")
+    claimed = db.session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id.in_(run_ids), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
+        .values(job_id=job_id, dispatched_at=now or utcnow())
+        .returning(ScheduleRun.id, ScheduleRun.job_id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    db.session.commit()
+    return [(row.id, row.job_id) for row in claimed]
 
 
 def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:

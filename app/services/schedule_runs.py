@@ -69,15 +69,7 @@ def dispatch(run_id: int, seen_job_id: str | None) -> bool:
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    claimed = []
-    for run_id in run_ids:
-        job_id = job_id_for(run_id)
-        try:
-            schedule_run.claim_dispatch(run_id, None, job_id)
-        except TransitionRefused:
-            continue
-        claimed.append((run_id, job_id))
-    return _enqueue(claimed)
+    return _enqueue(schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8]))
 
 
 def _enqueue(claimed: list[tuple[int, str]]) -> int:

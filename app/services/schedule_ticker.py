@@ -12,6 +12,7 @@ once: a run admitted meanwhile by "Run now" or by a ticker that skipped the lock
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
 
@@ -19,7 +20,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.dialects.postgresql import insert
 
 from app.domain import schedule as schedule_domain
-from app.domain.timetable import Timetable, due_occurrences, next_occurrence
+from app.domain.timetable import Due, Timetable, due_occurrences, next_occurrence
 from app.extensions import db
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
@@ -65,15 +66,16 @@ def _tick_batch(now: datetime) -> tuple[list[int], int]:
         db.session.rollback()
         return [], 0
     new_runs = []
+    moves = []
+    plan = _Planner(now)
     for row in rows:
-        timetable = Timetable.from_json(row.timetable, "UTC")
         if row.next_occurrence_at is None:
             # Never planned (or its timetable was edited): the next occurrence counts from now.
             schedule_domain.record_occurrence(
-                row.id, row.last_occurrence_at or now, next_occurrence(timetable, now), None
+                row.id, row.last_occurrence_at or now, plan.next_after_now(row.timetable), None
             )
             continue
-        due = due_occurrences(timetable, row.next_occurrence_at - _JUST_BEFORE, now)
+        due, following = plan.due(row.timetable, row.next_occurrence_at)
         if due.latest is not None:
             new_runs.append(
                 {
@@ -88,21 +90,48 @@ def _tick_batch(now: datetime) -> tuple[list[int], int]:
                     "created_at": now,
                 }
             )
-        schedule_domain.record_occurrence(
-            row.id,
-            due.latest or row.last_occurrence_at or now,
-            next_occurrence(timetable, now),
-            row.next_occurrence_at,
-        )
+        moves.append((row.id, due.latest or row.last_occurrence_at or now, following, row.next_occurrence_at))
+    # The rows are locked by this transaction, so every guarded move applies.
+    schedule_domain.record_occurrences(moves)
     admitted: list[int] = []
     if new_runs:
+        # One statement for the batch (insertmanyvalues); ON CONFLICT leaves an admitted occurrence alone.
         admitted = list(
             db.session.scalars(
-                insert(ScheduleRun)
-                .values(new_runs)
+                insert(ScheduleRun.__table__)
                 .on_conflict_do_nothing(constraint="schedule_runs_occurrence_uidx")
-                .returning(ScheduleRun.id)
+                .returning(ScheduleRun.__table__.c.id),
+                new_runs,
             )
         )
     db.session.commit()
     return admitted, len(rows)
+
+
+class _Planner:
+    """Occurrences worked out once per distinct timetable in a batch: many schedules share one
+    ("daily at 07:00 in the workspace's zone"), and working them out is the ticker's main cost."""
+
+    def __init__(self, now: datetime):
+        self._now = now
+        self._timetables: dict[str, Timetable] = {}
+        self._due: dict[tuple[str, datetime], tuple[Due, datetime | None]] = {}
+
+    def _timetable(self, data: dict) -> tuple[str, Timetable]:
+        key = json.dumps(data, sort_keys=True)
+        if key not in self._timetables:
+            self._timetables[key] = Timetable.from_json(data, "UTC")
+        return key, self._timetables[key]
+
+    def next_after_now(self, data: dict) -> datetime | None:
+        return next_occurrence(self._timetable(data)[1], self._now)
+
+    def due(self, data: dict, next_occurrence_at: datetime) -> tuple[Due, datetime | None]:
+        """The due occurrences from `next_occurrence_at` on, and the occurrence after now."""
+        key, timetable = self._timetable(data)
+        if (key, next_occurrence_at) not in self._due:
+            self._due[key, next_occurrence_at] = (
+                due_occurrences(timetable, next_occurrence_at - _JUST_BEFORE, self._now),
+                next_occurrence(timetable, self._now),
+            )
+        return self._due[key, next_occurrence_at]
