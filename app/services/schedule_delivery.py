@@ -3,7 +3,7 @@
 Rows are inserted once per (run, recipient) (the unique index), so a run processed twice finds
 the rows the first pass made. Who is skipped is decided when the row is made, from the
 database as it is then: a query schedule with no rows (unless "send when empty"), a person no
-longer a member, an address outside the workspace whose schedule owner lost the
+longer a member, an address that is no member's whose schedule owner lost the
 external-recipients grant, a recipient who unsubscribed. Every other row is claimed, sent with
 the Message-ID fixed by its id, and marked submitted with the server's submission id.
 """
@@ -61,9 +61,13 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
 
 def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, row_count: int) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason. Committed."""
-    members = set(
-        db.session.scalars(select(Membership.person_id).where(Membership.workspace_id == schedule.workspace_id))
-    )
+    member_rows = db.session.execute(
+        select(Membership.person_id, Person.email)
+        .join(Person, Person.id == Membership.person_id)
+        .where(Membership.workspace_id == schedule.workspace_id)
+    ).all()
+    members = {row.person_id for row in member_rows}
+    member_addresses = {row.email.lower() for row in member_rows}
     unsubscribed = set(
         db.session.scalars(
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
@@ -71,7 +75,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
     )
     empty = schedule.kind == "query" and row_count == 0 and not schedule.send_when_empty
     for recipient in schedule.recipients:
-        reason = _skip_reason(recipient, members, unsubscribed, empty, owner)
+        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(
             insert(RecipientDelivery)
             .values(
@@ -89,13 +93,14 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
     db.session.commit()
 
 
-def _skip_reason(recipient, members: set[int], unsubscribed: set[str], empty: bool,
+def _skip_reason(recipient, members: set[int], member_addresses: set[str], unsubscribed: set[str], empty: bool,
                  owner: RequesterContext) -> SkipReason | None:
     if recipient.address_key in unsubscribed:
         return SkipReason.RECIPIENT_UNSUBSCRIBED
     if recipient.person_id is not None and recipient.person_id not in members:
         return SkipReason.RECIPIENT_REMOVED
-    if recipient.email is not None and not owner.has_grant(EXTERNAL_RECIPIENTS_GRANT):
+    external = recipient.email is not None and recipient.email.lower() not in member_addresses
+    if external and not owner.has_grant(EXTERNAL_RECIPIENTS_GRANT):
         return SkipReason.RECIPIENT_NOT_ALLOWED
     if empty:
         return SkipReason.EMPTY_RESULT
