@@ -1,8 +1,9 @@
 """The recipient-delivery lifecycle (STATE-PFM-QRY-009): `pending → submitted | skipped | failed`.
 
 A row is claimed before its message is sent: the claim is a conditional UPDATE that succeeds
-only while the row is pending and unclaimed (or its claim is stale: the process holding it
-died), and it is committed before the message goes out. Two processes working on one run
+only while the row is pending and unclaimed, or claimed before the attempt now asking started
+(an earlier attempt of the run claimed it and died, or was fenced out when its lease lapsed),
+and it is committed before the message goes out. Two processes working on one run
 therefore never both send one row's message. The submission is committed right after the
 mail server accepted the message (docs/architecture.md, "Schedule runs", for the one window
 that remains).
@@ -36,7 +37,8 @@ def _apply(delivery_id: int, guard: list, values: dict, action: str) -> None:
 
 
 def claim(delivery_id: int, stale_before: datetime, now: datetime | None = None) -> None:
-    """Take a pending row for sending; refused while another live process holds it."""
+    """Take a pending row for sending; refused while it is claimed since `stale_before` (the start
+    of the attempt asking), i.e. by this attempt or a newer one."""
     _apply(
         delivery_id,
         [

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
@@ -44,7 +44,6 @@ from app.models.schedule import (
     SkipReason,
 )
 from app.models.types import utcnow
-from app.services import leases
 from app.services.delivery_links import link_token, public_link
 
 log = logging.getLogger(__name__)
@@ -109,20 +108,20 @@ def _skip_reason(recipient, members: set[int], member_addresses: set[str], unsub
 
 @dataclass(frozen=True)
 class SendOutcome:
-    """What sending a run's pending rows left: rows still waiting for the server, and rows another
-    live process holds."""
+    """What sending a run's pending rows left: rows still waiting for the server, and rows a newer
+    attempt holds."""
 
     waiting: int
     held_elsewhere: int
 
 
-def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retry_at: datetime) -> SendOutcome:
-    """Claim and send every pending row of the run. A temporary refusal frees the row for the next
-    attempt (the run decides whether there is one); a permanent refusal fails it."""
+def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retry_at: datetime,
+                 claimed_before: datetime) -> SendOutcome:
+    """Claim and send every pending row of the run; a claim made before `claimed_before` counts as
+    abandoned. A temporary refusal frees the row for the next attempt (the run decides whether
+    there is one); a permanent refusal fails it."""
     mailer = get_mailer()
     content = _content(schedule, run, export)
-    now = utcnow()
-    stale_before = now - timedelta(seconds=leases.lease_seconds())
     pending = db.session.scalars(
         select(RecipientDelivery)
         .where(RecipientDelivery.run_id == run.id, RecipientDelivery.status == DeliveryStatus.PENDING)
@@ -133,7 +132,7 @@ def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retr
     waiting = held = 0
     for delivery_id, person_id, email, nonce in rows:
         try:
-            recipient_delivery.claim(delivery_id, stale_before)
+            recipient_delivery.claim(delivery_id, claimed_before)
         except TransitionRefused:
             held += 1
             continue

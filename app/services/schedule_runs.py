@@ -158,13 +158,14 @@ def redeliver_stalled(now: datetime | None = None) -> int:
 def _give_up(run_id: int, attempt: int) -> bool:
     try:
         run = db.session.get(ScheduleRun, run_id)
-        schedule_run.fail(run_id, attempt, "timeout",
+        schedule_id, workspace_id = run.schedule_id, run.workspace_id
+        schedule_run.fail(run_id, attempt, FailureCode.TIMEOUT,
                           f"The run was started {attempt} times and each time its worker stopped, so it was given up.")
-        schedule_delivery.fail_pending(run_id, "The run was given up before this message was sent.")
-        _settle_schedule(run.schedule_id, run.workspace_id, succeeded=False)
+        _settle_schedule(schedule_id, workspace_id, succeeded=False)
         db.session.commit()
     except TransitionRefused:
         return False
+    schedule_delivery.fail_pending(run_id, "The run was given up before this message was sent.")
     return True
 
 
@@ -195,15 +196,34 @@ def process_run(run_id: int, now: datetime | None = None) -> str:
 
     with leases.renewed_while_running(renew, f"schedule run {run_id}"):
         try:
-            return _attempt(run_id, attempt)
+            return _attempt(run_id, attempt, started_at)
         except _Stop as stop:
             return str(stop)
         except TransitionRefused:
             log.info("schedule run %s attempt %s was superseded", run_id, attempt)
             return "superseded"
+        except Exception:  # an unexpected error is transient: the run retries, the log has the details
+            log.exception("schedule run %s attempt %s failed unexpectedly", run_id, attempt)
+            return _after_unexpected_error(run_id, attempt)
 
 
-def _attempt(run_id: int, attempt: int) -> str:
+def _after_unexpected_error(run_id: int, attempt: int) -> str:
+    db.session.rollback()
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        return "missing"
+    detail = (f"Something went wrong while running the schedule, and the error was logged; "
+              f"the reference is “schedule run {run_id}”.")
+    try:
+        _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail)
+    except _Stop as stop:
+        return str(stop)
+    except TransitionRefused:
+        return "superseded"
+    return "superseded"
+
+
+def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     run = db.session.get(ScheduleRun, run_id, populate_existing=True)
     schedule = db.session.get(Schedule, run.schedule_id)
     owner = current_context(schedule.workspace_id, schedule.owner_id)
@@ -214,13 +234,16 @@ def _attempt(run_id: int, attempt: int) -> str:
         _file_failed(run, export, attempt)
 
     schedule_delivery.create_deliveries(run, schedule, owner, export.row_count or 0)
-    outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt))
+    # Rows claimed before this attempt started were claimed by an earlier one, which is dead or
+    # fenced out (its lease lapsed): this attempt may take them over.
+    outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt), claimed_before=started_at)
     if outcome.waiting:
         _retry_or_fail(run, attempt, MAIL_UNAVAILABLE,
                        f"The mail server was not available for {outcome.waiting} recipient(s).")
     if outcome.held_elsewhere:
-        # Another live process holds some rows (a redelivery overlapping a slow attempt); it settles them.
-        log.info("schedule run %s: %s recipient row(s) held by another process", run_id, outcome.held_elsewhere)
+        # Only a newer attempt claims rows after this one started: this attempt is stale, and
+        # settling below is refused.
+        log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
     schedule_run.succeed(run_id, attempt, export.row_count)
     _settle_schedule(schedule.id, schedule.workspace_id, succeeded=True)
     db.session.commit()
@@ -253,16 +276,17 @@ def _check_access_and_source(run: ScheduleRun, schedule: Schedule, owner: Reques
 
 
 def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> None:
-    schedule_id, workspace_id = run.schedule_id, run.workspace_id
-    schedule_run.fail(run.id, attempt, code, detail)
-    schedule_delivery.fail_pending(run.id, detail)
+    run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
+    schedule_run.fail(run_id, attempt, code, detail)
+    db.session.commit()
+    schedule_delivery.fail_pending(run_id, detail)
     try:
         schedule_domain.pause(schedule_id, reason)
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
         audit.record(workspace_id=workspace_id, actor_id=None, action="schedule.paused",
-                     subject_type="schedule", subject_id=schedule_id, reason=reason, details={"run_id": run.id})
+                     subject_type="schedule", subject_id=schedule_id, reason=reason, details={"run_id": run_id})
     schedule_domain.record_run_outcome(schedule_id, succeeded=False)
     db.session.commit()
     raise _Stop(code)

@@ -98,6 +98,27 @@ def test_server_refusing_for_a_while_retries_and_each_recipient_gets_one_message
     assert {row.status for row in deliveries(run.id).values()} == {"submitted"}
 
 
+def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    smtp_server.refuse(1)
+    process_run(run.id)
+    # As if attempt 2 had claimed the row and its worker died before sending.
+    db.session.execute(update(RecipientDelivery).where(RecipientDelivery.run_id == run.id).values(claimed_at=utcnow()))
+    db.session.execute(
+        update(ScheduleRun).where(ScheduleRun.id == run.id).values(status="running", attempt_count=2,
+                                                                     next_attempt_at=None)
+    )
+    db.session.commit()
+
+    assert process_run(run.id, now=utcnow() + timedelta(minutes=5)) == "succeeded"
+
+    assert [m.recipients for m in smtp_server.messages] == [[run_scenario.colleague.email]]
+    assert [row.send_attempts for row in deliveries(run.id).values()] == [2]
+
+
 def test_server_unavailable_through_three_attempts_fails_the_run_and_its_rows(
     run_scenario, mail_to_smtp_server, smtp_server
 ):

@@ -153,3 +153,18 @@ def test_run_already_settled_is_acknowledged_without_a_new_attempt(run_scenario,
     assert process_run(run.id) == "already_settled"
     assert reloaded(ScheduleRun, run.id).attempt_count == 1
     assert len(smtp_server.messages) == 1
+
+
+def test_snapshot_that_can_no_longer_be_run_fails_the_run_with_a_reason(run_scenario, mail_to_smtp_server,
+                                                                         smtp_server):
+    broken = {**run_scenario.query.definition(), "columns": ["id", "no_such_column"]}
+    schedule = run_scenario.make_schedule(recipients=("colleague",), query_definition=broken)
+    run = run_scenario.admit(schedule)
+
+    assert process_run(run.id) == "invalid_request"
+
+    settled = reloaded(ScheduleRun, run.id)
+    assert (settled.status, settled.failure_code, settled.attempt_count) == ("failed", "invalid_request", 1)
+    assert settled.failure_detail.startswith("The schedule's source can no longer be run")
+    assert reloaded(Schedule, schedule.id).failure_streak == 1
+    assert smtp_server.messages == []
