@@ -4,16 +4,25 @@ while the server refuses, each skip reason, and the owner's lost access."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, select, update
 
 from app.communications import message_id_for
 from app.extensions import db
 from app.models import Membership, QueryExport
-from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
+from app.models.schedule import (
+    CommunicationTemplate,
+    CommunicationTemplateVersion,
+    RecipientDelivery,
+    RunTrigger,
+    Schedule,
+    ScheduleRun,
+    ScheduleUnsubscribe,
+)
 from app.models.types import utcnow
 from app.services.delivery_links import nonce_from_token
+from app.services.schedule_admission import admit_run
 from app.services.schedule_runs import process_run
 
 LINK = re.compile(r"https?://[^\s\"<>]+/([du])/([A-Za-z0-9_.\-]+)")
@@ -218,8 +227,31 @@ def test_third_failed_run_in_a_row_pauses_the_schedule(run_scenario, mail_to_smt
 
 
 def _admit_at(schedule, hours_ago):
-    from app.models.schedule import RunTrigger
-    from app.services.schedule_admission import admit_run
-
     return admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
                      occurrence_at=utcnow() - timedelta(hours=hours_ago, minutes=30), trigger=RunTrigger.MANUAL)
+
+
+def test_message_carries_the_template_the_custom_message_and_the_occurrence_in_the_schedule_zone(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    template = CommunicationTemplate(workspace_id=run_scenario.workspace.id, name="Weekly",
+                                     created_by_id=run_scenario.owner.id)
+    template.versions.append(CommunicationTemplateVersion(
+        number=1, status="published", published_at=utcnow(), created_by_id=run_scenario.owner.id,
+        subject="Your hours {{ 7*7 }} <script>", body="Dear reader,\n=HYPERLINK(\"http://x\")",
+    ))
+    db.session.add(template)
+    db.session.commit()
+    schedule = run_scenario.make_schedule(recipients=("colleague",), template_version_id=template.versions[0].id,
+                                          custom_message="Ask Zoë if a figure looks wrong.")
+    run = admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
+                    occurrence_at=datetime(2026, 7, 1, 5, 0, tzinfo=UTC), trigger=RunTrigger.MANUAL)
+
+    process_run(run.id)
+
+    [arrived] = smtp_server.messages
+    assert arrived.message["Subject"] == "Your hours {{ 7*7 }} <script>"
+    text = arrived.part("text/plain")
+    assert text.index("Dear reader,") < text.index('=HYPERLINK("http://x")') < text.index("Ask Zoë")
+    assert "Wed 1 Jul 2026, 07:00 CEST (UTC+02:00)" in text
+    assert "&lt;script&gt;" in arrived.part("text/html") and "<script>" not in arrived.part("text/html")
