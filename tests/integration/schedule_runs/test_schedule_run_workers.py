@@ -12,15 +12,15 @@ import contextlib
 from collections.abc import Iterator
 from datetime import timedelta
 
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from app.extensions import db
 from app.models import TimesheetEntry
-from app.models.schedule import ScheduleRun
+from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
 from app.services.outbox import LOST_AFTER
-from app.services.schedule_runs import dispatch_queued, redeliver_stalled
+from app.services.schedule_runs import MAX_STALLS, dispatch_queued, redeliver_stalled
 from tests.fixtures.workers import wait_for
 
 TIMESHEET_TABLE = TimesheetEntry.__table__.name
@@ -82,3 +82,23 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     assert [(a.outcome, a.error_code) for a in settled.attempts] == [("failed", "worker_stopped"), ("succeeded", None)]
     received = sorted(address for m in smtp_server.messages for address in m.recipients)
     assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
+
+
+def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    long_ago = utcnow() - timedelta(hours=1)
+    db.session.execute(
+        update(ScheduleRun).where(ScheduleRun.id == run.id).values(
+            status="running", attempt_count=MAX_STALLS, dispatched_at=long_ago, lease_expires_at=long_ago,
+            job_id="schedule-run-gone",
+        )
+    )
+    db.session.commit()
+
+    assert redeliver_stalled() == 1
+
+    failed = run_row(run.id)
+    assert (failed.status, failed.failure_code) == ("failed", "timeout")
+    db.session.rollback()
+    assert db.session.get(Schedule, schedule.id, populate_existing=True).failure_streak == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 from rq.job import Job
 from sqlalchemy import func, select, text
 
+from app.domain.schedule import record_occurrences
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
@@ -123,3 +124,14 @@ def test_four_ticker_processes_admit_exactly_one_run_per_occurrence(run_scenario
     ).all()
     assert len(counts) == len(schedules)
     assert {count for _, count in counts} == {1}
+
+
+def test_occurrence_moves_only_from_the_next_occurrence_the_ticker_read(run_scenario):
+    seen = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    moved_by_someone_else = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    schedule = run_scenario.make_schedule(timetable=HOURLY, next_occurrence_at=moved_by_someone_else)
+
+    assert record_occurrences([(schedule.id, seen, seen + timedelta(hours=1), seen)]) == 0
+    db.session.commit()
+
+    assert reloaded(Schedule, schedule.id).next_occurrence_at == moved_by_someone_else
