@@ -50,9 +50,10 @@ from bench.dataset import (
     prepare_schema,
     prepare_workspace,
 )
+from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report")
+SUITES = ("query", "report", "schedules")
 
 # The query suite.
 DEFAULT_ROWS = 1_000_000
@@ -382,6 +383,8 @@ def main() -> None:
             query_suite(app, scratch_root, repeat)
         if "report" in suites:
             report_suite(app, scratch_root, repeat)
+        if "schedules" in suites:
+            schedule_suite(app)
 
 
 if __name__ == "__main__":

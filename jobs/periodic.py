@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from flask import Flask
 
 from app.models.types import utcnow
+from app.services import schedule_runs
 from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.schedule_ticker import tick
 from app.services.sweeps import sweep_expired_files
 from app.services.watchdog import redeliver_stalled
 
@@ -33,6 +35,11 @@ PERIODIC_TASKS = (
     # Often, so a file whose worker died waits at most a lease period and one turn (≈35 s by default).
     PeriodicTask("redeliver stalled files", 5, lambda: redeliver_stalled(utcnow())),
     PeriodicTask("sweep expired files", 600, lambda: sweep_expired_files(utcnow())),
+    PeriodicTask("admit due schedule occurrences", 60, lambda: tick(utcnow())),
+    # Runs admitted by "Run now", and runs whose retry delay has passed.
+    PeriodicTask("dispatch queued schedule runs", 2, lambda: schedule_runs.dispatch_queued(utcnow())),
+    PeriodicTask("dispatch lost schedule runs again", 15, lambda: schedule_runs.redispatch_lost(utcnow())),
+    PeriodicTask("redeliver stalled schedule runs", 5, lambda: schedule_runs.redeliver_stalled(utcnow())),
 )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import text, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -112,3 +112,24 @@ def transfer_ownership(schedule_id: int, from_owner_id: int, to_owner_id: int) -
         {"owner_id": to_owner_id, "version": Schedule.version + 1, "updated_at": utcnow()},
         "change owner",
     )
+
+
+
+def record_occurrences(moves: list[tuple[int, datetime, datetime | None, datetime]]) -> int:
+    """`record_occurrence` for a ticker's batch in one statement: each (schedule id, admitted_at,
+    next_occurrence_at, seen_next) moves only from the `seen_next` the ticker read. Returns how
+    many moved; a schedule someone else moved meanwhile stays as it is. Not committed."""
+    if not moves:
+        return 0
+    ids, admitted, following, seen = (list(column) for column in zip(*moves, strict=True))
+    result = db.session.execute(
+        text(
+            "UPDATE schedules AS s SET last_occurrence_at = m.admitted_at, next_occurrence_at = m.next_at"
+            " FROM unnest(CAST(:ids AS integer[]), CAST(:admitted AS timestamptz[]),"
+            " CAST(:following AS timestamptz[]), CAST(:seen AS timestamptz[]))"
+            " AS m(id, admitted_at, next_at, seen_next)"
+            " WHERE s.id = m.id AND s.next_occurrence_at = m.seen_next"
+        ),
+        {"ids": ids, "admitted": admitted, "following": following, "seen": seen},
+    )
+    return result.rowcount

@@ -1,0 +1,180 @@
+"""The schedule-run lifecycle (STATE-PFM-QRY-008): `queued → running → succeeded | failed`.
+
+Every transition is one conditional UPDATE whose WHERE clause names the state it starts from,
+and every transition after `start_attempt` names the attempt it acts for: an attempt that the
+watchdog made stale (its lease lapsed and the run was redelivered) can change nothing. A
+refused transition raises TransitionRefused. Transitions commit, because each is a fact the
+next process relies on (a claimed dispatch, a started attempt, a settled run).
+
+A transient failure does not settle the run: the attempt ends and the run goes back to
+`queued` with `next_attempt_at`, from which the dispatcher sends it again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import and_, func, or_, update
+
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.models.types import utcnow
+
+DETAIL_LIMIT = 1000
+_ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+def _apply(run_id: int, guard: list, values: dict, action: str) -> int:
+    result = db.session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run_id, *guard)
+        .values(**values)
+        .returning(ScheduleRun.attempt_count)
+        .execution_options(synchronize_session=False)
+    )
+    row = result.one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused(f"schedule run {run_id} cannot {action} now")
+    return row.attempt_count
+
+
+def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
+    """Record that `job_id` carries the run, from the job id the dispatcher saw (so two
+    dispatchers never both enqueue it). Committed: the job is enqueued only after this."""
+    seen = ScheduleRun.job_id.is_(None) if seen_job_id is None else ScheduleRun.job_id == seen_job_id
+    _apply(
+        run_id,
+        [ScheduleRun.status.in_(_ACTIVE), seen],
+        {"job_id": job_id, "dispatched_at": now or utcnow()},
+        "be dispatched",
+    )
+    db.session.commit()
+
+
+def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None = None) -> list[tuple[int, str]]:
+    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement; each job id
+    is "schedule-run-<id>-<job_suffix>". Returns the (run id, job id) pairs claimed. Committed."""
+    if not run_ids:
+        return []
+    job_id = func.concat("schedule-run-", ScheduleRun.id, f"-{job_suffix}")
+    claimed = db.session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id.in_(run_ids), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
+        .values(job_id=job_id, dispatched_at=now or utcnow())
+        .returning(ScheduleRun.id, ScheduleRun.job_id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    db.session.commit()
+    return [(row.id, row.job_id) for row in claimed]
+
+
+def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+    """queued → running (or running → running on redelivery), once any retry delay has passed.
+
+    Appends the attempt row, ends an attempt left open by a dead worker, and takes the lease.
+    Returns the attempt number.
+    """
+    now = now or utcnow()
+    number = _apply(
+        run_id,
+        [
+            ScheduleRun.status.in_(_ACTIVE),
+            or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+        ],
+        {
+            "status": RunStatus.RUNNING,
+            "attempt_count": ScheduleRun.attempt_count + 1,
+            "started_at": now,
+            "next_attempt_at": None,
+            "lease_holder": holder,
+            "lease_expires_at": lease_expires_at,
+        },
+        "start an attempt",
+    )
+    db.session.execute(
+        update(ScheduleRunAttempt)
+        .where(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.ended_at.is_(None))
+        .values(
+            ended_at=now,
+            outcome="failed",
+            error_code="worker_stopped",
+            error_detail="The worker running this attempt stopped (it was killed or its machine went away).",
+        )
+    )
+    db.session.add(ScheduleRunAttempt(run_id=run_id, number=number, started_at=now))
+    db.session.commit()
+    return number
+
+
+def _current(attempt: int) -> list:
+    return [ScheduleRun.status == RunStatus.RUNNING, ScheduleRun.attempt_count == attempt]
+
+
+def renew_lease(run_id: int, attempt: int, lease_expires_at: datetime) -> None:
+    _apply(run_id, _current(attempt), {"lease_expires_at": lease_expires_at}, "renew its lease")
+    db.session.commit()
+
+
+def record_file(run_id: int, attempt: int, export_id: int, source_changed: bool) -> None:
+    """The file this attempt admitted; committed together with the file's own admission."""
+    _apply(run_id, _current(attempt), {"export_id": export_id, "source_changed": source_changed}, "record its file")
+    _end_attempt_values(run_id, attempt, export_id=export_id)
+
+
+def _end_attempt_values(run_id: int, attempt: int, **values) -> None:
+    db.session.execute(
+        update(ScheduleRunAttempt)
+        .where(and_(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.number == attempt))
+        .values(**values)
+    )
+
+
+def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | None = None) -> None:
+    now = now or utcnow()
+    _apply(
+        run_id,
+        _current(attempt),
+        {"status": RunStatus.SUCCEEDED, "row_count": row_count, "completed_at": now, "lease_expires_at": None},
+        "succeed",
+    )
+    _end_attempt_values(run_id, attempt, ended_at=now, outcome="succeeded")
+
+
+def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_at: datetime) -> None:
+    """End a transiently failed attempt; the run waits in `queued` until `next_attempt_at`."""
+    now = utcnow()
+    _apply(
+        run_id,
+        _current(attempt),
+        {
+            "status": RunStatus.QUEUED,
+            "next_attempt_at": next_attempt_at,
+            "lease_expires_at": None,
+            # A new dispatch is made once the delay has passed.
+            "dispatched_at": None,
+            "job_id": None,
+        },
+        "wait for a retry",
+    )
+    _end_attempt_values(run_id, attempt, ended_at=now, outcome="failed", error_code=code,
+                        error_detail=detail[:DETAIL_LIMIT])
+
+
+def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
+    now = now or utcnow()
+    _apply(
+        run_id,
+        _current(attempt),
+        {
+            "status": RunStatus.FAILED,
+            "failure_code": code,
+            "failure_detail": detail[:DETAIL_LIMIT],
+            "completed_at": now,
+            "lease_expires_at": None,
+        },
+        "fail",
+    )
+    _end_attempt_values(run_id, attempt, ended_at=now, outcome="failed", error_code=code,
+                        error_detail=detail[:DETAIL_LIMIT])

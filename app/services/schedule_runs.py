@@ -1,0 +1,410 @@
+"""Processing a schedule run: the use case the run job calls, plus its dispatcher and watchdog.
+
+A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
+is now, check the source, admit the file through the export-file path (requester = owner,
+`schedule_id` set) and produce it in this process with `run_export_file` (same transitions,
+same storage), make the recipient rows, send what is pending, settle. A run delivered twice
+finds its file and its rows and goes on from where they are; nobody is emailed twice
+(app/services/schedule_delivery.py). docs/architecture.md "Schedule runs" has the whole story.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from flask import current_app
+from redis.exceptions import RedisError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from app.domain import schedule as schedule_domain
+from app.domain import schedule_run
+from app.domain.access import RequesterContext, current_context
+from app.domain.catalog import get_dataset
+from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.query_spec import substitute, validate_definition
+from app.extensions import db
+from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
+from app.models.export_file import FailureCode, FileStatus
+from app.models.schedule import PauseReason, RunStatus, Schedule, ScheduleRun
+from app.models.types import utcnow
+from app.services import audit, leases, schedule_delivery
+from app.services.export_runner import run_export_file
+from app.services.file_requests import queued_export, workspace_time_zone
+from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
+from app.services.queue import export_queue, redis_connection
+from app.services.report_files import file_request
+
+log = logging.getLogger(__name__)
+
+RUN_JOB = "jobs.schedule_run.run"
+MAX_ATTEMPTS = 3
+# Delay before the second and third attempt of a transiently failed run.
+RETRY_BACKOFF = (timedelta(seconds=30), timedelta(minutes=2))
+TRANSIENT_FILE_FAILURES = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
+MAIL_UNAVAILABLE = "mail_unavailable"
+# Runs the watchdog restarted this many times are failed rather than started again.
+MAX_STALLS = 5
+
+
+# Dispatch
+
+
+def job_id_for(run_id: int) -> str:
+    return f"schedule-run-{run_id}-{uuid.uuid4().hex[:8]}"
+
+
+def dispatch(run_id: int, seen_job_id: str | None) -> bool:
+    """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
+    job_id = job_id_for(run_id)
+    try:
+        schedule_run.claim_dispatch(run_id, seen_job_id, job_id)
+    except TransitionRefused:
+        return False
+    return _enqueue([(run_id, job_id)]) == 1
+
+
+def dispatch_many(run_ids: Sequence[int]) -> int:
+    """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
+    return _enqueue(schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8]))
+
+
+def _enqueue(claimed: list[tuple[int, str]]) -> int:
+    if not claimed:
+        return 0
+    queue = export_queue()
+    timeout = current_app.config["SETTINGS"].export_job_timeout
+    jobs = [
+        queue.prepare_data(
+            RUN_JOB,
+            args=(run_id,),
+            job_id=job_id,
+            timeout=timeout,
+            failure_ttl=FAILURE_TTL_SECONDS,
+            description=f"schedule run {run_id}",
+        )
+        for run_id, job_id in claimed
+    ]
+    try:
+        queue.enqueue_many(jobs)
+    except RedisError as exc:
+        log.warning("enqueueing %s schedule runs failed (%s); they will be dispatched again", len(jobs), exc)
+        return 0
+    return len(jobs)
+
+
+def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
+    """Enqueue queued runs not dispatched yet: admitted by "Run now", or whose retry is due."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(ScheduleRun.id)
+        .where(
+            ScheduleRun.status == RunStatus.QUEUED,
+            ScheduleRun.dispatched_at.is_(None),
+            (ScheduleRun.next_attempt_at.is_(None)) | (ScheduleRun.next_attempt_at <= now),
+        )
+        .order_by(ScheduleRun.id)
+        .limit(limit)
+    ).scalars().all()
+    db.session.rollback()
+    return dispatch_many(rows)
+
+
+def redispatch_lost(now: datetime | None = None) -> int:
+    """Dispatch again queued runs whose job Redis lost (or that can no longer run)."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(ScheduleRun.id, ScheduleRun.job_id).where(
+            ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.dispatched_at < now - LOST_AFTER
+        )
+    ).all()
+    db.session.rollback()
+    if not rows:
+        return 0
+    connection = redis_connection()
+    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
+
+
+def redeliver_stalled(now: datetime | None = None) -> int:
+    """Running runs whose holder's lease lapsed are dispatched again (the file watchdog's rule)."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(ScheduleRun.id, ScheduleRun.job_id, ScheduleRun.attempt_count, ScheduleRun.lease_holder).where(
+            ScheduleRun.status == RunStatus.RUNNING,
+            leases.lease_lapsed(ScheduleRun.lease_expires_at, now),
+            ScheduleRun.dispatched_at < now - LOST_AFTER,
+        )
+    ).all()
+    db.session.rollback()
+    if not rows:
+        return 0
+    connection = redis_connection()
+    handled = 0
+    for row in rows:
+        if leases.dispatch_is_waiting(connection, row.job_id, now):
+            continue
+        if row.attempt_count >= MAX_STALLS:
+            handled += _give_up(row.id, row.attempt_count)
+            continue
+        log.warning("schedule run %s: its holder %s stopped renewing its lease; dispatching it again",
+                    row.id, row.lease_holder)
+        handled += dispatch(row.id, row.job_id)
+    return handled
+
+
+def _give_up(run_id: int, attempt: int) -> bool:
+    try:
+        run = db.session.get(ScheduleRun, run_id)
+        schedule_id, workspace_id = run.schedule_id, run.workspace_id
+        schedule_run.fail(run_id, attempt, FailureCode.TIMEOUT,
+                          f"The run was started {attempt} times and each time its worker stopped, so it was given up.")
+        _settle_schedule(schedule_id, workspace_id, succeeded=False)
+        db.session.commit()
+    except TransitionRefused:
+        return False
+    schedule_delivery.fail_pending(run_id, "The run was given up before this message was sent.")
+    return True
+
+
+# Processing
+
+
+class _Stop(Exception):
+    """This attempt settled or re-queued the run; the reason is already recorded."""
+
+
+def process_run(run_id: int, now: datetime | None = None) -> str:
+    """Run one attempt of the run; returns one word describing the outcome, for logs."""
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        return "missing"
+    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+        return "already_settled"
+    started_at = now or utcnow()
+    try:
+        attempt = schedule_run.start_attempt(
+            run_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
+        )
+    except TransitionRefused:
+        return "not_due"
+
+    def renew(lease_expires_at: datetime) -> None:
+        schedule_run.renew_lease(run_id, attempt, lease_expires_at)
+
+    with leases.renewed_while_running(renew, f"schedule run {run_id}"):
+        try:
+            return _attempt(run_id, attempt, started_at)
+        except _Stop as stop:
+            return str(stop)
+        except TransitionRefused:
+            log.info("schedule run %s attempt %s was superseded", run_id, attempt)
+            return "superseded"
+        except Exception:  # an unexpected error is transient: the run retries, the log has the details
+            log.exception("schedule run %s attempt %s failed unexpectedly", run_id, attempt)
+            return _after_unexpected_error(run_id, attempt)
+
+
+def _after_unexpected_error(run_id: int, attempt: int) -> str:
+    db.session.rollback()
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        return "missing"
+    detail = (f"Something went wrong while running the schedule, and the error was logged; "
+              f"the reference is “schedule run {run_id}”.")
+    try:
+        _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail)
+    except _Stop as stop:
+        return str(stop)
+    except TransitionRefused:
+        return "superseded"
+    return "superseded"
+
+
+def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
+    run = db.session.get(ScheduleRun, run_id, populate_existing=True)
+    schedule = db.session.get(Schedule, run.schedule_id)
+    owner = current_context(schedule.workspace_id, schedule.owner_id)
+    _check_access_and_source(run, schedule, owner, attempt)
+    assert owner is not None
+    export = _file_for(run, schedule, owner, attempt)
+    if export.status != FileStatus.SUCCEEDED:
+        _file_failed(run, export, attempt)
+
+    schedule_delivery.create_deliveries(run, schedule, owner, export.row_count or 0)
+    # Rows claimed before this attempt started were claimed by an earlier one, which is dead or
+    # fenced out (its lease lapsed): this attempt may take them over.
+    outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt), claimed_before=started_at)
+    if outcome.waiting:
+        _retry_or_fail(run, attempt, MAIL_UNAVAILABLE,
+                       f"The mail server was not available for {outcome.waiting} recipient(s).")
+    if outcome.held_elsewhere:
+        # Only a newer attempt claims rows after this one started: this attempt is stale, and
+        # settling below is refused.
+        log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
+    schedule_run.succeed(run_id, attempt, export.row_count)
+    _settle_schedule(schedule.id, schedule.workspace_id, succeeded=True)
+    db.session.commit()
+    return "succeeded"
+
+
+def _check_access_and_source(run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None,
+                             attempt: int) -> None:
+    if owner is None:
+        _fail_and_pause(run, attempt, FailureCode.ACCESS_LOST,
+                        "The schedule's owner is no longer a member of this workspace.",
+                        PauseReason.OWNER_ACCESS_LOST)
+    if schedule.kind == "report":
+        report = db.session.get(Report, schedule.report_id) if schedule.report_id is not None else None
+        query = db.session.get(SavedQuery, report.source_query_id) if report is not None else None
+        if report is None or query is None:
+            _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING,
+                            "The report this schedule prints was deleted.", PauseReason.SOURCE_REMOVED)
+        dataset = query.dataset
+    else:
+        dataset = (schedule.query_definition or {}).get("dataset")
+        if get_dataset(dataset) is None:
+            _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING,
+                            f"The dataset {dataset!r} this schedule reads no longer exists.",
+                            PauseReason.SOURCE_REMOVED)
+    if not owner.can_read_dataset(dataset):
+        _fail_and_pause(run, attempt, FailureCode.ACCESS_LOST,
+                        "The schedule's owner no longer has access to the dataset it reads.",
+                        PauseReason.OWNER_ACCESS_LOST)
+
+
+def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> None:
+    run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
+    schedule_run.fail(run_id, attempt, code, detail)
+    db.session.commit()
+    schedule_delivery.fail_pending(run_id, detail)
+    try:
+        schedule_domain.pause(schedule_id, reason)
+    except TransitionRefused:
+        pass  # paused already (by hand, or by another run): the reason on the page stays
+    else:
+        audit.record(workspace_id=workspace_id, actor_id=None, action="schedule.paused",
+                     subject_type="schedule", subject_id=schedule_id, reason=reason, details={"run_id": run_id})
+    schedule_domain.record_run_outcome(schedule_id, succeeded=False)
+    db.session.commit()
+    raise _Stop(code)
+
+
+def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+    """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
+    export = db.session.get(QueryExport, run.export_id) if run.export_id is not None else None
+    if export is None or export.status == FileStatus.FAILED:
+        export = _admit_file(run, schedule, owner, attempt)
+    if not export.is_settled:
+        run_export_file(export.id)
+    db.session.rollback()
+    return db.session.get(QueryExport, export.id, populate_existing=True)
+
+
+def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+    """A queued file of the schedule's source, requested by the owner, committed with the run's
+    reference to it. Its outbox row is claimed by this run's job (which produces it right away),
+    so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
+    settings = current_app.config["SETTINGS"]
+    now = utcnow()
+    source_changed = False
+    try:
+        if schedule.kind == "query":
+            query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
+            definition = validate_definition(schedule.query_definition, settings.max_export_rows)
+            export = queued_export(
+                owner,
+                query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
+                source_name=schedule.name,
+                source_version=schedule.query_version,
+                request=substitute(definition, now.date()),
+                file_format=schedule.format,
+                requested_at=now,
+                kind="query",
+                heading=schedule.heading,
+                include_descriptions=False,
+                exact_values=False,
+                time_zone="UTC" if schedule.format == "csv" else workspace_time_zone(schedule.workspace_id),
+            )
+            export.dataset = definition["dataset"]
+        else:
+            report = db.session.get(Report, schedule.report_id)
+            query = db.session.get(SavedQuery, report.source_query_id)
+            request, print_params = file_request(report, query, now.date())
+            source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
+            export = queued_export(
+                owner, query, source_name=report.name, source_version=report.version, request=request,
+                file_format=schedule.format, requested_at=now, kind="report", report_id=report.id,
+                report_kind=report.kind, print_params=print_params.to_json(), heading="labels",
+                include_descriptions=False,
+            )
+    except ValidationError as exc:
+        _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
+    export.schedule_id = schedule.id
+    export.outbox = QueryExportRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
+    db.session.add(export)
+    try:
+        db.session.flush()
+        schedule_run.record_file(run.id, attempt, export.id, source_changed)
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING, "The schedule's source was deleted meanwhile.",
+                        PauseReason.SOURCE_REMOVED)
+    return export
+
+
+class _SnapshotSource:
+    """The saved query a snapshot came from, when only the snapshot is left to read."""
+
+    def __init__(self, query_id: int | None, dataset: str):
+        self.id = query_id
+        self.dataset = dataset
+
+
+def _current_job_id() -> str | None:
+    from rq import get_current_job
+
+    job = get_current_job()
+    return job.id if job is not None else None
+
+
+def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> None:
+    code = export.failure_code or FailureCode.INTERNAL
+    detail = f"The file was not produced: {export.failure_detail or code}"
+    if code in TRANSIENT_FILE_FAILURES:
+        _retry_or_fail(run, attempt, code, detail)
+    if code == FailureCode.ACCESS_LOST:
+        _fail_and_pause(run, attempt, code, detail, PauseReason.OWNER_ACCESS_LOST)
+    if code == FailureCode.SOURCE_MISSING:
+        _fail_and_pause(run, attempt, code, detail, PauseReason.SOURCE_REMOVED)
+    _settle_failed(run, attempt, code, detail)
+
+
+def _retry_at(attempt: int) -> datetime:
+    return utcnow() + RETRY_BACKOFF[min(attempt, len(RETRY_BACKOFF)) - 1]
+
+
+def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> None:
+    if attempt >= MAX_ATTEMPTS:
+        _settle_failed(run, attempt, code, f"{detail} (after {attempt} attempts)")
+    schedule_run.retry_later(run.id, attempt, code, detail, _retry_at(attempt))
+    db.session.commit()
+    raise _Stop("retry_later")
+
+
+def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> None:
+    run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
+    schedule_run.fail(run_id, attempt, code, detail)
+    _settle_schedule(schedule_id, workspace_id, succeeded=False)
+    db.session.commit()
+    schedule_delivery.fail_pending(run_id, detail)
+    raise _Stop(code)
+
+
+def _settle_schedule(schedule_id: int, workspace_id: int, succeeded: bool) -> None:
+    if schedule_domain.record_run_outcome(schedule_id, succeeded):
+        audit.record(workspace_id=workspace_id, actor_id=None, action="schedule.paused", subject_type="schedule",
+                     subject_id=schedule_id, reason=PauseReason.FAILURE_STREAK, details={})

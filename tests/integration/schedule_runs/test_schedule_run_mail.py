@@ -1,0 +1,257 @@
+"""Schedule runs in this process, mailing through the real aiosmtpd server: what arrives, retries
+while the server refuses, each skip reason, and the owner's lost access."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select, update
+
+from app.communications import message_id_for
+from app.extensions import db
+from app.models import Membership, QueryExport
+from app.models.schedule import (
+    CommunicationTemplate,
+    CommunicationTemplateVersion,
+    RecipientDelivery,
+    RunTrigger,
+    Schedule,
+    ScheduleRun,
+    ScheduleUnsubscribe,
+)
+from app.models.types import utcnow
+from app.services.delivery_links import nonce_from_token
+from app.services.schedule_admission import admit_run
+from app.services.schedule_runs import process_run
+
+LINK = re.compile(r"https?://[^\s\"<>]+/([du])/([A-Za-z0-9_.\-]+)")
+
+
+def reloaded(model, row_id):
+    db.session.rollback()
+    return db.session.get(model, row_id, populate_existing=True)
+
+
+def deliveries(run_id: int) -> dict[str, RecipientDelivery]:
+    db.session.rollback()
+    rows = db.session.scalars(select(RecipientDelivery).where(RecipientDelivery.run_id == run_id)).all()
+    return {row.address_key: row for row in rows}
+
+
+def test_run_mails_each_recipient_a_message_with_its_own_links(run_scenario, mail_to_smtp_server, smtp_server):
+    schedule = run_scenario.make_schedule(recipients=("colleague", "Auditor@Example.org"))
+    run = run_scenario.admit(schedule)
+
+    assert process_run(run.id) == "succeeded"
+
+    settled = reloaded(ScheduleRun, run.id)
+    assert (settled.status, settled.attempt_count, settled.row_count) == ("succeeded", 1, 5)
+    export = db.session.get(QueryExport, settled.export_id)
+    assert (export.status, export.schedule_id, export.requester_id) == ("succeeded", schedule.id, run_scenario.owner.id)
+    rows = deliveries(run.id)
+    by_address = {m.recipients[0]: m for m in smtp_server.messages}
+    assert sorted(by_address) == sorted([run_scenario.colleague.email, "Auditor@Example.org"])
+    for address_key, row in rows.items():
+        address = run_scenario.colleague.email if address_key.startswith("person:") else "Auditor@Example.org"
+        arrived = by_address[address]
+        assert row.status == "submitted" and row.submission_id == arrived.queue_id
+        message = arrived.message
+        assert message["Message-ID"] == message_id_for("schedule-delivery", row.id, "rhythm.test")
+        assert message["Subject"].startswith("Weekly hours “Zoë” <b>&amp;")
+        text, html = arrived.part("text/plain"), arrived.part("text/html")
+        assert "here is this week's file." in text and "Rows" in text and "5" in text
+        assert "&lt;b&gt;&amp;amp;" in html
+        links = dict(LINK.findall(text))
+        assert nonce_from_token(links["d"], "download") == row.link_nonce
+        assert nonce_from_token(links["u"], "unsubscribe") == row.link_nonce
+        unsubscribe_url = re.search(r"https?://\S+/u/\S+", text).group(0)
+        assert message["List-Unsubscribe"] == f"<{unsubscribe_url}>"
+        assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+
+
+def test_run_processed_again_emails_nobody_twice(run_scenario, mail_to_smtp_server, smtp_server):
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner"))
+    run = run_scenario.admit(schedule)
+    process_run(run.id)
+    # As if the job were delivered again while the run was still running.
+    db.session.execute(update(ScheduleRun).where(ScheduleRun.id == run.id).values(status="running"))
+    db.session.commit()
+
+    process_run(run.id)
+
+    assert len(smtp_server.messages) == 2
+    assert reloaded(ScheduleRun, run.id).attempt_count == 2
+
+
+def test_server_refusing_for_a_while_retries_and_each_recipient_gets_one_message(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner"))
+    run = run_scenario.admit(schedule)
+    smtp_server.refuse(3)
+
+    assert process_run(run.id) == "retry_later"
+    waiting = reloaded(ScheduleRun, run.id)
+    assert waiting.status == "queued" and waiting.next_attempt_at > utcnow()
+    assert process_run(run.id) == "not_due"
+    assert process_run(run.id, now=waiting.next_attempt_at) == "retry_later"
+    assert process_run(run.id, now=utcnow() + timedelta(hours=1)) == "succeeded"
+
+    assert sorted(m.recipients[0] for m in smtp_server.messages) == sorted(
+        [run_scenario.colleague.email, run_scenario.owner.email]
+    )
+    settled = reloaded(ScheduleRun, run.id)
+    assert [attempt.outcome for attempt in settled.attempts] == ["failed", "failed", "succeeded"]
+    assert settled.attempts[0].error_code == "mail_unavailable"
+    assert {row.status for row in deliveries(run.id).values()} == {"submitted"}
+
+
+def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    smtp_server.refuse(1)
+    process_run(run.id)
+    # As if attempt 2 had claimed the row and its worker died before sending.
+    db.session.execute(update(RecipientDelivery).where(RecipientDelivery.run_id == run.id).values(claimed_at=utcnow()))
+    db.session.execute(
+        update(ScheduleRun).where(ScheduleRun.id == run.id).values(status="running", attempt_count=2,
+                                                                     next_attempt_at=None)
+    )
+    db.session.commit()
+
+    assert process_run(run.id, now=utcnow() + timedelta(minutes=5)) == "succeeded"
+
+    assert [m.recipients for m in smtp_server.messages] == [[run_scenario.colleague.email]]
+    assert [row.send_attempts for row in deliveries(run.id).values()] == [2]
+
+
+def test_server_unavailable_through_three_attempts_fails_the_run_and_its_rows(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    smtp_server.refuse(10)
+    later = utcnow()
+    for _ in range(3):
+        later += timedelta(hours=1)
+        process_run(run.id, now=later)
+
+    settled = reloaded(ScheduleRun, run.id)
+    assert (settled.status, settled.failure_code, settled.attempt_count) == ("failed", "mail_unavailable", 3)
+    assert [row.status for row in deliveries(run.id).values()] == ["failed"]
+    assert reloaded(Schedule, schedule.id).failure_streak == 1
+    assert smtp_server.messages == []
+
+
+def test_each_skip_reason_is_recorded_on_its_row(run_scenario, mail_to_smtp_server, smtp_server):
+    leaver = run_scenario.colleague
+    unsubscribed = "gone@example.org"
+    run_scenario.owner_membership.grants = []
+    db.session.commit()
+    schedule = run_scenario.make_schedule(recipients=("owner", "colleague", "outside@example.org", unsubscribed))
+    db.session.add(ScheduleUnsubscribe(schedule_id=schedule.id, address_key=unsubscribed))
+    db.session.execute(delete(Membership).where(Membership.person_id == leaver.id))
+    db.session.commit()
+    run = run_scenario.admit(schedule)
+
+    assert process_run(run.id) == "succeeded"
+
+    reasons = {key: (row.status, row.skip_reason) for key, row in deliveries(run.id).items()}
+    assert reasons == {
+        f"person:{run_scenario.owner.id}": ("submitted", None),
+        f"person:{leaver.id}": ("skipped", "recipient_removed"),
+        "outside@example.org": ("skipped", "recipient_not_allowed"),
+        unsubscribed: ("skipped", "recipient_unsubscribed"),
+    }
+    assert [m.recipients[0] for m in smtp_server.messages] == [run_scenario.owner.email]
+
+
+def test_empty_result_skips_sending_unless_send_when_empty(run_scenario, mail_to_smtp_server, smtp_server):
+    nothing = {**run_scenario.query.definition(), "filters": [{"column": "note", "op": "eq", "value": "no such"}]}
+    quiet = run_scenario.make_schedule(recipients=("colleague",), query_definition=nothing)
+    loud = run_scenario.make_schedule(recipients=("colleague",), query_definition=nothing, name="Loud",
+                                      send_when_empty=True)
+    quiet_run, loud_run = run_scenario.admit(quiet), run_scenario.admit(loud)
+
+    assert process_run(quiet_run.id) == "succeeded"
+    assert process_run(loud_run.id) == "succeeded"
+
+    assert [(r.status, r.skip_reason) for r in deliveries(quiet_run.id).values()] == [("skipped", "empty_result")]
+    assert [r.status for r in deliveries(loud_run.id).values()] == ["submitted"]
+    assert len(smtp_server.messages) == 1
+
+
+def test_owner_losing_the_dataset_grant_fails_the_run_and_pauses_the_schedule(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run_scenario.owner_membership.dataset_grants = ["teams"]
+    db.session.commit()
+    run = run_scenario.admit(schedule)
+
+    assert process_run(run.id) == "access_lost"
+
+    settled = reloaded(ScheduleRun, run.id)
+    assert (settled.status, settled.failure_code, settled.attempt_count) == ("failed", "access_lost", 1)
+    paused = reloaded(Schedule, schedule.id)
+    assert (paused.status, paused.pause_reason) == ("paused", "owner_access_lost")
+    assert settled.export_id is None and smtp_server.messages == []
+
+
+def test_owner_no_longer_a_member_pauses_the_schedule(run_scenario, mail_to_smtp_server, smtp_server):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    db.session.execute(delete(Membership).where(Membership.person_id == run_scenario.owner.id))
+    db.session.commit()
+    run = run_scenario.admit(schedule)
+
+    assert process_run(run.id) == "access_lost"
+
+    assert reloaded(Schedule, schedule.id).pause_reason == "owner_access_lost"
+
+
+def test_third_failed_run_in_a_row_pauses_the_schedule(run_scenario, mail_to_smtp_server, smtp_server):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    smtp_server.refuse(100)
+    for hour in range(3):
+        run = run_scenario.admit(schedule) if hour == 0 else _admit_at(schedule, hour)
+        later = utcnow()
+        for _ in range(3):
+            later += timedelta(hours=1)
+            process_run(run.id, now=later)
+
+    paused = reloaded(Schedule, schedule.id)
+    assert (paused.status, paused.pause_reason, paused.failure_streak) == ("paused", "failure_streak", 3)
+
+
+def _admit_at(schedule, hours_ago):
+    return admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
+                     occurrence_at=utcnow() - timedelta(hours=hours_ago, minutes=30), trigger=RunTrigger.MANUAL)
+
+
+def test_message_carries_the_template_the_custom_message_and_the_occurrence_in_the_schedule_zone(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    template = CommunicationTemplate(workspace_id=run_scenario.workspace.id, name="Weekly",
+                                     created_by_id=run_scenario.owner.id)
+    template.versions.append(CommunicationTemplateVersion(
+        number=1, status="published", published_at=utcnow(), created_by_id=run_scenario.owner.id,
+        subject="Your hours {{ 7*7 }} <script>", body="Dear reader,\n=HYPERLINK(\"http://x\")",
+    ))
+    db.session.add(template)
+    db.session.commit()
+    schedule = run_scenario.make_schedule(recipients=("colleague",), template_version_id=template.versions[0].id,
+                                          custom_message="Ask Zoë if a figure looks wrong.")
+    run = admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
+                    occurrence_at=datetime(2026, 7, 1, 5, 0, tzinfo=UTC), trigger=RunTrigger.MANUAL)
+
+    process_run(run.id)
+
+    [arrived] = smtp_server.messages
+    assert arrived.message["Subject"] == "Your hours {{ 7*7 }} <script>"
+    text = arrived.part("text/plain")
+    assert text.index("Dear reader,") < text.index('=HYPERLINK("http://x")') < text.index("Ask Zoë")
+    assert "Wed 1 Jul 2026, 07:00 CEST (UTC+02:00)" in text
+    assert "&lt;script&gt;" in arrived.part("text/html") and "<script>" not in arrived.part("text/html")
