@@ -336,8 +336,13 @@ def copy_csv_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
 
 def copy_csv_same_select_anchor(plan: Plan, scratch: Path, meter: Meter) -> int:
     """The same COPY of exactly the select the CSV export runs, in the session settings it sets."""
-    # The two settings app/data/csv_copy makes before its COPY: they shape the dates and times.
-    settings = ("SET LOCAL datestyle = 'ISO, YMD'", "SET LOCAL timezone = 'UTC'")
+    # The settings app/data/csv_copy makes before its COPY: the dates' and times' shape, and no
+    # parallel workers.
+    settings = (
+        "SET LOCAL datestyle = 'ISO, YMD'",
+        "SET LOCAL timezone = 'UTC'",
+        "SET LOCAL max_parallel_workers_per_gather = 0",
+    )
     columns = zip(plan.column_names, plan.column_types, strict=True)
     text_columns = [f'"{name}"' for name, kind in columns if kind == "text"]
     options = f", FORCE_QUOTE ({', '.join(text_columns)})" if text_columns else ""

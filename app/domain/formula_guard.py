@@ -14,8 +14,9 @@ leading `'` as text. Only text is guarded: numbers, dates and booleans are writt
 are, so `-42` in a number column stays a number.
 
 The rule lives here, below both its users: the Python formatter (app/rendering/neutralise.py)
-and the SQL that formats cells for PostgreSQL's COPY (app/data/csv_copy.py) run these same
-patterns, in Python's `re` and in PostgreSQL's regular expressions, which agree on them.
+runs these patterns in `re`; the SQL that formats cells for PostgreSQL's COPY
+(app/data/csv_copy.py) settles most texts from these character sets with cheap string functions
+and runs the break pattern, in PostgreSQL's regular expressions, only on texts holding a break.
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ BLANKS = (
 )
 # Characters after which a spreadsheet may start a new cell when it splits a line differently.
 CELL_BREAKS = ";\t\r\n"
+# What may stand in front of a trigger without hiding it: blanks, and double quotes.
+LEADING_CHARACTERS = BLANKS + '"'
 
 _TRIGGER_CLASS = "[=+@\t\r\n-]"
-_LEAD = f'[{BLANKS}"]*'
+_LEAD = f"[{LEADING_CHARACTERS}]*"
 
 # The text's start needs a `'`: matched from the start of the text.
 GUARDED_START_PATTERN = f"{_LEAD}{_TRIGGER_CLASS}"

@@ -9,14 +9,15 @@ from contextlib import closing
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Text, literal_column, select, text
 
 from app import create_app
-from app.data.csv_copy import copy_records
+from app.data.csv_copy import copy_records, copy_statement
 from app.data.query_runner import iter_rows, request_columns
 from app.domain.access import RequesterContext, current_context
-from app.domain.catalog import get_dataset
+from app.domain.catalog import Column, get_dataset
 from app.domain.errors import AccessDenied
+from app.domain.formula_guard import CELL_BREAKS, LEADING_CHARACTERS
 from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.rendering import csv_writer
@@ -294,3 +295,25 @@ def test_refused_access_writes_nothing(world, write):
     with pytest.raises(AccessDenied):
         write(_request("timesheet_entries"), access, "names", out, lambda n, t: None, None)
     assert out.getvalue() == b""
+
+
+def _guard_cases() -> list[str]:
+    """Texts at every branch of the guard: each leading character and trigger, behind plain starts and breaks."""
+    openings = ["", "a", "1", "Ø", "大", "🙂", "'", "＝", *(f"x{brk}" for brk in CELL_BREAKS), "a\r\n"]
+    leads = ["", *LEADING_CHARACTERS, "  ", ' "\u00a0']
+    nexts = ["", "b", *FORMULA_TRIGGERS, *CELL_BREAKS]
+    endings = ["", "=1", ";=1", "\n-2", "\t@b", "; x"]
+    return [o + lead + n + e for o in openings for lead in leads for n in nexts for e in endings]
+
+
+def test_the_copy_guard_agrees_with_python_on_every_leading_character_trigger_and_break(app_context):
+    """The SQL guard's shortcuts (first character, trimmed start, no break) give what neutralise gives, text by text."""
+    cases = _guard_cases()
+    values = (
+        select(literal_column("value", Text))
+        .select_from(text("unnest(CAST(:values AS text[])) WITH ORDINALITY AS guard_cases(value, position)"))
+        .order_by(literal_column("position"))
+    )
+    guarded = copy_statement(values, [Column("value", "Value", "text", "")], exact_values=False)
+    rows = db.session.execute(guarded, {"values": cases}).all()
+    assert [row[0] for row in rows] == [neutralise(case) for case in cases]
