@@ -9,6 +9,7 @@ import itertools
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
     Membership,
@@ -23,6 +24,8 @@ from app.models import (
     TimesheetEntry,
     Workspace,
 )
+from app.models.schedule import Schedule, ScheduleRecipient
+from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import hash_password
 
@@ -192,3 +195,24 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
     export = QueryExport(**{**values, **overrides})
     export.outbox = QueryExportRequest()
     return _save(export)
+
+
+def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
+    """An active daily query schedule of `query`, owned by `owner`, sending to the owner."""
+    n = next(_sequence)
+    timetable = {"kind": "daily", "time": "07:00", "zone": "Europe/London"}
+    values = {
+        "workspace_id": query.workspace_id,
+        "name": f"Schedule {n}",
+        "kind": "query",
+        "owner_id": owner.id,
+        "format": "csv",
+        "source_query_id": query.id,
+        "query_definition": query.definition(),
+        "query_version": query.version,
+        "timetable": timetable,
+        "next_occurrence_at": next_occurrence(Timetable.from_json(timetable, "UTC"), utcnow()),
+    }
+    schedule = Schedule(**{**values, **overrides})
+    schedule.recipients = [ScheduleRecipient(person_id=owner.id, address_key=f"person:{owner.id}", position=0)]
+    return _save(schedule)
