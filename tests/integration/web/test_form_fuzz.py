@@ -31,6 +31,7 @@ from wtforms.fields.core import UnboundField
 import app as app_package
 from app.extensions import db
 from app.models import Report, SavedQuery
+from app.models.schedule import Schedule
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
 
@@ -149,6 +150,27 @@ def _valid_report_form(query_id: int) -> dict:
     }
 
 
+def _valid_schedule_form(query_id: int, person_id: int) -> dict:
+    return {
+        "name": "Fuzzed schedule",
+        "source": f"query:{query_id}",
+        "format": "xlsx",
+        "heading": "labels",
+        "frequency": "weekly",
+        "days": ["mon", "thu"],
+        "time": "07:30",
+        "minute": "15",
+        "day": "last",
+        "expression": "30 7 * * 1-5",
+        "zone": "Europe/London",
+        "viewer_zone": "America/New_York",
+        "people": [str(person_id)],
+        "addresses": "",
+        "custom_message": "Here is this week's file.",
+        "send_when_empty": "y",
+    }
+
+
 def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: str) -> dict:
     """A form the POST route accepts as it is, so a generated value is the only thing wrong.
 
@@ -156,9 +178,11 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
     """
     query_version = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == query.id)) or 1
     report_version = db.session.scalar(select(Report.version).where(Report.id == report.id)) or 1
+    schedule_version = db.session.scalar(select(Schedule.version).where(Schedule.source_query_id == query.id)) or 1
     db.session.rollback()
     query_form = _valid_query_form()
     report_form = _valid_report_form(query.id)
+    schedule_form = _valid_schedule_form(query.id, query.owner_id)
     return {
         "auth.login": {"email": login_email, "password": factories.PASSWORD},
         "queries.new": query_form,
@@ -171,6 +195,10 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "reports.form_fields": {**report_form, "changed": "source_query_id"},
         "reports.draft_preview": report_form,
         "reports.request_file": {"format": "pdf"},
+        "schedules.new": schedule_form,
+        "schedules.edit": {**schedule_form, "version": str(schedule_version)},
+        "schedules.upcoming": schedule_form,
+        "schedules.resume": {"legacy_switched_off": "y"},
     }.get(endpoint, {})
 
 
@@ -202,7 +230,7 @@ def _path(route: Route, values: dict[str, str]) -> str:
 
 @pytest.fixture
 def member_with_data(world):
-    """The world's member owns a query (presented by a report) and a queued file of it."""
+    """The world's member owns a query (presented by a report and sent by a schedule) and a queued file of it."""
     query = factories.make_query(world.workspace, world.member, name="Member's hours")
     report = Report(
         workspace_id=world.workspace.id,
@@ -216,7 +244,8 @@ def member_with_data(world):
     db.session.add(report)
     db.session.commit()
     export = factories.make_export(query, world.member)
-    return world, query, report, export
+    schedule = factories.make_schedule(query, world.member, name="Member's schedule")
+    return world, query, report, export, schedule
 
 
 def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
@@ -230,7 +259,7 @@ def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
 def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, client, auth, member_with_data, route):
     """Every route, given generated values in its fields (and ids), answers without a 500 and,
     when it answers an error, leaves every table as it was."""
-    world, query, report, export = member_with_data
+    world, query, report, export, schedule = member_with_data
     signed_out = route.endpoint == "auth.login"
     login_person = factories.make_person()
     if not signed_out:
@@ -240,6 +269,7 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
         "query_id": str(query.id),
         "report_id": str(report.id),
         "file_id": str(export.id),
+        "schedule_id": str(schedule.id),
     }
     valid_form = _valid_form(route.endpoint, query, report, login_person.email)
     # The route's own fields are drawn more often than the others (which it should ignore).

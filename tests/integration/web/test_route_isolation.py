@@ -2,8 +2,9 @@
 
 The routes are read from the app's url_map when the tests are collected, so a route added
 later is tried too. Its path arguments are filled with ids of workspace A (the admin's query,
-succeeded file and report); the intruders are an anonymous visitor, a member of workspace B,
-a plain member of A (against the admin's file) and a member of A without the query's dataset.
+succeeded file, report and schedule); the intruders are an anonymous visitor, a member of
+workspace B, a plain member of A (against the admin's file and schedule) and a member of A
+without the query's dataset.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Intrusion:
     query_id: int
     file_id: int
     report_id: int
+    schedule_id: int
     plain_member_email: str
     outsider_email: str
     ungranted_email: str
@@ -71,6 +73,7 @@ def intrusion(world) -> Intrusion:
     )
     db.session.add(report)
     db.session.commit()
+    schedule = factories.make_schedule(query, world.admin, name=QUERY_MARKER, custom_message=ROW_MARKER)
     ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
     return Intrusion(
         workspace_id=world.workspace.id,
@@ -78,6 +81,7 @@ def intrusion(world) -> Intrusion:
         query_id=query.id,
         file_id=export.id,
         report_id=report.id,
+        schedule_id=schedule.id,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
         ungranted_email=ungranted.email,
@@ -99,6 +103,7 @@ def _values(intrusion: Intrusion, workspace_id: int | None = None) -> dict[str, 
         "query_id": intrusion.query_id,
         "file_id": intrusion.file_id,
         "report_id": intrusion.report_id,
+        "schedule_id": intrusion.schedule_id,
     }
 
 
@@ -129,9 +134,11 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
     assert response.status_code == 404
 
 
-@pytest.mark.parametrize("route", _cases(lambda route: {"query_id", "file_id", "report_id"} & route.arguments))
+@pytest.mark.parametrize(
+    "route", _cases(lambda route: {"query_id", "file_id", "report_id", "schedule_id"} & route.arguments)
+)
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
-    """A member of workspace B using A's query, file and report ids under B's own URL gets 404."""
+    """A member of workspace B using A's query, file, report and schedule ids under B's own URL gets 404."""
     auth.login(intrusion.outsider_email)
     response = _try(client, app, route, _values(intrusion, workspace_id=intrusion.other_workspace_id))
     assert response.status_code == 404
@@ -140,6 +147,14 @@ def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, i
 @pytest.mark.parametrize("route", _cases(lambda route: "file_id" in route.arguments))
 def test_a_plain_member_gets_404_for_someone_elses_file(client, app, auth, intrusion, route):
     """A member of the same workspace gets 404 from every route of the admin's file."""
+    auth.login(intrusion.plain_member_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: "schedule_id" in route.arguments))
+def test_a_member_without_schedule_authority_gets_404_for_someone_elses_schedule(client, app, auth, intrusion, route):
+    """A member of the same workspace without `schedules.manage` gets 404 from every route of the admin's schedule."""
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404
