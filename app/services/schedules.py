@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -22,7 +21,7 @@ from app.domain import schedule as lifecycle
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id, refuse_unstorable
-from app.domain.timetable import Timetable, next_occurrence, next_occurrences, viewer_times
+from app.domain.timetable import OccurrenceInZones, Timetable, next_occurrence, next_occurrences, viewer_times
 from app.extensions import db
 from app.models import AuditEvent, Membership, Person, QueryExport, Report, SavedQuery, Workspace
 from app.models.schedule import (
@@ -71,8 +70,11 @@ class ScheduleListing:
     last_run: ScheduleRun | None = None
 
     @property
-    def timetable(self) -> Timetable:
-        return Timetable.from_json(self.schedule.timetable, "UTC")
+    def timetable_description(self) -> str:
+        try:
+            return Timetable.from_json(self.schedule.timetable, "UTC").describe()
+        except ValidationError as refused:
+            return f"The stored timetable cannot be read ({refused}); edit the schedule to set it again."
 
 
 @dataclass
@@ -236,7 +238,8 @@ def save_schedule(
     message = data.custom_message.strip()
     if len(message) > MESSAGE_LIMIT:
         raise ValidationError(f"The custom message is at most {MESSAGE_LIMIT:,} characters.", "custom_message")
-    _refuse_taken_name(access.workspace_id, name, None if schedule is None else schedule.id)
+    existing_id = None if schedule is None else schedule.id
+    _refuse_taken_name(access.workspace_id, name, existing_id)
 
     now = utcnow()
     values = {
@@ -282,7 +285,7 @@ def save_schedule(
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        _refuse_taken_name(access.workspace_id, name, None if schedule.id is None else schedule.id)
+        _refuse_taken_name(access.workspace_id, name, existing_id)
         raise ValidationError("The chosen source or template was removed meanwhile. Choose again.", "source") from None
     db.session.refresh(schedule)
     return schedule
@@ -582,12 +585,15 @@ def upcoming(timetable_fields: dict, workspace_id: int, viewer_zone: str, count:
     return Upcoming(timetable.describe(), shown, timetable.zone, viewer)
 
 
-def next_in_zone(schedule: Schedule) -> datetime | None:
-    """The next occurrence in the schedule's own zone."""
+def next_in_zone(schedule: Schedule) -> OccurrenceInZones | None:
+    """The next occurrence on the schedule's own wall clock; None when there is none (or no readable zone)."""
     if schedule.next_occurrence_at is None:
         return None
-    return viewer_times([schedule.next_occurrence_at], schedule.timetable.get("zone") or "UTC",
-                        schedule.timetable.get("zone") or "UTC")[0]
+    zone = (schedule.timetable or {}).get("zone") or "UTC"
+    try:
+        return viewer_times([schedule.next_occurrence_at], zone, zone)[0]
+    except ValidationError:
+        return None
 
 
 @dataclass(frozen=True)

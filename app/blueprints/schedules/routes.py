@@ -144,7 +144,6 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         "schedules/show.html",
         listing=listing,
         schedule=schedule,
-        timetable=listing.timetable,
         next_local=schedules.next_in_zone(schedule),
         moved_on=schedules.source_moved_on(schedule),
         history=history,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+from markupsafe import escape
 from sqlalchemy import func, select
 
 from app.extensions import db
@@ -211,3 +213,19 @@ def test_saving_records_an_audit_event(client, auth, world):
     client.post(_url(world, "new"), data=_form(query, people=[str(world.member.id)]))
     actions = db.session.scalars(select(AuditEvent.action)).all()
     assert actions == ["schedule.created"]
+
+
+@pytest.mark.parametrize("value", factories.hostile_values())
+def test_hostile_names_and_messages_are_saved_as_typed_and_shown_escaped(client, auth, world, value):
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+    name = f"S {value}"[:200]
+    response = client.post(
+        _url(world, "new"), data=_form(query, name=name, custom_message=value, people=[str(world.member.id)])
+    )
+    assert response.status_code == 302
+    schedule = db.session.scalar(select(Schedule))
+    assert schedule.name == name.strip() and schedule.custom_message == value.strip()
+    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert str(escape(name.strip())) in page
+    assert "<img src" not in page and "<pdf:nextpage" not in page
