@@ -102,7 +102,7 @@ def new(workspace_id: int):
     if request.method == "GET":
         wanted = request.args.get("source", "")
         form.fill(schedules.ScheduleInput(
-            source=wanted if isinstance(wanted, str) else "", format="",
+            source=wanted if isinstance(wanted, str) else "", format="csv",
             timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
             people=[str(g.access.person_id)],
         ), 0)
