@@ -557,6 +557,9 @@ def run_now(access: RequesterContext, schedule: Schedule) -> ScheduleRun:
                     trigger=RunTrigger.MANUAL)
     if run is None:
         raise ValidationError("A run for this moment was started already.", "run")
+    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.run_requested",
+                 subject_type="schedule", subject_id=schedule.id, details={"run_id": run.id})
+    db.session.commit()
     return run
 
 

@@ -136,6 +136,7 @@ def test_run_now_admits_a_manual_run_and_leaves_the_timetable(client, auth, worl
     run = db.session.scalar(select(ScheduleRun))
     assert (run.schedule_id, run.trigger, run.status) == (schedule.id, "manual", "queued")
     assert _fresh(schedule.id).next_occurrence_at == next_before
+    assert f"{world.member.name} · pressed Run now" in client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
 
 
 def test_run_now_on_a_paused_schedule_says_to_resume_first(client, auth, world):
@@ -187,3 +188,36 @@ def test_the_history_shows_attempts_the_file_and_recipient_rows(client, auth, wo
     assert "Bucket unavailable" in page and "recipient_unsubscribed" in page
     assert "&lt;abc@mail&gt;" in page and '<td class="num">3</td>' in page
     assert f"/w/{world.workspace.id}/files/{export.id}" in page
+
+
+def test_deleting_a_schedule_keeps_the_files_it_made(client, auth, world):
+    from app.models import QueryExport
+
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    export = factories.make_export(query, world.member, schedule_id=schedule.id)
+    _run(schedule, "succeeded", export_id=export.id, row_count=4)
+    auth.login(world.member.email)
+    assert client.post(_url(world, f"{schedule.id}/delete")).status_code == 302
+    db.session.expire_all()
+    assert db.session.get(Schedule, schedule.id) is None
+    kept = db.session.get(QueryExport, export.id)
+    assert kept is not None and kept.schedule_id is None
+    assert db.session.scalar(select(ScheduleRun.id)) is None
+
+
+def test_a_schedule_whose_report_was_deleted_resumes_after_another_report_is_chosen(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    replacement = _report(world, query, world.member)
+    schedule = factories.make_schedule(query, world.member, kind="report", format="pdf", source_query_id=None,
+                                       query_definition=None, query_version=None, report_id=None,
+                                       status="paused", pause_reason="source_removed")
+    auth.login(world.member.email)
+    edited = client.post(_url(world, f"{schedule.id}/edit"), data={
+        "name": schedule.name, "source": f"report:{replacement.id}", "format": "pdf", "frequency": "daily",
+        "time": "07:00", "zone": "Europe/London", "people": [str(world.member.id)], "version": str(schedule.version),
+    })
+    assert edited.status_code == 302
+    assert _fresh(schedule.id).report_id == replacement.id
+    assert client.post(_url(world, f"{schedule.id}/resume")).status_code == 302
+    assert _fresh(schedule.id).status == "active"
