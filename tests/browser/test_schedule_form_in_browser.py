@@ -9,6 +9,7 @@ import re
 import pytest
 from sqlalchemy import select
 
+from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from tests import factories
 from tests.fixtures.browser import fresh, htmx_swap, sign_in
@@ -25,11 +26,15 @@ def test_the_schedule_form_previews_in_the_viewers_zone_and_run_now_shows_the_ru
     world, live_server, browser_page, browser_console_errors
 ):
     factories.make_query(world.workspace, world.member, name="Hours")
+    # Without the browser's zone the preview would fall back to the workspace's: make them differ.
+    world.workspace.time_zone = "Pacific/Chatham"
+    db.session.commit()
     page = browser_page
     violations: list[str] = []
     page.context.expose_binding("reportCspViolation", lambda _source, text: violations.append(text))
     page.add_init_script(REPORT_VIOLATIONS)
     browser_zone = page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone")
+    assert browser_zone != "Pacific/Chatham"
     sign_in(page, live_server, world.member.email)
 
     page.get_by_role("link", name="Schedules").click()
