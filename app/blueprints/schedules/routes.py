@@ -138,8 +138,8 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
     schedule = listing.schedule
     history = schedules.run_history(schedule)
     events = schedules.history_events(schedule)
-    owner_ids = {int(v) for event, _ in events for k, v in (event.details or {}).items()
-                 if k.endswith("owner_id") and isinstance(v, int)}
+    former_owners = {event.details.get("from_owner_id") for event, _ in events
+                     if event.action == "schedule.ownership_taken"}
     return render_template(
         "schedules/show.html",
         listing=listing,
@@ -148,7 +148,7 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         moved_on=schedules.source_moved_on(schedule),
         history=history,
         events=events,
-        owner_names=schedules.person_names(owner_ids),
+        owner_names=schedules.person_names({owner for owner in former_owners if isinstance(owner, int)}),
         recipient_names=schedules.person_names({r.person_id for r in schedule.recipients if r.person_id}),
         template_name=_template_name(schedule),
         manages_all=schedules.manages_all(g.access),

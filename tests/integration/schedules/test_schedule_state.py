@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from sqlalchemy import select
@@ -221,3 +222,19 @@ def test_a_schedule_whose_report_was_deleted_resumes_after_another_report_is_cho
     assert _fresh(schedule.id).report_id == replacement.id
     assert client.post(_url(world, f"{schedule.id}/resume")).status_code == 302
     assert _fresh(schedule.id).status == "active"
+
+
+def test_a_schedule_button_without_the_csrf_token_is_refused(csrf_app, world):
+    """With CSRF protection on, pausing without the page's token answers 400 and the schedule runs on."""
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    client = csrf_app.test_client()
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', client.get("/login").get_data(as_text=True))[1]
+    client.post("/login", data={"email": world.member.email, "password": "password", "csrf_token": token})
+    url = f"/w/{world.workspace.id}/schedules/{schedule.id}/pause"
+    assert client.post(url).status_code == 400
+    assert _fresh(schedule.id).status == "active"
+    page = client.get(f"/w/{world.workspace.id}/schedules/{schedule.id}").get_data(as_text=True)
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page)[1]
+    assert client.post(url, data={"csrf_token": token}).status_code == 302
+    assert _fresh(schedule.id).status == "paused"
