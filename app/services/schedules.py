@@ -231,7 +231,7 @@ def save_schedule(
     name = _checked_name(data.name)
     kind, source = _checked_source(access, data.source)
     fmt = _checked_format(kind, source, data.format)
-    heading = data.heading if kind == "query" and data.heading in HEADINGS else "names"
+    heading = _checked_heading(kind, data.heading)
     timetable = Timetable.from_json(data.timetable, workspace_zone(access.workspace_id))
     recipients = checked_recipients(access, data.people, data.addresses)
     template_version_id = _checked_template_version(access.workspace_id, data.template_version_id)
@@ -331,6 +331,15 @@ def _checked_format(kind: str, source: SavedQuery | Report, text: str) -> str:
     if text not in allowed:
         spoken = " or ".join(allowed.values())
         raise ValidationError(f"Choose the file format: this {kind} can be sent as {spoken}.", "format")
+    return text
+
+
+def _checked_heading(kind: str, text: str) -> str:
+    """A query file's heading row; a report prints its own headings, so it keeps the default."""
+    if kind != "query":
+        return "names"
+    if text not in HEADINGS:
+        raise ValidationError("Choose the heading row: column names, column labels or none.", "heading")
     return text
 
 

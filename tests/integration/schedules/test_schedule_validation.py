@@ -53,6 +53,7 @@ def setup(client, auth, world):
         ({"source": "query:٣"}, "Choose the saved query or report"),
         ({"source": "report:9" * 30}, "Choose the saved query or report"),
         ({"format": "pdf"}, "this query can be sent as CSV or Excel (XLSX)"),
+        ({"heading": "titles"}, "Choose the heading row"),
         ({"frequency": "fortnightly"}, "hourly, daily, weekly, monthly or cron"),
         ({"time": "25:00"}, "24-hour clock"),
         ({"frequency": "hourly", "minute": "60"}, "from 0 to 59"),
