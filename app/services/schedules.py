@@ -38,7 +38,7 @@ from app.models.schedule import (
     TemplateStatus,
 )
 from app.models.types import utcnow
-from app.services import audit
+from app.services import audit, reports, saved_queries
 from app.services.report_files import REPORT_FORMATS
 from app.services.schedule_admission import admit_run
 
@@ -167,8 +167,6 @@ def workspace_zone(workspace_id: int) -> str:
 
 def source_choices(access: RequesterContext) -> dict[str, str]:
     """The saved queries and reports the person may schedule, as form values and labels."""
-    from app.services import reports, saved_queries
-
     choices = {f"query:{q.query.id}": f"Query: {q.query.name}" for q in saved_queries.list_queries(access)}
     choices.update({f"report:{r.report.id}": f"Report: {r.report.name}" for r in reports.list_reports(access)})
     return choices
@@ -310,8 +308,6 @@ def _refuse_taken_name(workspace_id: int, name: str, excluding_id: int | None) -
 
 def _checked_source(access: RequesterContext, text: str) -> tuple[str, SavedQuery | Report]:
     """The query or report the form names, if the person may read it."""
-    from app.services import reports, saved_queries
-
     kind, _, raw_id = (text or "").partition(":")
     source_id = database_id(raw_id)
     found = None
@@ -450,8 +446,6 @@ def delete_schedule(access: RequesterContext, schedule: Schedule) -> None:
 
 def refresh_from_query(access: RequesterContext, schedule: Schedule) -> Schedule:
     """Take a new snapshot of the saved query (the only way a query schedule's definition changes)."""
-    from app.services import saved_queries
-
     listing = saved_queries.get_query(access, schedule.source_query_id) if schedule.source_query_id else None
     if schedule.kind != "query" or listing is None:
         raise ValidationError("This schedule has no saved query you can read to refresh from.", "source")
