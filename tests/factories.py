@@ -10,6 +10,7 @@ import secrets
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
     CommunicationTemplate,
@@ -29,6 +30,8 @@ from app.models import (
     TimesheetEntry,
     Workspace,
 )
+from app.models.schedule import ScheduleRecipient
+from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import hash_password
 
@@ -204,8 +207,9 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
 
 
 def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
-    """An active daily query schedule of `query`, owned by `owner`."""
+    """An active daily query schedule of `query`, owned by `owner`, sending to the owner."""
     n = next(_sequence)
+    timetable = {"kind": "daily", "time": "07:00", "zone": "Europe/London"}
     values = {
         "workspace_id": query.workspace_id,
         "name": f"Schedule {n}",
@@ -215,9 +219,13 @@ def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
         "source_query_id": query.id,
         "query_definition": query.definition(),
         "query_version": query.version,
-        "timetable": {"kind": "daily", "time": "07:00", "zone": "Europe/Paris"},
+        "timetable": timetable,
+        "next_occurrence_at": next_occurrence(Timetable.from_json(timetable, "UTC"), utcnow()),
     }
-    return _save(Schedule(**{**values, **overrides}))
+    schedule = Schedule(**{**values, **overrides})
+    schedule.recipients = [ScheduleRecipient(person_id=owner.id, address_key=f"person:{owner.id}", position=0)]
+    return _save(schedule)
+
 
 
 def make_run(schedule: Schedule, export: QueryExport | None = None, **overrides) -> ScheduleRun:

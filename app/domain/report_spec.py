@@ -46,13 +46,22 @@ FIELD_LABELS = {
 
 
 class QueryInUse(DomainError):
-    """A saved query that reports present cannot be deleted; the message names them."""
+    """A saved query that reports present or schedules send cannot be deleted; the message names them."""
 
-    def __init__(self, report_names: list[str]):
-        quoted = ", ".join(f"“{name}”" for name in report_names)
-        noun = "report" if len(report_names) == 1 else "reports"
-        super().__init__(f"This query is used by the {noun} {quoted}. Delete or change the {noun} first.")
+    def __init__(self, report_names: list[str], schedule_names: list[str] | None = None):
+        schedule_names = schedule_names or []
+        users = []
+        if report_names:
+            noun = "report" if len(report_names) == 1 else "reports"
+            users.append(f"the {noun} " + ", ".join(f"“{name}”" for name in report_names))
+        if schedule_names:
+            noun = "schedule" if len(schedule_names) == 1 else "schedules"
+            users.append(f"the {noun} " + ", ".join(f"“{name}”" for name in schedule_names))
+        plural = len(report_names) + len(schedule_names) > 1
+        them = "them" if plural else "it"
+        super().__init__(f"This query is used by {' and '.join(users)}. Delete or change {them} first.")
         self.report_names = report_names
+        self.schedule_names = schedule_names
 
 
 def _text(data: dict, key: str, limit: int, label: str, required: bool = False) -> str:

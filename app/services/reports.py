@@ -5,7 +5,7 @@ dataset; only its owner or an administrator changes it. Every edit bumps the ver
 UPDATE is conditional on the version the person opened). Deleting a report leaves its files:
 the database clears their reference (query_exports.report_id ON DELETE SET NULL) and they
 keep their name, print parameters and history. A saved query that reports present cannot be
-deleted: `refuse_if_query_in_use` says which reports use it.
+deleted, nor one that schedules send: `refuse_if_query_in_use` names them.
 """
 
 from __future__ import annotations
@@ -151,9 +151,13 @@ def update_report(access: RequesterContext, report: Report, data: dict, expected
 
 
 def delete_report(access: RequesterContext, report: Report) -> None:
-    """Remove the report; its files stay, with their reference cleared by the database."""
+    """Remove the report; its files stay, with their reference cleared by the database, and its
+    schedules pause with `source_removed` in the same transaction."""
+    from app.services.schedules import pause_for_removed_report
+
     if not can_change(access, report):
         raise AccessDenied("Only the report's owner or an administrator can delete it.")
+    pause_for_removed_report(access.workspace_id, access.person_id, report.id)
     db.session.execute(delete(Report).where(Report.id == report.id, Report.workspace_id == access.workspace_id))
     db.session.commit()
 
@@ -170,10 +174,13 @@ def reports_using_query(workspace_id: int, query_id: int) -> list[str]:
 
 
 def refuse_if_query_in_use(workspace_id: int, query_id: int) -> None:
-    """Raise QueryInUse, naming the reports, when reports present the query; call before deleting it."""
+    """Raise QueryInUse, naming them, when reports present the query or schedules send it; call before deleting it."""
+    from app.services.schedules import schedules_using_query
+
     names = reports_using_query(workspace_id, query_id)
-    if names:
-        raise QueryInUse(names)
+    schedule_names = schedules_using_query(workspace_id, query_id)
+    if names or schedule_names:
+        raise QueryInUse(names, schedule_names)
 
 
 def _refuse_taken_name(access: RequesterContext, name: str, excluding_id: int | None) -> None:

@@ -21,6 +21,7 @@ from app.services import saved_queries
 from app.services.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
 from app.services.reports import reports_using_query
 from app.services.saved_queries import QueryListing
+from app.services.schedules import schedules_using_query
 
 bp.context_processor(query_vocabulary)
 
@@ -82,11 +83,14 @@ def delete(workspace_id: int, query_id: int):
     listing = _changeable_query(query_id)
     if request.method == "GET":
         used_by = reports_using_query(workspace_id, listing.query.id)
-        return render_template("queries/delete.html", listing=listing, used_by=used_by)
+        scheduled_by = schedules_using_query(workspace_id, listing.query.id)
+        return render_template("queries/delete.html", listing=listing, used_by=used_by, scheduled_by=scheduled_by)
     try:
         saved_queries.delete_query(g.access, listing.query)
     except QueryInUse as refusal:
-        return render_template("queries/delete.html", listing=listing, used_by=refusal.report_names), 409
+        return render_template(
+            "queries/delete.html", listing=listing, used_by=refusal.report_names, scheduled_by=refusal.schedule_names
+        ), 409
     flash(f"Deleted “{listing.query.name}”.")
     return redirect(url_for(".index", workspace_id=workspace_id))
 

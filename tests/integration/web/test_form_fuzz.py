@@ -31,6 +31,7 @@ from wtforms.fields.core import UnboundField
 import app as app_package
 from app.extensions import db
 from app.models import CommunicationTemplateVersion, Report, SavedQuery
+from app.models.schedule import Schedule
 from app.services.delivery_links import link_token
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
@@ -150,6 +151,27 @@ def _valid_report_form(query_id: int) -> dict:
     }
 
 
+def _valid_schedule_form(query_id: int, person_id: int) -> dict:
+    return {
+        "name": "Fuzzed schedule",
+        "source": f"query:{query_id}",
+        "format": "xlsx",
+        "heading": "labels",
+        "frequency": "weekly",
+        "days": ["mon", "thu"],
+        "time": "07:30",
+        "minute": "15",
+        "day": "last",
+        "expression": "30 7 * * 1-5",
+        "zone": "Europe/London",
+        "viewer_zone": "America/New_York",
+        "people": [str(person_id)],
+        "addresses": "",
+        "custom_message": "Here is this week's file.",
+        "send_when_empty": "y",
+    }
+
+
 def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: str) -> dict:
     """A form the POST route accepts as it is, so a generated value is the only thing wrong.
 
@@ -157,9 +179,11 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
     """
     query_version = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == query.id)) or 1
     report_version = db.session.scalar(select(Report.version).where(Report.id == report.id)) or 1
+    schedule_version = db.session.scalar(select(Schedule.version).where(Schedule.source_query_id == query.id)) or 1
     db.session.rollback()
     query_form = _valid_query_form()
     report_form = _valid_report_form(query.id)
+    schedule_form = _valid_schedule_form(query.id, query.owner_id)
     return {
         "auth.login": {"email": login_email, "password": factories.PASSWORD},
         "queries.new": query_form,
@@ -175,6 +199,10 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "templates.new": {"name": "Fuzzed template", "subject": "Weekly hours", "body": "The file is attached."},
         "templates.edit_draft": {"subject": "Weekly hours", "body": "The file is attached."},
         "delivery.unsubscribe": {"List-Unsubscribe": "One-Click"},
+        "schedules.new": schedule_form,
+        "schedules.edit": {**schedule_form, "version": str(schedule_version)},
+        "schedules.upcoming": schedule_form,
+        "schedules.resume": {"legacy_switched_off": "y"},
     }.get(endpoint, {})
 
 
@@ -206,9 +234,9 @@ def _path(route: Route, values: dict[str, str]) -> str:
 
 @pytest.fixture
 def member_with_data(world):
-    """The world's member owns a query (presented by a report) and a queued file of it, manages
-    schedules (so the template pages that change templates are reached), and a message template
-    has a published version and a draft; one of the member's schedules sent a recipient a link."""
+    """The world's member owns a query (presented by a report and sent by a schedule) and a queued file of it,
+    manages schedules (so the pages that change templates are reached), and a message template has a
+    published version and a draft; the member's schedule sent a recipient a link."""
     world.member_membership.grants = ["schedules.manage"]
     query = factories.make_query(world.workspace, world.member, name="Member's hours")
     report = Report(
@@ -229,11 +257,11 @@ def member_with_data(world):
     )
     db.session.add(draft)
     db.session.commit()
-    run = factories.make_run(factories.make_schedule(query, world.member), export)
-    delivery = factories.make_delivery(run)
+    schedule = factories.make_schedule(query, world.member, name="Member's schedule")
+    delivery = factories.make_delivery(factories.make_run(schedule, export))
     world.template_ids = {"template_id": str(template.id), "version_id": str(draft.id)}
     world.link_nonce = delivery.link_nonce
-    return world, query, report, export
+    return world, query, report, export, schedule
 
 
 def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
@@ -247,7 +275,7 @@ def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
 def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, client, auth, member_with_data, route):
     """Every route, given generated values in its fields (and ids), answers without a 500 and,
     when it answers an error, leaves every table as it was."""
-    world, query, report, export = member_with_data
+    world, query, report, export, schedule = member_with_data
     signed_out = route.endpoint == "auth.login"
     login_person = factories.make_person()
     if not signed_out:
@@ -258,6 +286,7 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
         "report_id": str(report.id),
         "file_id": str(export.id),
         **world.template_ids,
+        "schedule_id": str(schedule.id),
     }
     if "token" in route.arguments:
         # The route's own kind of link ("delivery.download" takes a download token).

@@ -2,10 +2,11 @@
 
 The routes are read from the app's url_map when the tests are collected, so a route added
 later is tried too. Its path arguments are filled with ids of workspace A (the admin's query,
-succeeded file, report and message template); the intruders are an anonymous visitor, a member
-of workspace B, a plain member of A (against the admin's file and the template pages that change
-templates) and a member of A without the query's dataset. The public pages behind an email's
-links take a signed token instead of a sign-in; they are tried with forged tokens.
+succeeded file, report, schedule and message template); the intruders are an anonymous visitor,
+a member of workspace B, a plain member of A (against the admin's file and schedule and the
+template pages that change templates) and a member of A without the query's dataset. The public
+pages behind an email's links take a signed token instead of a sign-in; they are tried with
+forged tokens.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Intrusion:
     report_id: int
     template_id: int
     version_id: int
+    schedule_id: int
     plain_member_email: str
     outsider_email: str
     ungranted_email: str
@@ -84,6 +86,7 @@ def intrusion(world) -> Intrusion:
     template = factories.make_template(
         world.workspace, world.admin, published=True, name=QUERY_MARKER, subject=QUERY_MARKER, body=QUERY_MARKER
     )
+    schedule = factories.make_schedule(query, world.admin, name=QUERY_MARKER, custom_message=ROW_MARKER)
     ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
     return Intrusion(
         workspace_id=world.workspace.id,
@@ -93,6 +96,7 @@ def intrusion(world) -> Intrusion:
         report_id=report.id,
         template_id=template.id,
         version_id=template.versions[0].id,
+        schedule_id=schedule.id,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
         ungranted_email=ungranted.email,
@@ -117,6 +121,7 @@ def _values(intrusion: Intrusion, workspace_id: int | None = None, token: str = 
         "template_id": intrusion.template_id,
         "version_id": intrusion.version_id,
         "token": token,
+        "schedule_id": intrusion.schedule_id,
     }
 
 
@@ -148,10 +153,11 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
 
 
 @pytest.mark.parametrize(
-    "route", _cases(lambda route: {"query_id", "file_id", "report_id", "template_id"} & route.arguments)
+    "route",
+    _cases(lambda route: {"query_id", "file_id", "report_id", "template_id", "schedule_id"} & route.arguments),
 )
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
-    """A member of workspace B using A's query, file and report ids under B's own URL gets 404."""
+    """A member of workspace B using A's query, file, report and schedule ids under B's own URL gets 404."""
     auth.login(intrusion.outsider_email)
     response = _try(client, app, route, _values(intrusion, workspace_id=intrusion.other_workspace_id))
     assert response.status_code == 404
@@ -168,6 +174,9 @@ def test_a_plain_member_gets_404_for_someone_elses_file(client, app, auth, intru
 @pytest.mark.parametrize("route", _cases(lambda route: route.endpoint in TEMPLATE_MANAGEMENT_ENDPOINTS))
 def test_a_plain_member_gets_404_from_the_pages_that_change_templates(client, app, auth, intrusion, route):
     """Members read templates; only administrators and schedule managers reach the pages that change them."""
+@pytest.mark.parametrize("route", _cases(lambda route: "schedule_id" in route.arguments))
+def test_a_member_without_schedule_authority_gets_404_for_someone_elses_schedule(client, app, auth, intrusion, route):
+    """A member of the same workspace without `schedules.manage` gets 404 from every route of the admin's schedule."""
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404

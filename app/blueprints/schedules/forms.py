@@ -1,0 +1,98 @@
+"""The schedule form. WTForms reads the request and refuses text no column can hold; what each
+value means (a source the person may read, a timetable, recipients) is judged by
+app.services.schedules, whose ValidationError names the field it belongs to."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import BooleanField, HiddenField, SelectMultipleField, StringField, TextAreaField
+from wtforms.validators import Length
+
+from app.blueprints.form_validators import StorableText
+from app.services.schedules import ScheduleInput
+
+# Generous bounds: the service gives the precise message; these only stop absurd posts early.
+_SHORT = [Length(max=300, message="This is too long."), StorableText()]
+
+
+class TimetableFields(FlaskForm):
+    """The timetable part of the form, also posted alone for the live preview."""
+
+    frequency = StringField("How often", validators=_SHORT)
+    minute = StringField("Minute past the hour", validators=_SHORT)
+    time = StringField("Time", validators=_SHORT)
+    days = SelectMultipleField("Days", validate_choice=False, validators=[StorableText()])
+    day = StringField("Day of the month", validators=_SHORT)
+    expression = StringField("Cron expression", validators=_SHORT)
+    zone = StringField("Time zone", validators=_SHORT)
+    viewer_zone = HiddenField(validators=_SHORT)
+
+    def timetable(self) -> dict:
+        return {
+            "kind": self.frequency.data or "",
+            "minute": self.minute.data or "",
+            "time": self.time.data or "",
+            "days": list(self.days.data or []),
+            "day": self.day.data or "",
+            "expression": self.expression.data or "",
+            "zone": self.zone.data or "",
+        }
+
+    def fill_timetable(self, timetable: dict) -> None:
+        self.frequency.data = timetable.get("kind", "daily")
+        self.minute.data = str(timetable.get("minute", ""))
+        self.time.data = timetable.get("time", "")
+        self.days.data = list(timetable.get("days", []))
+        self.day.data = str(timetable.get("day", ""))
+        self.expression.data = timetable.get("expression", "")
+        self.zone.data = timetable.get("zone", "")
+
+
+class ScheduleForm(TimetableFields):
+    name = StringField("Name", validators=_SHORT)
+    source = StringField("Sends", validators=_SHORT)
+    format = StringField("Format", validators=_SHORT)
+    heading = StringField("Heading row", validators=_SHORT)
+    people = SelectMultipleField("People", validate_choice=False, validators=[StorableText()])
+    addresses = TextAreaField(
+        "Email addresses", validators=[Length(max=20000, message="This is too long."), StorableText()]
+    )
+    template_version_id = StringField("Template", validators=_SHORT)
+    custom_message = TextAreaField(
+        "Custom message", validators=[Length(max=20000, message="This is too long."), StorableText()]
+    )
+    send_when_empty = BooleanField("Send when empty")
+    version = HiddenField(validators=_SHORT)
+
+    def schedule_input(self) -> ScheduleInput:
+        return ScheduleInput(
+            name=self.name.data or "",
+            source=self.source.data or "",
+            format=self.format.data or "",
+            heading=self.heading.data or "names",
+            timetable=self.timetable(),
+            people=list(self.people.data or []),
+            addresses=self.addresses.data or "",
+            template_version_id=self.template_version_id.data or "",
+            custom_message=self.custom_message.data or "",
+            send_when_empty=bool(self.send_when_empty.data),
+        )
+
+    def fill(self, data: ScheduleInput, version: int) -> None:
+        self.name.data = data.name
+        self.source.data = data.source
+        self.format.data = data.format
+        self.heading.data = data.heading
+        self.fill_timetable(data.timetable)
+        self.people.data = data.people
+        self.addresses.data = data.addresses
+        self.template_version_id.data = data.template_version_id
+        self.custom_message.data = data.custom_message
+        self.send_when_empty.data = data.send_when_empty
+        self.version.data = str(version)
+
+
+class ConfirmForm(FlaskForm):
+    """The buttons of the schedule page (pause, resume, take ownership, run now, refresh, delete)."""
+
+    legacy_switched_off = BooleanField("The old system no longer sends this")

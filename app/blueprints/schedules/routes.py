@@ -1,0 +1,265 @@
+"""Schedules: list, create, edit and delete them, pause, resume, take ownership, run now, and
+see their runs.
+
+Every route loads the schedule through `visible_or_404`: a person without schedule-management
+authority finds only their own schedules, and anything else answers 404. With htmx the form
+shows the next five occurrences as the timetable is typed (`upcoming`), and the schedule page
+refreshes its run history while a run is active (`runs`, which answers 286 once none is).
+"""
+
+from __future__ import annotations
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask_htmx.responses import HTMXResponseStopPolling
+
+from app.blueprints.guards import visible_or_404, workspace_member
+from app.blueprints.schedules import bp
+from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.text_rules import opened_version
+from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
+from app.models.schedule import MAX_RECIPIENTS
+from app.services import schedules
+from app.services.report_files import REPORT_FORMATS
+from app.services.schedules import ScheduleListing
+
+FREQUENCIES = {
+    "hourly": "Every hour",
+    "daily": "Every day",
+    "weekly": "On chosen days of the week",
+    "monthly": "Once a month",
+    "cron": "Cron expression",
+}
+
+
+@bp.context_processor
+def vocabulary() -> dict:
+    return {
+        "frequencies": FREQUENCIES,
+        "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
+        "pause_reasons": schedules.PAUSE_REASONS,
+        "formats": {**schedules.QUERY_FORMATS, **REPORT_FORMATS},
+        "headings": schedules.HEADINGS,
+        "max_recipients": MAX_RECIPIENTS,
+        "next_occurrence_label": _next_occurrence_label,
+    }
+
+
+def _next_occurrence_label(schedule) -> str:
+    shown = schedules.next_in_zone(schedule)
+    return shown.schedule_label if shown else "—"
+
+
+def _visible_or_404(schedule_id: int) -> ScheduleListing:
+    return visible_or_404(schedules.get_schedule, schedule_id)
+
+
+def _form_error(form: ScheduleForm) -> ValidationError | None:
+    """WTForms' first refusal as a ValidationError naming its field, so the page shows both kinds alike."""
+    for name, messages in form.errors.items():
+        if messages and name != "csrf_token":
+            return ValidationError(str(messages[0]), name)
+    return None
+
+
+def _render_form(form: ScheduleForm, listing: ScheduleListing | None, error: ValidationError | None = None,
+                 status: int = 200):
+    return render_template(
+        "schedules/form.html",
+        form=form,
+        listing=listing,
+        error=error,
+        sources=schedules.source_choices(g.access),
+        people=schedules.people_choices(g.workspace_id),
+        templates=schedules.published_template_versions(g.workspace_id),
+        workspace_zone=schedules.workspace_zone(g.workspace_id),
+        may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
+        upcoming=_upcoming(form),
+    ), status
+
+
+def _upcoming(form: TimetableFields) -> dict:
+    try:
+        return {"upcoming": schedules.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
+                "upcoming_error": None}
+    except ValidationError as error:
+        return {"upcoming": None, "upcoming_error": error}
+
+
+@bp.get("/")
+@workspace_member
+def index(workspace_id: int):
+    return render_template(
+        "schedules/index.html", listings=schedules.list_schedules(g.access),
+        manages_all=schedules.manages_all(g.access),
+    )
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@workspace_member
+def new(workspace_id: int):
+    form = ScheduleForm()
+    if request.method == "GET":
+        wanted = request.args.get("source", "")
+        form.fill(schedules.ScheduleInput(
+            source=wanted if isinstance(wanted, str) else "", format="csv",
+            timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
+            people=[str(g.access.person_id)],
+        ), 0)
+        form.version.data = ""
+        return _render_form(form, None)
+    if not form.validate():
+        return _render_form(form, None, _form_error(form), 400)
+    try:
+        schedule = schedules.save_schedule(g.access, None, form.schedule_input())
+    except ValidationError as error:
+        return _render_form(form, None, error, 400)
+    flash(f"Schedule “{schedule.name}” saved.")
+    return redirect(url_for(".show", workspace_id=workspace_id, schedule_id=schedule.id))
+
+
+@bp.post("/upcoming")
+@workspace_member
+def upcoming(workspace_id: int):
+    """The next five occurrences of the timetable as typed, in its zone and the viewer's (htmx)."""
+    form = TimetableFields()
+    if not form.validate():
+        return render_template("schedules/_upcoming.html", upcoming=None, upcoming_error=_form_error(form))
+    return render_template("schedules/_upcoming.html", **_upcoming(form))
+
+
+@bp.get("/<int:schedule_id>")
+@workspace_member
+def show(workspace_id: int, schedule_id: int):
+    return _show_page(_visible_or_404(schedule_id))
+
+
+def _show_page(listing: ScheduleListing, error: ValidationError | None = None, status: int = 200):
+    schedule = listing.schedule
+    history = schedules.run_history(schedule)
+    events = schedules.history_events(schedule)
+    former_owners = {event.details.get("from_owner_id") for event, _ in events
+                     if event.action == "schedule.ownership_taken"}
+    return render_template(
+        "schedules/show.html",
+        listing=listing,
+        schedule=schedule,
+        next_local=schedules.next_in_zone(schedule),
+        moved_on=schedules.source_moved_on(schedule),
+        history=history,
+        events=events,
+        owner_names=schedules.person_names({owner for owner in former_owners if isinstance(owner, int)}),
+        recipient_names=schedules.person_names({r.person_id for r in schedule.recipients if r.person_id}),
+        template_name=_template_name(schedule),
+        manages_all=schedules.manages_all(g.access),
+        blockers=schedules.resume_blockers(schedule, legacy_confirmed=True) if schedule.status == "paused" else [],
+        form=ConfirmForm(formdata=None),
+        error=error,
+    ), status
+
+
+def _template_name(schedule) -> str | None:
+    for version, name in schedules.published_template_versions(schedule.workspace_id):
+        if version.id == schedule.template_version_id:
+            return f"{name} (version {version.number})"
+    return None
+
+
+@bp.get("/<int:schedule_id>/runs")
+@workspace_member
+def runs(workspace_id: int, schedule_id: int):
+    """The run history; HTTP 286 stops htmx polling once no run is queued or running."""
+    listing = _visible_or_404(schedule_id)
+    history = schedules.run_history(listing.schedule)
+    body = render_template("schedules/_runs.html", schedule=listing.schedule, history=history)
+    return body if history.active else HTMXResponseStopPolling(body)
+
+
+@bp.route("/<int:schedule_id>/edit", methods=["GET", "POST"])
+@workspace_member
+def edit(workspace_id: int, schedule_id: int):
+    listing = _visible_or_404(schedule_id)
+    form = ScheduleForm()
+    if request.method == "GET":
+        form.fill(schedules.input_of(listing.schedule), listing.schedule.version)
+        return _render_form(form, listing)
+    if not form.validate():
+        return _render_form(form, listing, _form_error(form), 400)
+    try:
+        expected = _opened_version(form.version.data)
+        schedule = schedules.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
+    except ValidationError as error:
+        return _render_form(form, listing, error, 400)
+    flash(f"Schedule “{schedule.name}” saved.")
+    return redirect(url_for(".show", workspace_id=workspace_id, schedule_id=schedule.id))
+
+
+def _opened_version(text: str | None) -> int | None:
+    return opened_version(text or "")
+
+
+@bp.route("/<int:schedule_id>/delete", methods=["GET", "POST"])
+@workspace_member
+def delete(workspace_id: int, schedule_id: int):
+    listing = _visible_or_404(schedule_id)
+    if request.method == "GET":
+        return render_template("schedules/delete.html", listing=listing, form=ConfirmForm(formdata=None))
+    schedules.delete_schedule(g.access, listing.schedule)
+    flash(f"Schedule “{listing.schedule.name}” deleted. The files it made stay on the Files page.")
+    return redirect(url_for(".index", workspace_id=workspace_id))
+
+
+def _act(schedule_id: int, action, done: str):
+    """Run one of the schedule page's buttons; a refusal shows the page with its message."""
+    listing = _visible_or_404(schedule_id)
+    form = ConfirmForm()
+    if not form.validate():
+        return _show_page(listing, _form_error(form), 400)
+    try:
+        action(listing, form)
+    except ValidationError as error:
+        return _show_page(listing, error, 400)
+    except AccessDenied:
+        abort(404)
+    flash(done)
+    return redirect(url_for(".show", workspace_id=g.workspace_id, schedule_id=schedule_id))
+
+
+@bp.post("/<int:schedule_id>/pause")
+@workspace_member
+def pause(workspace_id: int, schedule_id: int):
+    return _act(schedule_id, lambda listing, form: schedules.pause_schedule(g.access, listing.schedule),
+                "Schedule paused. It sends nothing until it is resumed.")
+
+
+@bp.post("/<int:schedule_id>/resume")
+@workspace_member
+def resume(workspace_id: int, schedule_id: int):
+    return _act(
+        schedule_id,
+        lambda listing, form: schedules.resume_schedule(
+            g.access, listing.schedule, legacy_confirmed=bool(form.legacy_switched_off.data)
+        ),
+        "Schedule resumed. It runs at its next occurrence.",
+    )
+
+
+@bp.post("/<int:schedule_id>/take-ownership")
+@workspace_member
+def take_ownership(workspace_id: int, schedule_id: int):
+    return _act(schedule_id, lambda listing, form: schedules.take_ownership(g.access, listing.schedule),
+                "You own this schedule now: its runs use your access.")
+
+
+@bp.post("/<int:schedule_id>/run-now")
+@workspace_member
+def run_now(workspace_id: int, schedule_id: int):
+    return _act(schedule_id, lambda listing, form: schedules.run_now(g.access, listing.schedule),
+                "A run was started. Its progress shows below; the timetable is unchanged.")
+
+
+@bp.post("/<int:schedule_id>/refresh-source")
+@workspace_member
+def refresh_source(workspace_id: int, schedule_id: int):
+    return _act(schedule_id, lambda listing, form: schedules.refresh_from_query(g.access, listing.schedule),
+                "The schedule now sends the saved query as it is now.")
