@@ -96,13 +96,18 @@ def fill_schedule_form(page, query_id: int, people: list) -> None:
     page.get_by_label("Custom message").fill("Hello team,\nhere is today's file.")
 
 
-def watch_run_settle(page, run_id: int) -> None:
-    """The run history polls until the run has succeeded with all three recipient rows submitted."""
-    run = page.locator(f"#run-{run_id}")
-    run.locator("h3 .status-succeeded").wait_for(timeout=RUN_TIMEOUT_MS)
-    recipients = run.locator("table", has=page.locator("caption", has_text="Recipients")).locator("tbody tr")
-    assert recipients.count() == 3
-    assert [recipients.nth(i).locator(".status").text_content() for i in range(3)] == ["submitted"] * 3
+def recipient_rows(page, run_id: int) -> list[dict[str, str]]:
+    """The run's recipient table as shown: one dict of heading → cell text per row."""
+    table = page.locator(f"#run-{run_id} table", has=page.locator("caption", has_text="Recipients"))
+    headings = table.locator("thead th").all_text_contents()
+    rows = table.locator("tbody tr").all()
+    return [dict(zip(headings, row.locator("td").all_text_contents(), strict=True)) for row in rows]
+
+
+def watch_run_settle(page, run_id: int) -> list[dict[str, str]]:
+    """The run history polls until the run has succeeded; its recipient rows as shown then."""
+    page.locator(f"#run-{run_id} h3 .status-succeeded").wait_for(timeout=RUN_TIMEOUT_MS)
+    return recipient_rows(page, run_id)
 
 
 def download_from_link(browser, url: str, directory: Path) -> tuple[str, Path]:
@@ -155,7 +160,7 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
     page.get_by_role("button", name="Run now").click()
     page.get_by_text("A run was started.").wait_for()
     run = fresh(select(ScheduleRun)).scalar_one()
-    watch_run_settle(page, run.id)
+    shown = watch_run_settle(page, run.id)
 
     run = fresh(select(ScheduleRun).where(ScheduleRun.id == run.id)).scalar_one()
     export = fresh(select(QueryExport).where(QueryExport.id == run.export_id)).scalar_one()
@@ -169,9 +174,16 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
     received = sorted(address.lower() for message in smtp_server.messages for address in message.recipients)
     assert received == sorted([world.member.email, world.scoped.email, EXTERNAL_ADDRESS.lower()])
 
+    # Every recipient row shows the submission id the server answered its one message with.
+    assert sorted((row["Status"], row["Submission id"]) for row in shown) == sorted(
+        ("submitted", message.queue_id) for message in smtp_server.messages
+    )
+    assert {row["Recipient"] for row in shown} == {world.member.name, world.scoped.name, EXTERNAL_ADDRESS}
+
     external = next(m for m in smtp_server.messages if m.recipients == [EXTERNAL_ADDRESS])
     link = DOWNLOAD_LINK.search(external.part("text/plain")).group(1)
     assert link.startswith(f"{live_server}/d/")
+    assert f'href="{link}"' in external.part("text/html")
     file_name, path = download_from_link(page.context.browser, link, tmp_path)
     assert file_name == export.file_name
     check_workbook(path, rows)
@@ -180,4 +192,7 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
         select(RecipientDelivery).where(RecipientDelivery.run_id == run.id, RecipientDelivery.email == EXTERNAL_ADDRESS)
     ).scalar_one()
     assert delivery.download_count == 1
+    page.reload()
+    downloads = {row["Recipient"]: row["Downloads"] for row in recipient_rows(page, run.id)}
+    assert downloads == {world.member.name: "0", world.scoped.name: "0", EXTERNAL_ADDRESS: "1"}
     assert browser_console_errors == []
