@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -591,13 +592,13 @@ def upcoming(timetable_fields: dict, workspace_id: int, viewer_zone: str, count:
     return Upcoming(timetable.describe(), shown, timetable.zone, viewer)
 
 
-def next_in_zone(schedule: Schedule) -> OccurrenceInZones | None:
-    """The next occurrence on the schedule's own wall clock; None when there is none (or no readable zone)."""
-    if schedule.next_occurrence_at is None:
+def in_schedule_zone(schedule: Schedule, moment: datetime | None) -> OccurrenceInZones | None:
+    """`moment` on the schedule's own wall clock; None without a moment (or a readable zone)."""
+    if moment is None:
         return None
     zone = (schedule.timetable or {}).get("zone") or "UTC"
     try:
-        return viewer_times([schedule.next_occurrence_at], zone, zone)[0]
+        return viewer_times([moment], zone, zone)[0]
     except ValidationError:
         return None
 

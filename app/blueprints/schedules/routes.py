@@ -41,12 +41,13 @@ def vocabulary() -> dict:
         "formats": {**schedules.QUERY_FORMATS, **REPORT_FORMATS},
         "headings": schedules.HEADINGS,
         "max_recipients": MAX_RECIPIENTS,
-        "next_occurrence_label": _next_occurrence_label,
+        "in_schedule_zone": _in_schedule_zone,
     }
 
 
-def _next_occurrence_label(schedule) -> str:
-    shown = schedules.next_in_zone(schedule)
+def _in_schedule_zone(schedule, moment) -> str:
+    """A time as the schedule's own clock reads it (its zone named), for lists and run history."""
+    shown = schedules.in_schedule_zone(schedule, moment)
     return shown.schedule_label if shown else "—"
 
 
@@ -144,7 +145,7 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         "schedules/show.html",
         listing=listing,
         schedule=schedule,
-        next_local=schedules.next_in_zone(schedule),
+        next_local=schedules.in_schedule_zone(schedule, schedule.next_occurrence_at),
         moved_on=schedules.source_moved_on(schedule),
         history=history,
         events=events,
