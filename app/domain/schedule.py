@@ -121,6 +121,17 @@ def record_occurrences(moves: list[tuple[int, datetime, datetime | None, datetim
     many moved; a schedule someone else moved meanwhile stays as it is. Not committed."""
     if not moves:
         return 0
+    if db.engine.dialect.name != "postgresql":
+        # SQLite (the one-machine default) has no arrays: the same guard, one row at a time.
+        return sum(
+            db.session.execute(
+                update(Schedule)
+                .where(Schedule.id == schedule_id, Schedule.next_occurrence_at == seen_next)
+                .values(last_occurrence_at=admitted_at, next_occurrence_at=next_at)
+                .execution_options(synchronize_session=False)
+            ).rowcount
+            for schedule_id, admitted_at, next_at, seen_next in moves
+        )
     ids, admitted, following, seen = (list(column) for column in zip(*moves, strict=True))
     result = db.session.execute(
         text(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, update
+from sqlalchemy import String, and_, cast, literal, or_, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -58,7 +58,8 @@ def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None =
     is "schedule-run-<id>-<job_suffix>". Returns the (run id, job id) pairs claimed. Committed."""
     if not run_ids:
         return []
-    job_id = func.concat("schedule-run-", ScheduleRun.id, f"-{job_suffix}")
+    # `||` (not concat(), which SQLite lacks) through SQLAlchemy's string `+`.
+    job_id = literal("schedule-run-", String) + cast(ScheduleRun.id, String) + literal(f"-{job_suffix}", String)
     claimed = db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id.in_(run_ids), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))

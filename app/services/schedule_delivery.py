@@ -17,7 +17,6 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
 
 from app.communications import (
     Link,
@@ -45,6 +44,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services.delivery_links import link_token, public_link
+from app.services.portable_sql import insert_ignoring_duplicates
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
     for recipient in schedule.recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(
-            insert(RecipientDelivery)
+            insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"])
             .values(
                 run_id=run.id,
                 address_key=recipient.address_key,
@@ -87,7 +87,6 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
                 link_nonce=secrets.token_urlsafe(32),
                 created_at=utcnow(),
             )
-            .on_conflict_do_nothing(index_elements=["run_id", "address_key"])
         )
     db.session.commit()
 

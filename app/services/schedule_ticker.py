@@ -17,7 +17,6 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
-from sqlalchemy.dialects.postgresql import insert
 
 from app.domain import schedule as schedule_domain
 from app.domain.timetable import Due, Timetable, due_occurrences, next_occurrence
@@ -25,6 +24,7 @@ from app.extensions import db
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
 from app.services import schedule_runs
+from app.services.portable_sql import insert_ignoring_duplicates
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +98,9 @@ def _tick_batch(now: datetime) -> tuple[list[int], int]:
         # One statement for the batch (insertmanyvalues); ON CONFLICT leaves an admitted occurrence alone.
         admitted = list(
             db.session.scalars(
-                insert(ScheduleRun.__table__)
-                .on_conflict_do_nothing(constraint="schedule_runs_occurrence_uidx")
-                .returning(ScheduleRun.__table__.c.id),
+                insert_ignoring_duplicates(ScheduleRun.__table__, ["schedule_id", "occurrence_at"]).returning(
+                    ScheduleRun.__table__.c.id
+                ),
                 new_runs,
             )
         )
