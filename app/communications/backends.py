@@ -14,7 +14,7 @@ import smtplib
 import ssl
 import tempfile
 from email.message import EmailMessage
-from email.policy import SMTP as SMTP_POLICY
+from email.policy import SMTP
 from pathlib import Path
 from typing import Protocol
 
@@ -22,6 +22,11 @@ from app.communications.errors import MailRefused, MailTemporarilyUnavailable
 from app.communications.settings import MailSettings, Security
 
 log = logging.getLogger(__name__)
+
+# CRLF line ends as SMTP wants, but headers folded only past RFC 5322's 998 characters: the
+# default 78 would turn a long `List-Unsubscribe: <url>` into encoded words that mail clients
+# do not read as a link. Body lines stay short: their transfer encoding wraps them.
+SMTP_POLICY = SMTP.clone(max_line_length=998)
 
 _QUEUED_AS = re.compile(r"\bqueued as\s+<?([A-Za-z0-9._:@=+/-]{1,100})>?", re.IGNORECASE)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._@+=-]")

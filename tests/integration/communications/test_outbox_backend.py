@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from email import message_from_bytes, policy
 
 import pytest
@@ -112,3 +113,12 @@ def test_the_app_mailer_writes_to_the_configured_outbox(app, test_environment):
         outbox = mailer.settings.outbox
     assert outbox.as_uri() == test_environment["MAIL_URL"]
     assert (outbox / "package-notice.8@rhythm.test.eml").exists()
+
+
+def test_a_long_unsubscribe_link_is_written_as_the_bare_url_mail_clients_read(mailer, outbox):
+    """List-Unsubscribe must be `<url>` on the wire (RFC 2369/8058): never folded into encoded words."""
+    url = "https://rhythm.test/u/" + "t0ken" * 40
+    mailer.send(replace(_message(row_id=9), unsubscribe_url=url))
+    raw = (outbox / "package-notice.9@rhythm.test.eml").read_bytes()
+    assert f"List-Unsubscribe: <{url}>\r\n".encode() in raw
+    assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n" in raw
