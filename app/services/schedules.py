@@ -36,6 +36,7 @@ from app.models.schedule import (
     ScheduleRecipient,
     ScheduleRun,
     ScheduleStatus,
+    ScheduleUnsubscribe,
     TemplateStatus,
 )
 from app.models.types import utcnow
@@ -643,6 +644,17 @@ def history_events(schedule: Schedule) -> list[tuple[AuditEvent, str | None]]:
             .limit(50)
         ).all()
     ]
+
+
+def unsubscribed_since(schedule: Schedule) -> dict[str, datetime]:
+    """When each recipient who unsubscribed from the schedule did so, by address key."""
+    return dict(
+        db.session.execute(
+            select(ScheduleUnsubscribe.address_key, ScheduleUnsubscribe.created_at).where(
+                ScheduleUnsubscribe.schedule_id == schedule.id
+            )
+        ).all()
+    )
 
 
 def person_names(ids: set[int]) -> dict[int, str]:

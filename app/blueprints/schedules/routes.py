@@ -151,6 +151,7 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         events=events,
         owner_names=schedules.person_names({owner for owner in former_owners if isinstance(owner, int)}),
         recipient_names=schedules.person_names({r.person_id for r in schedule.recipients if r.person_id}),
+        unsubscribed=schedules.unsubscribed_since(schedule),
         template_name=_template_name(schedule),
         manages_all=schedules.manages_all(g.access),
         blockers=schedules.resume_blockers(schedule, legacy_confirmed=True) if schedule.status == "paused" else [],
