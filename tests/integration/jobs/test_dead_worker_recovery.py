@@ -6,45 +6,29 @@ the worker's query waits for it, alive, writing no progress, until the lock is r
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import socket
 import time
-from collections.abc import Iterator
 
 from flask import current_app
-from sqlalchemy import text
 
-from app.extensions import db
-from app.models import TimesheetEntry
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, dispatch_pending
 from app.services.watchdog import redeliver_stalled
-from tests.fixtures.workers import BackgroundProcess, file_row, pending_uploads, wait_for
+from tests.fixtures.workers import (
+    BackgroundProcess,
+    a_query_waits_for_the_timesheet_lock,
+    file_row,
+    pending_uploads,
+    timesheet_locked,
+    wait_for,
+)
 
-TIMESHEET_TABLE = TimesheetEntry.__table__.name
 #: The issue's target: a file whose worker died completes within this many seconds of the kill.
 RECOVERY_SECONDS = 60
 SHORT_LEASE_SECONDS = 2
 
 
-@contextlib.contextmanager
-def timesheet_locked() -> Iterator[None]:
-    """Hold an exclusive lock on the timesheet table until the block ends."""
-    with db.engine.connect() as connection:
-        connection.execute(text(f"LOCK TABLE {TIMESHEET_TABLE} IN ACCESS EXCLUSIVE MODE"))
-        try:
-            yield
-        finally:
-            connection.rollback()
-
-
-def a_query_waits_for_the_timesheet_lock() -> bool:
-    waiting = db.session.scalar(
-        text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST(:table AS regclass)"),
-        {"table": TIMESHEET_TABLE},
-    )
-    return waiting > 0
 
 
 def worker_name(worker: BackgroundProcess) -> str:

@@ -8,41 +8,17 @@ file's query waits for it, alive, until the worker is killed.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from datetime import timedelta
 
-from sqlalchemy import text, update
+from sqlalchemy import update
 
 from app.extensions import db
-from app.models import TimesheetEntry
 from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
 from app.services.outbox import LOST_AFTER
 from app.services.schedule_runs import MAX_STALLS, dispatch_queued, redeliver_stalled
-from tests.fixtures.workers import wait_for
-
-TIMESHEET_TABLE = TimesheetEntry.__table__.name
-
-
-@contextlib.contextmanager
-def timesheet_locked() -> Iterator[None]:
-    with db.engine.connect() as connection:
-        connection.execute(text(f"LOCK TABLE {TIMESHEET_TABLE} IN ACCESS EXCLUSIVE MODE"))
-        try:
-            yield
-        finally:
-            connection.rollback()
-
-
-def a_query_waits_for_the_timesheet_lock() -> bool:
-    waiting = db.session.scalar(
-        text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST(:table AS regclass)"),
-        {"table": TIMESHEET_TABLE},
-    )
-    db.session.rollback()
-    return waiting > 0
+from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 
 
 def run_row(run_id: int) -> ScheduleRun:
