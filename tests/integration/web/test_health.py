@@ -55,13 +55,16 @@ def _app_connections(observer: Redis) -> list[dict]:
 
 
 def test_requests_share_the_apps_one_redis_connection(client):
-    """The app's Redis pool is made once: request after request reuses the same connection."""
+    """The app's Redis pool is made once: request after request reuses its connections and opens none.
+
+    The pool may already hold several connections that earlier tests' threads opened, so the
+    test compares the set of connections before and after, not their number."""
     observer = Redis.from_url(TEST_REDIS_URL)
     assert client.get("/healthz").status_code == 200
-    first = _app_connections(observer)
+    pooled = {c["id"] for c in _app_connections(observer)}
 
     for _ in range(5):
         assert client.get("/healthz").status_code == 200
 
-    assert len(first) == 1
-    assert [c["id"] for c in _app_connections(observer)] == [first[0]["id"]]
+    assert pooled
+    assert {c["id"] for c in _app_connections(observer)} == pooled
