@@ -127,3 +127,48 @@ def test_cli_reconcile_refusal_exits_non_zero_with_the_message(app):
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(CoverageDataset)) == 1
         assert db.session.scalar(select(func.count()).select_from(CoverageVersion)) == 0
+
+
+def test_a_reconcile_waits_for_a_concurrent_one_and_then_finds_nothing_to_do(app):
+    """Two start-ups at once: the second reconcile waits on the registry lock and adds no second version."""
+    import threading
+
+    from sqlalchemy import insert, text
+
+    from app.models.types import utcnow
+
+    outcomes = []
+
+    def reconcile_in_another_session():
+        with app.app_context():
+            outcomes.append(reconcile_coverage())
+
+    with app.app_context():
+        with db.engine.connect() as first:
+            first.execute(text("LOCK TABLE export_coverage_versions IN SHARE ROW EXCLUSIVE MODE"))
+            second = threading.Thread(target=reconcile_in_another_session)
+            second.start()
+            with db.engine.connect() as observer:
+                # Until the other session waits on the lock (or has finished without taking it).
+                while second.is_alive() and not observer.scalar(
+                    text(
+                        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                        " WHERE c.relname = 'export_coverage_versions' AND NOT l.granted"
+                    )
+                ):
+                    observer.rollback()
+            first.execute(
+                insert(CoverageDataset.__table__),
+                [
+                    {"dataset": d.dataset, "schema_version": d.schema_version, "status": d.status.value,
+                     "content_hash": d.content_hash, "recorded_at": utcnow()}
+                    for d in DECLARATIONS
+                ],
+            )
+            first.execute(insert(CoverageVersion.__table__).values(version=1, summary="first", created_at=utcnow()))
+            first.commit()
+        second.join()
+
+        assert len(outcomes) == 1 and not outcomes[0].advanced
+        assert outcomes[0].registry_version == 1
+        assert _registry_versions() == [1]
