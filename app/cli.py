@@ -1,5 +1,5 @@
 """Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`, `flask remove-member`,
-`flask schedules import-legacy`."""
+`flask schedules import-legacy`, `flask coverage reconcile`."""
 
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ def serve_all_command(port: int) -> None:
         sys.exit(1)
     upgrade()
     seed_demo(int(os.environ.get("SEED_ROWS") or 5000))
+    _reconcile_coverage_or_exit()
 
     python = sys.executable
     env = {**os.environ, "FLASK_APP": "wsgi"}
@@ -161,7 +162,39 @@ def import_legacy_command(file: str, workspace_id: int | None) -> None:
         sys.exit(1)
 
 
+coverage_group = AppGroup("coverage", help="The coverage registry: which datasets workspace packages carry.")
+
+
+def _reconcile_coverage_or_exit() -> None:
+    from app.services.coverage import CoverageConflict, reconcile_coverage
+
+    try:
+        outcome = reconcile_coverage()
+    except CoverageConflict as exc:
+        click.echo(f"Coverage registry not reconciled: {exc}", err=True)
+        sys.exit(1)
+    for change in outcome.changes:
+        click.echo(change)
+    if outcome.advanced:
+        click.echo(f"Coverage registry is now version {outcome.registry_version}.")
+    else:
+        click.echo(
+            f"Coverage registry already matches the declarations (version {outcome.registry_version}); "
+            "nothing changed."
+        )
+
+
+@coverage_group.command("reconcile")
+def reconcile_coverage_command() -> None:
+    """Record the datasets declared in app/domain/coverage.py; refuse changed columns under a recorded version.
+
+    Exits with 1, changing nothing, when a recorded (dataset, schema version) would change its content hash.
+    """
+    _reconcile_coverage_or_exit()
+
+
 def register(app: Flask) -> None:
     app.cli.add_command(schedules_group)
+    app.cli.add_command(coverage_group)
     for command in (seed_demo_command, scheduler_command, serve_all_command, remove_member_command):
         app.cli.add_command(command)

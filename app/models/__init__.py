@@ -1,6 +1,7 @@
 """All models, imported here so Alembic and the app see every table."""
 
 from app.models.audit import AuditEvent
+from app.models.coverage import CoverageDataset, CoverageVersion
 from app.models.datasets import Shift, Team, TeamMember, TimeOffRequest, TimesheetEntry
 from app.models.export_file import QueryExport, QueryExportRequest
 from app.models.query import SavedQuery
@@ -21,6 +22,8 @@ __all__ = [
     "AuditEvent",
     "CommunicationTemplate",
     "CommunicationTemplateVersion",
+    "CoverageDataset",
+    "CoverageVersion",
     "Membership",
     "Person",
     "QueryExport",

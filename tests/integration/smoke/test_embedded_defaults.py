@@ -25,8 +25,9 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from app import create_app
+from app.domain.coverage import DECLARATIONS
 from app.extensions import db
-from app.models import QueryExport, SavedQuery, TimesheetEntry, Workspace
+from app.models import CoverageDataset, CoverageVersion, QueryExport, SavedQuery, TimesheetEntry, Workspace
 from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE
 from tests.fixtures.workers import (
     PROJECT_ROOT,
@@ -212,5 +213,9 @@ def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_en
             export = settled_file(export_id, [supervisor])
             assert (export.status, export.failure_detail) == ("succeeded", None)
             assert (storage_root / export.storage_key).is_file()
+            # Start-up reconciled the coverage registry, so the demo has one.
+            assert db.session.scalars(select(CoverageVersion.version)).all() == [1]
+            assert len(db.session.scalars(select(CoverageDataset)).all()) == len(DECLARATIONS)
+        assert "Coverage registry is now version 1." in supervisor.output()
     finally:
         supervisor.stop()
