@@ -9,6 +9,7 @@ form should not, and ids are bounded by the database's integer column.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Iterator, Mapping
 
 from app.domain.errors import ValidationError
@@ -89,3 +90,27 @@ def _texts(value: object) -> Iterator[str]:
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _texts(item)
+
+
+# A request form's one-time token: what secrets.token_urlsafe writes, long enough not to be guessed.
+_REQUEST_TOKEN = re.compile(r"[A-Za-z0-9_-]{22,64}")
+
+
+def new_request_token() -> str:
+    """A fresh one-time token for a request form, so the file it asks for is made once however often it is sent."""
+    return secrets.token_urlsafe(24)
+
+
+def request_token(text: str | None) -> str | None:
+    """The form's one-time token; None when the form carries none (a page from before tokens).
+
+    A token that is present but not one new_request_token could have written was not written by the page.
+    """
+    if not text:
+        return None
+    if not _REQUEST_TOKEN.fullmatch(text):
+        raise ValidationError(
+            "The form was damaged on its way here, so no file was requested. Reload the page and ask again.",
+            "request_token",
+        )
+    return text

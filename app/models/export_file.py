@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, false
+from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -66,6 +66,8 @@ class QueryExport(LeaseColumns, db.Model):
             " AND size_bytes IS NOT NULL AND row_count IS NOT NULL)",
             name="success_outcome",
         ),
+        # One file per request form sent: a repeated POST of the same form finds this row.
+        UniqueConstraint("requester_id", "request_token", name="query_exports_request_token_uidx"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -103,6 +105,8 @@ class QueryExport(LeaseColumns, db.Model):
     row_count: Mapped[int | None]
     attempt_count: Mapped[int] = mapped_column(default=0)
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The one-time token of the request form that asked for the file; none for schedules and old pages.
+    request_token: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

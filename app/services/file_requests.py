@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from flask import current_app
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
@@ -27,6 +29,8 @@ QUERY_FORMATS = ("csv", "xlsx")
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
 # Whose clock an Excel file's time stamps show; CSV writes ISO 8601 times in UTC ("…Z") always.
 TIME_STAMPS = {"workspace": "The workspace's time zone", "utc": "UTC"}
+# What a person sees who sent a request form again (a refresh, the back button, a double click).
+ALREADY_REQUESTED = "This form was already sent, so no second file was made. This is the file it asked for."
 
 
 @dataclass(frozen=True)
@@ -104,11 +108,39 @@ def queued_export(
 
 
 def admit(export: QueryExport) -> QueryExport:
-    """Commit the file and its outbox request in one transaction."""
+    """Commit the file and its outbox request in one transaction; or the file its request form already made.
+
+    Two sends of one form that race past the lookup both insert: the unique index on
+    (requester, token) lets one commit, and the other answers with that one's file.
+    """
+    if export.request_token is not None:
+        made = _file_of_token(export.requester_id, export.request_token)
+        if made is not None:
+            return made
     export.outbox = QueryExportRequest()
     db.session.add(export)
-    db.session.commit()
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        made = _file_of_token(export.requester_id, export.request_token) if export.request_token else None
+        if made is None:
+            raise
+        return made
     return export
+
+
+def file_of_request_form(access: RequesterContext, token: str | None) -> QueryExport | None:
+    """The file a request form with this one-time token already made for the person, if any."""
+    if token is None:
+        return None
+    return _file_of_token(access.person_id, token)
+
+
+def _file_of_token(requester_id: int, token: str) -> QueryExport | None:
+    return db.session.execute(
+        select(QueryExport).where(QueryExport.requester_id == requester_id, QueryExport.request_token == token)
+    ).scalar_one_or_none()
 
 
 def workspace_time_zone(workspace_id: int) -> str:
@@ -124,7 +156,10 @@ def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
     return workspace_time_zone(access.workspace_id)
 
 
-def request_query_file(access: RequesterContext, query: SavedQuery, options: QueryFileOptions) -> QueryExport:
+def request_query_file(
+    access: RequesterContext, query: SavedQuery, options: QueryFileOptions, request_token: str | None = None
+) -> QueryExport:
+    """Admit a file of the query; `request_token` is the request form's one-time token (see admit)."""
     if query.workspace_id != access.workspace_id:
         raise AccessDenied("That query is not in this workspace.")
     if not access.can_read_dataset(query.dataset):
@@ -148,5 +183,6 @@ def request_query_file(access: RequesterContext, query: SavedQuery, options: Que
             include_descriptions=options.include_descriptions,
             exact_values=options.exact_values,
             time_zone=file_time_zone(access, options),
+            request_token=request_token,
         )
     )

@@ -54,8 +54,13 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
     return request, PrintParams(**report.print_params(), layout=layout)
 
 
-def request_report_file(access: RequesterContext, report: Report, file_format: str) -> QueryExport:
-    """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports)."""
+def request_report_file(
+    access: RequesterContext, report: Report, file_format: str, request_token: str | None = None
+) -> QueryExport:
+    """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports).
+
+    `request_token` is the request form's one-time token: a form sent again answers its first file.
+    """
     if report.workspace_id != access.workspace_id:
         raise AccessDenied("That report is not in this workspace.")
     query = db.session.get(SavedQuery, report.source_query_id)
@@ -82,11 +87,13 @@ def request_report_file(access: RequesterContext, report: Report, file_format: s
         print_params=print_params.to_json(),
         heading="labels",
         include_descriptions=False,
+        request_token=request_token,
     )
     try:
         return admit(export)
     except IntegrityError:
-        # The report's foreign key: it was deleted between loading it and admitting its file.
+        # The report's foreign key (admit answers a repeated form itself): the report was deleted
+        # between loading it and admitting its file.
         db.session.rollback()
         raise ValidationError("The report was deleted meanwhile, so no file was requested.", "format") from None
 

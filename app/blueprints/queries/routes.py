@@ -13,12 +13,19 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import QueryForm
 from app.blueprints.query_vocabulary import query_vocabulary
+from app.domain import text_rules
 from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse
 from app.services import saved_queries
-from app.services.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
+from app.services.file_requests import (
+    ALREADY_REQUESTED,
+    QueryFileOptions,
+    file_of_request_form,
+    request_query_file,
+    workspace_time_zone,
+)
 from app.services.reports import reports_using_query
 from app.services.saved_queries import QueryListing
 from app.services.schedules import schedules_using_query
@@ -132,7 +139,12 @@ def request_file(workspace_id: int, query_id: int):
         time_stamps=request.form.get("time_stamps", "workspace"),
     )
     try:
-        export = request_query_file(g.access, listing.query, options)
+        token = text_rules.request_token(request.form.get("request_token"))
+        made = file_of_request_form(g.access, token)
+        if made is not None:
+            flash(ALREADY_REQUESTED)
+            return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
+        export = request_query_file(g.access, listing.query, options, token)
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
     except AccessDenied:
@@ -186,6 +198,7 @@ def _show_page(
         file_error=file_error,
         file_options=file_options or QueryFileOptions(format="csv"),
         workspace_time_zone=workspace_time_zone(g.access.workspace_id),
+        request_token=text_rules.new_request_token(),
         preview=_preview(listing.query.definition()) if show_preview else None,
     )
 

@@ -13,12 +13,14 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
+from app.domain import text_rules
 from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
 from app.models.report import PAGE_SIZES
 from app.services import report_files, reports
+from app.services.file_requests import ALREADY_REQUESTED, file_of_request_form
 from app.services.reports import ReportListing
 
 
@@ -146,6 +148,7 @@ def _render_detail(listing: ReportListing, error: ValidationError | None = None,
             can_change=can_change(g.access, listing.report),
             kinds=KIND_LABELS,
             error=error,
+            request_token=text_rules.new_request_token(),
         ),
         status,
     )
@@ -196,7 +199,12 @@ def delete(workspace_id: int, report_id: int):
 def request_file(workspace_id: int, report_id: int):
     listing = _listing_or_404(report_id)
     try:
-        export = report_files.request_report_file(g.access, listing.report, request.form.get("format", ""))
+        token = text_rules.request_token(request.form.get("request_token"))
+        made = file_of_request_form(g.access, token)
+        if made is not None:
+            flash(ALREADY_REQUESTED)
+            return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
+        export = report_files.request_report_file(g.access, listing.report, request.form.get("format", ""), token)
     except ValidationError as exc:
         return _render_detail(listing, exc, 400)
     except AccessDenied:

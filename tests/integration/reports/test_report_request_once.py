@@ -1,0 +1,47 @@
+"""A report's file request form is sent once: its one-time token answers a repeat with the first file."""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import func, select
+
+from app.extensions import db
+from app.models import QueryExport
+
+_TOKEN = re.compile(r'name="request_token" value="([^"]+)"')
+
+
+def _form_token(client, kit, report) -> str:
+    page = client.get(f"/w/{kit.world.workspace.id}/reports/{report.id}").get_data(as_text=True)
+    return _TOKEN.search(page).group(1)
+
+
+def _request_file(client, kit, report, **form):
+    return client.post(f"/w/{kit.world.workspace.id}/reports/{report.id}/files", data={"format": "pdf", **form})
+
+
+def test_twelve_posts_of_one_report_form_make_one_file_and_all_redirect_to_it(client, auth, kit):
+    report = kit.report(kind="table")
+    auth.login(kit.world.member.email)
+    token = _form_token(client, kit, report)
+    answers = [_request_file(client, kit, report, request_token=token) for _ in range(12)]
+    only = db.session.execute(select(QueryExport)).scalar_one()
+    assert {answer.headers["Location"] for answer in answers} == {f"/w/{kit.world.workspace.id}/files/{only.id}"}
+
+
+def test_two_report_forms_make_two_files(client, auth, kit):
+    report = kit.report(kind="table")
+    auth.login(kit.world.member.email)
+    for _ in range(2):
+        _request_file(client, kit, report, request_token=_form_token(client, kit, report))
+    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 2
+
+
+def test_a_damaged_report_form_token_is_refused_with_a_message(client, auth, kit):
+    report = kit.report(kind="table")
+    auth.login(kit.world.member.email)
+    page = _request_file(client, kit, report, request_token="<script>")
+    assert page.status_code == 400
+    assert "The form was damaged on its way here, so no file was requested." in page.get_data(as_text=True)
+    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
