@@ -1,7 +1,7 @@
 """query_exports.request_token: one file per request form sent
 
 Revision ID: d81f3a6c5e27
-Revises: c4a7e19b2d60
+Revises: d8f3a61c7b52
 Create Date: 2026-12-01 01:35:00
 
 """
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = 'd81f3a6c5e27'
-down_revision = 'c4a7e19b2d60'
+down_revision = 'd8f3a61c7b52'
 branch_labels = None
 depends_on = None
 
