@@ -22,6 +22,7 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
+from app.services.outbox import dispatch_admitted
 
 QUERY_FORMATS = ("csv", "xlsx")
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
@@ -103,11 +104,17 @@ def queued_export(
     )
 
 
-def admit(export: QueryExport) -> QueryExport:
-    """Commit the file and its outbox request in one transaction."""
+def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
+    """Commit the file and its outbox request in one transaction, then dispatch the request at once.
+
+    `dispatch_now=False` stops after the commit, as a web process that died right then would: the
+    periodic dispatcher takes the row on its next turn.
+    """
     export.outbox = QueryExportRequest()
     db.session.add(export)
     db.session.commit()
+    if dispatch_now:
+        dispatch_admitted(export)
     return export
 
 
@@ -124,7 +131,9 @@ def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
     return workspace_time_zone(access.workspace_id)
 
 
-def request_query_file(access: RequesterContext, query: SavedQuery, options: QueryFileOptions) -> QueryExport:
+def request_query_file(
+    access: RequesterContext, query: SavedQuery, options: QueryFileOptions, dispatch_now: bool = True
+) -> QueryExport:
     if query.workspace_id != access.workspace_id:
         raise AccessDenied("That query is not in this workspace.")
     if not access.can_read_dataset(query.dataset):
@@ -148,5 +157,6 @@ def request_query_file(access: RequesterContext, query: SavedQuery, options: Que
             include_descriptions=options.include_descriptions,
             exact_values=options.exact_values,
             time_zone=file_time_zone(access, options),
-        )
+        ),
+        dispatch_now,
     )

@@ -54,7 +54,9 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
     return request, PrintParams(**report.print_params(), layout=layout)
 
 
-def request_report_file(access: RequesterContext, report: Report, file_format: str) -> QueryExport:
+def request_report_file(
+    access: RequesterContext, report: Report, file_format: str, dispatch_now: bool = True
+) -> QueryExport:
     """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports)."""
     if report.workspace_id != access.workspace_id:
         raise AccessDenied("That report is not in this workspace.")
@@ -84,7 +86,7 @@ def request_report_file(access: RequesterContext, report: Report, file_format: s
         include_descriptions=False,
     )
     try:
-        return admit(export)
+        return admit(export, dispatch_now)
     except IntegrityError:
         # The report's foreign key: it was deleted between loading it and admitting its file.
         db.session.rollback()
