@@ -495,7 +495,8 @@ def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str
         access = current_context(plan.workspace_id, plan.admin_id)
         query = db.session.get(SavedQuery, plan.query_id)
         assert access is not None and query is not None, "benchmark workspace is incomplete"
-        export_id = request_query_file(access, query, QueryFileOptions(format=file_format)).id
+        # The job body below produces the file; nothing is put on RQ.
+        export_id = request_query_file(access, query, QueryFileOptions(format=file_format), dispatch_now=False).id
     return run_job(app, export_id, meter, plan.rows, f"{file_format} export")
 
 
@@ -520,7 +521,7 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
         access = current_context(plan.workspace_id, plan.admin_id)
         report = db.session.get(Report, plan.report_id)
         assert access is not None and report is not None, "benchmark report is missing"
-        export_id = request_report_file(access, report, "pdf").id
+        export_id = request_report_file(access, report, "pdf", dispatch_now=False).id
     return run_job(app, export_id, meter, plan.rows, "report PDF")
 
 

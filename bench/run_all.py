@@ -50,10 +50,11 @@ from bench.dataset import (
     prepare_schema,
     prepare_workspace,
 )
+from bench.latency import latency_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules")
+SUITES = ("query", "report", "schedules", "latency")
 
 # The query suite.
 DEFAULT_ROWS = 1_000_000
@@ -385,6 +386,8 @@ def main() -> None:
             report_suite(app, scratch_root, repeat)
         if "schedules" in suites:
             schedule_suite(app)
+        if "latency" in suites:
+            latency_suite(app, scratch_root)
 
 
 if __name__ == "__main__":

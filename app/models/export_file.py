@@ -7,7 +7,7 @@ descriptions row is an Excel option only.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, UniqueConstraint, false
@@ -27,6 +27,8 @@ class FileStatus(StrEnum):
 
 
 TERMINAL_STATUSES = (FileStatus.SUCCEEDED, FileStatus.FAILED)
+# A file's page polls every 0.5 s for this long after the request, then every 2 s.
+FAST_POLL_FOR = timedelta(seconds=5)
 
 
 class FailureCode(StrEnum):
@@ -136,6 +138,11 @@ class QueryExport(LeaseColumns, db.Model):
         if not self.rows_total:
             return None
         return min(99, int(self.rows_written * 100 / self.rows_total))
+
+    def poll_interval(self, now: datetime) -> str:
+        """How often the page asks for this file's progress (an htmx interval): quickly while the
+        file is young, since a small file settles within a second or two, then every 2 s."""
+        return "500ms" if now - self.requested_at < FAST_POLL_FOR else "2s"
 
     def eta_seconds(self, now: datetime) -> int | None:
         """Seconds left at the rate seen so far, when the total is known."""

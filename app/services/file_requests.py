@@ -24,6 +24,7 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
+from app.services.outbox import dispatch_admitted
 
 QUERY_FORMATS = ("csv", "xlsx")
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
@@ -107,11 +108,14 @@ def queued_export(
     )
 
 
-def admit(export: QueryExport) -> QueryExport:
-    """Commit the file and its outbox request in one transaction; or the file its request form already made.
+def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
+    """Commit the file and its outbox request in one transaction, then dispatch the request at once;
+    or answer the file its request form already made.
 
     Two sends of one form that race past the lookup both insert: the unique index on
     (requester, token) lets one commit, and the other answers with that one's file.
+    `dispatch_now=False` stops after the commit, as a web process that died right then would: the
+    periodic dispatcher takes the row on its next turn.
     """
     if export.request_token is not None:
         made = _file_of_token(export.requester_id, export.request_token)
@@ -127,6 +131,8 @@ def admit(export: QueryExport) -> QueryExport:
         if made is None:
             raise
         return made
+    if dispatch_now:
+        dispatch_admitted(export)
     return export
 
 
@@ -157,7 +163,11 @@ def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
 
 
 def request_query_file(
-    access: RequesterContext, query: SavedQuery, options: QueryFileOptions, request_token: str | None = None
+    access: RequesterContext,
+    query: SavedQuery,
+    options: QueryFileOptions,
+    request_token: str | None = None,
+    dispatch_now: bool = True,
 ) -> QueryExport:
     """Admit a file of the query; `request_token` is the request form's one-time token (see admit)."""
     if query.workspace_id != access.workspace_id:
@@ -184,5 +194,6 @@ def request_query_file(
             exact_values=options.exact_values,
             time_zone=file_time_zone(access, options),
             request_token=request_token,
-        )
+        ),
+        dispatch_now,
     )

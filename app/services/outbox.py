@@ -52,6 +52,17 @@ def dispatch_pending(limit: int = 100) -> int:
     return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in pending)
 
 
+def dispatch_admitted(export: QueryExport) -> bool:
+    """Dispatch a file's outbox row right after its admission committed, so a small file need not
+    wait for the periodic dispatcher's next turn.
+
+    The claim keeps the row single: if the periodic dispatcher got there first this enqueues
+    nothing. A failed enqueue (Redis down) is logged, never raised: the file stays admitted with
+    its claim, and the periodic dispatcher's lost-job check dispatches it again.
+    """
+    return dispatch(export.outbox.id, export.id, export.outbox.dispatch_count)
+
+
 def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
     """Claim the outbox row at the dispatch count the caller saw, commit, then enqueue a new job.
 
@@ -82,7 +93,11 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
             description=f"export file {export_id} (dispatch {number})",
         )
     except RedisError as exc:
-        log.warning("export file %s: enqueue of %s failed (%s); it will be dispatched again", export_id, job_id, exc)
+        log.warning(
+            "export file %s: enqueue of %s failed (%s); the periodic dispatcher will dispatch it again"
+            " once the lost-job check finds it",
+            export_id, job_id, exc,
+        )
         return False
     log.info("export file %s dispatched as job %s", export_id, job_id)
     return True

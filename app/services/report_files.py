@@ -55,7 +55,11 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
 
 
 def request_report_file(
-    access: RequesterContext, report: Report, file_format: str, request_token: str | None = None
+    access: RequesterContext,
+    report: Report,
+    file_format: str,
+    request_token: str | None = None,
+    dispatch_now: bool = True,
 ) -> QueryExport:
     """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports).
 
@@ -90,7 +94,7 @@ def request_report_file(
         request_token=request_token,
     )
     try:
-        return admit(export)
+        return admit(export, dispatch_now)
     except IntegrityError:
         # The report's foreign key (admit answers a repeated form itself): the report was deleted
         # between loading it and admitting its file.

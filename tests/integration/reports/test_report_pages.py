@@ -11,6 +11,7 @@ from app.domain.report_spec import QueryInUse
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery
 from app.services import reports
+from app.services.queue import export_queue
 
 
 def _count(model) -> int:
@@ -207,6 +208,16 @@ def test_requesting_a_file_queues_it_and_opens_its_page(client, auth, kit):
     assert response.status_code == 302
     assert response.headers["Location"].endswith(f"/w/{kit.world.workspace.id}/files/{export.id}")
     assert (export.requester_id, export.report_id, export.status) == (kit.world.member.id, report.id, "queued")
+
+
+def test_requesting_a_report_file_dispatches_it_before_the_response(client, auth, kit):
+    """By the time the request returns, the file's outbox row is claimed and its job is on the queue."""
+    report = kit.report(kind="coded")
+    auth.login(kit.world.member.email)
+    client.post(_url(kit.world, f"{report.id}/files"), data={"format": "pdf"})
+    export = db.session.execute(select(QueryExport)).scalar_one()
+    assert (export.outbox.dispatch_count, export.outbox.job_id) == (1, f"export-file-{export.id}-1")
+    assert export_queue().get_job_ids() == [f"export-file-{export.id}-1"]
 
 
 def test_table_preview_shows_title_block_headers_and_first_rows_escaped(client, auth, kit):

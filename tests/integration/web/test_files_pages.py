@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import socket
 from datetime import timedelta
 
 import pytest
+from redis import Redis
+from rq import Queue
 from sqlalchemy import func, select, update
 
 from app.domain import export_file
@@ -13,6 +17,8 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
+from app.services.outbox import LOST_AFTER, redispatch_lost
+from app.services.queue import export_queue
 from app.storage import get_storage
 from tests import factories
 
@@ -145,7 +151,7 @@ def test_a_failed_files_page_shows_the_code_and_a_readable_detail(client, auth, 
 def test_progress_polls_while_running_and_answers_286_once_settled(client, auth, world):
     """The progress fragment answers 200 with a polling bar while running, then 286 without polling."""
     query = factories.make_query(world.workspace, world.member)
-    export = factories.make_export(query, world.member)
+    export = factories.make_export(query, world.member, requested_at=utcnow() - timedelta(minutes=1))
     attempt = export_file.start(export.id)
     export_file.record_progress(export.id, attempt, rows_written=50, rows_total=200)
     auth.login(world.member.email)
@@ -159,6 +165,69 @@ def test_progress_polls_while_running_and_answers_286_once_settled(client, auth,
     assert settled.status_code == 286
     assert "hx-trigger" not in settled.get_data(as_text=True)
     assert "succeeded" in settled.get_data(as_text=True)
+
+
+def test_a_file_requested_moments_ago_polls_every_half_second(client, auth, world):
+    """A young file's progress fragment asks again in 500 ms, so a small file shows its outcome at once."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member, requested_at=utcnow())
+    auth.login(world.member.email)
+    fragment = client.get(_files_url(world, f"{export.id}/progress"))
+    assert fragment.status_code == 200
+    assert 'hx-trigger="every 500ms"' in fragment.get_data(as_text=True)
+
+
+def test_the_detail_page_of_a_young_file_polls_every_half_second_until_it_is_older(client, auth, world):
+    """The detail page polls quickly first; the same file, older than the fast window, polls every 2 s."""
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member, requested_at=utcnow())
+    auth.login(world.member.email)
+    assert 'hx-trigger="every 500ms"' in client.get(_files_url(world, str(export.id))).get_data(as_text=True)
+    db.session.execute(
+        update(QueryExport).where(QueryExport.id == export.id).values(requested_at=utcnow() - timedelta(seconds=6))
+    )
+    db.session.commit()
+    assert 'hx-trigger="every 2s"' in client.get(_files_url(world, str(export.id))).get_data(as_text=True)
+
+
+def _unused_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_requesting_a_file_dispatches_it_before_the_response(client, auth, world):
+    """By the time the request returns, the outbox row is claimed and its job is on the export queue."""
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+    response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
+    assert response.status_code == 302
+    export = db.session.execute(select(QueryExport)).scalar_one()
+    outbox = db.session.execute(select(QueryExportRequest)).scalar_one()
+    assert (outbox.dispatch_count, outbox.job_id) == (1, f"export-file-{export.id}-1")
+    assert export_queue().get_job_ids() == [f"export-file-{export.id}-1"]
+
+
+def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends_it_later(
+    app, client, auth, world, monkeypatch, caplog
+):
+    """Redis unreachable during the request: the page still answers, the log says the periodic
+    dispatcher will dispatch it, and once Redis is back its lost-job check enqueues the file."""
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+    unreachable = Redis(port=_unused_port(), socket_connect_timeout=1)
+    monkeypatch.setattr(app, "export_queue", Queue(app.export_queue.name, connection=unreachable))
+    with caplog.at_level(logging.WARNING, logger="app.services.outbox"):
+        response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
+    monkeypatch.undo()
+    assert response.status_code == 302
+    export = db.session.execute(select(QueryExport)).scalar_one()
+    assert export.status == "queued"
+    assert "the periodic dispatcher will dispatch it again" in caplog.text
+    assert export_queue().get_job_ids() == []
+
+    assert redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+    assert export_queue().get_job_ids() == [f"export-file-{export.id}-2"]
 
 
 def test_download_streams_the_stored_bytes_with_safe_headers(client, auth, world):
