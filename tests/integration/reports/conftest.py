@@ -90,7 +90,8 @@ class ReportKit:
                 dispatch_now: bool = False) -> QueryExport:
         """Admission as the report page does it, by default stopped before the immediate dispatch
         so the test drives the dispatcher itself."""
-        return request_report_file(self.access(person or self.world.admin), report, file_format, dispatch_now=dispatch_now)
+        access = self.access(person or self.world.admin)
+        return request_report_file(access, report, file_format, dispatch_now=dispatch_now)
 
     def add_rows(self, count: int, start: date = date(2026, 10, 1)) -> None:
         """`count` more timesheet rows spread over the world's employees, with Unicode names."""
