@@ -20,6 +20,7 @@ from app.models import (
     QueryExport,
     QueryExportRequest,
     RecipientDelivery,
+    Report,
     SavedQuery,
     Schedule,
     ScheduleRun,
@@ -169,6 +170,21 @@ def make_query(workspace: Workspace, owner: Person, **overrides) -> SavedQuery:
         "row_limit": None,
     }
     return _save(SavedQuery(**{**values, **overrides}))
+
+
+def make_report(query: SavedQuery, owner: Person, **overrides) -> Report:
+    """A table report of the query printing its hours column."""
+    n = next(_sequence)
+    values = {
+        "workspace_id": query.workspace_id,
+        "owner_id": owner.id,
+        "name": f"Report {n}",
+        "kind": "table",
+        "source_query_id": query.id,
+        "columns": [{"name": "hours", "width": None}],
+        "title": f"Report {n}",
+    }
+    return _save(Report(**{**values, **overrides}))
 
 
 def stored_request(query: SavedQuery) -> dict:

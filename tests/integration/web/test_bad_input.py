@@ -128,17 +128,7 @@ def test_a_query_edit_with_a_damaged_version_is_refused_and_changes_nothing(clie
 @pytest.mark.parametrize("version", DAMAGED_VERSIONS)
 def test_a_report_edit_with_a_damaged_version_is_refused_and_changes_nothing(client, signed_in, version):
     world, query = signed_in
-    report = Report(
-        workspace_id=world.workspace.id,
-        owner_id=world.member.id,
-        name="Member's report",
-        kind="table",
-        source_query_id=query.id,
-        columns=[{"name": "hours", "width": None}],
-        title="Member's report",
-    )
-    db.session.add(report)
-    db.session.commit()
+    report = factories.make_report(query, world.member, name="Member's report", title="Member's report")
     response = client.post(
         f"/w/{world.workspace.id}/reports/{report.id}/edit", data=_report_form(query, name="Renamed", version=version)
     )

@@ -239,17 +239,7 @@ def member_with_data(world):
     published version and a draft; the member's schedule sent a recipient a link."""
     world.member_membership.grants = ["schedules.manage"]
     query = factories.make_query(world.workspace, world.member, name="Member's hours")
-    report = Report(
-        workspace_id=world.workspace.id,
-        owner_id=world.member.id,
-        name="Member's report",
-        kind="table",
-        source_query_id=query.id,
-        columns=[{"name": "hours", "width": None}],
-        title="Member's report",
-    )
-    db.session.add(report)
-    db.session.commit()
+    report = factories.make_report(query, world.member, name="Member's report", title="Member's report")
     export = factories.make_export(query, world.member)
     template = factories.make_template(world.workspace, world.member, published=True)
     draft = CommunicationTemplateVersion(
