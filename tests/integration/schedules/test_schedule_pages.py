@@ -10,27 +10,7 @@ from app.extensions import db
 from app.models import AuditEvent
 from app.models.schedule import Schedule, ScheduleRecipient
 from tests import factories
-
-
-def _url(world, tail: str = "") -> str:
-    return f"/w/{world.workspace.id}/schedules/{tail}"
-
-
-def _form(query, **overrides) -> dict:
-    data = {
-        "name": "Morning hours",
-        "source": f"query:{query.id}",
-        "format": "csv",
-        "heading": "names",
-        "frequency": "daily",
-        "time": "07:30",
-        "zone": "Europe/London",
-        "people": [],
-        "addresses": "",
-        "custom_message": "Here are the hours.",
-    }
-    data.update(overrides)
-    return {key: value for key, value in data.items() if value is not None}
+from tests.integration.schedules.forms import schedule_form, schedules_url
 
 
 def _count() -> int:
@@ -40,7 +20,9 @@ def _count() -> int:
 def test_creating_a_daily_query_schedule_stores_snapshot_timetable_and_recipients(client, auth, world):
     query = factories.make_query(world.workspace, world.member, version=4)
     auth.login(world.member.email)
-    response = client.post(_url(world, "new"), data=_form(query, people=[str(world.member.id), str(world.admin.id)]))
+    response = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, people=[str(world.member.id), str(world.admin.id)])
+    )
     assert response.status_code == 302
     schedule = db.session.scalar(select(Schedule))
     assert schedule.owner_id == world.member.id
@@ -57,7 +39,7 @@ def test_the_list_shows_name_source_owner_status_next_run_and_last_outcome(clien
     factories.make_schedule(query, world.member, name="Weekly hours mail")
     paused = factories.make_schedule(query, world.member, name="Stopped mail", status="paused", pause_reason="user")
     auth.login(world.member.email)
-    page = client.get(_url(world)).get_data(as_text=True)
+    page = client.get(schedules_url(world)).get_data(as_text=True)
     assert "Weekly hours mail" in page and "Hours of the week" in page and world.member.name in page
     assert "Paused by hand." in page and paused.name in page
     assert "07:00" in page and "(UTC+" in page  # the next run on the schedule's own clock
@@ -74,9 +56,9 @@ def test_the_new_form_and_the_schedule_page_render(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member, custom_message="<b>hi</b>")
     auth.login(world.member.email)
-    form = client.get(_url(world, "new"))
+    form = client.get(schedules_url(world, "new"))
     assert form.status_code == 200 and f'value="query:{query.id}"' in form.get_data(as_text=True)
-    page = client.get(_url(world, f"{schedule.id}"))
+    page = client.get(schedules_url(world, f"{schedule.id}"))
     html = page.get_data(as_text=True)
     assert page.status_code == 200
     assert "Every day at 07:00 (Europe/London)" in html
@@ -88,11 +70,11 @@ def test_a_member_sees_only_their_own_schedules_and_gets_404_for_others(client, 
     query = factories.make_query(world.workspace, world.admin)
     theirs = factories.make_schedule(query, world.admin, name="Admin mail")
     auth.login(world.member.email)
-    assert "Admin mail" not in client.get(_url(world)).get_data(as_text=True)
+    assert "Admin mail" not in client.get(schedules_url(world)).get_data(as_text=True)
     for tail in (f"{theirs.id}", f"{theirs.id}/edit", f"{theirs.id}/delete", f"{theirs.id}/runs"):
-        assert client.get(_url(world, tail)).status_code == 404
+        assert client.get(schedules_url(world, tail)).status_code == 404
     for tail in ("pause", "resume", "run-now", "take-ownership", "refresh-source", "delete", "edit"):
-        assert client.post(_url(world, f"{theirs.id}/{tail}")).status_code == 404
+        assert client.post(schedules_url(world, f"{theirs.id}/{tail}")).status_code == 404
     db.session.expire_all()
     assert db.session.get(Schedule, theirs.id).status == "active"
 
@@ -103,8 +85,8 @@ def test_a_person_with_schedule_authority_sees_and_manages_every_schedule(client
     world.member_membership.grants = ["schedules.manage"]
     db.session.commit()
     auth.login(world.member.email)
-    assert "Admin mail" in client.get(_url(world)).get_data(as_text=True)
-    assert client.post(_url(world, f"{theirs.id}/pause")).status_code == 302
+    assert "Admin mail" in client.get(schedules_url(world)).get_data(as_text=True)
+    assert client.post(schedules_url(world, f"{theirs.id}/pause")).status_code == 302
     db.session.expire_all()
     assert db.session.get(Schedule, theirs.id).pause_reason == "user"
 
@@ -113,8 +95,8 @@ def test_another_workspaces_schedule_is_not_found(client, auth, world):
     outsiders_query = factories.make_query(world.other_workspace, world.outsider)
     outsiders = factories.make_schedule(outsiders_query, world.outsider)
     auth.login(world.admin.email)
-    assert client.get(_url(world, f"{outsiders.id}")).status_code == 404
-    assert client.post(_url(world, f"{outsiders.id}/delete")).status_code == 404
+    assert client.get(schedules_url(world, f"{outsiders.id}")).status_code == 404
+    assert client.post(schedules_url(world, f"{outsiders.id}/delete")).status_code == 404
     assert db.session.get(Schedule, outsiders.id) is not None
 
 
@@ -127,9 +109,14 @@ def test_editing_keeps_the_snapshot_even_when_the_saved_query_moved_on(client, a
     db.session.commit()
     auth.login(world.member.email)
     response = client.post(
-        _url(world, f"{schedule.id}/edit"),
-        data=_form(query, name="Renamed", custom_message="New words", people=[str(world.member.id)],
-                   version=str(schedule.version)),
+        schedules_url(world, f"{schedule.id}/edit"),
+        data=schedule_form(
+            query,
+            name="Renamed",
+            custom_message="New words",
+            people=[str(world.member.id)],
+            version=str(schedule.version),
+        ),
     )
     assert response.status_code == 302
     db.session.expire_all()
@@ -144,21 +131,21 @@ def test_the_page_says_when_the_query_moved_on_and_refresh_takes_the_new_version
     query.version, query.columns = 3, ["person_name"]
     db.session.commit()
     auth.login(world.member.email)
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert "moved on to version 3" in page and "Refresh from saved query" in page
-    assert client.post(_url(world, f"{schedule.id}/refresh-source")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/refresh-source")).status_code == 302
     db.session.expire_all()
     saved = db.session.get(Schedule, schedule.id)
     assert saved.query_version == 3 and saved.query_definition["columns"] == ["person_name"]
-    assert "moved on" not in client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert "moved on" not in client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
 
 
 def test_deleting_removes_the_schedule_and_its_recipients(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member)
     auth.login(world.member.email)
-    assert client.get(_url(world, f"{schedule.id}/delete")).status_code == 200
-    assert client.post(_url(world, f"{schedule.id}/delete")).status_code == 302
+    assert client.get(schedules_url(world, f"{schedule.id}/delete")).status_code == 200
+    assert client.post(schedules_url(world, f"{schedule.id}/delete")).status_code == 302
     assert _count() == 0
     assert db.session.scalar(select(func.count()).select_from(ScheduleRecipient)) == 0
 
@@ -166,9 +153,14 @@ def test_deleting_removes_the_schedule_and_its_recipients(client, auth, world):
 def test_the_upcoming_fragment_shows_five_runs_in_the_schedules_zone_and_the_viewers(client, auth, world):
     auth.login(world.member.email)
     response = client.post(
-        _url(world, "upcoming"),
-        data={"frequency": "weekly", "days": ["mon", "thu"], "time": "09:15", "zone": "America/New_York",
-              "viewer_zone": "Asia/Tokyo"},
+        schedules_url(world, "upcoming"),
+        data={
+            "frequency": "weekly",
+            "days": ["mon", "thu"],
+            "time": "09:15",
+            "zone": "America/New_York",
+            "viewer_zone": "Asia/Tokyo",
+        },
     )
     html = response.get_data(as_text=True)
     assert response.status_code == 200
@@ -180,7 +172,7 @@ def test_the_upcoming_fragment_shows_five_runs_in_the_schedules_zone_and_the_vie
 
 def test_the_upcoming_fragment_explains_a_timetable_that_would_fire_too_often(client, auth, world):
     auth.login(world.member.email)
-    response = client.post(_url(world, "upcoming"), data={"frequency": "cron", "expression": "*/5 * * * *"})
+    response = client.post(schedules_url(world, "upcoming"), data={"frequency": "cron", "expression": "*/5 * * * *"})
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "at most once an hour" in html
@@ -190,19 +182,30 @@ def test_a_report_schedule_offers_pdf_and_keeps_the_report_version(client, auth,
     from app.models import Report
 
     query = factories.make_query(world.workspace, world.member)
-    report = Report(workspace_id=world.workspace.id, owner_id=world.member.id, name="Hours report", kind="table",
-                    source_query_id=query.id, columns=[{"name": "hours", "width": None}], title="Hours", version=2)
+    report = Report(
+        workspace_id=world.workspace.id,
+        owner_id=world.member.id,
+        name="Hours report",
+        kind="table",
+        source_query_id=query.id,
+        columns=[{"name": "hours", "width": None}],
+        title="Hours",
+        version=2,
+    )
     db.session.add(report)
     db.session.commit()
     auth.login(world.member.email)
     response = client.post(
-        _url(world, "new"),
-        data=_form(query, source=f"report:{report.id}", format="pdf", people=[str(world.member.id)]),
+        schedules_url(world, "new"),
+        data=schedule_form(query, source=f"report:{report.id}", format="pdf", people=[str(world.member.id)]),
     )
     assert response.status_code == 302
     schedule = db.session.scalar(select(Schedule))
     assert (schedule.kind, schedule.report_id, schedule.report_version_seen, schedule.format) == (
-        "report", report.id, 2, "pdf"
+        "report",
+        report.id,
+        2,
+        "pdf",
     )
     assert schedule.query_definition is None
 
@@ -210,7 +213,7 @@ def test_a_report_schedule_offers_pdf_and_keeps_the_report_version(client, auth,
 def test_saving_records_an_audit_event(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
-    client.post(_url(world, "new"), data=_form(query, people=[str(world.member.id)]))
+    client.post(schedules_url(world, "new"), data=schedule_form(query, people=[str(world.member.id)]))
     actions = db.session.scalars(select(AuditEvent.action)).all()
     assert actions == ["schedule.created"]
 
@@ -221,11 +224,12 @@ def test_hostile_names_and_messages_are_saved_as_typed_and_shown_escaped(client,
     auth.login(world.member.email)
     name = f"S {value}"[:200]
     response = client.post(
-        _url(world, "new"), data=_form(query, name=name, custom_message=value, people=[str(world.member.id)])
+        schedules_url(world, "new"),
+        data=schedule_form(query, name=name, custom_message=value, people=[str(world.member.id)]),
     )
     assert response.status_code == 302
     schedule = db.session.scalar(select(Schedule))
     assert schedule.name == name.strip() and schedule.custom_message == value.strip()
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert str(escape(name.strip())) in page
     assert "<img src" not in page and "<pdf:nextpage" not in page

@@ -17,10 +17,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from tests import factories
-
-
-def _url(world, tail: str = "") -> str:
-    return f"/w/{world.workspace.id}/schedules/{tail}"
+from tests.integration.schedules.forms import schedules_url
 
 
 def _fresh(schedule_id: int) -> Schedule:
@@ -29,8 +26,15 @@ def _fresh(schedule_id: int) -> Schedule:
 
 
 def _report(world, query, owner) -> Report:
-    report = Report(workspace_id=world.workspace.id, owner_id=owner.id, name="Hours report", kind="table",
-                    source_query_id=query.id, columns=[{"name": "hours", "width": None}], title="Hours")
+    report = Report(
+        workspace_id=world.workspace.id,
+        owner_id=owner.id,
+        name="Hours report",
+        kind="table",
+        source_query_id=query.id,
+        columns=[{"name": "hours", "width": None}],
+        title="Hours",
+    )
     db.session.add(report)
     db.session.commit()
     return report
@@ -40,11 +44,11 @@ def test_pausing_by_hand_then_resuming_moves_the_next_occurrence_from_now(client
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member, next_occurrence_at=utcnow() - timedelta(days=3))
     auth.login(world.member.email)
-    assert client.post(_url(world, f"{schedule.id}/pause")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/pause")).status_code == 302
     paused = _fresh(schedule.id)
     assert (paused.status, paused.pause_reason) == ("paused", "user")
-    assert "Paused by hand." in client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
-    assert client.post(_url(world, f"{schedule.id}/resume")).status_code == 302
+    assert "Paused by hand." in client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert client.post(schedules_url(world, f"{schedule.id}/resume")).status_code == 302
     resumed = _fresh(schedule.id)
     assert resumed.status == "active" and resumed.pause_reason is None
     assert resumed.next_occurrence_at > utcnow()
@@ -54,14 +58,17 @@ def test_pausing_by_hand_then_resuming_moves_the_next_occurrence_from_now(client
 
 def test_a_legacy_import_resumes_only_with_the_confirmation_tick(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
-    schedule = factories.make_schedule(query, world.member, status="paused", pause_reason="legacy_import",
-                                       legacy_ref="OLD-7")
+    schedule = factories.make_schedule(
+        query, world.member, status="paused", pause_reason="legacy_import", legacy_ref="OLD-7"
+    )
     auth.login(world.member.email)
-    refused = client.post(_url(world, f"{schedule.id}/resume"))
+    refused = client.post(schedules_url(world, f"{schedule.id}/resume"))
     assert refused.status_code == 400
     assert "old system" in refused.get_data(as_text=True)
     assert _fresh(schedule.id).status == "paused"
-    assert client.post(_url(world, f"{schedule.id}/resume"), data={"legacy_switched_off": "y"}).status_code == 302
+    assert (
+        client.post(schedules_url(world, f"{schedule.id}/resume"), data={"legacy_switched_off": "y"}).status_code == 302
+    )
     assert _fresh(schedule.id).status == "active"
 
 
@@ -72,9 +79,9 @@ def test_resume_says_the_owner_lost_access_and_stays_paused(client, auth, world)
     world.member_membership.grants = ["schedules.manage"]
     db.session.commit()
     auth.login(world.member.email)
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert "owner lost access" in page and "can no longer read the data" in page
-    refused = client.post(_url(world, f"{schedule.id}/resume"))
+    refused = client.post(schedules_url(world, f"{schedule.id}/resume"))
     assert refused.status_code == 400 and "can no longer read the data" in refused.get_data(as_text=True)
     assert _fresh(schedule.id).pause_reason == "owner_access_lost"
 
@@ -82,16 +89,24 @@ def test_resume_says_the_owner_lost_access_and_stays_paused(client, auth, world)
 def test_deleting_a_report_pauses_its_schedules_with_source_removed(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     report = _report(world, query, world.member)
-    schedule = factories.make_schedule(query, world.member, kind="report", format="pdf", source_query_id=None,
-                                       query_definition=None, query_version=None, report_id=report.id,
-                                       report_version_seen=1)
+    schedule = factories.make_schedule(
+        query,
+        world.member,
+        kind="report",
+        format="pdf",
+        source_query_id=None,
+        query_definition=None,
+        query_version=None,
+        report_id=report.id,
+        report_version_seen=1,
+    )
     auth.login(world.member.email)
     assert client.post(f"/w/{world.workspace.id}/reports/{report.id}/delete").status_code == 302
     paused = _fresh(schedule.id)
     assert (paused.status, paused.pause_reason, paused.report_id) == ("paused", "source_removed", None)
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert "Its report was deleted" in page
-    refused = client.post(_url(world, f"{schedule.id}/resume"))
+    refused = client.post(schedules_url(world, f"{schedule.id}/resume"))
     assert refused.status_code == 400 and "choose another source" in refused.get_data(as_text=True)
 
 
@@ -111,11 +126,11 @@ def test_taking_ownership_needs_authority_is_audited_and_shown_in_the_history(cl
     world.member_membership.grants = ["schedules.manage"]
     db.session.commit()
     auth.login(world.member.email)
-    assert client.post(_url(world, f"{schedule.id}/take-ownership")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/take-ownership")).status_code == 302
     assert _fresh(schedule.id).owner_id == world.member.id
     event = db.session.scalar(select(AuditEvent).where(AuditEvent.action == "schedule.ownership_taken"))
     assert event.actor_id == world.member.id and event.details["from_owner_id"] == world.scoped.id
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert f"took ownership from {world.scoped.name}" in page
 
 
@@ -123,8 +138,8 @@ def test_an_owner_without_authority_cannot_take_ownership_of_their_own_schedule_
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member)
     auth.login(world.member.email)
-    assert "Take ownership" not in client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
-    assert client.post(_url(world, f"{schedule.id}/take-ownership")).status_code == 404
+    assert "Take ownership" not in client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert client.post(schedules_url(world, f"{schedule.id}/take-ownership")).status_code == 404
     assert db.session.scalar(select(AuditEvent.id)) is None
 
 
@@ -133,25 +148,28 @@ def test_run_now_admits_a_manual_run_and_leaves_the_timetable(client, auth, worl
     schedule = factories.make_schedule(query, world.member)
     next_before = schedule.next_occurrence_at
     auth.login(world.member.email)
-    assert client.post(_url(world, f"{schedule.id}/run-now")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/run-now")).status_code == 302
     run = db.session.scalar(select(ScheduleRun))
     assert (run.schedule_id, run.trigger, run.status) == (schedule.id, "manual", "queued")
     assert _fresh(schedule.id).next_occurrence_at == next_before
-    assert f"{world.member.name} · pressed Run now" in client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert f"{world.member.name} · pressed Run now" in client.get(schedules_url(world, f"{schedule.id}")).get_data(
+        as_text=True
+    )
 
 
 def test_run_now_on_a_paused_schedule_says_to_resume_first(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member, status="paused", pause_reason="user")
     auth.login(world.member.email)
-    refused = client.post(_url(world, f"{schedule.id}/run-now"))
+    refused = client.post(schedules_url(world, f"{schedule.id}/run-now"))
     assert refused.status_code == 400 and "Resume it first" in refused.get_data(as_text=True)
     assert db.session.scalar(select(ScheduleRun.id)) is None
 
 
 def _run(schedule, status, **values) -> ScheduleRun:
-    run = ScheduleRun(workspace_id=schedule.workspace_id, schedule_id=schedule.id, occurrence_at=utcnow(),
-                      status=status, **values)
+    run = ScheduleRun(
+        workspace_id=schedule.workspace_id, schedule_id=schedule.id, occurrence_at=utcnow(), status=status, **values
+    )
     db.session.add(run)
     db.session.commit()
     return run
@@ -162,11 +180,11 @@ def test_the_runs_fragment_polls_while_a_run_is_active_and_stops_with_286(client
     schedule = factories.make_schedule(query, world.member)
     run = _run(schedule, "running", attempt_count=1)
     auth.login(world.member.email)
-    active = client.get(_url(world, f"{schedule.id}/runs"))
+    active = client.get(schedules_url(world, f"{schedule.id}/runs"))
     assert active.status_code == 200 and 'hx-trigger="every 2s"' in active.get_data(as_text=True)
     run.status, run.failure_code = "failed", "internal"
     db.session.commit()
-    settled = client.get(_url(world, f"{schedule.id}/runs"))
+    settled = client.get(schedules_url(world, f"{schedule.id}/runs"))
     assert settled.status_code == 286 and "every 2s" not in settled.get_data(as_text=True)
 
 
@@ -175,17 +193,38 @@ def test_the_history_shows_attempts_the_file_and_recipient_rows(client, auth, wo
     schedule = factories.make_schedule(query, world.member)
     export = factories.make_export(query, world.member)
     run = _run(schedule, "failed", attempt_count=2, failure_code="storage_error", export_id=export.id)
-    db.session.add_all([
-        ScheduleRunAttempt(run_id=run.id, number=1, outcome="failed", error_code="storage_error",
-                           error_detail="Bucket unavailable", ended_at=utcnow()),
-        RecipientDelivery(run_id=run.id, address_key=f"person:{world.member.id}", person_id=world.member.id,
-                          status="skipped", skip_reason="recipient_unsubscribed", link_nonce="n1"),
-        RecipientDelivery(run_id=run.id, address_key="x@elsewhere.example", email="x@elsewhere.example",
-                          status="submitted", submission_id="<abc@mail>", link_nonce="n2", download_count=3),
-    ])
+    db.session.add_all(
+        [
+            ScheduleRunAttempt(
+                run_id=run.id,
+                number=1,
+                outcome="failed",
+                error_code="storage_error",
+                error_detail="Bucket unavailable",
+                ended_at=utcnow(),
+            ),
+            RecipientDelivery(
+                run_id=run.id,
+                address_key=f"person:{world.member.id}",
+                person_id=world.member.id,
+                status="skipped",
+                skip_reason="recipient_unsubscribed",
+                link_nonce="n1",
+            ),
+            RecipientDelivery(
+                run_id=run.id,
+                address_key="x@elsewhere.example",
+                email="x@elsewhere.example",
+                status="submitted",
+                submission_id="<abc@mail>",
+                link_nonce="n2",
+                download_count=3,
+            ),
+        ]
+    )
     db.session.commit()
     auth.login(world.member.email)
-    page = client.get(_url(world, f"{schedule.id}")).get_data(as_text=True)
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert "Bucket unavailable" in page and "recipient_unsubscribed" in page
     assert "&lt;abc@mail&gt;" in page and '<td class="num">3</td>' in page
     assert f"/w/{world.workspace.id}/files/{export.id}" in page
@@ -199,7 +238,7 @@ def test_deleting_a_schedule_keeps_the_files_it_made(client, auth, world):
     export = factories.make_export(query, world.member, schedule_id=schedule.id)
     _run(schedule, "succeeded", export_id=export.id, row_count=4)
     auth.login(world.member.email)
-    assert client.post(_url(world, f"{schedule.id}/delete")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/delete")).status_code == 302
     db.session.expire_all()
     assert db.session.get(Schedule, schedule.id) is None
     kept = db.session.get(QueryExport, export.id)
@@ -210,17 +249,35 @@ def test_deleting_a_schedule_keeps_the_files_it_made(client, auth, world):
 def test_a_schedule_whose_report_was_deleted_resumes_after_another_report_is_chosen(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     replacement = _report(world, query, world.member)
-    schedule = factories.make_schedule(query, world.member, kind="report", format="pdf", source_query_id=None,
-                                       query_definition=None, query_version=None, report_id=None,
-                                       status="paused", pause_reason="source_removed")
+    schedule = factories.make_schedule(
+        query,
+        world.member,
+        kind="report",
+        format="pdf",
+        source_query_id=None,
+        query_definition=None,
+        query_version=None,
+        report_id=None,
+        status="paused",
+        pause_reason="source_removed",
+    )
     auth.login(world.member.email)
-    edited = client.post(_url(world, f"{schedule.id}/edit"), data={
-        "name": schedule.name, "source": f"report:{replacement.id}", "format": "pdf", "frequency": "daily",
-        "time": "07:00", "zone": "Europe/London", "people": [str(world.member.id)], "version": str(schedule.version),
-    })
+    edited = client.post(
+        schedules_url(world, f"{schedule.id}/edit"),
+        data={
+            "name": schedule.name,
+            "source": f"report:{replacement.id}",
+            "format": "pdf",
+            "frequency": "daily",
+            "time": "07:00",
+            "zone": "Europe/London",
+            "people": [str(world.member.id)],
+            "version": str(schedule.version),
+        },
+    )
     assert edited.status_code == 302
     assert _fresh(schedule.id).report_id == replacement.id
-    assert client.post(_url(world, f"{schedule.id}/resume")).status_code == 302
+    assert client.post(schedules_url(world, f"{schedule.id}/resume")).status_code == 302
     assert _fresh(schedule.id).status == "active"
 
 

@@ -8,25 +8,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models.schedule import MAX_RECIPIENTS, Schedule, ScheduleRecipient
 from tests import factories
-
-
-def _url(world, tail: str = "") -> str:
-    return f"/w/{world.workspace.id}/schedules/{tail}"
-
-
-def _form(query, **overrides) -> dict:
-    data = {
-        "name": "Morning hours",
-        "source": f"query:{query.id}",
-        "format": "csv",
-        "frequency": "daily",
-        "time": "07:30",
-        "zone": "Europe/London",
-        "people": [],
-        "addresses": "",
-    }
-    data.update(overrides)
-    return data
+from tests.integration.schedules.forms import schedule_form, schedules_url
 
 
 def _rows() -> tuple[int, int]:
@@ -72,7 +54,9 @@ def setup(client, auth, world):
 )
 def test_a_bad_field_gets_its_message_and_nothing_is_saved(client, setup, overrides, message):
     world, query = setup
-    response = client.post(_url(world, "new"), data=_form(query, **{"people": [str(world.member.id)], **overrides}))
+    response = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, **{"people": [str(world.member.id)], **overrides})
+    )
     assert response.status_code == 400
     assert message in response.get_data(as_text=True)
     assert _rows() == (0, 0)
@@ -80,7 +64,7 @@ def test_a_bad_field_gets_its_message_and_nothing_is_saved(client, setup, overri
 
 def test_no_recipient_is_refused(client, setup):
     world, query = setup
-    response = client.post(_url(world, "new"), data=_form(query))
+    response = client.post(schedules_url(world, "new"), data=schedule_form(query))
     assert response.status_code == 400 and "Choose at least one recipient." in response.get_data(as_text=True)
 
 
@@ -89,7 +73,7 @@ def test_a_duplicate_address_in_another_case_is_refused(client, setup):
     world.member_membership.grants = ["schedules.external_recipients"]
     db.session.commit()
     response = client.post(
-        _url(world, "new"), data=_form(query, addresses="Ann@Example.org\nann@example.org")
+        schedules_url(world, "new"), data=schedule_form(query, addresses="Ann@Example.org\nann@example.org")
     )
     assert response.status_code == 400
     assert "ann@example.org is a recipient twice" in response.get_data(as_text=True)
@@ -99,7 +83,8 @@ def test_a_duplicate_address_in_another_case_is_refused(client, setup):
 def test_a_members_address_is_the_same_recipient_as_the_person_picked(client, setup):
     world, query = setup
     response = client.post(
-        _url(world, "new"), data=_form(query, people=[str(world.admin.id)], addresses=world.admin.email.upper())
+        schedules_url(world, "new"),
+        data=schedule_form(query, people=[str(world.admin.id)], addresses=world.admin.email.upper()),
     )
     assert response.status_code == 400
     assert "is a recipient twice" in response.get_data(as_text=True)
@@ -108,7 +93,9 @@ def test_a_members_address_is_the_same_recipient_as_the_person_picked(client, se
 def test_an_external_address_needs_the_savers_grant(client, setup):
     """INV-06: without schedules.external_recipients, an address outside the workspace is refused."""
     world, query = setup
-    response = client.post(_url(world, "new"), data=_form(query, addresses="someone@elsewhere.example"))
+    response = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, addresses="someone@elsewhere.example")
+    )
     assert response.status_code == 400
     assert "external-recipients permission" in response.get_data(as_text=True)
     assert _rows() == (0, 0)
@@ -118,11 +105,15 @@ def test_with_the_grant_an_external_address_is_kept(client, setup):
     world, query = setup
     world.member_membership.grants = ["schedules.external_recipients"]
     db.session.commit()
-    response = client.post(_url(world, "new"), data=_form(query, addresses="Someone@Elsewhere.example"))
+    response = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, addresses="Someone@Elsewhere.example")
+    )
     assert response.status_code == 302
     recipient = db.session.scalar(select(ScheduleRecipient))
     assert (recipient.email, recipient.address_key, recipient.person_id) == (
-        "Someone@Elsewhere.example", "someone@elsewhere.example", None
+        "Someone@Elsewhere.example",
+        "someone@elsewhere.example",
+        None,
     )
 
 
@@ -131,11 +122,13 @@ def test_fifty_recipients_are_accepted_and_the_fifty_first_is_refused(client, se
     world.member_membership.grants = ["schedules.external_recipients"]
     db.session.commit()
     addresses = [f"person{n}@elsewhere.example" for n in range(MAX_RECIPIENTS + 1)]
-    refused = client.post(_url(world, "new"), data=_form(query, addresses="\n".join(addresses)))
+    refused = client.post(schedules_url(world, "new"), data=schedule_form(query, addresses="\n".join(addresses)))
     assert refused.status_code == 400
     assert "at most 50 recipients; person50@elsewhere.example would be number 51" in refused.get_data(as_text=True)
     assert _rows() == (0, 0)
-    accepted = client.post(_url(world, "new"), data=_form(query, addresses="\n".join(addresses[:MAX_RECIPIENTS])))
+    accepted = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, addresses="\n".join(addresses[:MAX_RECIPIENTS]))
+    )
     assert accepted.status_code == 302
     assert _rows() == (1, MAX_RECIPIENTS)
 
@@ -143,7 +136,9 @@ def test_fifty_recipients_are_accepted_and_the_fifty_first_is_refused(client, se
 def test_a_taken_name_is_refused(client, setup):
     world, query = setup
     factories.make_schedule(query, world.admin, name="Morning hours")
-    response = client.post(_url(world, "new"), data=_form(query, name="MORNING HOURS", people=[str(world.member.id)]))
+    response = client.post(
+        schedules_url(world, "new"), data=schedule_form(query, name="MORNING HOURS", people=[str(world.member.id)])
+    )
     assert response.status_code == 400
     assert "already has that name" in response.get_data(as_text=True)
     assert _rows() == (1, 1)
@@ -153,7 +148,7 @@ def test_a_query_the_person_cannot_read_is_refused(client, auth, world):
     ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
     query = factories.make_query(world.workspace, world.admin)
     auth.login(ungranted.email)
-    response = client.post(_url(world, "new"), data=_form(query, people=[str(ungranted.id)]))
+    response = client.post(schedules_url(world, "new"), data=schedule_form(query, people=[str(ungranted.id)]))
     assert response.status_code == 400
     assert _rows() == (0, 0)
 
@@ -162,9 +157,10 @@ def test_a_refused_edit_changes_nothing(client, setup):
     world, query = setup
     schedule = factories.make_schedule(query, world.member, name="Kept")
     response = client.post(
-        _url(world, f"{schedule.id}/edit"),
-        data=_form(query, name="Changed", zone="Mars/Olympus", people=[str(world.admin.id)],
-                   version=str(schedule.version)),
+        schedules_url(world, f"{schedule.id}/edit"),
+        data=schedule_form(
+            query, name="Changed", zone="Mars/Olympus", people=[str(world.admin.id)], version=str(schedule.version)
+        ),
     )
     assert response.status_code == 400
     db.session.expire_all()
@@ -176,8 +172,8 @@ def test_an_edit_from_a_stale_page_is_refused(client, setup):
     world, query = setup
     schedule = factories.make_schedule(query, world.member, name="Kept", version=3)
     response = client.post(
-        _url(world, f"{schedule.id}/edit"),
-        data=_form(query, name="Changed", people=[str(world.member.id)], version="2"),
+        schedules_url(world, f"{schedule.id}/edit"),
+        data=schedule_form(query, name="Changed", people=[str(world.member.id)], version="2"),
     )
     assert response.status_code == 400
     assert "after you opened it" in response.get_data(as_text=True)
