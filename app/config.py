@@ -81,6 +81,8 @@ class Settings:
     max_request_bytes: int
     # Where people reach the console, for the absolute links in emails (no trailing slash).
     public_url: str
+    # The directory that "directory" destinations are confined under; None refuses that kind.
+    destinations_root: str | None = None
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -115,6 +117,7 @@ class Settings:
             session_cookie_secure=_bool("SESSION_COOKIE_SECURE", True),
             max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
             public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
+            destinations_root=env("DESTINATIONS_ROOT") or None,
         )
 
     def as_flask_config(self) -> dict[str, object]:

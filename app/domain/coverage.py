@@ -87,6 +87,16 @@ EXCLUDED_TABLES: dict[str, str] = {
     "audit_events": "security audit trail; kept by the platform, never handed out in bulk",
     "export_coverage_datasets": "the coverage registry itself",
     "export_coverage_versions": "the coverage registry's versions",
+    "data_export_definitions": "workspace export settings; " + _CONSOLE,
+    "data_export_destinations": "customer storage connections with encrypted secrets; never exported",
+    "data_export_executions": "workspace export executions; operational records",
+    "data_export_job_events": "workspace export event logs; operational records",
+    "data_export_artifacts": "the packages themselves; a package does not contain packages",
+    "data_export_volumes": "package volume bookkeeping; operational records",
+    "data_export_parts": "multipart upload bookkeeping; transient machinery",
+    "data_export_deliveries": "package deliveries; operational records",
+    "data_export_delivery_attempts": "package delivery attempts; operational records",
+    "data_export_notices": "notice emails sent about exports; operational records",
 }
 
 

@@ -17,6 +17,18 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
 )
 from app.models.workspace import Membership, Person, Workspace
+from app.models.workspace_export import (
+    ExportDelivery,
+    ExportDeliveryAttempt,
+    ExportDestination,
+    ExportExecution,
+    ExportJobEvent,
+    ExportNotice,
+    ExportPackage,
+    ExportPart,
+    ExportSettings,
+    ExportVolume,
+)
 
 __all__ = [
     "AuditEvent",
@@ -24,6 +36,16 @@ __all__ = [
     "CommunicationTemplateVersion",
     "CoverageDataset",
     "CoverageVersion",
+    "ExportDelivery",
+    "ExportDeliveryAttempt",
+    "ExportDestination",
+    "ExportExecution",
+    "ExportJobEvent",
+    "ExportNotice",
+    "ExportPackage",
+    "ExportPart",
+    "ExportSettings",
+    "ExportVolume",
     "Membership",
     "Person",
     "QueryExport",

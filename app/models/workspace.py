@@ -26,7 +26,7 @@ class Workspace(db.Model):
     name: Mapped[str] = mapped_column(String(200))
     status: Mapped[str] = mapped_column(String(20), default="live")
     sandbox: Mapped[bool] = mapped_column(default=False)
-    # How many workspace exports the plan allows per calendar month.
+    # How many workspace exports the plan allows in any rolling 30 days.
     export_allowance: Mapped[int] = mapped_column(default=10)
     # strftime pattern for dates printed in reports (the workspace's locale format).
     date_format: Mapped[str] = mapped_column(String(20), default="%d/%m/%Y")

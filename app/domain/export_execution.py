@@ -1,0 +1,268 @@
+"""The workspace-export execution lifecycle (STATE-PFM-QRY-012, DESIGN section 8):
+`queued → running → succeeded | failed`, `queued → cancelled`.
+
+Every transition is one conditional UPDATE whose WHERE clause names the status it starts from
+(INV-12), and every transition after `start_attempt` names the attempt it acts for: an attempt
+the watchdog made stale can change nothing. A refused transition raises TransitionRefused.
+
+Admission itself (the INSERT, under the partial unique index that allows one queued or running
+execution per workspace, INV-09) is `admit`; the caller commits it with its audit event.
+Transitions after admission commit, because each is a fact the next process relies on.
+Events are appended through `append_event`, in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import update
+
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    ACTIVE_EXECUTION_STATUSES,
+    DETAIL_LIMIT,
+    ExecutionPhase,
+    ExecutionStatus,
+    ExecutionTrigger,
+    ExportExecution,
+    ExportJobEvent,
+)
+
+
+def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:
+    """Run the guarded UPDATE and commit; returns the execution's attempt number."""
+    row = db.session.execute(
+        update(ExportExecution)
+        .where(ExportExecution.id == execution_id, *guard)
+        .values(**values)
+        .returning(ExportExecution.attempt_count)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused(f"workspace export {execution_id} cannot {action} now")
+    db.session.commit()
+    return row.attempt_count
+
+
+def append_event(
+    execution_id: int,
+    attempt: int,
+    kind: str,
+    message: str,
+    phase: ExecutionPhase | str | None = None,
+    details: dict[str, Any] | None = None,
+) -> None:
+    """Add an event to the log in the caller's transaction (append-only: nothing updates events)."""
+    db.session.add(
+        ExportJobEvent(
+            execution_id=execution_id,
+            attempt=attempt,
+            kind=kind,
+            phase=phase,
+            message=message[:DETAIL_LIMIT],
+            details=details or {},
+        )
+    )
+
+
+def admit(
+    *,
+    workspace_id: int,
+    trigger: ExecutionTrigger,
+    requested_by_id: int | None,
+    settings_snapshot: dict[str, Any],
+    allowance_used: int,
+    allowance_limit: int,
+    cadence_key: str | None = None,
+    now: datetime | None = None,
+) -> ExportExecution:
+    """Add a queued execution to the session and flush it; the partial unique index refuses a
+    second queued or running one (IntegrityError), so the caller's check cannot race. Not committed."""
+    now = now or utcnow()
+    execution = ExportExecution(
+        workspace_id=workspace_id,
+        trigger=trigger,
+        cadence_key=cadence_key,
+        requested_by_id=requested_by_id,
+        cutoff_at=now,
+        settings_snapshot=settings_snapshot,
+        allowance_used=allowance_used,
+        allowance_limit=allowance_limit,
+        status=ExecutionStatus.QUEUED,
+        created_at=now,
+    )
+    db.session.add(execution)
+    db.session.flush()
+    append_event(execution.id, 0, "admitted", f"Admitted ({trigger}).",
+                 details={"allowance_used": allowance_used, "allowance_limit": allowance_limit})
+    return execution
+
+
+def claim_dispatch(execution_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
+    """Record that `job_id` carries the execution, from the job id the dispatcher saw (so two
+    dispatchers never both enqueue it). Committed: the job is enqueued only after this."""
+    seen = ExportExecution.job_id.is_(None) if seen_job_id is None else ExportExecution.job_id == seen_job_id
+    _apply(
+        execution_id,
+        [ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES), seen],
+        {"job_id": job_id, "dispatched_at": now or utcnow()},
+        "be dispatched",
+    )
+
+
+def start_attempt(execution_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+    """queued → running (or running → running when the watchdog redelivered it); takes the lease.
+    Returns the attempt number every later transition of this attempt must name."""
+    now = now or utcnow()
+    number = _apply(
+        execution_id,
+        [ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES)],
+        {
+            "status": ExecutionStatus.RUNNING,
+            "attempt_count": ExportExecution.attempt_count + 1,
+            "started_at": now,
+            "progress_at": now,
+            "phase": ExecutionPhase.SNAPSHOT,
+            "lease_holder": holder,
+            "lease_expires_at": lease_expires_at,
+        },
+        "start an attempt",
+    )
+    return number
+
+
+def _current(attempt: int) -> list:
+    return [ExportExecution.status == ExecutionStatus.RUNNING, ExportExecution.attempt_count == attempt]
+
+
+def renew_lease(execution_id: int, attempt: int, lease_expires_at: datetime) -> None:
+    _apply(execution_id, _current(attempt), {"lease_expires_at": lease_expires_at}, "renew its lease")
+
+
+def record_cutoff(execution_id: int, attempt: int, cutoff_at: datetime) -> None:
+    """The moment this attempt's snapshot was taken: the data cutoff the package describes."""
+    _apply(execution_id, _current(attempt), {"cutoff_at": cutoff_at, "progress_at": utcnow()}, "record its cutoff")
+
+
+def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message: str | None = None) -> None:
+    """Move to `phase` and log it (the previous phase's end is logged by `finish_phase`)."""
+    now = utcnow()
+    _apply_uncommitted(execution_id, attempt, {"phase": phase, "progress_at": now}, "enter a phase")
+    append_event(execution_id, attempt, "phase_started", message or f"Phase {phase} started.", phase=phase)
+    db.session.commit()
+
+
+def finish_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message: str,
+                 details: dict[str, Any] | None = None) -> None:
+    _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "finish a phase")
+    append_event(execution_id, attempt, "phase_finished", message, phase=phase, details=details)
+    db.session.commit()
+
+
+def record_progress(execution_id: int, attempt: int, **counts: int | None) -> None:
+    """Update counts (datasets_count, rows_expected, rows_written, bytes_written, volumes_count)
+    and the heartbeat the watchdog reads."""
+    allowed = {"datasets_count", "rows_expected", "rows_written", "bytes_written", "volumes_count"}
+    unknown = set(counts) - allowed
+    if unknown:
+        raise ValueError(f"unknown execution counts: {sorted(unknown)}")
+    _apply(execution_id, _current(attempt), {**counts, "progress_at": utcnow()}, "record progress")
+
+
+def log_event(execution_id: int, attempt: int, kind: str, message: str, phase: ExecutionPhase | None = None,
+              details: dict[str, Any] | None = None) -> None:
+    """Append a warning or counts event for the current attempt; refused once the attempt is stale."""
+    _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "log an event")
+    append_event(execution_id, attempt, kind, message, phase=phase, details=details)
+    db.session.commit()
+
+
+def _apply_uncommitted(execution_id: int, attempt: int, values: dict, action: str) -> None:
+    row = db.session.execute(
+        update(ExportExecution)
+        .where(ExportExecution.id == execution_id, *_current(attempt))
+        .values(**values)
+        .returning(ExportExecution.id)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused(f"workspace export {execution_id} cannot {action}: attempt {attempt} is not current")
+
+
+def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> None:
+    now = now or utcnow()
+    _apply_uncommitted(
+        execution_id,
+        attempt,
+        {"status": ExecutionStatus.SUCCEEDED, "completed_at": now, "lease_expires_at": None, "progress_at": now},
+        "succeed",
+    )
+    db.session.commit()
+
+
+def fail(execution_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
+    """running → failed for the current attempt, with an `error` event."""
+    now = now or utcnow()
+    _apply_uncommitted(
+        execution_id,
+        attempt,
+        {
+            "status": ExecutionStatus.FAILED,
+            "failure_code": code,
+            "failure_detail": detail[:DETAIL_LIMIT],
+            "completed_at": now,
+            "lease_expires_at": None,
+        },
+        "fail",
+    )
+    append_event(execution_id, attempt, "error", detail, details={"code": code})
+    db.session.commit()
+
+
+def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
+    """The watchdog's settlement of an execution that stopped making progress: running (at the
+    attempt it saw) or queued → failed with `stalled`, so the workspace can export again."""
+    now = now or utcnow()
+    row = db.session.execute(
+        update(ExportExecution)
+        .where(
+            ExportExecution.id == execution_id,
+            ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES),
+            ExportExecution.attempt_count == seen_attempt,
+        )
+        .values(
+            status=ExecutionStatus.FAILED,
+            failure_code="stalled",
+            failure_detail=detail[:DETAIL_LIMIT],
+            completed_at=now,
+            lease_expires_at=None,
+        )
+        .returning(ExportExecution.id)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused(f"workspace export {execution_id} cannot be settled as stalled now")
+    append_event(execution_id, seen_attempt, "error", detail, details={"code": "stalled"})
+    db.session.commit()
+
+
+def cancel(execution_id: int, person_id: int | None, now: datetime | None = None) -> None:
+    """queued → cancelled, before any attempt started. Not committed: the caller audits it first."""
+    now = now or utcnow()
+    row = db.session.execute(
+        update(ExportExecution)
+        .where(ExportExecution.id == execution_id, ExportExecution.status == ExecutionStatus.QUEUED)
+        .values(status=ExecutionStatus.CANCELLED, completed_at=now, cancelled_by_id=person_id)
+        .returning(ExportExecution.id)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused("Only a queued export can be cancelled; this one has already started or finished.")
+    append_event(execution_id, 0, "cancelled", "Cancelled before it started.")

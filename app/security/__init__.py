@@ -1,0 +1,1 @@
+"""Secrets the product keeps for others (destination credentials), encrypted at rest."""
