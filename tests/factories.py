@@ -15,6 +15,11 @@ from app.extensions import db
 from app.models import (
     CommunicationTemplate,
     CommunicationTemplateVersion,
+    ExportDelivery,
+    ExportDestination,
+    ExportExecution,
+    ExportPackage,
+    ExportSettings,
     Membership,
     Person,
     QueryExport,
@@ -292,3 +297,103 @@ def make_template(workspace: Workspace, author: Person, published: bool = False,
     }
     template.versions.append(CommunicationTemplateVersion(**{**values, **overrides}))
     return _save(template)
+
+
+# Workspace export
+
+
+def make_export_settings(workspace: Workspace, **overrides) -> ExportSettings:
+    """Active settings covering every dataset, CSV, 256 MB volumes, kept 7 days, no cadence."""
+    values = {
+        "workspace_id": workspace.id,
+        "datasets": ["teams", "people", "shifts", "time_off_requests", "timesheet_entries"],
+        "format": "csv",
+        "volume_size_mb": 256,
+        "retention_days": 7,
+        "cadence": "off",
+        "notify_person_ids": [],
+        "status": "active",
+    }
+    return _save(ExportSettings(**{**values, **overrides}))
+
+
+def make_destination(workspace: Workspace, **overrides) -> ExportDestination:
+    """An enabled directory destination (the root is the app's DESTINATIONS_ROOT); pass kind="s3"
+    with bucket, access_key_id and secret_ciphertext for a bucket."""
+    n = next(_sequence)
+    values = {
+        "workspace_id": workspace.id,
+        "name": f"Destination {n}",
+        "kind": "directory",
+        "connection_key": "directory:",
+        "path": f"exports/d{n}",
+        "enabled": True,
+    }
+    return _save(ExportDestination(**{**values, **overrides}))
+
+
+def settings_snapshot(settings: ExportSettings | None = None, **overrides) -> dict:
+    """The copy of the settings an execution keeps (volume_size_bytes may be set small in tests)."""
+    values = {
+        "datasets": list(settings.datasets) if settings else ["teams", "people"],
+        "format": settings.format if settings else "csv",
+        "volume_size_bytes": (settings.volume_size_mb if settings else 256) * 1024 * 1024,
+        "retention_days": settings.retention_days if settings else 7,
+        "notify_person_ids": list(settings.notify_person_ids) if settings else [],
+        "settings_version": settings.version if settings else 1,
+    }
+    return {**values, **overrides}
+
+
+def make_execution(workspace: Workspace, requester: Person | None = None, **overrides) -> ExportExecution:
+    """A queued manual execution of the workspace with a default settings snapshot."""
+    values = {
+        "workspace_id": workspace.id,
+        "trigger": "manual",
+        "requested_by_id": requester.id if requester is not None else None,
+        "cutoff_at": utcnow(),
+        "settings_snapshot": settings_snapshot(),
+        "allowance_used": 1,
+        "allowance_limit": workspace.export_allowance,
+        "status": "queued",
+    }
+    return _save(ExportExecution(**{**values, **overrides}))
+
+
+def make_package(execution: ExportExecution, **overrides) -> ExportPackage:
+    """An available package row of a succeeded execution (no stored bytes unless the test adds them)."""
+    execution.status = overrides.pop("execution_status", "succeeded")
+    execution.attempt_count = max(execution.attempt_count, 1)
+    now = utcnow()
+    prefix = f"packages/w{execution.workspace_id}/e{execution.id}/a{execution.attempt_count}/"
+    values = {
+        "uid": secrets.token_hex(16),
+        "workspace_id": execution.workspace_id,
+        "execution_id": execution.id,
+        "status": "available",
+        "format": "csv",
+        "cutoff_at": execution.cutoff_at,
+        "prefix": prefix,
+        "manifest_key": prefix + "manifest.json",
+        "manifest_size": 0,
+        "manifest_sha256": "0" * 64,
+        "datasets_count": 0,
+        "row_count": 0,
+        "size_bytes": 0,
+        "volumes_count": 0,
+        "retention_days": 7,
+        "expires_at": now + timedelta(days=7),
+        "created_at": now,
+    }
+    return _save(ExportPackage(**{**values, **overrides}))
+
+
+def make_package_delivery(package: ExportPackage, destination: ExportDestination, **overrides) -> ExportDelivery:
+    """A pending delivery of the package to the destination."""
+    values = {
+        "workspace_id": package.workspace_id,
+        "package_id": package.id,
+        "destination_id": destination.id,
+        "status": "pending",
+    }
+    return _save(ExportDelivery(**{**values, **overrides}))
