@@ -40,6 +40,13 @@ FORGED_TOKENS = ["forged-token", "InVhbnl0aGluZyI.c2lnbmF0dXJl", "9" * 5000]
 
 
 ROUTES = collect_routes()
+# Ids of records that belong to one workspace; each route taking one is tried across workspaces.
+WORKSPACE_RECORD_IDS = {
+    "workspace_id", "query_id", "file_id", "report_id", "template_id", "schedule_id",
+    "execution_id", "package_id", "destination_id", "delivery_id",
+}
+# Workspace export is for administrators: a plain member gets 404 from every page of it.
+WORKSPACE_EXPORT_BLUEPRINTS = ("export_settings.", "packages.")
 
 
 def _cases(predicate) -> list:
@@ -56,6 +63,10 @@ class Intrusion:
     template_id: int
     version_id: int
     schedule_id: int
+    execution_id: int
+    package_id: int
+    destination_id: int
+    delivery_id: int
     plain_member_email: str
     outsider_email: str
     ungranted_email: str
@@ -88,6 +99,12 @@ def intrusion(world) -> Intrusion:
     )
     schedule = factories.make_schedule(query, world.admin, name=QUERY_MARKER, custom_message=ROW_MARKER)
     ungranted = factories.make_member(world.workspace, dataset_grants=["people"]).person
+    factories.make_export_settings(world.workspace)
+    destination = factories.make_destination(world.workspace, name=QUERY_MARKER)
+    execution = factories.make_execution(world.workspace, world.admin)
+    package = factories.make_package(execution)
+    get_storage().put_bytes(package.manifest_key, FILE_MARKER)
+    delivery = factories.make_package_delivery(package, destination, failure_summary=QUERY_MARKER)
     return Intrusion(
         workspace_id=world.workspace.id,
         other_workspace_id=world.other_workspace.id,
@@ -97,6 +114,10 @@ def intrusion(world) -> Intrusion:
         template_id=template.id,
         version_id=template.versions[0].id,
         schedule_id=schedule.id,
+        execution_id=execution.id,
+        package_id=package.id,
+        destination_id=destination.id,
+        delivery_id=delivery.id,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
         ungranted_email=ungranted.email,
@@ -122,6 +143,10 @@ def _values(intrusion: Intrusion, workspace_id: int | None = None, token: str = 
         "version_id": intrusion.version_id,
         "token": token,
         "schedule_id": intrusion.schedule_id,
+        "execution_id": intrusion.execution_id,
+        "package_id": intrusion.package_id,
+        "destination_id": intrusion.destination_id,
+        "delivery_id": intrusion.delivery_id,
     }
 
 
@@ -154,7 +179,7 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
 
 @pytest.mark.parametrize(
     "route",
-    _cases(lambda route: {"query_id", "file_id", "report_id", "template_id", "schedule_id"} & route.arguments),
+    _cases(lambda route: (WORKSPACE_RECORD_IDS - {"workspace_id"}) & route.arguments),
 )
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
     """A member of workspace B using A's query, file, report and schedule ids under B's own URL gets 404."""
@@ -222,3 +247,11 @@ def test_a_post_without_the_csrf_token_is_refused_and_with_it_succeeds(csrf_app,
     assert accepted.status_code == 302
     db.session.expire_all()
     assert db.session.get(SavedQuery, query.id) is None
+
+
+@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(WORKSPACE_EXPORT_BLUEPRINTS)))
+def test_a_plain_member_gets_404_from_every_workspace_export_page(client, app, auth, intrusion, route):
+    """Settings, destinations, executions and packages are for the workspace's administrators only."""
+    auth.login(intrusion.plain_member_email)
+    response = _try(client, app, route, _values(intrusion))
+    assert response.status_code == 404
