@@ -65,8 +65,26 @@ SECURITY_HEADERS = {
 }
 
 
+# Sent only over HTTPS (browsers ignore it over HTTP, and a plain-HTTP `make run` must stay usable).
+STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
+
+
 def _register_request_guards(app: Flask) -> None:
-    from flask import abort, request
+    from flask import abort, g, request
+
+    from app.observability import context
+
+    @app.before_request
+    def take_request_id() -> None:
+        # Every log line of this request carries the id; a proxy's own X-Request-ID is kept.
+        g.request_id = context.request_id_from(request.headers.get("X-Request-ID"))
+        g.request_id_token = context.request_id.set(g.request_id)
+
+    @app.teardown_request
+    def drop_request_id(_exc) -> None:
+        token = g.pop("request_id_token", None)
+        if token is not None:
+            context.request_id.reset(token)
 
     @app.before_request
     def refuse_oversized_bodies() -> None:
@@ -79,6 +97,10 @@ def _register_request_guards(app: Flask) -> None:
     def add_security_headers(response):
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if request.is_secure:
+            response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
+        if "request_id" in g:
+            response.headers["X-Request-ID"] = g.request_id
         return response
 
 

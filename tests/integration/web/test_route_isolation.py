@@ -30,7 +30,7 @@ WORKSPACE_MARKER = "Leakcheck workspace WS5"
 MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MARKER.encode())
 
 # Pages anyone may open; they are still checked for leaks and errors.
-PUBLIC_ENDPOINTS = {"auth.login", "health.healthz"}
+PUBLIC_ENDPOINTS = {"auth.login", "health.healthz", "health.readyz", "health.metrics"}
 # Public on purpose: an email's download and unsubscribe links open with no sign-in, authorised
 # by the signed token in the path alone (app/services/public_delivery.py).
 TOKEN_ENDPOINTS = {"delivery.download", "delivery.unsubscribe"}
