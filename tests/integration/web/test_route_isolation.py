@@ -45,8 +45,8 @@ WORKSPACE_RECORD_IDS = {
     "workspace_id", "query_id", "file_id", "report_id", "template_id", "schedule_id", "run_id",
     "execution_id", "package_id", "destination_id", "delivery_id",
 }
-# Workspace export is for administrators: a plain member gets 404 from every page of it.
-WORKSPACE_EXPORT_BLUEPRINTS = ("export_settings.", "packages.")
+# Workspace export and the audit log are for administrators: a plain member gets 404 from every page of them.
+ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.")
 
 
 def _cases(predicate) -> list:
@@ -258,9 +258,9 @@ def test_a_post_without_the_csrf_token_is_refused_and_with_it_succeeds(csrf_app,
     assert db.session.get(SavedQuery, query.id) is None
 
 
-@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(WORKSPACE_EXPORT_BLUEPRINTS)))
-def test_a_plain_member_gets_404_from_every_workspace_export_page(client, app, auth, intrusion, route):
-    """Settings, destinations, executions and packages are for the workspace's administrators only."""
+@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(ADMIN_ONLY_BLUEPRINTS)))
+def test_a_plain_member_gets_404_from_every_administrators_page(client, app, auth, intrusion, route):
+    """Settings, destinations, executions, packages and the audit log are for administrators only."""
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404
