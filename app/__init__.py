@@ -105,6 +105,7 @@ def _register_request_guards(app: Flask) -> None:
 
 
 def _register_blueprints(app: Flask) -> None:
+    from app.blueprints.activity import bp as activity_bp
     from app.blueprints.audit import bp as audit_bp
     from app.blueprints.auth import bp as auth_bp
     from app.blueprints.delivery import bp as delivery_bp
@@ -120,7 +121,7 @@ def _register_blueprints(app: Flask) -> None:
 
     for blueprint in (
         auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp,
-        staff_bp, audit_bp,
+        staff_bp, audit_bp, activity_bp,
     ):
         app.register_blueprint(blueprint)
     register_error_pages(app)

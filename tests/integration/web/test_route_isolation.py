@@ -46,7 +46,7 @@ WORKSPACE_RECORD_IDS = {
     "execution_id", "package_id", "destination_id", "delivery_id",
 }
 # Workspace export and the audit log are for administrators: a plain member gets 404 from every page of them.
-ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.")
+ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.", "activity.")
 
 
 def _cases(predicate) -> list:
@@ -260,7 +260,7 @@ def test_a_post_without_the_csrf_token_is_refused_and_with_it_succeeds(csrf_app,
 
 @pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(ADMIN_ONLY_BLUEPRINTS)))
 def test_a_plain_member_gets_404_from_every_administrators_page(client, app, auth, intrusion, route):
-    """Settings, destinations, executions, packages and the audit log are for administrators only."""
+    """Workspace export, the audit log and the activity charts are for administrators only."""
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404
