@@ -4,7 +4,9 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 FLASK  := $(BIN)/flask --app wsgi
-HTMX   := app/static/vendor/htmx.min.js
+VENDOR := app/static/vendor
+HTMX   := $(VENDOR)/htmx.min.js
+CHARTS := $(VENDOR)/chart.umd.min.js
 
 .PHONY: install install-dev run test lint bench
 
@@ -19,12 +21,14 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-$(HTMX): package.json package-lock.json
+# The front-end packages (package.json, pinned), copied where the pages load them from.
+$(HTMX) $(CHARTS) &: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	mkdir -p $(dir $(HTMX))
+	mkdir -p $(VENDOR)
 	cp node_modules/htmx.org/dist/htmx.min.js $(HTMX)
+	cp node_modules/chart.js/dist/chart.umd.min.js $(CHARTS)
 
-install: $(VENV)/.runtime $(HTMX)
+install: $(VENV)/.runtime $(HTMX) $(CHARTS)
 
 install-dev: install $(VENV)/.dev
 

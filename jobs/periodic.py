@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from flask import Flask
 
 from app.models.types import utcnow
+from app.observability.metrics import count_periodic_actions
 from app.services import schedule_runs
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.schedule_ticker import tick
@@ -53,4 +54,5 @@ def run_task(app: Flask, task: PeriodicTask) -> int | None:
         return None
     if count:
         log.info("periodic task %r handled %s", task.name, count)
+        count_periodic_actions(task.name, count)
     return count
