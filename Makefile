@@ -6,17 +6,27 @@ BIN    := $(VENV)/bin
 FLASK  := $(BIN)/flask --app wsgi
 HTMX   := app/static/vendor/htmx.min.js
 
-.PHONY: install install-dev run test lint bench
+.PHONY: install install-dev run test lint bench lock
+
+# requirements.txt and requirements-dev.txt are hashed locks of every package, compiled from the
+# short requirements.in and requirements-dev.in by `make lock`; installs refuse anything unhashed.
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check --require-hashes
+# The locks are resolved against PyPI alone: this machine's own pip configuration (local indexes,
+# find-links, constraints) must not leak into files another machine installs from.
+PYPI_ONLY := env -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS -u PIP_CONSTRAINT \
+	PIP_CONFIG_FILE=/dev/null CUSTOM_COMPILE_COMMAND="make lock"
+PIP_COMPILE := $(PYPI_ONLY) $(BIN)/pip-compile --quiet --generate-hashes --strip-extras \
+	--index-url https://pypi.org/simple --no-emit-index-url
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PIP_INSTALL) -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PIP_INSTALL) -r requirements-dev.txt
 	touch $@
 
 $(HTMX): package.json package-lock.json
@@ -39,3 +49,9 @@ test: install-dev lint
 
 bench: install-dev
 	$(BIN)/python -m bench.run_all
+
+# After editing requirements.in or requirements-dev.in: recompile both locks (the dev lock is
+# constrained to the runtime one). Pins already in a lock stay unless an input asks otherwise.
+lock: $(VENV)/.dev
+	$(PIP_COMPILE) --output-file requirements.txt requirements.in
+	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in
