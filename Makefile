@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 FLASK  := $(BIN)/flask --app wsgi
 HTMX   := app/static/vendor/htmx.min.js
 
-.PHONY: install install-dev run test lint bench lock
+.PHONY: install install-dev run test unit lint bench lock
 
 # requirements.txt and requirements-dev.txt are hashed locks of every package, compiled from the
 # short requirements.in and requirements-dev.in by `make lock`; installs refuse anything unhashed.
@@ -44,8 +44,17 @@ run: install
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev lint
-	$(BIN)/python -m pytest
+# The unit tier needs no service: it runs with PostgreSQL's and Redis's URLs pointing at a closed
+# port, so a unit test that reaches for either fails here rather than quietly needing them.
+NO_SERVICES := TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:1/no_service \
+	TEST_REDIS_URL=redis://127.0.0.1:1/0
+
+unit: install-dev
+	$(NO_SERVICES) $(BIN)/python -m pytest tests/unit
+
+# The unit tier first (no services), then the integration and browser tiers on the real ones.
+test: install-dev lint unit
+	$(BIN)/python -m pytest tests/integration tests/browser
 
 bench: install-dev
 	$(BIN)/python -m bench.run_all
