@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from flask import current_app
@@ -31,11 +32,12 @@ from app.destinations import DeliveryFailure, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
-from app.models import Person
+from app.models import Person, Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import (
     DeliveryStatus,
     ExportDelivery,
+    ExportDeliveryAttempt,
     ExportDestination,
     ExportPackage,
     ExportVolume,
@@ -315,7 +317,42 @@ def settle_lapsed(now: datetime | None = None) -> int:
     return settled
 
 
-# Staff action
+# Staff page and action
+
+
+@dataclass(frozen=True)
+class StaffDeliveryView:
+    delivery: ExportDelivery
+    attempts: list[ExportDeliveryAttempt]
+    workspace: Workspace
+    destination: ExportDestination
+    package: ExportPackage
+    replaced_by_id: int | None
+
+
+def staff_view(delivery_id: int) -> StaffDeliveryView | None:
+    """A delivery as staff see it: with its attempts, workspace, destination, package and
+    replacement. Staff only: the caller has checked that."""
+    delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery is None:
+        return None
+    attempts = list(
+        db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+            .execution_options(populate_existing=True)
+        )
+    )
+    replaced_by = db.session.scalar(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id))
+    return StaffDeliveryView(
+        delivery=delivery,
+        attempts=attempts,
+        workspace=db.session.get(Workspace, delivery.workspace_id),
+        destination=db.session.get(ExportDestination, delivery.destination_id),
+        package=db.session.get(ExportPackage, delivery.package_id),
+        replaced_by_id=replaced_by,
+    )
 
 
 def can_supersede(person: Person) -> bool:
