@@ -189,11 +189,11 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
 def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
     storage = get_storage()
     store = open_destination(destination)
-    keys = package_keys(package)
+    copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
-    for key in keys:
-        store.put_stream(relative_key(package, key), storage.read_chunks(key))
-    top = relative_key(package, package.manifest_key).rsplit("/", 1)[0]
+    for key, target in copies:
+        store.put_stream(target, storage.read_chunks(key))
+    top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
 
 

@@ -145,3 +145,19 @@ def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_disp
 
     assert package_delivery.dispatch_due(utcnow()) == 0
     assert export_queue().job_ids == []
+
+
+def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
+    stored_package, world, destinations_root, start_worker, start_scheduler
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    start_scheduler(DESTINATIONS_ROOT=str(destinations_root))
+
+    wait_for(lambda: _delivery(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
+
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
+    assert _attempts(delivery.id) == [(1, "delivered", None, None)]
