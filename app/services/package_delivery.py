@@ -26,7 +26,6 @@ from datetime import datetime, timedelta
 from flask import current_app
 from redis.exceptions import RedisError
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from app.destinations import DeliveryFailure, classify_error, open_destination
 from app.domain import export_delivery
@@ -80,19 +79,14 @@ def create_deliveries(package_id: int) -> list[int]:
     ).all()
     ids = []
     for destination in destinations:
-        existing = _live_delivery(package.id, destination.id)
-        if existing is None:
-            try:
-                with db.session.begin_nested():
-                    delivery = export_delivery.create(
-                        workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
-                    )
-                    if not destination.enabled:
-                        export_delivery.withhold(delivery.id)
-                existing = delivery.id
-            except IntegrityError:  # another process made it just now
-                existing = _live_delivery(package.id, destination.id)
-        ids.append(existing)
+        delivery_id = export_delivery.create(
+            workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
+        )
+        if delivery_id is None:  # made earlier, by an earlier call or another process
+            delivery_id = _live_delivery(package.id, destination.id)
+        elif not destination.enabled:
+            export_delivery.withhold(delivery_id)
+        ids.append(delivery_id)
     db.session.commit()
     return [delivery_id for delivery_id in ids if delivery_id is not None]
 
@@ -376,7 +370,7 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         raise TransitionRefused("This delivery does not exist.")
     try:
         export_delivery.supersede(delivery_id, actor.id)
-        replacement = export_delivery.create_replacement(delivery_id)
+        replacement_id = export_delivery.create_replacement(delivery_id)
     except TransitionRefused:
         db.session.rollback()
         raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
@@ -387,10 +381,9 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         subject_type="export_delivery",
         subject_id=delivery_id,
         reason=reason,
-        details={"replacement_id": replacement.id, "package_id": delivery.package_id,
+        details={"replacement_id": replacement_id, "package_id": delivery.package_id,
                  "destination_id": delivery.destination_id},
     )
-    replacement_id = replacement.id
     db.session.commit()
     dispatch(replacement_id, None)
     return replacement_id
