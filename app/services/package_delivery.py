@@ -59,7 +59,7 @@ RETRIES_EXHAUSTED = "retries_exhausted"
 WORKER_STOPPED = "worker_stopped"
 STAFF_EXECUTE = "staff.execute"
 REASON_LIMIT = 500
-_SETTLED = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
+_CANNOT_START = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
 
 
 # Creating
@@ -138,13 +138,17 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
     if delivery is None:
         return "missing"
-    if delivery.status in _SETTLED:
-        return "already_settled"
+    if delivery.status in _CANNOT_START:
+        return f"already_{delivery.status}"
     package = db.session.get(ExportPackage, delivery.package_id)
     if package.status != PackageStatus.AVAILABLE:
         return _expire_for_package(delivery)
     destination = db.session.get(ExportDestination, delivery.destination_id)
-    if delivery.status == DeliveryStatus.PENDING and (not destination.enabled or destination.removed_at is not None):
+    if not destination.enabled or destination.removed_at is not None:
+        # Disabled since the row was made: a pending delivery is withheld; a failed one waits,
+        # its retry not dispatched while the destination stays disabled.
+        if delivery.status != DeliveryStatus.PENDING:
+            return "destination_disabled"
         try:
             export_delivery.withhold(delivery.id)
             db.session.commit()
