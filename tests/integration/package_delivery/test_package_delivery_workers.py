@@ -3,6 +3,7 @@ delivery, and schedulers dispatching a due retry once."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from moto.server import ThreadedMotoServer
@@ -161,3 +162,29 @@ def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
     delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
     assert delivered == set(stored_package.expected_at("drop"))
     assert _attempts(delivery.id) == [(1, "delivered", None, None)]
+
+
+def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement(
+    stored_package, world, app, destinations_root, start_worker
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    # Failed for good: this server had no folder for directory destinations at the time.
+    settings = app.config["SETTINGS"]
+    app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=None)
+    try:
+        assert package_delivery.run_delivery(delivery.id) == "failed"
+    finally:
+        app.config["SETTINGS"] = settings
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+
+    replacement_id = package_delivery.supersede_and_replace(delivery.id, staff, "The folder is configured now")
+
+    wait_for(lambda: _delivery(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
+    assert _delivery(delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert _attempts(delivery.id) == [(1, "failed", "permanent", "directory_not_configured")]
+    assert _attempts(replacement_id) == [(1, "delivered", None, None)]
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
