@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 from redis.exceptions import RedisError
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from app.destinations import DeliveryFailure, classify_error, open_destination
 from app.domain import export_delivery
@@ -260,13 +260,16 @@ def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
 
 
 def _deliverable(now: datetime):
-    """Rows whose next attempt may start now, to an enabled destination, of an available package."""
+    """Rows whose next attempt may start now, to an enabled destination, of an available package.
+    A fresh pending row is left to `deliver_package`, which made it and runs it; one still pending
+    after LOST_AFTER was left behind (its process died) and is dispatched."""
     return (
         select(ExportDelivery.id, ExportDelivery.job_id)
         .join(ExportDestination, ExportDestination.id == ExportDelivery.destination_id)
         .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
         .where(
             export_delivery.startable(now),
+            or_(ExportDelivery.status != DeliveryStatus.PENDING, ExportDelivery.created_at < now - LOST_AFTER),
             ExportDestination.enabled.is_(True),
             ExportDestination.removed_at.is_(None),
             ExportPackage.status == PackageStatus.AVAILABLE,
@@ -275,7 +278,7 @@ def _deliverable(now: datetime):
 
 
 def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
-    """Enqueue deliveries whose retry time has come (and pending ones nobody runs), and again
+    """Enqueue deliveries whose retry time has come (and pending ones left behind), and again
     those whose job Redis lost."""
     now = now or utcnow()
     fresh = db.session.execute(

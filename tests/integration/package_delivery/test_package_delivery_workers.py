@@ -21,6 +21,11 @@ from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
 
 
+def _left_behind():
+    """The creation time of a pending delivery whose maker died before running it."""
+    return utcnow() - timedelta(minutes=5)
+
+
 def _delivery(delivery_id: int) -> ExportDelivery:
     return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
 
@@ -68,7 +73,7 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     stored_package, world, s3_destination, s3_account, free_port, start_worker
 ):
     destination = s3_destination(world.workspace, endpoint_url=f"http://127.0.0.1:{free_port}", path="drop")
-    delivery = factories.make_package_delivery(stored_package.package, destination)
+    delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
     start_worker()
 
     assert package_delivery.dispatch_due(utcnow()) == 1
@@ -136,13 +141,22 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     assert export_queue().job_ids == [_delivery(delivery.id).job_id]
 
 
+def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
+    factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+
+    assert package_delivery.dispatch_due(utcnow()) == 0
+    assert package_delivery.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
+
+
 def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_dispatched(
     stored_package, world, destinations_root
 ):
     disabled = factories.make_destination(world.workspace, enabled=False)
-    factories.make_package_delivery(stored_package.package, disabled)
+    factories.make_package_delivery(stored_package.package, disabled, created_at=_left_behind())
     other_package = factories.make_package(factories.make_execution(world.workspace), status="expired")
-    factories.make_package_delivery(other_package, factories.make_destination(world.workspace))
+    factories.make_package_delivery(
+        other_package, factories.make_destination(world.workspace), created_at=_left_behind()
+    )
 
     assert package_delivery.dispatch_due(utcnow()) == 0
     assert export_queue().job_ids == []
@@ -152,7 +166,9 @@ def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
     stored_package, world, destinations_root, start_worker, start_scheduler
 ):
     delivery = factories.make_package_delivery(
-        stored_package.package, factories.make_destination(world.workspace, path="drop")
+        stored_package.package,
+        factories.make_destination(world.workspace, path="drop"),
+        created_at=_left_behind(),
     )
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_scheduler(DESTINATIONS_ROOT=str(destinations_root))
