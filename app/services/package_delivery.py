@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from redis.exceptions import RedisError
@@ -115,9 +115,10 @@ def deliver_package(package_id: int) -> None:
 
 def relative_key(package: ExportPackage, key: str) -> str:
     """Where a package object lands under the destination's path."""
-    check_key_under(key, package.prefix)
-    moment = package.created_at.strftime("%Y%m%dT%H%M%SZ")
-    return f"workspace-{package.workspace_id}/{moment}/{key[len(package.prefix):]}"
+    prefix = package.prefix.rstrip("/") + "/"
+    check_key_under(key, prefix)
+    moment = package.created_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix):]}"
 
 
 def package_keys(package: ExportPackage) -> list[str]:
