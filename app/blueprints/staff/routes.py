@@ -7,12 +7,12 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from app.blueprints.staff import bp
+from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
-from app.domain.errors import ValidationError
+from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import (
-    ExportDelivery,
     ExportExecution,
     ExportPackage,
     ExportSettings,
@@ -20,7 +20,7 @@ from app.models import (
     ScheduleRun,
     Workspace,
 )
-from app.services import coverage_view, queue_health, staff_actions, staff_lists
+from app.services import coverage_view, package_delivery, queue_health, staff_actions, staff_lists
 
 
 def _record_or_404(model, record_id: int):
@@ -77,10 +77,35 @@ def package(package_id: int):
     return render_template("staff/package.html", package=_record_or_404(ExportPackage, package_id))
 
 
-@bp.get("/deliveries/<int:delivery_id>")
+@bp.route("/deliveries/<int:delivery_id>", methods=["GET", "POST"])
 @staff_viewer
 def delivery(delivery_id: int):
-    return render_template("staff/delivery.html", delivery=_record_or_404(ExportDelivery, delivery_id))
+    """A package delivery with its attempts; staff with `staff.execute` may supersede a failed one
+    and start its replacement (POST, with a reason kept in the audit log)."""
+    view = package_delivery.staff_view(delivery_id) if database_id(delivery_id) else None
+    if view is None:
+        abort(404)
+    may_supersede = package_delivery.can_supersede(current_user)
+    form = SupersedeForm()
+    error = None
+    if request.method == "POST":
+        if not may_supersede:
+            abort(403)
+        if form.validate():
+            try:
+                replacement_id = package_delivery.supersede_and_replace(delivery_id, current_user, form.reason.data)
+            except (AccessDenied, ValidationError, TransitionRefused) as exc:
+                error = str(exc)
+            else:
+                flash(f"Delivery {delivery_id} superseded; its replacement, delivery {replacement_id}, has started.")
+                return redirect(url_for("staff.delivery", delivery_id=replacement_id))
+        else:
+            error = next(iter(form.reason.errors), "The form could not be read.")
+        view = package_delivery.staff_view(delivery_id)
+    status = 400 if error else 200
+    return render_template(
+        "staff/delivery.html", view=view, form=form, error=error, may_supersede=may_supersede
+    ), status
 
 
 @bp.get("/workspaces/<int:workspace_id>")
