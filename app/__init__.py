@@ -124,7 +124,6 @@ def _register_blueprints(app: Flask) -> None:
         staff_bp, audit_bp, activity_bp,
     ):
         app.register_blueprint(blueprint)
-    app.register_blueprint(staff_bp)
     register_error_pages(app)
 
 
