@@ -11,8 +11,11 @@ from flask_login import current_user, login_required
 
 
 def is_staff_with(permission: str) -> bool:
-    return bool(current_user.is_authenticated and current_user.is_staff
-                and permission in (current_user.staff_permissions or []))
+    """Whether the signed-in person is staff holding `permission`; `staff.execute` includes viewing."""
+    if not (current_user.is_authenticated and current_user.is_staff):
+        return False
+    held = set(current_user.staff_permissions or [])
+    return permission in held or (permission == "staff.view" and "staff.execute" in held)
 
 
 def staff_viewer(view: Callable) -> Callable:
