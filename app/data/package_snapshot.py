@@ -95,8 +95,7 @@ class PackageSnapshot:
         statement = self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
         result = self._connection.execution_options(stream_results=True, yield_per=batch_size).execute(statement)
         try:
-            for batch in result.partitions():
-                yield batch
+            yield from result.partitions()
         finally:
             result.close()
 

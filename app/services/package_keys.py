@@ -38,13 +38,6 @@ def package_prefix(workspace_id: int, execution_id: int, attempt: int) -> str:
     return prefix
 
 
-def execution_prefix(workspace_id: int, execution_id: int) -> str:
-    """Every attempt's prefix of one execution lies under this one."""
-    prefix = f"{PACKAGES_ROOT}/w{_positive_id(workspace_id, 'workspace id')}/e{_positive_id(execution_id, 'execution id')}/"
-    check_key(prefix.rstrip("/"))
-    return prefix
-
-
 def volume_key(prefix: str, dataset: str, sequence: int, fmt: str) -> str:
     if not isinstance(dataset, str) or not _DATASET_NAME.match(dataset):
         raise InvalidKey(f"dataset name {dataset!r} cannot be part of a package key")

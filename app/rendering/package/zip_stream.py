@@ -38,7 +38,9 @@ _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _END = struct.Struct("<4sHHHHLLH")
 
 # Central header + its largest ZIP64 extra (two sizes) + ZIP64 end record + locator + end record.
-_CLOSING_BYTES = _DATA_DESCRIPTOR.size + _CENTRAL_HEADER.size + 4 + 16 + _ZIP64_END.size + _ZIP64_LOCATOR.size + _END.size
+_CLOSING_BYTES = (
+    _DATA_DESCRIPTOR.size + _CENTRAL_HEADER.size + 4 + 16 + _ZIP64_END.size + _ZIP64_LOCATOR.size + _END.size
+)
 
 
 def deflate_bound(input_bytes: int) -> int:
