@@ -14,6 +14,7 @@ from flask import Flask
 
 from app.models.types import utcnow
 from app.services import schedule_runs
+from app.services.execution_watchdog import settle_stalled_executions
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.schedule_ticker import tick
 from app.services.sweeps import sweep_expired_files
@@ -40,6 +41,8 @@ PERIODIC_TASKS = (
     PeriodicTask("dispatch queued schedule runs", 2, lambda: schedule_runs.dispatch_queued(utcnow())),
     PeriodicTask("dispatch lost schedule runs again", 15, lambda: schedule_runs.redispatch_lost(utcnow())),
     PeriodicTask("redeliver stalled schedule runs", 5, lambda: schedule_runs.redeliver_stalled(utcnow())),
+    # A workspace export whose worker died blocks the workspace's next one until this settles it.
+    PeriodicTask("settle stalled workspace exports", 10, lambda: settle_stalled_executions(utcnow())),
 )
 
 
