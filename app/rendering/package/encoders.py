@@ -95,6 +95,10 @@ class CsvEncoder:
     extension = "csv"
 
     def __init__(self, names: Sequence[str], types: Sequence[str]):
+        if len(names) < 2:
+            # The csv module writes a lone empty field as `""` (so the line is not blank), which
+            # would make NULL and the empty text one; every catalog dataset has several columns.
+            raise ValueError("a CSV package volume needs at least two columns to keep NULL distinct")
         self._buffer = io.StringIO()
         self._writer = csv.writer(self._buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\r\n")
         cells = "".join(f"{_csv_cell(i, t)}, " for i, t in enumerate(types))
