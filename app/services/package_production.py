@@ -52,8 +52,15 @@ from app.models.workspace_export import (
     ExportExecution,
     NoticeKind,
 )
+from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestDataset, ManifestVolume, build_manifest
-from app.rendering.package.volumes import VolumeResult, VolumeTooSmall, write_dataset_volumes
+from app.rendering.package.volumes import (
+    VolumeResult,
+    VolumeTooSmall,
+    encoded_batches,
+    record_batches,
+    write_dataset_volumes,
+)
 from app.services import leases
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
@@ -209,12 +216,16 @@ class _Production:
                 self.counts.rows, self.counts.bytes = rows_before + rows, bytes_before + size
                 self._progress()
 
+            encoder = encoder_for(self.format, dataset.column_names, dataset.column_types)
+            if self.format == "csv" and snapshot.can_copy:
+                batches = record_batches(snapshot.csv_records(dataset))
+            else:
+                batches = encoded_batches(encoder, snapshot.batches(dataset))
             volumes = write_dataset_volumes(
                 dataset=dataset.name,
-                names=dataset.column_names,
-                types=dataset.column_types,
-                batches=snapshot.batches(dataset),
-                format=self.format,
+                header=encoder.header,
+                extension=encoder.extension,
+                batches=batches,
                 volume_size_bytes=int(self.snapshot_settings["volume_size_bytes"]),
                 open_volume=lambda sequence, name=dataset.name: _VolumeUpload(self, name, sequence),
                 modified=snapshot.cutoff_at,

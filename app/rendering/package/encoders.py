@@ -24,6 +24,7 @@ import io
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 CSV_CONVENTIONS = {
@@ -36,16 +37,17 @@ CSV_CONVENTIONS = {
     "null": "empty unquoted field",
     "empty_text": '""',
     "booleans": '"true" / "false"',
+    "numbers": "bare; decimals with their exact stored digits, never an exponent",
 }
 JSONL_CONVENTIONS = {
     "record": "one JSON object per line, keys in column order, lines end with \\n",
     "null": "null",
-    "numbers": "JSON numbers; decimals with their exact stored digits",
+    "numbers": "JSON numbers; decimals with their exact stored digits, never an exponent",
     "booleans": "true / false",
 }
 COMMON_CONVENTIONS = {
     "encoding": "UTF-8 without byte order mark",
-    "timestamps": "ISO 8601 in UTC with offset, e.g. 2026-11-02T18:00:00+00:00",
+    "timestamps": "ISO 8601 in UTC with microseconds and offset, e.g. 2026-11-02T18:00:00.000000+00:00",
     "dates": "ISO 8601, YYYY-MM-DD",
     "values": "exact: no formula prefix, no rounding",
 }
@@ -71,11 +73,33 @@ _NULL = _CsvNull()
 
 
 def iso_timestamp(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat()
+    """ISO 8601 in UTC, always with microseconds and the offset (one width for every value)."""
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def plain_decimal(value: Any) -> str:
+    """A number's exact digits without an exponent (str(Decimal) writes 1E-7 for 0.0000001)."""
+    text = format(value, "f") if isinstance(value, Decimal) else str(value)
+    if text in ("NaN", "sNaN", "Infinity", "-Infinity", "nan", "inf", "-inf"):
+        raise ValueError(f"{text} is not a number a package can carry")
+    return text
 
 
 def _compile(expression: str, namespace: dict[str, Any]) -> Callable[[Sequence], Any]:
     return eval(f"lambda r: {expression}", namespace)  # noqa: S307  (source built above from column positions only)
+
+
+class _CsvNumber(str):
+    """A number's text that the csv module writes bare: it counts as a number (see _CsvNull)."""
+
+    __slots__ = ()
+
+    def __float__(self) -> float:
+        return float(str.__str__(self))
+
+
+def _csv_decimal(value: Any) -> _CsvNumber:
+    return _CsvNumber(plain_decimal(value))
 
 
 def _csv_cell(position: int, type_: str) -> str:
@@ -84,7 +108,9 @@ def _csv_cell(position: int, type_: str) -> str:
         converted = f"_iso({value})"
     elif type_ == "boolean":
         converted = f"('true' if {value} else 'false')"
-    else:  # numbers stay numbers (written bare); text and dates are quoted by the csv module
+    elif type_ == "decimal":
+        converted = f"_decimal({value})"
+    else:  # integers stay numbers (written bare); text and dates are quoted by the csv module
         converted = value
     return f"(_null if {value} is None else {converted})"
 
@@ -102,7 +128,7 @@ class CsvEncoder:
         self._buffer = io.StringIO()
         self._writer = csv.writer(self._buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\r\n")
         cells = "".join(f"{_csv_cell(i, t)}, " for i, t in enumerate(types))
-        self._convert = _compile(f"({cells})", {"_null": _NULL, "_iso": iso_timestamp})
+        self._convert = _compile(f"({cells})", {"_null": _NULL, "_iso": iso_timestamp, "_decimal": _csv_decimal})
         self.header = self._take(lambda: self._writer.writerow(list(names)))
 
     def _take(self, write: Callable[[], object]) -> bytes:
@@ -132,13 +158,6 @@ def _json_value(position: int, type_: str) -> str:
     return f"('null' if {value} is None else {converted})"
 
 
-def _number(value: Any) -> str:
-    text = str(value)
-    if text in ("NaN", "sNaN", "Infinity", "-Infinity"):
-        raise ValueError(f"{text} has no JSON number; the dataset holds a value JSON cannot carry")
-    return text
-
-
 class JsonLinesEncoder:
     """Rows → JSON Lines text, for columns of the given catalog types."""
 
@@ -150,7 +169,7 @@ class JsonLinesEncoder:
             f"{(('{' if i == 0 else ',') + json.dumps(name, ensure_ascii=False) + ':')!r} + {_json_value(i, t)}"
             for i, (name, t) in enumerate(zip(names, types, strict=True))
         ]
-        namespace = {"_string": json.encoder.encode_basestring, "_number": _number, "_iso": iso_timestamp}
+        namespace = {"_string": json.encoder.encode_basestring, "_number": plain_decimal, "_iso": iso_timestamp}
         body = " + ".join(pieces) if pieces else "'{'"
         self._line = _compile(body + " + '}\\n'", namespace)
 

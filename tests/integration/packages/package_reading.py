@@ -69,11 +69,13 @@ def add_timesheet_rows(workspace: Workspace, employee: TeamMember, count: int) -
 
 def _text(value, type_: str) -> str:
     if type_ == "datetime":
-        return value.astimezone(UTC).isoformat()
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
     if type_ == "boolean":
         return "true" if value else "false"
     if type_ == "date":
         return value.isoformat()
+    if type_ == "decimal":
+        return format(value, "f")
     return str(value)
 
 

@@ -81,7 +81,7 @@ def test_json_lines_keep_numbers_booleans_and_time_stamps_typed(app_context, iso
     entries = read.json_rows("timesheet_entries")
     assert {type(entry["hours"]) for entry in entries} == {Decimal}
     assert {type(entry["approved"]) for entry in entries} == {bool}
-    assert entries[0]["recorded_at"] == "2026-11-02T18:00:00+00:00"
+    assert entries[0]["recorded_at"] == "2026-11-02T18:00:00.000000+00:00"
     assert entries[0]["work_date"] == "2026-01-01"
     assert [entry["note"] for entry in entries] == factories.hostile_values()
     assert read.manifest["format"]["name"] == "jsonl"

@@ -26,7 +26,7 @@ def test_the_manifest_identifies_the_package_and_its_cutoff():
     manifest = _manifest()
     assert (manifest["manifest_version"], manifest["package_uid"], manifest["execution_id"],
             manifest["workspace_id"]) == (1, "u-1", 5, 9)
-    assert manifest["cutoff_at"] == "2026-12-01T02:00:00+00:00"
+    assert manifest["cutoff_at"] == "2026-12-01T02:00:00.000000+00:00"
 
 
 def test_the_manifest_lists_every_dataset_with_schema_columns_rows_and_volumes():

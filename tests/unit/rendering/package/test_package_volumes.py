@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.rendering.package.volumes import VolumeResult, VolumeTooSmall, write_dataset_volumes
+from app.rendering.package.encoders import encoder_for
+from app.rendering.package.volumes import (
+    VolumeResult,
+    VolumeTooSmall,
+    encoded_batches,
+    record_batches,
+    write_dataset_volumes,
+)
 
 MODIFIED = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -30,9 +37,11 @@ class _Target:
 def _write(rows, cap: int, batch: int = 500, format: str = "csv", progress=None):
     store: dict[int, tuple[bytes, VolumeResult]] = {}
     batches = [rows[i : i + batch] for i in range(0, len(rows), batch)]
+    encoder = encoder_for(format, ["id", "note"], ["integer", "text"])
     results = write_dataset_volumes(
-        dataset="notes", names=["id", "note"], types=["integer", "text"], batches=batches, format=format,
-        volume_size_bytes=cap, open_volume=lambda sequence: _Target(store, sequence), modified=MODIFIED,
+        dataset="notes", header=encoder.header, extension=encoder.extension,
+        batches=encoded_batches(encoder, batches), volume_size_bytes=cap,
+        open_volume=lambda sequence: _Target(store, sequence), modified=MODIFIED,
         progress=progress,
     )
     return results, store
@@ -100,3 +109,17 @@ def test_json_lines_volumes_split_on_whole_lines():
     for _, (data, volume) in sorted(store.items()):
         lines.extend(zipfile.ZipFile(io.BytesIO(data)).read(volume.entry_name).decode().splitlines())
     assert len(lines) == len(rows)
+
+
+def test_records_from_copy_end_with_crlf_and_keep_their_own_line_breaks():
+    store: dict[int, tuple[bytes, VolumeResult]] = {}
+    records = [b'1,"a"\n', b'2,"two\nlines"\n', b'3,\n']
+    write_dataset_volumes(
+        dataset="notes", header=b'"id","note"\r\n', extension="csv", batches=record_batches(iter(records)),
+        volume_size_bytes=10_000, open_volume=lambda sequence: _Target(store, sequence), modified=MODIFIED,
+    )
+    data, volume = store[1]
+    assert volume.row_count == 3
+    assert zipfile.ZipFile(io.BytesIO(data)).read(volume.entry_name) == (
+        b'"id","note"\r\n1,"a"\r\n2,"two\nlines"\r\n3,\r\n'
+    )
