@@ -23,6 +23,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage, NoticeKind
+from app.services import export_notices
 from app.services.leases import lease_lapsed
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_keys import package_prefix
@@ -86,8 +87,6 @@ def _remove_leftovers(execution_id: int, workspace_id: int, attempts: int) -> No
 
 def _notify_failed(execution_id: int, workspace_id: int) -> None:
     try:
-        from app.services import export_notices
-
         export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
     except Exception:  # the periodic retry sends recorded notices
         db.session.rollback()

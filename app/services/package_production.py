@@ -61,7 +61,7 @@ from app.rendering.package.volumes import (
     record_batches,
     write_dataset_volumes,
 )
-from app.services import leases
+from app.services import export_notices, leases, package_delivery
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
 from app.storage import MultipartUpload, Storage, StorageError, get_storage
@@ -288,8 +288,6 @@ class _Production:
         self.phase = ExecutionPhase.DELIVERING
         export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING)
         try:
-            from app.services import package_delivery
-
             package_delivery.deliver_package(package_id)
         except Exception:  # the package is available; deliveries are retried on their own
             db.session.rollback()
@@ -306,8 +304,6 @@ class _Production:
         self.phase = ExecutionPhase.NOTIFYING
         export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.NOTIFYING)
         try:
-            from app.services import export_notices
-
             notices = export_notices.notify(NoticeKind.PACKAGE_READY, "package", package_id, self.workspace_id)
         except Exception:  # recorded notices are sent again by the periodic retry
             db.session.rollback()
@@ -383,8 +379,6 @@ class _Production:
             return "superseded"
         log.info("workspace export %s failed: %s: %s", self.execution_id, code, detail)
         try:
-            from app.services import export_notices
-
             export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", self.execution_id, self.workspace_id)
         except Exception:  # the failure is recorded; the periodic retry sends recorded notices
             db.session.rollback()
