@@ -315,7 +315,7 @@ class _Production:
             )
             notices = 0
         export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.NOTIFYING,
-                                      f"{notices} notices recorded.", details={"notices": notices})
+                                      f"{notices} notices sent.", details={"notices_sent": notices})
 
     # -- progress and fencing --------------------------------------------------------------------
 

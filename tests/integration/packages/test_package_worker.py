@@ -15,7 +15,7 @@ from sqlalchemy import select, text
 
 from app.domain import export_execution
 from app.extensions import db
-from app.models import ExportExecution, ExportJobEvent, ExportVolume
+from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow
 from app.services.execution_watchdog import settle_stalled_executions
 from app.services.package_production import run_execution
@@ -63,12 +63,17 @@ def _start_job(workspace, **snapshot) -> tuple[ExportExecution, Job]:
 
 
 def test_a_worker_produces_a_package_into_s3_that_round_trips(use_storage, s3_bucket, s3_client, start_worker,
-                                                              app_context):
-    """Every volume unzips, every checksum matches the manifest, every row equals the database's."""
+                                                              app_context, tmp_path):
+    """Every volume unzips, every checksum matches the manifest, every row equals the database's; the
+    package is delivered to the workspace's destination and its administrator is told."""
     endpoint, bucket = s3_bucket
+    destinations_root = tmp_path / "destinations"
+    destinations_root.mkdir()
     storage = use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint,
-                          STORAGE_PART_SIZE=str(PART_SIZE))
+                          STORAGE_PART_SIZE=str(PART_SIZE), DESTINATIONS_ROOT=str(destinations_root))
     workspace = factories.make_workspace()
+    admin = factories.make_member(workspace, role="admin")
+    destination = factories.make_destination(workspace)
     fill_every_dataset(workspace, timesheet_rows=20_000)
     execution = _start(workspace, volume_size_bytes=400 * 1024)
     start_worker()
@@ -90,6 +95,12 @@ def test_a_worker_produces_a_package_into_s3_that_round_trips(use_storage, s3_bu
                                            ExportJobEvent.kind == "phase_finished").order_by(ExportJobEvent.id)
     ).all()
     assert phases == ["snapshot", "writing", "uploading", "delivering", "notifying"]
+    delivery = db.session.scalars(select(ExportDelivery).where(ExportDelivery.package_id == package.id)).one()
+    assert (delivery.destination_id, delivery.status) == (destination.id, "delivered"), delivery.failure_summary
+    delivered = sorted(p.name for p in destinations_root.rglob("*") if p.is_file())
+    assert "manifest.json" in delivered and len(delivered) == package.volumes_count + 1
+    notice = db.session.scalars(select(ExportNotice).where(ExportNotice.subject_id == package.id)).one()
+    assert (notice.kind, notice.person_id) == ("package_ready", admin.person_id)
 
 
 def test_rows_committed_during_the_export_are_absent_from_the_package(isolated_storage, start_worker, app_context):
@@ -166,6 +177,7 @@ def test_a_worker_killed_mid_package_settles_stalled_and_leaves_nothing(isolated
     """SIGKILL with a volume's upload open: the watchdog settles `stalled`, aborts it, and the workspace
     can export again."""
     workspace = factories.make_workspace()
+    admin = factories.make_member(workspace, role="admin")
     fill_every_dataset(workspace, timesheet_rows=500)
     lock = hold_lock("LOCK TABLE data_export_parts IN ACCESS EXCLUSIVE MODE")
     execution = _start(workspace)
@@ -185,6 +197,8 @@ def test_a_worker_killed_mid_package_settles_stalled_and_leaves_nothing(isolated
     assert pending_uploads(isolated_storage) == []
     assert isolated_storage.list_keys("packages/") == []
     assert db.session.scalars(select(ExportVolume.status)).all() == ["discarded"]
+    notice = db.session.scalars(select(ExportNotice).where(ExportNotice.subject_id == execution.id)).one()
+    assert (notice.kind, notice.subject_type, notice.person_id) == ("execution_failed", "execution", admin.person_id)
     assert factories.make_execution(workspace).status == "queued"
 
 
