@@ -121,7 +121,9 @@ class PackageSnapshot:
         """The dataset's rows (every declared column, in id order), `batch_size` at a time."""
         table = dataset.dataset.table
         statement = self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
-        result = self._connection.execution_options(stream_results=True, yield_per=batch_size).execute(statement)
+        result = self._connection.execute(
+            statement, execution_options={"stream_results": True, "yield_per": batch_size}
+        )
         try:
             yield from result.partitions()
         finally:
