@@ -112,7 +112,6 @@ def run_execution(execution_id: int) -> str:
 
 @dataclass
 class _Counts:
-    datasets: int = 0
     rows_expected: int = 0
     rows: int = 0
     bytes: int = 0
@@ -188,7 +187,6 @@ class _Production:
         with self._fenced():
             export_execution.record_cutoff(self.execution_id, self.attempt, snapshot.cutoff_at)
         expected = {dataset.name: snapshot.count(dataset) for dataset in datasets}
-        self.counts.datasets = len(datasets)
         self.counts.rows_expected = sum(expected.values())
         with self._fenced():
             export_execution.record_progress(
