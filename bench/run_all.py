@@ -52,11 +52,12 @@ from bench.dataset import (
     prepare_workspace,
 )
 from bench.latency import latency_suite
+from bench.packages import packages_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency", "console")
-# The export suites; schedules and latency start their own processes and run when named.
+SUITES = ("query", "report", "schedules", "latency", "console", "packages")
+# The export suites; schedules, latency, console and packages (5M rows) run when named.
 DEFAULT_SUITES = ("query", "report")
 
 # The query suite.
@@ -393,6 +394,8 @@ def main() -> None:
             latency_suite(app, scratch_root)
         if "console" in suites:
             console_suite(app, scratch_root)
+        if "packages" in suites:
+            packages_suite(app, scratch_root, repeat)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from flask import Flask
 from app.models.types import utcnow
 from app.observability.metrics import count_periodic_actions
 from app.services import export_notices, package_delivery, schedule_runs
+from app.services.execution_watchdog import settle_stalled_executions
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.schedule_ticker import tick
 from app.services.sweeps import sweep_expired_files
@@ -47,6 +48,8 @@ PERIODIC_TASKS = (
                  lambda: package_delivery.settle_lapsed(utcnow())),
     # Export notices the mail server could not take at the time.
     PeriodicTask("send pending export notices", 30, lambda: export_notices.send_pending(utcnow())),
+    # A workspace export whose worker died blocks the workspace's next one until this settles it.
+    PeriodicTask("settle stalled workspace exports", 10, lambda: settle_stalled_executions(utcnow())),
 )
 
 
