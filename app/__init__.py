@@ -88,6 +88,7 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.errors import register_error_pages
     from app.blueprints.files import bp as files_bp
     from app.blueprints.health import bp as health_bp
+    from app.blueprints.packages import bp as packages_bp
     from app.blueprints.queries import bp as queries_bp
     from app.blueprints.reports import bp as reports_bp
     from app.blueprints.schedules import bp as schedules_bp
@@ -98,6 +99,7 @@ def _register_blueprints(app: Flask) -> None:
         auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp
     ):
         app.register_blueprint(blueprint)
+    app.register_blueprint(packages_bp)
     register_error_pages(app)
 
 
