@@ -86,6 +86,7 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.auth import bp as auth_bp
     from app.blueprints.delivery import bp as delivery_bp
     from app.blueprints.errors import register_error_pages
+    from app.blueprints.export_settings import bp as export_settings_bp
     from app.blueprints.files import bp as files_bp
     from app.blueprints.health import bp as health_bp
     from app.blueprints.packages import bp as packages_bp
@@ -96,7 +97,8 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.workspace import bp as workspace_bp
 
     for blueprint in (
-        auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp
+        auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp,
+        export_settings_bp,
     ):
         app.register_blueprint(blueprint)
     app.register_blueprint(packages_bp)
