@@ -33,6 +33,7 @@ from app.models.workspace_export import (
     SettingsStatus,
 )
 from app.services import audit, execution_dispatch
+from app.services.export_settings import snapshot
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +128,7 @@ def admit_uncommitted(
                 workspace_id=workspace_id,
                 trigger=trigger,
                 requested_by_id=person.id if person is not None else None,
-                settings_snapshot=_snapshot(settings),
+                settings_snapshot=snapshot(settings),
                 allowance_used=used.used + 1,
                 allowance_limit=used.limit,
                 cadence_key=cadence_key,
@@ -166,18 +167,6 @@ def _admissible_settings(workspace_id: int, trigger: ExecutionTrigger) -> Export
     if not settings.datasets:
         raise AdmissionRefused("The export settings include no dataset: choose at least one on the settings page.")
     return settings
-
-
-def _snapshot(settings: ExportSettings) -> dict:
-    """The copy of the settings the execution keeps (the format the brief fixes)."""
-    return {
-        "datasets": list(settings.datasets),
-        "format": settings.format,
-        "volume_size_bytes": settings.volume_size_mb * 1024 * 1024,
-        "retention_days": settings.retention_days,
-        "notify_person_ids": list(settings.notify_person_ids or []),
-        "settings_version": settings.version,
-    }
 
 
 def _allowance_message(used: Allowance) -> str:

@@ -37,8 +37,9 @@ FAILURE_SENTENCES = {
     "stalled": "The export stopped making progress (its worker went away), so it was settled as failed; "
     "the workspace can export again.",
     "storage_error": "The package could not be written to storage.",
-    "dataset_missing": "A dataset the settings include is no longer covered by workspace export.",
-    "timeout": "The export took longer than it may and was stopped.",
+    "dataset_not_covered": "A dataset the settings include is no longer covered by workspace export.",
+    "volume_too_small": "The volume size is too small for the rows of a dataset.",
+    "timeout": "The export took longer than a job may run and was stopped.",
     "snapshot_failed": "The consistent snapshot of the workspace's data could not be taken.",
     "internal": "Something went wrong on our side; the error was logged.",
 }
