@@ -16,20 +16,18 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from app.domain import export_package
+from app.domain import export_delivery, export_package
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import Person
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportPackage, PackageStatus
+from app.models.workspace_export import ExportDelivery, ExportPackage, PackageStatus
 from app.services import audit
 from app.storage import get_storage
 from app.storage.base import StorageError, check_key_under
 
 log = logging.getLogger(__name__)
 
-# Delivery statuses that have not finished and end with their package (seed 000).
-UNFINISHED_DELIVERY_STATUSES = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)
 _BATCH = 100
 
 
@@ -121,7 +119,7 @@ def finish_settled_package(package_id: int) -> None:
     """Remove the stored objects of a deleted or expired package and expire its unfinished
     deliveries. Repeatable: each step finds only what is left to do."""
     _remove_bytes(package_id)
-    _expire_deliveries(ExportDelivery.package_id == package_id)
+    _expire_deliveries([package_id])
 
 
 def _remove_bytes(package_id: int) -> None:
@@ -141,24 +139,21 @@ def _remove_bytes(package_id: int) -> None:
 def _expire_orphaned_deliveries() -> int:
     """Deliveries still unfinished although their package is settled (one that was delivering
     when its package settled, and failed afterwards)."""
-    settled = select(ExportPackage.id).where(ExportPackage.status != PackageStatus.AVAILABLE)
-    return _expire_deliveries(ExportDelivery.package_id.in_(settled))
-
-
-def _expire_deliveries(which) -> int:
-    from app.domain import export_delivery
-
-    deliveries = db.session.scalars(
-        select(ExportDelivery.id).where(which, ExportDelivery.status.in_(UNFINISHED_DELIVERY_STATUSES))
+    package_ids = db.session.scalars(
+        select(ExportDelivery.package_id)
+        .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
+        .where(ExportPackage.status != PackageStatus.AVAILABLE,
+               ExportDelivery.status.in_(export_delivery.UNFINISHED))
+        .distinct()
     ).all()
     db.session.rollback()
+    return _expire_deliveries(package_ids)
+
+
+def _expire_deliveries(package_ids) -> int:
+    """pending | failed | withheld → expired for each settled package (guarded on those statuses)."""
     expired = 0
-    for delivery_id in deliveries:
-        try:
-            export_delivery.expire(delivery_id)
-        except TransitionRefused:
-            # It moved on meanwhile (a retry started): the next sweep looks at it again.
-            continue
+    for package_id in package_ids:
+        expired += export_delivery.expire_unfinished(package_id)
         db.session.commit()
-        expired += 1
     return expired
