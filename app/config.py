@@ -83,6 +83,9 @@ class Settings:
     public_url: str
     # The directory that "directory" destinations are confined under; None refuses that kind.
     destinations_root: str | None = None
+    # A running workspace export that reported no progress for this long is settled `stalled`,
+    # even if its lease is still renewed (a hung job must not block the workspace's next export).
+    package_stall_seconds: int = 3600
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -118,6 +121,7 @@ class Settings:
             max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
             public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
             destinations_root=env("DESTINATIONS_ROOT") or None,
+            package_stall_seconds=_int("PACKAGE_STALL_SECONDS", 3600),
         )
 
     def as_flask_config(self) -> dict[str, object]:

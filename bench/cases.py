@@ -228,6 +228,23 @@ class ReportPlan:
         return json.dumps(asdict(self))
 
 
+@dataclass(frozen=True)
+class PackagePlan:
+    """What a package case needs: the workspace, and for the anchor each dataset's select as SQL text."""
+
+    workspace_id: int
+    admin_id: int
+    rows: int
+    dsn: str
+    datasets: list[str]
+    selects: dict[str, str]
+    # The package writer's deflate level, so the anchor compresses as hard as the package does.
+    compression_level: int
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
 def _admin_context(bench: BenchWorkspace) -> RequesterContext:
     from app.domain.access import RequesterContext
 
@@ -454,6 +471,69 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     return target.stat().st_size
 
 
+# --------------------------------------------------------------------------- package anchor and job
+
+
+def copy_zip_anchor(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
+    """Each dataset's `COPY … TO STDOUT WITH CSV HEADER` streamed into a zip entry, one snapshot for all."""
+    import zipfile
+
+    target = scratch / "anchor.zip"
+    meter.start()
+    with psycopg.connect(plan.dsn) as conn, zipfile.ZipFile(
+        target, "w", zipfile.ZIP_DEFLATED, compresslevel=plan.compression_level
+    ) as archive:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        conn.execute("SET LOCAL timezone = 'UTC'")
+        for dataset in plan.datasets:
+            statement = f"COPY ({plan.selects[dataset]}) TO STDOUT WITH (FORMAT csv, HEADER true)"
+            with archive.open(f"{dataset}.csv", "w", force_zip64=True) as entry, \
+                    conn.cursor().copy(statement) as copy:
+                for chunk in copy:
+                    entry.write(chunk)
+        conn.rollback()
+    meter.stop()
+    return target.stat().st_size
+
+
+def package_csv(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
+    """Admit an execution of every dataset as CSV and produce its package through the job body."""
+    from sqlalchemy import delete
+
+    from app.domain import export_execution
+    from app.extensions import db
+    from app.models import ExportExecution, ExportPackage
+    from app.models.workspace_export import ExecutionTrigger
+    from app.services.package_production import run_execution
+    from bench.dataset import create_bench_app
+
+    app = create_bench_app((scratch / "storage").as_uri())
+    with app.app_context():
+        snapshot = {"datasets": plan.datasets, "format": "csv", "volume_size_bytes": 256 * 1024 * 1024,
+                    "retention_days": 1, "notify_person_ids": [], "settings_version": 1}
+        execution_id = export_execution.admit(
+            workspace_id=plan.workspace_id, trigger=ExecutionTrigger.MANUAL, requested_by_id=plan.admin_id,
+            settings_snapshot=snapshot, allowance_used=1, allowance_limit=1,
+        ).id
+        db.session.commit()
+    with app.app_context():
+        meter.start()
+        outcome = run_execution(execution_id)
+        meter.stop()
+    with app.app_context():
+        execution = db.session.get(ExportExecution, execution_id)
+        package = db.session.query(ExportPackage).filter_by(execution_id=execution_id).one_or_none()
+        status, detail = execution.status, execution.failure_detail
+        written, size = execution.rows_written, (package.size_bytes if package else 0)
+        db.session.execute(delete(ExportExecution).where(ExportExecution.id == execution_id))
+        db.session.commit()
+    if outcome != "succeeded" or status != "succeeded":
+        raise SystemExit(f"package ended {outcome!r} ({status}): {detail}")
+    if written != plan.rows:
+        raise SystemExit(f"package wrote {written} rows, expected {plan.rows}")
+    return int(size)
+
+
 # --------------------------------------------------------------------------- the real job path
 
 
@@ -542,6 +622,8 @@ CASES: dict[str, Case] = {
     "xlsx_export": Case(Plan, xlsx_export),
     "reportlab_canvas": Case(ReportPlan, reportlab_canvas),
     "report_pdf": Case(ReportPlan, report_pdf, sample_children=True),
+    "copy_zip": Case(PackagePlan, copy_zip_anchor),
+    "package_csv": Case(PackagePlan, package_csv),
 }
 
 

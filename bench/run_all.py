@@ -51,11 +51,12 @@ from bench.dataset import (
     prepare_workspace,
 )
 from bench.latency import latency_suite
+from bench.packages import packages_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency")
-# The export suites; schedules and latency start their own processes and run when named.
+SUITES = ("query", "report", "schedules", "latency", "packages")
+# The export suites; schedules, latency and packages (5M rows) run when named.
 DEFAULT_SUITES = ("query", "report")
 
 # The query suite.
@@ -390,6 +391,8 @@ def main() -> None:
             schedule_suite(app)
         if "latency" in suites:
             latency_suite(app, scratch_root)
+        if "packages" in suites:
+            packages_suite(app, scratch_root, repeat)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from flask import Flask
 
 from app.models.types import utcnow
-from app.services import execution_dispatch, schedule_runs
+from app.services import execution_dispatch, export_notices, package_delivery, schedule_runs
+from app.services.execution_watchdog import settle_stalled_executions
 from app.services.export_cadence import admit_due_cadences
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.package_retention import sweep_expired_packages
@@ -47,6 +48,14 @@ PERIODIC_TASKS = (
     PeriodicTask("dispatch lost workspace exports again", 15, lambda: execution_dispatch.redispatch_lost(utcnow())),
     PeriodicTask("admit due workspace export cadences", 60, lambda: admit_due_cadences(utcnow())),
     PeriodicTask("sweep expired workspace export packages", 600, lambda: sweep_expired_packages(utcnow())),
+    # Package deliveries whose retry time has come; attempts whose worker died become transient failures.
+    PeriodicTask("dispatch due package deliveries", 5, lambda: package_delivery.dispatch_due(utcnow())),
+    PeriodicTask("settle package deliveries whose worker stopped", 15,
+                 lambda: package_delivery.settle_lapsed(utcnow())),
+    # Export notices the mail server could not take at the time.
+    PeriodicTask("send pending export notices", 30, lambda: export_notices.send_pending(utcnow())),
+    # A workspace export whose worker died blocks the workspace's next one until this settles it.
+    PeriodicTask("settle stalled workspace exports", 10, lambda: settle_stalled_executions(utcnow())),
 )
 
 

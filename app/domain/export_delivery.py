@@ -56,7 +56,7 @@ def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True
     return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
 
 
-def _startable(now: datetime):
+def startable(now: datetime):
     """Pending, or failed transiently with its retry time come."""
     return or_(
         ExportDelivery.status == DeliveryStatus.PENDING,
@@ -90,7 +90,7 @@ def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: 
     so two dispatchers never both enqueue it. Only a startable row is claimed. Committed."""
     now = now or utcnow()
     seen = ExportDelivery.job_id.is_(None) if seen_job_id is None else ExportDelivery.job_id == seen_job_id
-    if _update(delivery_id, [_startable(now), seen], {"job_id": job_id, "dispatched_at": now}) is None:
+    if _update(delivery_id, [startable(now), seen], {"job_id": job_id, "dispatched_at": now}) is None:
         raise _refused(delivery_id, "be dispatched", "waiting for an attempt under that job")
     db.session.commit()
 
@@ -102,7 +102,7 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
     now = now or utcnow()
     row = _update(
         delivery_id,
-        [_startable(now)],
+        [startable(now)],
         {
             "status": DeliveryStatus.DELIVERING,
             "attempt_count": ExportDelivery.attempt_count + 1,

@@ -1,0 +1,173 @@
+"""One workspace's datasets read inside one consistent snapshot, for a workspace-export package.
+
+On PostgreSQL the snapshot is a dedicated connection in a `REPEATABLE READ READ ONLY`
+transaction: its first query fixes the snapshot, and every count and row read afterwards sees
+the database as it was then; rows committed later are absent however long the package takes.
+The cutoff reported is `clock_timestamp()` read by that first query, just after the snapshot was
+taken: everything committed before the cutoff is in the package (a commit in the instant
+between the snapshot and the clock reading is the only thing a reader could miss). On SQLite
+(`make run`) the connection holds one read transaction, which gives the same guarantee.
+
+A package is a whole workspace: rows are scoped by workspace id only (no team scope), with every
+catalog column, in id order, streamed so memory stays flat: typed rows through a server-side
+cursor (`batches`), or, on PostgreSQL, CSV records straight from `COPY … TO STDOUT` inside the
+same snapshot (`csv_records`), each cell formatted by the database exactly as the package's CSV
+encoder formats it in Python (app/rendering/package/encoders.py; a test holds the two equal):
+numbers bare in their exact text, NULL an empty unquoted field, every other value quoted
+(FORCE_QUOTE; COPY quotes an empty text anyway), dates YYYY-MM-DD, time stamps
+`YYYY-MM-DDTHH:MI:SS.ffffff+00:00` in UTC, booleans `true` / `false`. COPY is several times
+faster than formatting millions of rows in Python (bench/README.md, "packages").
+Only datasets whose coverage declaration (app/domain/coverage.py) is active may be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Text, case, cast, func, literal, select
+
+from app.domain.catalog import DATASETS, Dataset
+from app.domain.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
+from app.domain.errors import DomainError
+from app.extensions import db
+
+DEFAULT_BATCH_SIZE = 5000
+
+
+class DatasetNotCovered(DomainError):
+    """A dataset the coverage registry does not declare active cannot be packaged."""
+
+
+@dataclass(frozen=True)
+class PackagedDataset:
+    """A dataset as a package carries it: its declaration (schema version, content hash, columns)."""
+
+    dataset: Dataset
+    declaration: CoverageDeclaration
+
+    @property
+    def name(self) -> str:
+        return self.dataset.name
+
+    @property
+    def column_names(self) -> list[str]:
+        return [name for name, _ in self.declaration.columns]
+
+    @property
+    def column_types(self) -> list[str]:
+        return [type_ for _, type_ in self.declaration.columns]
+
+
+def packaged_datasets(names: Sequence[str]) -> list[PackagedDataset]:
+    """The datasets `names` chooses, or DatasetNotCovered naming each one that may not be packaged."""
+    declarations = {declaration.dataset: declaration for declaration in DECLARATIONS}
+    chosen, refused = [], []
+    for name in names:
+        declaration = declarations.get(name)
+        dataset = DATASETS.get(name)
+        if declaration is None or dataset is None or declaration.status != CoverageStatus.ACTIVE:
+            status = declaration.status if declaration is not None else "not declared"
+            refused.append(f"{name!r} ({status})")
+        else:
+            chosen.append(PackagedDataset(dataset, declaration))
+    if refused:
+        raise DatasetNotCovered(
+            "These datasets are not covered for workspace export (only active datasets of the coverage "
+            f"registry can be packaged): {', '.join(refused)}."
+        )
+    return chosen
+
+
+class PackageSnapshot:
+    """Counts and rows of one workspace as of `cutoff_at`, from one open transaction."""
+
+    def __init__(self, connection: Connection, workspace_id: int, cutoff_at: datetime):
+        self._connection = connection
+        self.workspace_id = workspace_id
+        self.cutoff_at = cutoff_at
+
+    def _scoped(self, dataset: PackagedDataset, *columns):
+        table = dataset.dataset.table
+        return select(*columns).select_from(table).where(table.c.workspace_id == self.workspace_id)
+
+    def count(self, dataset: PackagedDataset) -> int:
+        return self._connection.execute(self._scoped(dataset, func.count())).scalar_one()
+
+    @property
+    def can_copy(self) -> bool:
+        """Whether `csv_records` is available (PostgreSQL)."""
+        return self._connection.dialect.name == "postgresql"
+
+    def csv_records(self, dataset: PackagedDataset) -> Iterator[memoryview]:
+        """The dataset's rows as CSV records (each ending with `\\n`, no header), in id order, from
+        COPY in this snapshot. Each record is valid until the next is asked for."""
+        table = dataset.dataset.table
+        cells = [_csv_cell(table.c[name], name, type_) for name, type_ in dataset.declaration.columns]
+        statement = self._scoped(dataset, *cells).order_by(table.c.id)
+        compiled = statement.compile(dialect=self._connection.dialect, compile_kwargs={"render_postcompile": True})
+        preparer = self._connection.dialect.identifier_preparer
+        quoted = [preparer.quote(name) for name, type_ in dataset.declaration.columns if type_ not in _BARE_TYPES]
+        force_quote = f", FORCE_QUOTE ({', '.join(quoted)})" if quoted else ""
+        # COPY takes no server-side parameters: psycopg binds them client-side as quoted literals.
+        sql = f"COPY ({compiled.string}) TO STDOUT WITH (FORMAT csv{force_quote})"
+        driver = self._connection.connection.driver_connection
+        with driver.cursor() as cursor, cursor.copy(sql, compiled.params) as copy:
+            yield from copy
+
+    def batches(self, dataset: PackagedDataset, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[Sequence[tuple]]:
+        """The dataset's rows (every declared column, in id order), `batch_size` at a time."""
+        table = dataset.dataset.table
+        statement = self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
+        result = self._connection.execution_options(stream_results=True, yield_per=batch_size).execute(statement)
+        try:
+            yield from result.partitions()
+        finally:
+            result.close()
+
+
+_BARE_TYPES = ("integer", "decimal")
+
+
+def _csv_cell(column, name: str, type_: str):
+    """The CSV text of one cell as SQL, labelled with the column's name; NULL stays NULL."""
+    if type_ == "datetime":
+        text = func.to_char(column, literal('YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"', Text))
+    elif type_ == "boolean":
+        text = case((column.is_(True), "true"), (column.is_(False), "false"))
+    elif type_ in ("text", "integer", "decimal", "date"):
+        text = column
+    else:
+        raise ValueError(f"unknown column type {type_!r}")
+    return cast(text, Text).label(name) if type_ != "text" else text.label(name)
+
+
+@contextmanager
+def open_snapshot(workspace_id: int) -> Iterator[PackageSnapshot]:
+    """A snapshot of the workspace's datasets, valid until the block ends (its transaction closes)."""
+    with db.engine.connect() as base:
+        if base.dialect.name == "postgresql":
+            connection = base.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            # Time stamps reach Python (and COPY's to_char) in UTC, dates print as YYYY-MM-DD,
+            # whatever the server's defaults. SET takes no snapshot. Parallel workers would take
+            # CPU from the database that serves the pages for no gain in time (app/data/csv_copy.py).
+            connection.exec_driver_sql("SET LOCAL timezone = 'UTC'")
+            connection.exec_driver_sql("SET LOCAL datestyle = 'ISO, YMD'")
+            connection.exec_driver_sql("SET LOCAL max_parallel_workers_per_gather = 0")
+            cutoff_at = connection.execute(select(func.clock_timestamp())).scalar_one()
+        else:
+            # pysqlite begins transactions only before writes; a read transaction is begun by hand
+            # and its snapshot fixed by the first read.
+            connection = base.execution_options(isolation_level="AUTOCOMMIT")
+            connection.exec_driver_sql("BEGIN")
+            connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar_one()
+            cutoff_at = datetime.now(UTC)
+        try:
+            yield PackageSnapshot(connection, workspace_id, cutoff_at.astimezone(UTC))
+        finally:
+            if connection.dialect.name == "sqlite":
+                connection.exec_driver_sql("ROLLBACK")
+            else:
+                connection.rollback()

@@ -1,0 +1,57 @@
+"""Removing what attempts of a workspace export left in storage: open multipart uploads, volume
+objects, a manifest written before the attempt stopped.
+
+Used by a restarted attempt (for every earlier attempt), by an attempt that failed or found
+itself superseded (for itself: each attempt writes under a prefix of its own, so this never
+touches another attempt's work) and by the watchdog after it settled an execution `stalled`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from sqlalchemy import select
+
+from app.domain import export_volume
+from app.extensions import db
+from app.models.workspace_export import ExportVolume, VolumeStatus
+from app.services.package_keys import package_prefix
+from app.storage import Storage
+
+log = logging.getLogger(__name__)
+
+
+def remove_attempt_leftovers(storage: Storage, workspace_id: int, execution_id: int, attempts: Iterable[int]) -> int:
+    """Abort the uploads and delete the objects of `attempts` of the execution; their volume rows
+    become `discarded`. Returns how many objects and uploads were removed. StorageError propagates
+    (the caller decides whether the clean-up is retried later)."""
+    attempts = sorted(set(attempts))
+    if not attempts:
+        return 0
+    volumes = db.session.execute(
+        select(ExportVolume.id, ExportVolume.key)
+        .where(
+            ExportVolume.execution_id == execution_id,
+            ExportVolume.attempt.in_(attempts),
+            ExportVolume.status != VolumeStatus.DISCARDED,
+        )
+        .order_by(ExportVolume.id)
+    ).all()
+    db.session.rollback()
+    removed = 0
+    for volume in volumes:
+        removed += storage.abort_uploads(volume.key)
+        if storage.exists(volume.key):
+            storage.delete(volume.key)
+            removed += 1
+        export_volume.discard(volume.id)
+    # Objects no volume row names: the manifest, or a volume whose row insert was the last thing
+    # a killed attempt did.
+    for attempt in attempts:
+        for key in storage.list_keys(package_prefix(workspace_id, execution_id, attempt)):
+            storage.delete(key)
+            removed += 1
+    if removed:
+        log.info("workspace export %s: removed %s leftovers of attempts %s", execution_id, removed, attempts)
+    return removed

@@ -1,0 +1,447 @@
+"""Producing a workspace-export package: the use case the RQ job `jobs.package_execution.run` runs.
+
+Phases (each logged as started and finished, with counts):
+
+- snapshot: one consistent snapshot of the workspace (app/data/package_snapshot.py); its time
+  is the cutoff the execution records; the rows of every dataset are counted (rows_expected).
+- writing: each dataset streamed into zipped volumes no larger than the volume size
+  (app/rendering/package), each volume uploaded through a multipart upload as it is written,
+  recorded (app/domain/export_volume.py) before its upload opens and completed with its size,
+  row count and SHA-256; every part is recorded too. Progress at most every PROGRESS_INTERVAL.
+- uploading: the manifest, last; then the package becomes `available` (fenced on the attempt).
+- delivering: app.services.package_delivery.deliver_package.
+- notifying: a PACKAGE_READY notice; then the execution succeeds.
+
+Every attempt writes under a prefix of its own (app/services/package_keys.py), and first removes
+what earlier attempts left (aborted uploads, objects), so nothing stray remains. Every update
+names the attempt; once a newer attempt or the watchdog took the execution, this attempt's
+updates are refused and it stops, removing its own objects. A failure settles the execution
+`failed` with a code and a sentence a person can read (never SQL or a stack trace: those go to
+the log with the execution id) and sends an EXECUTION_FAILED notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from flask import current_app
+from rq.timeouts import JobTimeoutException
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.data.package_snapshot import (
+    DatasetNotCovered,
+    PackagedDataset,
+    PackageSnapshot,
+    open_snapshot,
+    packaged_datasets,
+)
+from app.domain import export_execution, export_package, export_volume
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    ACTIVE_EXECUTION_STATUSES,
+    ExecutionPhase,
+    ExecutionStatus,
+    ExportExecution,
+    NoticeKind,
+)
+from app.rendering.package.encoders import encoder_for
+from app.rendering.package.manifest import ManifestDataset, ManifestVolume, build_manifest
+from app.rendering.package.volumes import (
+    VolumeResult,
+    VolumeTooSmall,
+    encoded_batches,
+    record_batches,
+    write_dataset_volumes,
+)
+from app.services import export_notices, leases, package_delivery
+from app.services.package_cleanup import remove_attempt_leftovers
+from app.services.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
+from app.storage import MultipartUpload, Storage, StorageError, get_storage
+
+log = logging.getLogger(__name__)
+
+
+class Superseded(Exception):
+    """The execution settled, or a newer attempt took it over, while this attempt was producing it."""
+
+
+class _PhaseFailure(Exception):
+    """A failure with its code and the sentence a person reads."""
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def run_execution(execution_id: int) -> str:
+    """Produce the package of execution `execution_id`, or record why not; returns one word for logs."""
+    execution = db.session.get(ExportExecution, execution_id)
+    if execution is None:
+        log.warning("workspace export %s does not exist (deleted with its workspace?); nothing to do", execution_id)
+        return "missing"
+    if execution.status not in ACTIVE_EXECUTION_STATUSES:
+        log.info("workspace export %s is already %s; redelivery acknowledged", execution_id, execution.status)
+        return "already_settled"
+    workspace_id, snapshot_settings = execution.workspace_id, dict(execution.settings_snapshot)
+    started_at = utcnow()
+    try:
+        attempt = export_execution.start_attempt(
+            execution_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
+        )
+    except TransitionRefused:
+        log.info("workspace export %s settled before it could start; redelivery acknowledged", execution_id)
+        return "already_settled"
+
+    production = _Production(execution_id, workspace_id, attempt, snapshot_settings, get_storage())
+
+    def renew(lease_expires_at) -> None:
+        export_execution.renew_lease(execution_id, attempt, lease_expires_at)
+
+    with leases.renewed_while_running(renew, f"workspace export {execution_id}"):
+        return production.run()
+
+
+@dataclass
+class _Counts:
+    datasets: int = 0
+    rows_expected: int = 0
+    rows: int = 0
+    bytes: int = 0
+    volumes: int = 0
+
+
+@dataclass
+class _Production:
+    execution_id: int
+    workspace_id: int
+    attempt: int
+    snapshot_settings: dict
+    storage: Storage
+    counts: _Counts = field(default_factory=_Counts)
+    phase: ExecutionPhase = ExecutionPhase.SNAPSHOT
+
+    def __post_init__(self) -> None:
+        self.prefix = package_prefix(self.workspace_id, self.execution_id, self.attempt)
+        self.format = self.snapshot_settings["format"]
+        self.interval = current_app.config["SETTINGS"].progress_interval_seconds
+        self.last_progress = time.monotonic()
+        self.open_uploads: dict[int, MultipartUpload] = {}
+
+    # -- the attempt ---------------------------------------------------------------------------
+
+    def run(self) -> str:
+        try:
+            package_id = self._produce()
+        except Superseded:
+            log.info("workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
+                     self.execution_id, self.attempt)
+            self._remove_own_leftovers()
+            return "superseded"
+        except Exception as exc:  # every failure settles the execution, after its objects are removed
+            db.session.rollback()  # a failed statement leaves the session unusable until rolled back
+            code, detail = self._failure(exc)
+            self._remove_own_leftovers()
+            return self._fail(code, detail)
+        try:
+            self._deliver(package_id)
+            self._notify_ready(package_id)
+            export_execution.succeed(self.execution_id, self.attempt)
+        except TransitionRefused:
+            # The package is available and stays so; only the execution's settlement moved on.
+            log.info("workspace export %s attempt %s is no longer current after its package %s was made",
+                     self.execution_id, self.attempt, package_id)
+            return "superseded"
+        log.info("workspace export %s succeeded: package %s, %s rows, %s bytes, %s volumes",
+                 self.execution_id, package_id, self.counts.rows, self.counts.bytes, self.counts.volumes)
+        return "succeeded"
+
+    def _produce(self) -> int:
+        with self._fenced():
+            if self.attempt > 1:
+                remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, range(1, self.attempt))
+            export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.SNAPSHOT)
+        datasets = packaged_datasets(self.snapshot_settings["datasets"])
+        try:
+            with open_snapshot(self.workspace_id) as snapshot:
+                expected = self._take_snapshot(snapshot, datasets)
+                manifest_datasets = self._write(snapshot, datasets, expected)
+        except SQLAlchemyError as exc:
+            if self.phase != ExecutionPhase.SNAPSHOT:
+                raise
+            log.error("workspace export %s: the snapshot could not be taken", self.execution_id, exc_info=exc)
+            raise _PhaseFailure("snapshot_failed", (
+                "The workspace's data could not be read in one consistent snapshot. Try again later; if it keeps "
+                f"failing, contact support with the reference “workspace export {self.execution_id}”."
+            )) from exc
+        return self._publish(snapshot.cutoff_at, manifest_datasets)
+
+    def _take_snapshot(self, snapshot: PackageSnapshot, datasets: list[PackagedDataset]) -> dict[str, int]:
+        with self._fenced():
+            export_execution.record_cutoff(self.execution_id, self.attempt, snapshot.cutoff_at)
+        expected = {dataset.name: snapshot.count(dataset) for dataset in datasets}
+        self.counts.datasets = len(datasets)
+        self.counts.rows_expected = sum(expected.values())
+        with self._fenced():
+            export_execution.record_progress(
+                self.execution_id, self.attempt, datasets_count=len(datasets), rows_expected=self.counts.rows_expected,
+                rows_written=0, bytes_written=0, volumes_count=0,
+            )
+            export_execution.finish_phase(
+                self.execution_id, self.attempt, ExecutionPhase.SNAPSHOT,
+                f"Snapshot taken at {snapshot.cutoff_at.isoformat()}: {len(datasets)} datasets, "
+                f"{self.counts.rows_expected} rows.",
+                details={"cutoff_at": snapshot.cutoff_at.isoformat(), "rows": expected},
+            )
+        return expected
+
+    def _write(self, snapshot: PackageSnapshot, datasets: list[PackagedDataset],
+               expected: dict[str, int]) -> list[ManifestDataset]:
+        self.phase = ExecutionPhase.WRITING
+        with self._fenced():
+            export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.WRITING)
+        written = []
+        for dataset in datasets:
+            rows_before, bytes_before = self.counts.rows, self.counts.bytes
+
+            def progress(rows: int, size: int, rows_before=rows_before, bytes_before=bytes_before) -> None:
+                self.counts.rows, self.counts.bytes = rows_before + rows, bytes_before + size
+                self._progress()
+
+            encoder = encoder_for(self.format, dataset.column_names, dataset.column_types)
+            if self.format == "csv" and snapshot.can_copy:
+                batches = record_batches(snapshot.csv_records(dataset))
+            else:
+                batches = encoded_batches(encoder, snapshot.batches(dataset))
+            volumes = write_dataset_volumes(
+                dataset=dataset.name,
+                header=encoder.header,
+                extension=encoder.extension,
+                batches=batches,
+                volume_size_bytes=int(self.snapshot_settings["volume_size_bytes"]),
+                open_volume=lambda sequence, name=dataset.name: _VolumeUpload(self, name, sequence),
+                modified=snapshot.cutoff_at,
+                progress=progress,
+            )
+            written.append(ManifestDataset(
+                name=dataset.name,
+                schema_version=dataset.declaration.schema_version,
+                content_hash=dataset.declaration.content_hash,
+                columns=dataset.declaration.columns,
+                volumes=[self._manifest_volume(volume) for volume in volumes],
+            ))
+            if written[-1].row_count != expected[dataset.name]:
+                # The snapshot cannot change under us; a difference is a bug, not a race.
+                raise RuntimeError(f"dataset {dataset.name}: counted {expected[dataset.name]} rows, "
+                                   f"wrote {written[-1].row_count}")
+        self._progress(force=True)
+        with self._fenced():
+            export_execution.finish_phase(
+                self.execution_id, self.attempt, ExecutionPhase.WRITING,
+                f"Wrote {self.counts.rows} rows in {self.counts.volumes} volumes ({self.counts.bytes} bytes).",
+                details={"rows": self.counts.rows, "bytes": self.counts.bytes, "volumes": self.counts.volumes},
+            )
+        return written
+
+    def _manifest_volume(self, volume: VolumeResult) -> ManifestVolume:
+        key = volume_key(self.prefix, volume.dataset, volume.sequence, self.format)
+        return ManifestVolume(relative_to_package(key, self.prefix), volume.entry_name, volume.size_bytes,
+                              volume.row_count, volume.sha256)
+
+    def _publish(self, cutoff_at, datasets: list[ManifestDataset]) -> int:
+        self.phase = ExecutionPhase.UPLOADING
+        with self._fenced():
+            export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.UPLOADING)
+        uid = str(uuid.uuid4())
+        manifest = build_manifest(
+            package_uid=uid, execution_id=self.execution_id, workspace_id=self.workspace_id, cutoff_at=cutoff_at,
+            created_at=utcnow(), format=self.format, datasets=datasets,
+        )
+        key = manifest_key(self.prefix)
+        self._ensure_current()
+        self.storage.put_bytes(key, manifest)
+        with self._fenced():
+            package = export_package.make_available(
+                execution_id=self.execution_id, attempt=self.attempt, uid=uid, workspace_id=self.workspace_id,
+                format=self.format, cutoff_at=cutoff_at, prefix=self.prefix, manifest_key=key,
+                manifest_size=len(manifest), manifest_sha256=hashlib.sha256(manifest).hexdigest(),
+                datasets_count=len(datasets), row_count=self.counts.rows, size_bytes=self.counts.bytes,
+                volumes_count=self.counts.volumes, retention_days=int(self.snapshot_settings["retention_days"]),
+            )
+            package_id = package.id
+            export_execution.finish_phase(
+                self.execution_id, self.attempt, ExecutionPhase.UPLOADING,
+                f"Manifest stored; package {uid} is available.",
+                details={"package_id": package_id, "manifest_bytes": len(manifest)},
+            )
+        return package_id
+
+    def _deliver(self, package_id: int) -> None:
+        self.phase = ExecutionPhase.DELIVERING
+        export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING)
+        try:
+            package_delivery.deliver_package(package_id)
+        except Exception:  # the package is available; deliveries are retried on their own
+            db.session.rollback()
+            log.exception("workspace export %s: delivering package %s failed", self.execution_id, package_id)
+            export_execution.log_event(
+                self.execution_id, self.attempt, "warning",
+                "The package is available, but starting its deliveries failed; they are retried later.",
+                phase=ExecutionPhase.DELIVERING,
+            )
+        export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING,
+                                      "Deliveries started.")
+
+    def _notify_ready(self, package_id: int) -> None:
+        self.phase = ExecutionPhase.NOTIFYING
+        export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.NOTIFYING)
+        try:
+            notices = export_notices.notify(NoticeKind.PACKAGE_READY, "package", package_id, self.workspace_id)
+        except Exception:  # recorded notices are sent again by the periodic retry
+            db.session.rollback()
+            log.exception("workspace export %s: notifying package %s failed", self.execution_id, package_id)
+            export_execution.log_event(
+                self.execution_id, self.attempt, "warning",
+                "The package is available, but its notices could not all be sent; they are retried later.",
+                phase=ExecutionPhase.NOTIFYING,
+            )
+            notices = 0
+        export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.NOTIFYING,
+                                      f"{notices} notices sent.", details={"notices_sent": notices})
+
+    # -- progress and fencing --------------------------------------------------------------------
+
+    def _progress(self, force: bool = False) -> None:
+        if not force and time.monotonic() - self.last_progress < self.interval:
+            return
+        with self._fenced():
+            export_execution.record_progress(
+                self.execution_id, self.attempt, rows_written=self.counts.rows, bytes_written=self.counts.bytes,
+                volumes_count=self.counts.volumes,
+            )
+        self.last_progress = time.monotonic()
+
+    @contextlib.contextmanager
+    def _fenced(self):
+        try:
+            yield
+        except TransitionRefused as exc:
+            raise Superseded() from exc
+
+    def _ensure_current(self) -> None:
+        status, current = db.session.execute(
+            select(ExportExecution.status, ExportExecution.attempt_count).where(
+                ExportExecution.id == self.execution_id)
+        ).one()
+        db.session.rollback()
+        if status != ExecutionStatus.RUNNING or current != self.attempt:
+            raise Superseded()
+
+    # -- failure -----------------------------------------------------------------------------------
+
+    def _failure(self, exc: Exception) -> tuple[str, str]:
+        reference = f"“workspace export {self.execution_id}”"
+        if isinstance(exc, _PhaseFailure):
+            return exc.code, exc.detail
+        if isinstance(exc, DatasetNotCovered):
+            return "dataset_not_covered", str(exc)
+        if isinstance(exc, VolumeTooSmall):
+            return "volume_too_small", str(exc)
+        if isinstance(exc, StorageError):
+            log.error("workspace export %s: storage refused the package: %s", self.execution_id, exc)
+            return "storage_error", (
+                "The package could not be stored: the storage service refused it. Try again later; if it keeps "
+                f"failing, contact support with the reference {reference}."
+            )
+        if isinstance(exc, JobTimeoutException):
+            return "timeout", "Producing the package took longer than the time a job is allowed."
+        log.error("workspace export %s: production failed unexpectedly in phase %s", self.execution_id, self.phase,
+                  exc_info=exc)
+        return "internal", (
+            "Something went wrong while producing the package, and the error was logged. Export again; if it "
+            f"fails again, contact support with the reference {reference}."
+        )
+
+    def _fail(self, code: str, detail: str) -> str:
+        try:
+            export_execution.fail(self.execution_id, self.attempt, code, detail)
+        except TransitionRefused:
+            log.info("workspace export %s moved on before attempt %s could fail it with %s",
+                     self.execution_id, self.attempt, code)
+            return "superseded"
+        log.info("workspace export %s failed: %s: %s", self.execution_id, code, detail)
+        try:
+            export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", self.execution_id, self.workspace_id)
+        except Exception:  # the failure is recorded; the periodic retry sends recorded notices
+            db.session.rollback()
+            log.exception("workspace export %s: the failure notice could not be sent", self.execution_id)
+        return code
+
+    def _remove_own_leftovers(self) -> None:
+        for upload in list(self.open_uploads.values()):
+            with contextlib.suppress(StorageError):
+                upload.abort()
+        self.open_uploads.clear()
+        try:
+            remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, [self.attempt])
+        except Exception:  # the watchdog's or a later attempt's clean-up tries again
+            db.session.rollback()
+            log.exception("workspace export %s: removing attempt %s's objects failed", self.execution_id,
+                          self.attempt)
+
+
+class _VolumeUpload:
+    """A volume's multipart upload: recorded before it opens, parts recorded as they go, completed
+    (and the volume row with it) only while the attempt is current."""
+
+    def __init__(self, production: _Production, dataset: str, sequence: int):
+        self._production = production
+        self._key = volume_key(production.prefix, dataset, sequence, production.format)
+        with production._fenced():
+            self._volume_id = export_volume.open_volume(
+                production.execution_id, production.attempt, dataset, sequence, self._key
+            )
+        self._upload = production.storage.begin_upload(self._key)
+        production.open_uploads[self._volume_id] = self._upload
+        export_volume.record_upload(self._volume_id, self._upload.upload_id)
+        self._part_size = production.storage.part_size
+        self._buffer = bytearray()
+        self._parts = 0
+
+    def write(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= self._part_size:
+            with memoryview(self._buffer) as view:
+                part = bytes(view[: self._part_size])
+            del self._buffer[: self._part_size]
+            self._send(part)
+
+    def _send(self, part: bytes) -> None:
+        self._upload.upload_part(part)
+        self._parts += 1
+        export_volume.record_part(self._volume_id, self._parts, len(part))
+
+    def close(self, volume: VolumeResult) -> None:
+        if self._buffer:
+            self._send(bytes(self._buffer))
+            self._buffer.clear()
+        production = self._production
+        # Checked after the last part and before completing: a restart after this check aborts
+        # the upload (or removes the object), so a stale attempt never leaves a volume behind.
+        production._ensure_current()
+        size = self._upload.complete()
+        del production.open_uploads[self._volume_id]
+        if size != volume.size_bytes:
+            raise StorageError(f"volume {self._key}: stored {size} bytes, wrote {volume.size_bytes}")
+        with production._fenced():
+            export_volume.complete(self._volume_id, production.execution_id, production.attempt,
+                                   size_bytes=size, sha256=volume.sha256, row_count=volume.row_count)
+        production.counts.volumes += 1
