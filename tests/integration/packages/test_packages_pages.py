@@ -5,6 +5,7 @@ deletion. Administrators only; bad input answers with a message or 404, never 50
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import timedelta
 
 import pytest
@@ -405,3 +406,20 @@ def test_odd_form_values_never_fail_with_500(admin_client, export_world, form):
     ]
 
     assert all(response.status_code < 500 for response in responses), [r.status_code for r in responses]
+
+
+def test_export_now_needs_the_pages_csrf_token(csrf_app, export_world):
+    client = csrf_app.test_client()
+    login_page = client.get("/login").get_data(as_text=True)
+    login_token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', login_page).group(1)
+    client.post("/login", data={"email": export_world.admin.email, "password": "password", "csrf_token": login_token})
+
+    refused = client.post(_url(export_world, "executions"))
+    assert refused.status_code == 400
+    assert db.session.scalars(select(ExportExecution)).all() == []
+
+    page = client.get(_url(export_world)).get_data(as_text=True)
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    accepted = client.post(_url(export_world, "executions"), data={"csrf_token": token})
+    assert accepted.status_code == 302
+    assert len(db.session.scalars(select(ExportExecution)).all()) == 1
