@@ -13,8 +13,8 @@ The committed execution is dispatched at once; the periodic dispatcher is the sa
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -51,8 +51,9 @@ class AdmissionRefused(DomainError):
         self.running_execution_id = running_execution_id
 
 
-@dataclass(frozen=True)
-class Allowance:
+class Allowance(NamedTuple):
+    """(used, limit, next_frees_at): the allowance as the overview shows it."""
+
     used: int
     limit: int
     # When the oldest execution counted leaves the rolling window (None when none is counted).

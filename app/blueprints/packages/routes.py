@@ -234,6 +234,8 @@ def _unavailable_message(status: str) -> str:
 def delete_package(workspace_id: int, package_id: int):
     package = _package_or_404(package_id)
     if request.method == "GET":
+        if package.status != "available":
+            return _package_page(package, f"This package cannot be deleted: it is already {package.status}.", 409)
         return render_template("packages/delete.html", package=package, form=DeletePackageForm(formdata=None))
     form = DeletePackageForm()
     if not form.validate():

@@ -262,3 +262,9 @@ def test_allowance_counts_the_rolling_window_and_names_when_the_oldest_frees(exp
     assert (used.used, used.limit, used.left) == (1, 10, 9)
     assert used.next_frees_at == admitted_at + timedelta(days=30)
     assert db.session.scalar(select(func.count(ExportExecution.id))) == 1
+
+
+def test_allowance_reads_as_used_limit_and_when_the_next_frees(export_world):
+    used, limit, next_frees_at = allowance(export_world.workspace.id)
+
+    assert (used, limit, next_frees_at) == (0, 10, None)
