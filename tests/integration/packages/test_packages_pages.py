@@ -365,6 +365,17 @@ def test_a_second_deletion_answers_with_a_message(admin_client, export_world):
     assert "cannot be deleted: it is already deleted" in again.get_data(as_text=True)
 
 
+def test_the_delete_page_of_a_settled_package_says_why_it_cannot_be_deleted(admin_client, export_world):
+    package, _ = _package_with_volume(export_world)
+    package.status = "expired"
+    db.session.commit()
+
+    response = admin_client.get(_url(export_world, f"packages/{package.id}/delete"))
+
+    assert response.status_code == 409
+    assert "cannot be deleted: it is already expired" in response.get_data(as_text=True)
+
+
 def test_a_plain_member_cannot_delete_a_package(client, auth, export_world):
     package, _ = _package_with_volume(export_world)
     auth.login(export_world.member.email)
