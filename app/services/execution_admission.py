@@ -112,8 +112,8 @@ def admit_uncommitted(
     now: datetime | None = None,
 ) -> ExportExecution:
     """The admission inside the caller's transaction (the cadence commits it with its own step):
-    checked, inserted under a savepoint and audited, not committed. AdmissionRefused otherwise,
-    with the caller's transaction left as it was."""
+    checked, inserted and audited, not committed. AdmissionRefused otherwise; when the insert
+    itself was refused by a unique index, the caller's transaction has been rolled back."""
     now = now or utcnow()
     trigger = ExecutionTrigger(trigger)
     settings = _admissible_settings(workspace_id, trigger)
@@ -124,18 +124,19 @@ def admit_uncommitted(
     if used.used >= used.limit:
         raise AdmissionRefused(_allowance_message(used))
     try:
-        with db.session.begin_nested():
-            execution = export_execution.admit(
-                workspace_id=workspace_id,
-                trigger=trigger,
-                requested_by_id=person.id if person is not None else None,
-                settings_snapshot=snapshot(settings),
-                allowance_used=used.used + 1,
-                allowance_limit=used.limit,
-                cadence_key=cadence_key,
-                now=now,
-            )
+        execution = export_execution.admit(
+            workspace_id=workspace_id,
+            trigger=trigger,
+            requested_by_id=person.id if person is not None else None,
+            settings_snapshot=snapshot(settings),
+            allowance_used=used.used + 1,
+            allowance_limit=used.limit,
+            cadence_key=cadence_key,
+            now=now,
+        )
     except IntegrityError:
+        # No savepoint around the insert (pysqlite mishandles them): the whole transaction goes.
+        db.session.rollback()
         raise _refusal_after_conflict(workspace_id, cadence_key) from None
     audit.record(
         workspace_id=workspace_id,

@@ -117,6 +117,9 @@ def _admit_period(settings_id: int, workspace_id: int, key: str, now: datetime) 
     try:
         execution = admit_uncommitted(workspace_id, None, ExecutionTrigger.CADENCE, cadence_key=key, now=now)
     except AdmissionRefused as refusal:
+        if _period_admitted(workspace_id, key):
+            # Another scheduler admitted this period meanwhile: nothing was skipped.
+            return None
         log.warning("workspace %s: export cadence period %s skipped: %s", workspace_id, key, refusal)
         audit.record(
             workspace_id=workspace_id,
