@@ -26,6 +26,7 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.workers",
     "tests.fixtures.smtp",
+    "tests.fixtures.destinations",
 ]
 
 

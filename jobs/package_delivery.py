@@ -1,0 +1,11 @@
+"""The RQ job that makes one attempt at a package delivery: load the app, call the service."""
+
+from __future__ import annotations
+
+from app.services.package_delivery import run_delivery
+from jobs.app_context import worker_app
+
+
+def run(delivery_id: int) -> str:
+    with worker_app().app_context():
+        return run_delivery(delivery_id)
