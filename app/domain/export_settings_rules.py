@@ -3,6 +3,8 @@
 Pure checks of what a form sent: each refusal is a ValidationError naming the form field, with a
 sentence for the person. What needs the database (who is a member, how many destinations there
 are, whether a connection is taken) is looked up by the services and passed in or checked there.
+Destination paths and endpoints are checked by the delivery's own rules (app.destinations), so the
+form refuses exactly what a delivery would refuse to write to.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
+from app.destinations import validate_destination_path, validate_endpoint_url
 from app.domain.coverage import DECLARATIONS, CoverageStatus
 from app.domain.errors import ValidationError
 from app.domain.export_cadence import cadence_timetable
@@ -28,9 +30,6 @@ from app.models.workspace_export import (
 )
 
 NAME_LIMIT = 100
-PATH_LIMIT = 500
-PATH_SEGMENT_LIMIT = 255
-ENDPOINT_LIMIT = 300
 REGION_LIMIT = 40
 ACCESS_KEY_LIMIT = 128
 SECRET_LIMIT = 512
@@ -221,7 +220,7 @@ def check_destination(data: DestinationInput, *, creating: bool, directory_root_
     name = _checked_name(data.name)
     if data.kind not in tuple(DestinationKind):
         raise ValidationError("Choose the kind of destination: an S3-compatible bucket or a directory.", "kind")
-    path = check_destination_path(data.path)
+    path = validate_destination_path(data.path)
     if data.kind == DestinationKind.DIRECTORY:
         if not directory_root_configured:
             raise ValidationError(
@@ -232,7 +231,7 @@ def check_destination(data: DestinationInput, *, creating: bool, directory_root_
         return CheckedDestination(name, data.kind, None, None, None, None, None, path, "directory:")
     bucket = check_bucket(data.bucket)
     region = _checked_region(data.region)
-    endpoint = check_endpoint(data.endpoint_url)
+    endpoint = validate_endpoint_url(data.endpoint_url)
     access_key_id = _checked_access_key(data.access_key_id)
     secret = _checked_secret(data.secret, required=creating)
     return CheckedDestination(
@@ -254,39 +253,6 @@ def _checked_name(text: str) -> str:
     if len(name) > NAME_LIMIT:
         raise ValidationError(f"The name is at most {NAME_LIMIT} characters.", "name")
     return name
-
-
-def check_destination_path(text: str) -> str:
-    """A relative path inside the bucket or directory root ("" for the top); a trailing "/" is dropped.
-
-    Refused: an absolute path, "." or ".." segments, empty segments ("a//b"), backslashes,
-    control characters, and paths or segments too long to be stored.
-    """
-    path = text or ""
-    if _CONTROL.search(path) or has_unstorable_character(path):
-        raise ValidationError("The destination path cannot contain control or invalid characters.", "path")
-    if path != path.strip():
-        raise ValidationError("The destination path cannot begin or end with spaces.", "path")
-    if path.startswith("/"):
-        raise ValidationError(
-            "The destination path is relative to the bucket or directory: remove the leading “/”.", "path"
-        )
-    if "\\" in path:
-        raise ValidationError("Separate the folders of the destination path with “/”, not “\\”.", "path")
-    path = path.rstrip("/")
-    if len(path) > PATH_LIMIT:
-        raise ValidationError(f"The destination path is at most {PATH_LIMIT} characters.", "path")
-    if not path:
-        return ""
-    for segment in path.split("/"):
-        if segment == "":
-            raise ValidationError("The destination path has an empty folder name (“//”); remove it.", "path")
-        if segment in (".", ".."):
-            raise ValidationError("The destination path cannot contain “.” or “..” folders.", "path")
-        if len(segment) > PATH_SEGMENT_LIMIT:
-            raise ValidationError(f"A folder name in the destination path is at most {PATH_SEGMENT_LIMIT} characters.",
-                                  "path")
-    return path
 
 
 def check_bucket(text: str) -> str:
@@ -324,41 +290,6 @@ def _checked_region(text: str) -> str:
     if len(region) > REGION_LIMIT or not _REGION.fullmatch(region):
         raise ValidationError("A region is lowercase letters, digits and hyphens, such as eu-west-1.", "region")
     return region
-
-
-def check_endpoint(text: str) -> str | None:
-    """An S3-compatible store's address ("https://host[:port]"), or None for AWS itself."""
-    endpoint = (text or "").strip()
-    if not endpoint:
-        return None
-    message = "The endpoint is the store's address, such as https://storage.example.com or http://10.0.0.5:9000."
-    if len(endpoint) > ENDPOINT_LIMIT:
-        raise ValidationError(f"The endpoint is at most {ENDPOINT_LIMIT} characters.", "endpoint_url")
-    if _CONTROL.search(endpoint) or " " in endpoint or has_unstorable_character(endpoint):
-        raise ValidationError("The endpoint cannot contain spaces or control characters. " + message, "endpoint_url")
-    try:
-        parts = urlsplit(endpoint)
-        port = parts.port
-    except ValueError:
-        raise ValidationError(message, "endpoint_url") from None
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ValidationError("The endpoint must begin with https:// or http://. " + message, "endpoint_url")
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise ValidationError(
-            "The endpoint cannot hold a user name or password; enter the access key and secret in their fields.",
-            "endpoint_url",
-        )
-    if parts.query or parts.fragment or "?" in endpoint or "#" in endpoint:
-        raise ValidationError("The endpoint cannot have a query (“?…”) or a fragment (“#…”). " + message,
-                              "endpoint_url")
-    if not parts.hostname:
-        raise ValidationError(message, "endpoint_url")
-    if parts.path not in ("", "/"):
-        raise ValidationError("The endpoint is the store's address only, without a path; put the folder in "
-                              "the destination path.", "endpoint_url")
-    host = parts.hostname
-    shown_host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme.lower()}://{shown_host}{f':{port}' if port is not None else ''}"
 
 
 def _checked_access_key(text: str) -> str:

@@ -14,6 +14,7 @@ from flask import current_app
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
+from app.destinations import ProbeResult, test_connection
 from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
@@ -150,13 +151,11 @@ def replace_secret(access: RequesterContext, destination: ExportDestination, sec
                           secret_ciphertext=ciphertext)
 
 
-def test(access: RequesterContext, destination: ExportDestination):
+def test(access: RequesterContext, destination: ExportDestination) -> ProbeResult:
     """Write, read back and delete a probe object at the destination; record and return the outcome.
 
     The store is called outside any transaction, so a slow store holds no lock.
     """
-    from app.destinations import test_connection
-
     refuse_changes(access.workspace_id)
     db.session.commit()
     result = test_connection(destination)
