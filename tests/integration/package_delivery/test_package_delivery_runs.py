@@ -200,3 +200,24 @@ def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, de
 
     assert package_delivery.settle_lapsed(utcnow()) == 0
     assert _delivery(delivery.id).status == DeliveryStatus.DELIVERING
+
+
+def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_package, world, destinations_root):
+    destination = factories.make_destination(world.workspace)
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    number = export_delivery.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    destination.enabled = False
+    db.session.commit()
+
+    assert package_delivery.run_delivery(delivery.id) == "destination_disabled"
+    assert (_delivery(delivery.id).status, _delivery(delivery.id).attempt_count) == (DeliveryStatus.FAILED, 1)
+    assert list(destinations_root.iterdir()) == []
+
+
+def test_a_delivered_row_is_acknowledged_without_a_new_attempt(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    assert package_delivery.run_delivery(delivery.id) == "delivered"
+
+    assert package_delivery.run_delivery(delivery.id) == "already_delivered"
+    assert _attempts(delivery.id) == [(1, "delivered", None, None)]

@@ -3,6 +3,7 @@ delivery, and schedulers dispatching a due retry once."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from moto.server import ThreadedMotoServer
@@ -18,6 +19,11 @@ from app.services.queue import export_queue, redis_connection
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
+
+
+def _left_behind():
+    """The creation time of a pending delivery whose maker died before running it."""
+    return utcnow() - timedelta(minutes=5)
 
 
 def _delivery(delivery_id: int) -> ExportDelivery:
@@ -67,7 +73,7 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     stored_package, world, s3_destination, s3_account, free_port, start_worker
 ):
     destination = s3_destination(world.workspace, endpoint_url=f"http://127.0.0.1:{free_port}", path="drop")
-    delivery = factories.make_package_delivery(stored_package.package, destination)
+    delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
     start_worker()
 
     assert package_delivery.dispatch_due(utcnow()) == 1
@@ -135,13 +141,66 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     assert export_queue().job_ids == [_delivery(delivery.id).job_id]
 
 
+def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
+    factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+
+    assert package_delivery.dispatch_due(utcnow()) == 0
+    assert package_delivery.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
+
+
 def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_dispatched(
     stored_package, world, destinations_root
 ):
     disabled = factories.make_destination(world.workspace, enabled=False)
-    factories.make_package_delivery(stored_package.package, disabled)
+    factories.make_package_delivery(stored_package.package, disabled, created_at=_left_behind())
     other_package = factories.make_package(factories.make_execution(world.workspace), status="expired")
-    factories.make_package_delivery(other_package, factories.make_destination(world.workspace))
+    factories.make_package_delivery(
+        other_package, factories.make_destination(world.workspace), created_at=_left_behind()
+    )
 
     assert package_delivery.dispatch_due(utcnow()) == 0
     assert export_queue().job_ids == []
+
+
+def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
+    stored_package, world, destinations_root, start_worker, start_scheduler
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package,
+        factories.make_destination(world.workspace, path="drop"),
+        created_at=_left_behind(),
+    )
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    start_scheduler(DESTINATIONS_ROOT=str(destinations_root))
+
+    wait_for(lambda: _delivery(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
+
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
+    assert _attempts(delivery.id) == [(1, "delivered", None, None)]
+
+
+def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement(
+    stored_package, world, app, destinations_root, start_worker
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    # Failed for good: this server had no folder for directory destinations at the time.
+    settings = app.config["SETTINGS"]
+    app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=None)
+    try:
+        assert package_delivery.run_delivery(delivery.id) == "failed"
+    finally:
+        app.config["SETTINGS"] = settings
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+
+    replacement_id = package_delivery.supersede_and_replace(delivery.id, staff, "The folder is configured now")
+
+    wait_for(lambda: _delivery(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
+    assert _delivery(delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert _attempts(delivery.id) == [(1, "failed", "permanent", "directory_not_configured")]
+    assert _attempts(replacement_id) == [(1, "delivered", None, None)]
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
