@@ -217,20 +217,21 @@ class _Production:
                 self._progress()
 
             encoder = encoder_for(self.format, dataset.column_names, dataset.column_types)
-            if self.format == "csv" and snapshot.can_copy:
-                batches = record_batches(snapshot.csv_records(dataset))
-            else:
-                batches = encoded_batches(encoder, snapshot.batches(dataset))
-            volumes = write_dataset_volumes(
-                dataset=dataset.name,
-                header=encoder.header,
-                extension=encoder.extension,
-                batches=batches,
-                volume_size_bytes=int(self.snapshot_settings["volume_size_bytes"]),
-                open_volume=lambda sequence, name=dataset.name: _VolumeUpload(self, name, sequence),
-                modified=snapshot.cutoff_at,
-                progress=progress,
-            )
+            copying = self.format == "csv" and snapshot.can_copy
+            source = snapshot.csv_records(dataset) if copying else snapshot.batches(dataset)
+            # Closed however the writing ends, so a failure mid-COPY ends the COPY before the
+            # snapshot's transaction is rolled back.
+            with contextlib.closing(source):
+                volumes = write_dataset_volumes(
+                    dataset=dataset.name,
+                    header=encoder.header,
+                    extension=encoder.extension,
+                    batches=record_batches(source) if copying else encoded_batches(encoder, source),
+                    volume_size_bytes=int(self.snapshot_settings["volume_size_bytes"]),
+                    open_volume=lambda sequence, name=dataset.name: _VolumeUpload(self, name, sequence),
+                    modified=snapshot.cutoff_at,
+                    progress=progress,
+                )
             written.append(ManifestDataset(
                 name=dataset.name,
                 schema_version=dataset.declaration.schema_version,

@@ -1,6 +1,6 @@
 """`manifest.json`: what a package holds, written last, after every volume is stored.
 
-Format version 1 (docs/workspace-export.md describes it for readers):
+Format version 1 (docs/workspace-export-packages.md describes it for readers):
 
     {"manifest_version": 1, "package_uid", "execution_id", "workspace_id", "cutoff_at",
      "created_at", "format": {"name": "csv" | "jsonl", "container": "zip", "conventions": {…}},

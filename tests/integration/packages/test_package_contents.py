@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from sqlalchemy import select
+
 from app.extensions import db
 from app.models import ExportExecution, ExportVolume
 from app.services.package_production import run_execution
+from app.storage import StorageError
 from tests import factories
 from tests.fixtures.workers import pending_uploads
 from tests.integration.packages.package_reading import (
@@ -134,3 +137,32 @@ def test_volumes_and_parts_are_recorded_complete_with_their_checksums(app_contex
                 "complete", entry["size_bytes"], entry["sha256"], entry["row_count"])
             assert sum(part.size_bytes for part in volume.parts) == volume.size_bytes
             assert volume.upload_id
+
+
+def test_storage_refusing_a_volume_mid_dataset_fails_with_storage_error_and_leaves_nothing(
+    app_context, isolated_storage, monkeypatch
+):
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace, timesheet_rows=3000)
+    execution = _execution(workspace, volume_size_bytes=24 * 1024)
+    begin_upload = isolated_storage.begin_upload
+    opened = []
+
+    def refuse_the_eighth(key: str):
+        opened.append(key)
+        if len(opened) == 8:
+            raise StorageError(f"disk full while writing {key}")
+        return begin_upload(key)
+
+    monkeypatch.setattr(isolated_storage, "begin_upload", refuse_the_eighth)
+
+    assert run_execution(execution.id) == "storage_error"
+
+    failed = db.session.get(ExportExecution, execution.id, populate_existing=True)
+    assert failed.failure_code == "storage_error"
+    assert "disk full" not in failed.failure_detail and "packages/" not in failed.failure_detail
+    assert f"workspace export {execution.id}" in failed.failure_detail
+    assert "timesheet_entries-0000" in opened[-1]
+    assert isolated_storage.list_keys("packages/") == []
+    assert pending_uploads(isolated_storage) == []
+    assert {v.status for v in db.session.scalars(select(ExportVolume))} == {"discarded"}

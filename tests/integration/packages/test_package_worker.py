@@ -242,3 +242,28 @@ def test_an_execution_without_progress_for_too_long_settles_stalled(app_context,
     row = _execution_row(execution.id)
     assert (row.status, row.failure_code) == ("failed", "stalled")
     assert "no progress" in row.failure_detail
+
+
+def test_a_worker_killed_mid_package_leaves_no_multipart_upload_or_object_in_s3(
+    use_storage, s3_bucket, s3_client, start_worker, hold_lock, app_context
+):
+    """The same SIGKILL against moto's S3: the watchdog aborts the open multipart upload there too."""
+    endpoint, bucket = s3_bucket
+    environment = {"STORAGE_URL": f"s3://{bucket}/{PREFIX}", "S3_ENDPOINT_URL": endpoint,
+                   "STORAGE_PART_SIZE": str(PART_SIZE)}
+    use_storage(**environment)
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace, timesheet_rows=500)
+    lock = hold_lock("LOCK TABLE data_export_parts IN ACCESS EXCLUSIVE MODE")
+    execution = _start(workspace)
+    worker = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS), **environment)
+    wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
+    assert len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])) == 1
+    worker.kill()
+    lock.release()
+
+    assert settle_stalled_executions(utcnow() + timedelta(seconds=SHORT_LEASE_SECONDS + 1)) == 1
+
+    assert _execution_row(execution.id).failure_code == "stalled"
+    assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert s3_client.list_objects_v2(Bucket=bucket, Prefix=f"{PREFIX}/packages/").get("Contents", []) == []
