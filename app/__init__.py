@@ -110,8 +110,10 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.auth import bp as auth_bp
     from app.blueprints.delivery import bp as delivery_bp
     from app.blueprints.errors import register_error_pages
+    from app.blueprints.export_settings import bp as export_settings_bp
     from app.blueprints.files import bp as files_bp
     from app.blueprints.health import bp as health_bp
+    from app.blueprints.packages import bp as packages_bp
     from app.blueprints.queries import bp as queries_bp
     from app.blueprints.reports import bp as reports_bp
     from app.blueprints.schedules import bp as schedules_bp
@@ -121,7 +123,7 @@ def _register_blueprints(app: Flask) -> None:
 
     for blueprint in (
         auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp,
-        staff_bp, audit_bp, activity_bp,
+        staff_bp, audit_bp, activity_bp, export_settings_bp, packages_bp,
     ):
         app.register_blueprint(blueprint)
     register_error_pages(app)

@@ -14,9 +14,11 @@ from flask import Flask
 
 from app.models.types import utcnow
 from app.observability.metrics import count_periodic_actions
-from app.services import export_notices, package_delivery, schedule_runs
+from app.services import execution_dispatch, export_notices, package_delivery, schedule_runs
 from app.services.execution_watchdog import settle_stalled_executions
+from app.services.export_cadence import admit_due_cadences
 from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.package_retention import sweep_expired_packages
 from app.services.schedule_ticker import tick
 from app.services.sweeps import sweep_expired_files
 from app.services.watchdog import redeliver_stalled
@@ -42,6 +44,11 @@ PERIODIC_TASKS = (
     PeriodicTask("dispatch queued schedule runs", 2, lambda: schedule_runs.dispatch_queued(utcnow())),
     PeriodicTask("dispatch lost schedule runs again", 15, lambda: schedule_runs.redispatch_lost(utcnow())),
     PeriodicTask("redeliver stalled schedule runs", 5, lambda: schedule_runs.redeliver_stalled(utcnow())),
+    # Workspace exports whose admission could not enqueue them, and those whose job Redis lost.
+    PeriodicTask("dispatch queued workspace exports", 5, execution_dispatch.dispatch_queued),
+    PeriodicTask("dispatch lost workspace exports again", 15, lambda: execution_dispatch.redispatch_lost(utcnow())),
+    PeriodicTask("admit due workspace export cadences", 60, lambda: admit_due_cadences(utcnow())),
+    PeriodicTask("sweep expired workspace export packages", 600, lambda: sweep_expired_packages(utcnow())),
     # Package deliveries whose retry time has come; attempts whose worker died become transient failures.
     PeriodicTask("dispatch due package deliveries", 5, lambda: package_delivery.dispatch_due(utcnow())),
     PeriodicTask("settle package deliveries whose worker stopped", 15,

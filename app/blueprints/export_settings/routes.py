@@ -1,0 +1,270 @@
+"""Workspace export settings and destinations, for the workspace's administrators only.
+
+Anyone else, a plain member included, gets 404 as from the rest of the console. A sandbox
+workspace sees why it cannot export; settings suspended by staff show read-only with the reason.
+"Test connection" answers an htmx fragment with the store's own message.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from flask import abort, flash, g, redirect, render_template, url_for
+
+from app.blueprints.export_settings import bp
+from app.blueprints.export_settings.forms import ConfirmForm, DestinationForm, SecretForm, SettingsForm
+from app.blueprints.guards import visible_or_404, workspace_member
+from app.domain.errors import ValidationError
+from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
+from app.domain.text_rules import opened_version
+from app.domain.timetable import WEEKDAY_NAMES
+from app.extensions import htmx
+from app.models.workspace_export import (
+    MAX_DESTINATIONS,
+    MAX_NOTIFY_PEOPLE,
+    RETENTION_DAYS,
+    VOLUME_SIZE_MB,
+    Cadence,
+    DestinationKind,
+)
+from app.services import export_destinations, export_settings
+
+FORMATS = {"csv": "CSV, zipped", "jsonl": "JSON Lines, zipped"}
+CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
+STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
+KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: "Directory on this server"}
+
+def administrators_only(view):
+    """Workspace export is for the workspace's administrators; anyone else gets the console's 404."""
+
+    @wraps(view)
+    def wrapped(workspace_id: int, *args, **kwargs):
+        if not g.access.is_admin:
+            abort(404)
+        return view(workspace_id, *args, **kwargs)
+
+    return workspace_member(wrapped)
+
+
+@bp.context_processor
+def vocabulary() -> dict:
+    return {
+        "formats": FORMATS,
+        "cadences": CADENCES,
+        "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
+        "kinds": KINDS,
+        "weekday_names": WEEKDAY_NAMES,
+        "volume_bounds": VOLUME_SIZE_MB,
+        "retention_bounds": RETENTION_DAYS,
+        "max_notify": MAX_NOTIFY_PEOPLE,
+        "max_destinations": MAX_DESTINATIONS,
+    }
+
+
+def _form_error(form) -> ValidationError | None:
+    """WTForms' first refusal as a ValidationError naming its field, so the page shows both kinds alike."""
+    for name, messages in form.errors.items():
+        if messages:
+            if name == "csrf_token":
+                return ValidationError("The form expired or was damaged on its way here. Reload the page and try "
+                                       "again.", "form")
+            return ValidationError(str(messages[0]), name)
+    return None
+
+
+# Settings
+
+
+@bp.route("/settings", methods=["GET", "POST"])
+@administrators_only
+def settings(workspace_id: int):
+    current = export_settings.get_or_default(workspace_id)
+    form = SettingsForm()
+    if form.is_submitted():
+        if not form.validate():
+            return _settings_page(form, current, _form_error(form), 400)
+        try:
+            saved = export_settings.save(g.access, form.settings_input(), opened_version(form.version.data or ""))
+        except ValidationError as error:
+            return _settings_page(form, export_settings.get_or_default(workspace_id), error, 400)
+        flash(f"Export settings saved (version {saved.version}).")
+        return redirect(url_for(".settings", workspace_id=workspace_id))
+    form.fill(current)
+    return _settings_page(form, current)
+
+
+def _settings_page(form: SettingsForm, current, error: ValidationError | None = None, status: int = 200):
+    zone = export_settings.workspace_zone(g.workspace_id)
+    return render_template(
+        "export_settings/settings.html",
+        form=form,
+        current=current,
+        error=error,
+        refusal=export_settings.ineligibility(g.workspace_id),
+        suspension=export_settings.suspension(current),
+        datasets=active_datasets(),
+        people=export_settings.member_choices(g.workspace_id),
+        zone=zone,
+        cadence_text=describe_cadence(current.cadence, current.cadence_time, current.cadence_weekday,
+                                      current.cadence_day, zone),
+    ), status
+
+
+# Destinations
+
+
+@bp.get("/destinations")
+@administrators_only
+def destinations(workspace_id: int):
+    form = DestinationForm(formdata=None, data={"kind": DestinationKind.S3, "region": "us-east-1"})
+    return _destinations_page(form)
+
+
+@bp.post("/destinations")
+@administrators_only
+def add_destination(workspace_id: int):
+    form = DestinationForm()
+    if not form.validate():
+        return _destinations_page(form, _form_error(form), 400)
+    try:
+        destination = export_destinations.add(g.access, form.destination_input())
+    except ValidationError as error:
+        return _destinations_page(form, error, 400)
+    flash(f"Destination “{destination.name}” added. Test its connection below.")
+    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination.id))
+
+
+def _destinations_page(form: DestinationForm, error: ValidationError | None = None, status: int = 200):
+    current = export_settings.get(g.workspace_id)
+    return render_template(
+        "export_settings/destinations.html",
+        form=form,
+        error=error,
+        destinations=export_destinations.list_destinations(g.workspace_id),
+        refusal=export_settings.ineligibility(g.workspace_id),
+        suspension=export_settings.suspension(current),
+        directory_allowed=export_destinations.directory_root_configured(),
+    ), status
+
+
+def _visible_or_404(destination_id: int):
+    return visible_or_404(export_destinations.get_destination, destination_id)
+
+
+@bp.route("/destinations/<int:destination_id>", methods=["GET", "POST"])
+@administrators_only
+def destination(workspace_id: int, destination_id: int):
+    found = _visible_or_404(destination_id)
+    form = DestinationForm()
+    if not form.is_submitted():
+        form.fill(found)
+        return _destination_page(found, form)
+    if not form.validate():
+        return _destination_page(found, form, _form_error(form), 400)
+    try:
+        expected = opened_version(form.version.data or "")
+        if expected is None:
+            raise ValidationError(export_destinations.CHANGED_ELSEWHERE, "version")
+        export_destinations.edit(g.access, found, form.destination_input(), expected)
+    except ValidationError as error:
+        return _destination_page(found, form, error, 400)
+    flash(f"Destination “{found.name}” saved.")
+    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination_id))
+
+
+def _destination_page(found, form: DestinationForm, error: ValidationError | None = None, status: int = 200):
+    current = export_settings.get(g.workspace_id)
+    return render_template(
+        "export_settings/destination.html",
+        destination=found,
+        form=form,
+        error=error,
+        refusal=export_settings.ineligibility(g.workspace_id),
+        suspension=export_settings.suspension(current),
+        directory_allowed=export_destinations.directory_root_configured(),
+    ), status
+
+
+def _act(destination_id: int, action, done: str, form_class=ConfirmForm):
+    """Run one of the destination page's buttons; a refusal shows the page with its message."""
+    found = _visible_or_404(destination_id)
+    form = form_class()
+    if not form.validate():
+        return _destination_page(found, _filled(found), _form_error(form), 400)
+    try:
+        action(found, form)
+    except ValidationError as error:
+        return _destination_page(found, _filled(found), error, 400)
+    flash(done)
+    return found
+
+
+def _filled(found) -> DestinationForm:
+    form = DestinationForm(formdata=None)
+    form.fill(found)
+    return form
+
+
+def _back_to(found_or_page, destination_id: int):
+    if isinstance(found_or_page, tuple):
+        return found_or_page
+    return redirect(url_for(".destination", workspace_id=g.workspace_id, destination_id=destination_id))
+
+
+@bp.post("/destinations/<int:destination_id>/enable")
+@administrators_only
+def enable_destination(workspace_id: int, destination_id: int):
+    outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, True),
+                   "Destination enabled: new packages are delivered to it.")
+    return _back_to(outcome, destination_id)
+
+
+@bp.post("/destinations/<int:destination_id>/disable")
+@administrators_only
+def disable_destination(workspace_id: int, destination_id: int):
+    outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, False),
+                   "Destination disabled: deliveries to it are withheld until it is enabled again.")
+    return _back_to(outcome, destination_id)
+
+
+@bp.post("/destinations/<int:destination_id>/secret")
+@administrators_only
+def replace_secret(workspace_id: int, destination_id: int):
+    outcome = _act(
+        destination_id,
+        lambda found, form: export_destinations.replace_secret(g.access, found, form.secret.data or ""),
+        "The secret access key was replaced. Test the connection to check it.",
+        SecretForm,
+    )
+    return _back_to(outcome, destination_id)
+
+
+@bp.post("/destinations/<int:destination_id>/remove")
+@administrators_only
+def remove_destination(workspace_id: int, destination_id: int):
+    outcome = _act(destination_id, lambda found, form: export_destinations.remove(g.access, found),
+                   "Destination removed. Its past deliveries stay in the packages' history.")
+    if isinstance(outcome, tuple):
+        return outcome
+    return redirect(url_for(".destinations", workspace_id=workspace_id))
+
+
+@bp.post("/destinations/<int:destination_id>/test")
+@administrators_only
+def test_destination(workspace_id: int, destination_id: int):
+    """Write, read back and delete a probe object; with htmx only the outcome fragment answers."""
+    found = _visible_or_404(destination_id)
+    form = ConfirmForm()
+    error = None
+    if not form.validate():
+        error = _form_error(form)
+    else:
+        try:
+            export_destinations.test(g.access, found)
+        except ValidationError as refused:
+            error = refused
+    if htmx:
+        return render_template("export_settings/_test_result.html", destination=found, error=error)
+    if error is not None:
+        return _destination_page(found, _filled(found), error, 400)
+    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination_id))

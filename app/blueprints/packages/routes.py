@@ -1,0 +1,250 @@
+"""Workspace export: the overview with Export now, an execution's page (live while it runs), a
+package's page with its volumes, checksums and deliveries, downloads, and early deletion.
+
+Workspace administrators only: everyone else gets 404, as for anything they may not see. Every
+execution and package is loaded within the URL's workspace, so another workspace's id is 404 too.
+"""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
+from flask_htmx.responses import HTMXResponseStopPolling
+
+from app.blueprints.downloads import stored_file_response
+from app.blueprints.guards import workspace_member
+from app.blueprints.packages import bp
+from app.blueprints.packages.forms import ActionForm, DeletePackageForm
+from app.domain.errors import TransitionRefused
+from app.domain.text_rules import database_id
+from app.extensions import db
+from app.models import Person
+from app.models.workspace_export import (
+    ExecutionPhase,
+    ExecutionStatus,
+    ExecutionTrigger,
+    ExportExecution,
+    ExportPackage,
+)
+from app.services import execution_admission, package_history, package_retention
+from app.services.execution_admission import AdmissionRefused
+from app.services.package_history import PackageUnavailable
+from app.storage import StorageError
+
+SETTINGS_ENDPOINT = "export_settings.settings"
+# How often the execution page asks for its live part while the execution has not settled.
+POLL_SECONDS = 2
+
+
+def workspace_admin(view):
+    """A member of the workspace who is one of its administrators; 404 for anyone else."""
+
+    @workspace_member
+    @wraps(view)
+    def wrapped(workspace_id: int, *args, **kwargs):
+        if not g.access.is_admin:
+            abort(404)
+        return view(workspace_id, *args, **kwargs)
+
+    return wrapped
+
+
+@bp.context_processor
+def vocabulary() -> dict:
+    return {
+        "phases": list(ExecutionPhase),
+        "ExecutionStatus": ExecutionStatus,
+        "failure_sentence": package_history.failure_sentence,
+        "settings_url": _settings_url,
+        "poll_seconds": POLL_SECONDS,
+    }
+
+
+def _settings_url() -> str:
+    """The settings page (blueprint export_settings), by its endpoint when it is registered."""
+    if SETTINGS_ENDPOINT in current_app.view_functions:
+        return url_for(SETTINGS_ENDPOINT, workspace_id=g.workspace_id)
+    return f"/w/{g.workspace_id}/export/settings"
+
+
+def _execution_or_404(execution_id: int) -> ExportExecution:
+    execution = package_history.get_execution(g.workspace_id, execution_id) if database_id(execution_id) else None
+    if execution is None:
+        abort(404)
+    return execution
+
+
+def _package_or_404(package_id: int) -> ExportPackage:
+    package = package_history.get_package(g.workspace_id, package_id) if database_id(package_id) else None
+    if package is None:
+        abort(404)
+    return package
+
+
+def _person() -> Person:
+    return db.session.get(Person, g.access.person_id)
+
+
+# Overview and Export now
+
+
+@bp.get("/")
+@workspace_admin
+def overview(workspace_id: int):
+    return _overview_page()
+
+
+def _overview_page(refusal: AdmissionRefused | None = None, status: int = 200):
+    return render_template(
+        "packages/overview.html",
+        settings=package_history.settings_of(g.workspace_id),
+        allowance=execution_admission.allowance(g.workspace_id),
+        running_id=execution_admission.active_execution_id(g.workspace_id),
+        executions=package_history.recent_executions(g.workspace_id),
+        packages=package_history.list_packages(g.workspace_id),
+        form=ActionForm(formdata=None),
+        refusal=refusal,
+    ), status
+
+
+@bp.post("/executions")
+@workspace_admin
+def export_now(workspace_id: int):
+    form = ActionForm()
+    if not form.validate():
+        return _overview_page(AdmissionRefused("The form expired. Reload the page and try again."), 400)
+    try:
+        execution = execution_admission.admit(workspace_id, _person(), ExecutionTrigger.MANUAL)
+    except AdmissionRefused as refusal:
+        return _overview_page(refusal, 409)
+    flash("The export was started. Its progress shows below.")
+    return redirect(url_for(".execution", workspace_id=workspace_id, execution_id=execution.id))
+
+
+# Executions
+
+
+@bp.get("/executions/<int:execution_id>")
+@workspace_admin
+def execution(workspace_id: int, execution_id: int):
+    return _execution_page(_execution_or_404(execution_id))
+
+
+def _execution_page(execution: ExportExecution, error: str | None = None, status: int = 200):
+    return render_template("packages/execution.html", error=error, **_live_values(execution)), status
+
+
+def _live_values(execution: ExportExecution) -> dict:
+    requester = db.session.get(Person, execution.requested_by_id) if execution.requested_by_id else None
+    return {
+        "execution": execution,
+        "events": package_history.execution_events(execution),
+        "package": package_history.package_of(execution),
+        "requester_name": requester.name if requester else None,
+        "form": ActionForm(formdata=None),
+        "settled": execution.status not in (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING),
+    }
+
+
+@bp.get("/executions/<int:execution_id>/live")
+@workspace_admin
+def execution_live(workspace_id: int, execution_id: int):
+    """The live part of the execution page; HTTP 286 tells htmx to stop polling once it settled."""
+    values = _live_values(_execution_or_404(execution_id))
+    body = render_template("packages/_execution_live.html", **values)
+    return HTMXResponseStopPolling(body) if values["settled"] else body
+
+
+@bp.post("/executions/<int:execution_id>/cancel")
+@workspace_admin
+def cancel_execution(workspace_id: int, execution_id: int):
+    execution = _execution_or_404(execution_id)
+    form = ActionForm()
+    if not form.validate():
+        return _execution_page(execution, "The form expired. Reload the page and try again.", 400)
+    try:
+        execution_admission.cancel(workspace_id, execution.id, _person())
+    except TransitionRefused as refusal:
+        db.session.expire_all()
+        return _execution_page(_execution_or_404(execution_id), str(refusal), 409)
+    flash("The export was cancelled before it started. It does not count against the allowance.")
+    return redirect(url_for(".execution", workspace_id=workspace_id, execution_id=execution_id))
+
+
+# Packages
+
+
+@bp.get("/packages/<int:package_id>")
+@workspace_admin
+def package(workspace_id: int, package_id: int):
+    return _package_page(_package_or_404(package_id))
+
+
+def _package_page(package: ExportPackage, error: str | None = None, status: int = 200):
+    volumes = package_history.package_volumes(package)
+    return render_template(
+        "packages/package.html",
+        package=package,
+        volumes=volumes,
+        datasets=package_history.package_datasets(volumes),
+        deliveries=package_history.package_deliveries(package),
+        error=error,
+    ), status
+
+
+@bp.get("/packages/<int:package_id>/manifest")
+@workspace_admin
+def download_manifest(workspace_id: int, package_id: int):
+    package = _package_or_404(package_id)
+    return _download(package, lambda: package_history.open_manifest(package))
+
+
+@bp.get("/packages/<int:package_id>/volume")
+@workspace_admin
+def download_volume(workspace_id: int, package_id: int):
+    """A volume, named by its id in the query string (`?volume=<id>`)."""
+    package = _package_or_404(package_id)
+    volume_id = request.args.get("volume", type=int)
+    volume = package_history.find_volume(package, volume_id) if volume_id and database_id(volume_id) else None
+    if volume is None:
+        abort(404)
+    return _download(package, lambda: package_history.open_volume(package, volume))
+
+
+def _download(package: ExportPackage, open_download):
+    try:
+        opened = open_download()
+    except PackageUnavailable as unavailable:
+        return _package_page(package, _unavailable_message(unavailable.status), 410)
+    except StorageError:
+        current_app.logger.exception("workspace export package %s could not be read from storage", package.id)
+        return _package_page(package, "The package's files cannot be read right now. Try again in a moment.", 503)
+    return stored_file_response(opened)
+
+
+def _unavailable_message(status: str) -> str:
+    if status == "deleted":
+        return "This package was deleted; its files are gone. Export again to get the data."
+    return "This package has expired; its files are gone. Export again to get the data."
+
+
+@bp.route("/packages/<int:package_id>/delete", methods=["GET", "POST"])
+@workspace_admin
+def delete_package(workspace_id: int, package_id: int):
+    package = _package_or_404(package_id)
+    if request.method == "GET":
+        if package.status != "available":
+            return _package_page(package, f"This package cannot be deleted: it is already {package.status}.", 409)
+        return render_template("packages/delete.html", package=package, form=DeletePackageForm(formdata=None))
+    form = DeletePackageForm()
+    if not form.validate():
+        error = next((messages[0] for messages in form.errors.values() if messages), "Confirm the deletion.")
+        return render_template("packages/delete.html", package=package, form=form, error=error), 400
+    try:
+        package_retention.delete_early(workspace_id, package.id, _person())
+    except package_retention.PackageNotDeletable as refusal:
+        db.session.expire_all()
+        return _package_page(_package_or_404(package_id), str(refusal), 409)
+    flash("The package was deleted. Its files are removed and its unfinished deliveries stopped.")
+    return redirect(url_for(".package", workspace_id=workspace_id, package_id=package_id))

@@ -1,0 +1,90 @@
+"""Moving admitted workspace exports onto RQ, and again when RQ lost them (as schedule runs do).
+
+Every dispatch first claims the execution with the job id it saw (`export_execution.claim_dispatch`,
+a guarded UPDATE) and commits, and only then enqueues: two dispatchers on two machines never both
+enqueue the same dispatch. An enqueue that fails after the claim leaves an execution that looks
+dispatched but has no job; `redispatch_lost` finds it and dispatches it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import datetime
+
+from flask import current_app
+from redis.exceptions import RedisError
+from sqlalchemy import select
+
+from app.domain import export_execution
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import ExecutionStatus, ExportExecution
+from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
+from app.services.queue import export_queue, redis_connection
+
+log = logging.getLogger(__name__)
+
+EXECUTION_JOB = "jobs.package_execution.run"
+
+
+def job_id_for(execution_id: int) -> str:
+    return f"package-execution-{execution_id}-{uuid.uuid4().hex[:8]}"
+
+
+def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
+    """Claim the execution's dispatch from the job id the caller saw, commit, then enqueue.
+
+    False when another dispatcher claimed it first, when it is no longer queued or running, or
+    when the enqueue failed (the claim stands; the lost-job check dispatches it again).
+    """
+    job_id = job_id_for(execution_id)
+    try:
+        export_execution.claim_dispatch(execution_id, seen_job_id, job_id)
+    except TransitionRefused:
+        return False
+    try:
+        export_queue().enqueue(
+            EXECUTION_JOB,
+            execution_id,
+            job_id=job_id,
+            job_timeout=current_app.config["SETTINGS"].export_job_timeout,
+            failure_ttl=FAILURE_TTL_SECONDS,
+            description=f"workspace export {execution_id}",
+        )
+    except RedisError as exc:
+        log.warning("workspace export %s: enqueue of %s failed (%s); it will be dispatched again",
+                    execution_id, job_id, exc)
+        return False
+    log.info("workspace export %s dispatched as job %s", execution_id, job_id)
+    return True
+
+
+def dispatch_queued(limit: int = 100) -> int:
+    """Enqueue queued executions never dispatched (their admission's own dispatch failed)."""
+    rows = db.session.scalars(
+        select(ExportExecution.id)
+        .where(ExportExecution.status == ExecutionStatus.QUEUED, ExportExecution.job_id.is_(None))
+        .order_by(ExportExecution.id)
+        .limit(limit)
+    ).all()
+    db.session.rollback()
+    return sum(dispatch(execution_id, None) for execution_id in rows)
+
+
+def redispatch_lost(now: datetime | None = None) -> int:
+    """Dispatch again queued executions whose job Redis lost, or that can no longer run."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(ExportExecution.id, ExportExecution.job_id).where(
+            ExportExecution.status == ExecutionStatus.QUEUED,
+            ExportExecution.job_id.is_not(None),
+            ExportExecution.dispatched_at < now - LOST_AFTER,
+        )
+    ).all()
+    db.session.rollback()
+    if not rows:
+        return 0
+    connection = redis_connection()
+    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))

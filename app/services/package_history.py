@@ -1,0 +1,180 @@
+"""What the workspace export pages read: executions with their event logs, packages with their
+volumes and deliveries, and the stored bytes of a package for download.
+
+Every read names the workspace: an id of another workspace's execution or package finds nothing.
+The routes allow administrators only (app/blueprints/packages).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    ExportDelivery,
+    ExportExecution,
+    ExportJobEvent,
+    ExportPackage,
+    ExportSettings,
+    ExportVolume,
+    PackageStatus,
+    VolumeStatus,
+)
+from app.services.file_library import ChunkReader, Download
+from app.storage import get_storage
+from app.storage.base import check_key_under
+
+RECENT_EXECUTIONS = 20
+PACKAGE_HISTORY = 50
+EVENT_LOG_LIMIT = 500
+
+MIME_TYPES = {"manifest": "application/json", "volume": "application/zip"}
+
+# One readable sentence per failure code an execution may end with; the detail follows it.
+FAILURE_SENTENCES = {
+    "stalled": "The export stopped making progress (its worker went away), so it was settled as failed; "
+    "the workspace can export again.",
+    "storage_error": "The package could not be written to storage.",
+    "dataset_not_covered": "A dataset the settings include is no longer covered by workspace export.",
+    "volume_too_small": "The volume size is too small for the rows of a dataset.",
+    "timeout": "The export took longer than a job may run and was stopped.",
+    "snapshot_failed": "The consistent snapshot of the workspace's data could not be taken.",
+    "internal": "Something went wrong on our side; the error was logged.",
+}
+UNKNOWN_FAILURE = "The export could not be completed."
+
+
+class PackageUnavailable(Exception):
+    """The package's bytes cannot be downloaded: it is expired or deleted (its status says which)."""
+
+    def __init__(self, status: str):
+        super().__init__(status)
+        self.status = status
+
+
+def failure_sentence(code: str | None) -> str:
+    return FAILURE_SENTENCES.get(code or "", UNKNOWN_FAILURE)
+
+
+def settings_of(workspace_id: int) -> ExportSettings | None:
+    return db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
+
+
+def recent_executions(workspace_id: int, limit: int = RECENT_EXECUTIONS) -> list[ExportExecution]:
+    return list(
+        db.session.scalars(
+            select(ExportExecution)
+            .where(ExportExecution.workspace_id == workspace_id)
+            .order_by(ExportExecution.created_at.desc(), ExportExecution.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def get_execution(workspace_id: int, execution_id: int) -> ExportExecution | None:
+    return db.session.scalar(
+        select(ExportExecution).where(ExportExecution.id == execution_id, ExportExecution.workspace_id == workspace_id)
+    )
+
+
+def execution_events(execution: ExportExecution, limit: int = EVENT_LOG_LIMIT) -> list[ExportJobEvent]:
+    """The event log, oldest first (the newest `limit` events when there are more)."""
+    newest = db.session.scalars(
+        select(ExportJobEvent)
+        .where(ExportJobEvent.execution_id == execution.id)
+        .order_by(ExportJobEvent.id.desc())
+        .limit(limit)
+    ).all()
+    return list(reversed(newest))
+
+
+def package_of(execution: ExportExecution) -> ExportPackage | None:
+    return db.session.scalar(select(ExportPackage).where(ExportPackage.execution_id == execution.id))
+
+
+def list_packages(workspace_id: int, limit: int = PACKAGE_HISTORY) -> list[ExportPackage]:
+    return list(
+        db.session.scalars(
+            select(ExportPackage)
+            .where(ExportPackage.workspace_id == workspace_id)
+            .order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def get_package(workspace_id: int, package_id: int) -> ExportPackage | None:
+    return db.session.scalar(
+        select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == workspace_id)
+    )
+
+
+def package_volumes(package: ExportPackage) -> list[ExportVolume]:
+    """The package's complete volumes: those of the attempt that stored its manifest (under its prefix)."""
+    return list(
+        db.session.scalars(
+            select(ExportVolume)
+            .where(
+                ExportVolume.execution_id == package.execution_id,
+                ExportVolume.status == VolumeStatus.COMPLETE,
+                ExportVolume.key.startswith(package.prefix, autoescape=True),
+            )
+            .order_by(ExportVolume.dataset, ExportVolume.sequence)
+        )
+    )
+
+
+def package_datasets(volumes: list[ExportVolume]) -> list[tuple[str, int]]:
+    """Each dataset of the package with its row count, in the volumes' order."""
+    rows: dict[str, int] = {}
+    for volume in volumes:
+        rows[volume.dataset] = rows.get(volume.dataset, 0) + (volume.row_count or 0)
+    return list(rows.items())
+
+
+def package_deliveries(package: ExportPackage) -> list[ExportDelivery]:
+    """Every delivery of the package (superseded ones too, as history) with its attempts and destination."""
+    return list(
+        db.session.scalars(
+            select(ExportDelivery)
+            .where(ExportDelivery.package_id == package.id)
+            .options(selectinload(ExportDelivery.attempts), selectinload(ExportDelivery.destination))
+            .order_by(ExportDelivery.destination_id, ExportDelivery.id)
+        )
+    )
+
+
+def open_manifest(package: ExportPackage) -> Download:
+    _require_available(package)
+    return _download(
+        check_key_under(package.manifest_key, package.prefix),
+        f"workspace-{package.workspace_id}-package-{package.id}-manifest.json",
+        MIME_TYPES["manifest"],
+        package.manifest_size,
+    )
+
+
+def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
+    return next((volume for volume in package_volumes(package) if volume.id == volume_id), None)
+
+
+def open_volume(package: ExportPackage, volume: ExportVolume) -> Download:
+    _require_available(package)
+    key = check_key_under(volume.key, package.prefix)
+    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"], volume.size_bytes or 0)
+
+
+def _require_available(package: ExportPackage) -> None:
+    """Only an available package inside its retention deadline is served (the sweep may not have
+    expired a package just past it yet)."""
+    if package.status != PackageStatus.AVAILABLE:
+        raise PackageUnavailable(package.status)
+    if package.expires_at <= utcnow():
+        raise PackageUnavailable(PackageStatus.EXPIRED)
+
+
+def _download(key: str, file_name: str, mimetype: str, size: int) -> Download:
+    chunks = get_storage().read_chunks(key)
+    return Download(file_name=file_name, mimetype=mimetype, size=size, stream=ChunkReader(chunks))

@@ -1,0 +1,73 @@
+"""Dispatching workspace exports onto RQ: claimed in the row first, enqueued after; again when lost."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from redis import Redis
+from rq import Queue
+
+from app.domain import export_execution
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import ExportExecution
+from app.services import execution_dispatch
+from tests import factories
+
+
+def _queue(app) -> Queue:
+    settings = app.config["SETTINGS"]
+    return Queue(settings.export_queue, connection=Redis.from_url(settings.redis_url))
+
+
+def _job_id(execution_id: int) -> str | None:
+    db.session.rollback()
+    return db.session.get(ExportExecution, execution_id, populate_existing=True).job_id
+
+
+def test_dispatch_queued_enqueues_an_execution_never_dispatched(app, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin)
+
+    assert execution_dispatch.dispatch_queued() == 1
+
+    job = _queue(app).fetch_job(_job_id(execution.id))
+    assert job.func_name == "jobs.package_execution.run" and job.args == (execution.id,)
+    assert execution_dispatch.dispatch_queued() == 0
+
+
+def test_a_dispatch_from_a_stale_job_id_is_refused(app, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin)
+    assert execution_dispatch.dispatch(execution.id, None)
+    first_job = _job_id(execution.id)
+
+    # A second dispatcher that also saw "no job yet" loses: the row names the first job.
+    assert not execution_dispatch.dispatch(execution.id, None)
+    assert _job_id(execution.id) == first_job
+    assert _queue(app).job_ids == [first_job]
+
+
+def test_a_settled_execution_is_not_dispatched(app, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin, status="cancelled")
+
+    assert not execution_dispatch.dispatch(execution.id, None)
+    assert _queue(app).job_ids == []
+
+
+def test_a_queued_execution_whose_job_redis_lost_is_dispatched_again(app, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin)
+    export_execution.claim_dispatch(execution.id, None, "package-execution-lost", now=utcnow() - timedelta(minutes=5))
+
+    assert execution_dispatch.redispatch_lost(utcnow()) == 1
+
+    new_job = _job_id(execution.id)
+    assert new_job != "package-execution-lost"
+    assert _queue(app).job_ids == [new_job]
+
+
+def test_a_queued_execution_whose_job_waits_in_the_queue_is_left_alone(app, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin)
+    execution_dispatch.dispatch(execution.id, None)
+    job = _job_id(execution.id)
+
+    assert execution_dispatch.redispatch_lost(utcnow() + timedelta(minutes=5)) == 0
+    assert _job_id(execution.id) == job
