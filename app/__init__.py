@@ -92,6 +92,7 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.queries import bp as queries_bp
     from app.blueprints.reports import bp as reports_bp
     from app.blueprints.schedules import bp as schedules_bp
+    from app.blueprints.staff import bp as staff_bp
     from app.blueprints.templates import bp as templates_bp
     from app.blueprints.workspace import bp as workspace_bp
 
@@ -100,6 +101,7 @@ def _register_blueprints(app: Flask) -> None:
         export_settings_bp,
     ):
         app.register_blueprint(blueprint)
+    app.register_blueprint(staff_bp)
     register_error_pages(app)
 
 

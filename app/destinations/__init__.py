@@ -13,6 +13,7 @@ error code and message, never from the request that carried the credentials.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import secrets
 
@@ -118,9 +119,14 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
     try:
         store = open_destination(destination)
         store.put_bytes(probe_key, payload)
+    except Exception as exc:  # any failure is the answer to the test, described for a person
+        return ProbeResult(False, describe_error(exc))
+    try:
         read_back = store.read_bytes(probe_key)
         store.delete(probe_key)
-    except Exception as exc:  # any failure is the answer to the test, described for a person
+    except Exception as exc:
+        with contextlib.suppress(Exception):  # leave no probe behind if the store lets us delete it
+            store.delete(probe_key)
         return ProbeResult(False, describe_error(exc))
     if read_back != payload:
         return ProbeResult(False, "The probe object read back differs from the one written.")

@@ -24,6 +24,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -68,21 +69,35 @@ def startable(now: datetime):
     )
 
 
-def create(*, workspace_id: int, package_id: int, destination_id: int, now: datetime | None = None) -> ExportDelivery:
-    """A pending delivery of the package to the destination, flushed; the live unique index
-    refuses a second live row for the pair (IntegrityError). Not committed."""
+def create(
+    *,
+    workspace_id: int,
+    package_id: int,
+    destination_id: int,
+    replaces_id: int | None = None,
+    now: datetime | None = None,
+) -> int | None:
+    """Insert a pending delivery of the package to the destination; returns its id, or None when
+    the pair already has a live (not superseded) delivery, which the partial unique index keeps
+    to one however many processes try at once. Not committed."""
     now = now or utcnow()
-    delivery = ExportDelivery(
-        workspace_id=workspace_id,
-        package_id=package_id,
-        destination_id=destination_id,
-        status=DeliveryStatus.PENDING,
-        created_at=now,
-        updated_at=now,
-    )
-    db.session.add(delivery)
-    db.session.flush()
-    return delivery
+    # ON CONFLICT DO NOTHING with no target covers the partial index, in either dialect.
+    dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
+    return db.session.execute(
+        dialect.insert(ExportDelivery.__table__)
+        .on_conflict_do_nothing()
+        .values(
+            workspace_id=workspace_id,
+            package_id=package_id,
+            destination_id=destination_id,
+            replaces_id=replaces_id,
+            status=DeliveryStatus.PENDING,
+            attempt_count=0,
+            created_at=now,
+            updated_at=now,
+        )
+        .returning(ExportDelivery.__table__.c.id)
+    ).scalar_one_or_none()
 
 
 def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
@@ -265,9 +280,9 @@ def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> 
         raise _refused(delivery_id, "be superseded", "failed", rollback=False)
 
 
-def create_replacement(delivery_id: int, now: datetime | None = None) -> ExportDelivery:
-    """A new pending row for a superseded delivery's package and destination (`replaces_id`),
-    flushed. Refused unless the row is superseded and has no replacement yet. Not committed."""
+def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
+    """A new pending row for a superseded delivery's package and destination (`replaces_id`);
+    returns its id. Refused unless the row is superseded and has no replacement yet. Not committed."""
     old = db.session.execute(
         select(ExportDelivery)
         .where(ExportDelivery.id == delivery_id)
@@ -281,9 +296,13 @@ def create_replacement(delivery_id: int, now: datetime | None = None) -> ExportD
     ).first()
     if replaced is not None:
         raise TransitionRefused(f"delivery {delivery_id} already has a replacement (delivery {replaced.id})")
-    replacement = create(
-        workspace_id=old.workspace_id, package_id=old.package_id, destination_id=old.destination_id, now=now
+    replacement_id = create(
+        workspace_id=old.workspace_id,
+        package_id=old.package_id,
+        destination_id=old.destination_id,
+        replaces_id=delivery_id,
+        now=now,
     )
-    replacement.replaces_id = delivery_id
-    db.session.flush()
-    return replacement
+    if replacement_id is None:
+        raise TransitionRefused(f"delivery {delivery_id}: its package already has a live delivery to that destination")
+    return replacement_id

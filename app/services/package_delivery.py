@@ -20,22 +20,23 @@ from __future__ import annotations
 
 import logging
 import uuid
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from flask import current_app
 from redis.exceptions import RedisError
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import or_, select
 
 from app.destinations import DeliveryFailure, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
-from app.models import Person
+from app.models import Person, Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import (
     DeliveryStatus,
     ExportDelivery,
+    ExportDeliveryAttempt,
     ExportDestination,
     ExportPackage,
     ExportVolume,
@@ -58,7 +59,7 @@ RETRIES_EXHAUSTED = "retries_exhausted"
 WORKER_STOPPED = "worker_stopped"
 STAFF_EXECUTE = "staff.execute"
 REASON_LIMIT = 500
-_SETTLED = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
+_CANNOT_START = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
 
 
 # Creating
@@ -78,19 +79,14 @@ def create_deliveries(package_id: int) -> list[int]:
     ).all()
     ids = []
     for destination in destinations:
-        existing = _live_delivery(package.id, destination.id)
-        if existing is None:
-            try:
-                with db.session.begin_nested():
-                    delivery = export_delivery.create(
-                        workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
-                    )
-                    if not destination.enabled:
-                        export_delivery.withhold(delivery.id)
-                existing = delivery.id
-            except IntegrityError:  # another process made it just now
-                existing = _live_delivery(package.id, destination.id)
-        ids.append(existing)
+        delivery_id = export_delivery.create(
+            workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
+        )
+        if delivery_id is None:  # made earlier, by an earlier call or another process
+            delivery_id = _live_delivery(package.id, destination.id)
+        elif not destination.enabled:
+            export_delivery.withhold(delivery_id)
+        ids.append(delivery_id)
     db.session.commit()
     return [delivery_id for delivery_id in ids if delivery_id is not None]
 
@@ -119,9 +115,10 @@ def deliver_package(package_id: int) -> None:
 
 def relative_key(package: ExportPackage, key: str) -> str:
     """Where a package object lands under the destination's path."""
-    check_key_under(key, package.prefix)
-    moment = package.created_at.strftime("%Y%m%dT%H%M%SZ")
-    return f"workspace-{package.workspace_id}/{moment}/{key[len(package.prefix):]}"
+    prefix = package.prefix.rstrip("/") + "/"
+    check_key_under(key, prefix)
+    moment = package.created_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix):]}"
 
 
 def package_keys(package: ExportPackage) -> list[str]:
@@ -142,13 +139,17 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
     if delivery is None:
         return "missing"
-    if delivery.status in _SETTLED:
-        return "already_settled"
+    if delivery.status in _CANNOT_START:
+        return f"already_{delivery.status}"
     package = db.session.get(ExportPackage, delivery.package_id)
     if package.status != PackageStatus.AVAILABLE:
         return _expire_for_package(delivery)
     destination = db.session.get(ExportDestination, delivery.destination_id)
-    if delivery.status == DeliveryStatus.PENDING and (not destination.enabled or destination.removed_at is not None):
+    if not destination.enabled or destination.removed_at is not None:
+        # Disabled since the row was made: a pending delivery is withheld; a failed one waits,
+        # its retry not dispatched while the destination stays disabled.
+        if delivery.status != DeliveryStatus.PENDING:
+            return "destination_disabled"
         try:
             export_delivery.withhold(delivery.id)
             db.session.commit()
@@ -187,11 +188,11 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
 def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
     storage = get_storage()
     store = open_destination(destination)
-    keys = package_keys(package)
+    copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
-    for key in keys:
-        store.put_stream(relative_key(package, key), storage.read_chunks(key))
-    top = relative_key(package, package.manifest_key).rsplit("/", 1)[0]
+    for key, target in copies:
+        store.put_stream(target, storage.read_chunks(key))
+    top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
 
 
@@ -260,13 +261,16 @@ def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
 
 
 def _deliverable(now: datetime):
-    """Rows whose next attempt may start now, to an enabled destination, of an available package."""
+    """Rows whose next attempt may start now, to an enabled destination, of an available package.
+    A fresh pending row is left to `deliver_package`, which made it and runs it; one still pending
+    after LOST_AFTER was left behind (its process died) and is dispatched."""
     return (
         select(ExportDelivery.id, ExportDelivery.job_id)
         .join(ExportDestination, ExportDestination.id == ExportDelivery.destination_id)
         .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
         .where(
             export_delivery.startable(now),
+            or_(ExportDelivery.status != DeliveryStatus.PENDING, ExportDelivery.created_at < now - LOST_AFTER),
             ExportDestination.enabled.is_(True),
             ExportDestination.removed_at.is_(None),
             ExportPackage.status == PackageStatus.AVAILABLE,
@@ -275,7 +279,7 @@ def _deliverable(now: datetime):
 
 
 def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
-    """Enqueue deliveries whose retry time has come (and pending ones nobody runs), and again
+    """Enqueue deliveries whose retry time has come (and pending ones left behind), and again
     those whose job Redis lost."""
     now = now or utcnow()
     fresh = db.session.execute(
@@ -315,7 +319,42 @@ def settle_lapsed(now: datetime | None = None) -> int:
     return settled
 
 
-# Staff action
+# Staff page and action
+
+
+@dataclass(frozen=True)
+class StaffDeliveryView:
+    delivery: ExportDelivery
+    attempts: list[ExportDeliveryAttempt]
+    workspace: Workspace
+    destination: ExportDestination
+    package: ExportPackage
+    replaced_by_id: int | None
+
+
+def staff_view(delivery_id: int) -> StaffDeliveryView | None:
+    """A delivery as staff see it: with its attempts, workspace, destination, package and
+    replacement. Staff only: the caller has checked that."""
+    delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery is None:
+        return None
+    attempts = list(
+        db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+            .execution_options(populate_existing=True)
+        )
+    )
+    replaced_by = db.session.scalar(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id))
+    return StaffDeliveryView(
+        delivery=delivery,
+        attempts=attempts,
+        workspace=db.session.get(Workspace, delivery.workspace_id),
+        destination=db.session.get(ExportDestination, delivery.destination_id),
+        package=db.session.get(ExportPackage, delivery.package_id),
+        replaced_by_id=replaced_by,
+    )
 
 
 def can_supersede(person: Person) -> bool:
@@ -339,7 +378,7 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         raise TransitionRefused("This delivery does not exist.")
     try:
         export_delivery.supersede(delivery_id, actor.id)
-        replacement = export_delivery.create_replacement(delivery_id)
+        replacement_id = export_delivery.create_replacement(delivery_id)
     except TransitionRefused:
         db.session.rollback()
         raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
@@ -350,10 +389,9 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         subject_type="export_delivery",
         subject_id=delivery_id,
         reason=reason,
-        details={"replacement_id": replacement.id, "package_id": delivery.package_id,
+        details={"replacement_id": replacement_id, "package_id": delivery.package_id,
                  "destination_id": delivery.destination_id},
     )
-    replacement_id = replacement.id
     db.session.commit()
     dispatch(replacement_id, None)
     return replacement_id

@@ -40,6 +40,18 @@ def test_probe_with_an_unknown_access_key_shows_the_store_error(world, s3_destin
     assert result.message.startswith("InvalidAccessKeyId: ")
 
 
+def test_probe_with_credentials_allowed_nothing_shows_access_denied(world, s3_destination, s3_account):
+    destination = s3_destination(
+        world.workspace, access_key_id=s3_account.denied_access_key_id, secret=s3_account.denied_secret
+    )
+
+    result = destinations.test_connection(destination)
+
+    assert not result.ok
+    assert result.message.startswith("AccessDenied: ")
+    assert s3_account.denied_secret not in result.message
+
+
 def test_probe_of_a_missing_bucket_shows_no_such_bucket(world, s3_destination):
     destination = s3_destination(world.workspace, bucket="no-such-bucket-here")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import func, select
 
 from app.domain import export_delivery
 from app.domain.errors import TransitionRefused
@@ -60,15 +59,17 @@ def test_create_adds_a_pending_row(world, delivery):
     )
     db.session.commit()
 
-    assert _status(created.id) == DeliveryStatus.PENDING
+    assert _status(created) == DeliveryStatus.PENDING
 
 
-def test_a_second_live_row_for_the_same_package_and_destination_is_refused(world, delivery):
-    with pytest.raises(IntegrityError):
-        export_delivery.create(
-            workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=delivery.destination_id
-        )
-    db.session.rollback()
+def test_a_second_live_row_for_the_same_package_and_destination_is_not_made(world, delivery):
+    created = export_delivery.create(
+        workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=delivery.destination_id
+    )
+    db.session.commit()
+
+    assert created is None
+    assert db.session.scalar(select(func.count()).select_from(ExportDelivery)) == 1
 
 
 def test_start_moves_pending_to_delivering_and_appends_attempt_one(delivery):
@@ -220,7 +221,7 @@ def test_supersede_and_replace_a_failed_row(world, delivery):
     export_delivery.failed(delivery.id, number, "permanent", "AccessDenied", "no")
 
     export_delivery.supersede(delivery.id, world.admin.id)
-    replacement = export_delivery.create_replacement(delivery.id)
+    replacement = db.session.get(ExportDelivery, export_delivery.create_replacement(delivery.id))
     db.session.commit()
 
     old = db.session.get(ExportDelivery, delivery.id)
