@@ -39,6 +39,8 @@ from tests import factories
 from tests.fixtures.routes import Route, collect_routes
 
 ROUTES = collect_routes()
+# Workspace export is for a workspace's administrators: the fuzz signs in as one for these.
+WORKSPACE_EXPORT_BLUEPRINTS = ("export_settings.", "packages.")
 EXAMPLES = {"POST": 60, "GET": 15}
 TEMPLATES = Path(app_package.__file__).parent / "templates"
 
@@ -294,7 +296,14 @@ def member_with_data(world):
         world.workspace, **columns, secret_ciphertext=encrypt_secret("fuzzed-secret"),
         connection_key="s3:http://127.0.0.1:9/fuzzed-bucket",
     )
-    world.export_ids = {"destination_id": str(destination.id)}
+    package = factories.make_package(factories.make_execution(world.workspace, world.admin))
+    delivery = factories.make_package_delivery(package, destination)
+    world.export_ids = {
+        "destination_id": str(destination.id),
+        "execution_id": str(package.execution_id),
+        "package_id": str(package.id),
+        "delivery_id": str(delivery.id),
+    }
     return world, query, report, export, schedule
 
 
@@ -314,7 +323,7 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
     login_person = factories.make_person()
     if not signed_out:
         # Workspace export is for administrators; a member would only see its 404s.
-        auth.login(world.admin.email if route.endpoint.startswith("export_settings.") else world.member.email)
+        auth.login(world.admin.email if route.endpoint.startswith(WORKSPACE_EXPORT_BLUEPRINTS) else world.member.email)
     valid_ids = {
         "workspace_id": str(world.workspace.id),
         "query_id": str(query.id),
