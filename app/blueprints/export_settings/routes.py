@@ -8,6 +8,7 @@ workspace sees why it cannot export; settings suspended by staff show read-only 
 from __future__ import annotations
 
 from functools import wraps
+from zoneinfo import ZoneInfo
 
 from flask import abort, flash, g, redirect, render_template, url_for
 
@@ -17,7 +18,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.domain.text_rules import opened_version
-from app.domain.timetable import WEEKDAY_NAMES
+from app.domain.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.extensions import htmx
 from app.models.workspace_export import (
     MAX_DESTINATIONS,
@@ -107,7 +108,13 @@ def _settings_page(form: SettingsForm, current, error: ValidationError | None = 
         zone=zone,
         cadence_text=describe_cadence(current.cadence, current.cadence_time, current.cadence_weekday,
                                       current.cadence_day, zone),
+        next_cadence_label=_in_zone(current.next_cadence_at, zone),
     ), status
+
+
+def _in_zone(moment, zone: str) -> str | None:
+    """A time as the workspace's clock reads it, its offset shown ("Fri 4 Dec 2026, 04:15 GMT (UTC+00:00)")."""
+    return None if moment is None else wall_clock_label(moment.astimezone(ZoneInfo(zone)))
 
 
 # Destinations

@@ -32,11 +32,15 @@ import app as app_package
 from app.extensions import db
 from app.models import CommunicationTemplateVersion, Report, SavedQuery
 from app.models.schedule import Schedule
+from app.models.workspace_export import ExportDestination, ExportSettings
+from app.security.credentials import encrypt_secret
 from app.services.delivery_links import link_token
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
 
 ROUTES = collect_routes()
+# Workspace export is for a workspace's administrators: the fuzz signs in as one for these.
+WORKSPACE_EXPORT_BLUEPRINTS = ("export_settings.", "packages.")
 EXAMPLES = {"POST": 60, "GET": 15}
 TEMPLATES = Path(app_package.__file__).parent / "templates"
 
@@ -180,6 +184,9 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
     query_version = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == query.id)) or 1
     report_version = db.session.scalar(select(Report.version).where(Report.id == report.id)) or 1
     schedule_version = db.session.scalar(select(Schedule.version).where(Schedule.source_query_id == query.id)) or 1
+    destination_version = db.session.scalar(
+        select(ExportDestination.version).where(ExportDestination.name == _FUZZ_DESTINATION["name"])) or 1
+    settings_version = db.session.scalar(select(ExportSettings.version)) or ""
     db.session.rollback()
     query_form = _valid_query_form()
     report_form = _valid_report_form(query.id)
@@ -203,7 +210,40 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "schedules.edit": {**schedule_form, "version": str(schedule_version)},
         "schedules.upcoming": schedule_form,
         "schedules.resume": {"legacy_switched_off": "y"},
+        "export_settings.settings": {**_valid_export_settings_form(), "version": str(settings_version)},
+        "export_settings.add_destination": {**_FUZZ_DESTINATION, "path": "fuzzed"},
+        "export_settings.destination": {**_FUZZ_DESTINATION, "version": str(destination_version)},
+        "export_settings.replace_secret": {"secret": "fuzzed-secret-2"},
     }.get(endpoint, {})
+
+
+# An S3 destination whose endpoint nothing listens on, so "Test connection" is refused at once and
+# never reaches the internet.
+_FUZZ_DESTINATION = {
+    "name": "Fuzzed destination",
+    "kind": "s3",
+    "bucket": "fuzzed-bucket",
+    "region": "us-east-1",
+    "endpoint_url": "http://127.0.0.1:9",
+    "access_key_id": "AKIAFUZZED",
+    "secret": "",
+    "path": "",
+}
+
+
+def _valid_export_settings_form() -> dict:
+    return {
+        "datasets": ["teams", "shifts"],
+        "format": "jsonl",
+        "volume_size_mb": "64",
+        "retention_days": "14",
+        "cadence": "monthly",
+        "cadence_time": "03:30",
+        "cadence_weekday": "2",
+        "cadence_day": "28",
+        "notify_person_ids": [],
+        "status": "active",
+    }
 
 
 def _rarely(strategy: st.SearchStrategy[str], otherwise: str) -> st.SearchStrategy[str]:
@@ -251,6 +291,19 @@ def member_with_data(world):
     delivery = factories.make_delivery(factories.make_run(schedule, export))
     world.template_ids = {"template_id": str(template.id), "version_id": str(draft.id)}
     world.link_nonce = delivery.link_nonce
+    columns = {key: value for key, value in _FUZZ_DESTINATION.items() if key != "secret"}
+    destination = factories.make_destination(
+        world.workspace, **columns, secret_ciphertext=encrypt_secret("fuzzed-secret"),
+        connection_key="s3:http://127.0.0.1:9/fuzzed-bucket",
+    )
+    package = factories.make_package(factories.make_execution(world.workspace, world.admin))
+    delivery = factories.make_package_delivery(package, destination)
+    world.export_ids = {
+        "destination_id": str(destination.id),
+        "execution_id": str(package.execution_id),
+        "package_id": str(package.id),
+        "delivery_id": str(delivery.id),
+    }
     return world, query, report, export, schedule
 
 
@@ -269,7 +322,8 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
     signed_out = route.endpoint == "auth.login"
     login_person = factories.make_person()
     if not signed_out:
-        auth.login(world.member.email)
+        # Workspace export is for administrators; a member would only see its 404s.
+        auth.login(world.admin.email if route.endpoint.startswith(WORKSPACE_EXPORT_BLUEPRINTS) else world.member.email)
     valid_ids = {
         "workspace_id": str(world.workspace.id),
         "query_id": str(query.id),
@@ -277,6 +331,7 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
         "file_id": str(export.id),
         **world.template_ids,
         "schedule_id": str(schedule.id),
+        **world.export_ids,
     }
     if "token" in route.arguments:
         # The route's own kind of link ("delivery.download" takes a download token).
