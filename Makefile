@@ -5,6 +5,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 FLASK  := $(BIN)/flask --app wsgi
 HTMX   := app/static/vendor/htmx.min.js
+# npm ci writes this file; it is newer than package-lock.json once node_modules matches the lock.
+NODE_MODULES := node_modules/.package-lock.json
+# The browser tests inject axe-core into each page straight from node_modules.
+AXE    := node_modules/axe-core/axe.min.js
 
 .PHONY: install install-dev run test lint bench
 
@@ -19,14 +23,19 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
-$(HTMX): package.json package-lock.json
+$(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(AXE): $(NODE_MODULES)
+
+$(HTMX): $(NODE_MODULES)
 	mkdir -p $(dir $(HTMX))
 	cp node_modules/htmx.org/dist/htmx.min.js $(HTMX)
 
 install: $(VENV)/.runtime $(HTMX)
 
-install-dev: install $(VENV)/.dev
+install-dev: install $(VENV)/.dev $(AXE)
 
 run: install
 	$(FLASK) serve-all
