@@ -51,3 +51,19 @@ def test_the_current_section_is_marked_by_more_than_colour(live_server, browser_
     other_weight, other_bar = look("Queries")
     assert int(current_weight) >= 700 > int(other_weight)
     assert current_bar != "rgba(0, 0, 0, 0)" and other_bar == "rgba(0, 0, 0, 0)"
+
+
+def test_keyboard_focus_is_visible_from_the_first_tab(live_server, browser_page, world):
+    """The first Tab shows the skip link with a thick outline; following it moves to the page's content."""
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the page")
+    box = skip.bounding_box()
+    outline = skip.evaluate("a => [getComputedStyle(a).outlineStyle, getComputedStyle(a).outlineWidth]")
+    assert box is not None and box["y"] >= 0, "the focused skip link is off screen"
+    assert outline == ["solid", "3px"]
+
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => document.activeElement.id") == "content"
