@@ -35,6 +35,22 @@ def test_a_person_switches_workspace_with_the_keyboard_alone(live_server, browse
     assert page.locator(".switcher .workspace-name").text_content() == "Globex Clinics"
 
 
+def test_escape_closes_the_switcher_and_returns_to_it(live_server, browser_page, world):
+    factories.make_member(world.other_workspace, person=world.member)
+    page = browser_page
+    sign_in(page, live_server, world.member.email, lands_on=r"/$")
+    page.goto(f"{live_server}/w/{world.workspace.id}/")
+    page.locator(".switcher summary").focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.get_by_role("link", name="Globex Clinics").is_visible()
+
+    page.keyboard.press("Escape")
+
+    assert not page.get_by_role("link", name="Globex Clinics").is_visible()
+    assert page.locator(".switcher summary").evaluate("element => element === document.activeElement")
+
+
 def test_the_current_section_is_marked_by_more_than_colour(live_server, browser_page, world):
     """The current entry is bold with a bar under it; the others are neither."""
     page = browser_page
