@@ -165,3 +165,15 @@ def test_the_workspace_export_entry_is_hidden_from_members(app_with_workspace_ex
     html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
 
     assert "Workspace export" not in html
+
+
+def test_an_error_page_names_no_workspace(client, auth, world):
+    """A 404 inside one's own workspace (someone else's file) shows the plain header, no workspace name."""
+    query = factories.make_query(world.workspace, world.admin)
+    export = factories.make_export(query, world.admin)
+    auth.login(world.member.email)
+
+    response = client.get(f"/w/{world.workspace.id}/files/{export.id}")
+
+    assert response.status_code == 404
+    assert "Northwind Care" not in response.get_data(as_text=True)
