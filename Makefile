@@ -7,6 +7,10 @@ FLASK  := $(BIN)/flask --app wsgi
 VENDOR := app/static/vendor
 HTMX   := $(VENDOR)/htmx.min.js
 CHARTS := $(VENDOR)/chart.umd.min.js
+# npm ci writes this file; it is newer than package-lock.json once node_modules matches the lock.
+NODE_MODULES := node_modules/.package-lock.json
+# The browser tests inject axe-core into each page straight from node_modules.
+AXE    := node_modules/axe-core/axe.min.js
 
 .PHONY: install install-dev run test unit lint bench lock
 
@@ -31,16 +35,21 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PIP_INSTALL) -r requirements-dev.txt
 	touch $@
 
-# The front-end packages (package.json, pinned), copied where the pages load them from.
-$(HTMX) $(CHARTS) &: package.json package-lock.json
+$(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(AXE): $(NODE_MODULES)
+
+# The front-end packages the pages load (package.json, pinned), copied where the pages find them.
+$(HTMX) $(CHARTS) &: $(NODE_MODULES)
 	mkdir -p $(VENDOR)
 	cp node_modules/htmx.org/dist/htmx.min.js $(HTMX)
 	cp node_modules/chart.js/dist/chart.umd.min.js $(CHARTS)
 
 install: $(VENV)/.runtime $(HTMX) $(CHARTS)
 
-install-dev: install $(VENV)/.dev
+install-dev: install $(VENV)/.dev $(AXE)
 
 run: install
 	$(FLASK) serve-all

@@ -1,4 +1,4 @@
-"""Template filters and globals: dates, sizes, durations."""
+"""Template filters and globals: dates, sizes, durations, the workspace header."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from datetime import datetime
 
 from flask import Flask
 
+from app.blueprints.navigation import workspace_navigation
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
@@ -42,3 +43,4 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["now"] = utcnow
     app.jinja_env.globals["FileStatus"] = FileStatus
     app.jinja_env.globals["FailureCode"] = FailureCode
+    app.jinja_env.globals["workspace_navigation"] = workspace_navigation

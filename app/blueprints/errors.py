@@ -18,7 +18,11 @@ def register_error_pages(app: Flask) -> None:
 
     def render(code: int, detail: str | None = None):
         title, message = messages[code]
-        return render_template("errors/error.html", code=code, title=title, message=detail or message), code
+        # An error page names no workspace: a 404 must not tell whose workspace the address is in.
+        page = render_template(
+            "errors/error.html", code=code, title=title, message=detail or message, plain_header=True
+        )
+        return page, code
 
     for code in messages:
         app.register_error_handler(code, lambda error, code=code: render(code))

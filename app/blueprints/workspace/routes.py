@@ -5,24 +5,20 @@ from sqlalchemy import func, select
 from app.blueprints.guards import workspace_member
 from app.blueprints.workspace import bp
 from app.extensions import db
-from app.models import Membership, QueryExport, SavedQuery, Workspace
+from app.models import QueryExport, SavedQuery
+from app.services.workspaces import live_workspaces_of
 
 
 @bp.get("/")
 @login_required
 def home():
     """One workspace: go straight to it; several: let the person choose."""
-    memberships = db.session.execute(
-        select(Membership)
-        .join(Workspace)
-        .where(Membership.person_id == current_user.id, Workspace.status == "live")
-        .order_by(Workspace.name)
-    ).scalars().all()
-    if len(memberships) == 1:
-        return redirect(url_for("workspace.overview", workspace_id=memberships[0].workspace_id))
-    if not memberships and current_user.is_staff:
+    workspaces = live_workspaces_of(current_user.id)
+    if len(workspaces) == 1:
+        return redirect(url_for("workspace.overview", workspace_id=workspaces[0].id))
+    if not workspaces and current_user.is_staff:
         return redirect(url_for("staff.index"))
-    return render_template("workspace/choose.html", memberships=memberships)
+    return render_template("workspace/choose.html", workspaces=workspaces)
 
 
 @bp.get("/w/<int:workspace_id>/")

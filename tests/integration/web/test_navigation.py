@@ -1,0 +1,179 @@
+"""The header and breadcrumbs every workspace page shares: where am I, and where can I go."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from flask import Blueprint, render_template_string
+
+from app import create_app
+from app.blueprints.guards import workspace_member
+from app.extensions import db
+from tests import factories
+
+
+def _nav_links(html: str) -> list[tuple[str, bool]]:
+    """The workspace navigation's entries: (label, marked current)."""
+    nav = re.search(r'<nav class="main-nav" aria-label="Workspace">(.*?)</nav>', html, re.S)
+    assert nav, "the page has no workspace navigation"
+    return [
+        (label, bool(current))
+        for current, label in re.findall(r'<a href="[^"]*"( aria-current="page")?>([^<]+)</a>', nav.group(1))
+    ]
+
+
+def _breadcrumbs(html: str) -> list[str]:
+    nav = re.search(r'<nav class="breadcrumbs" aria-label="Breadcrumb">(.*?)</nav>', html, re.S)
+    assert nav, "the page has no breadcrumbs"
+    return [re.sub(r"<[^>]+>", "", item).strip() for item in re.findall(r"<li[^>]*>(.*?)</li>", nav.group(1), re.S)]
+
+
+def test_the_header_names_the_workspace(client, auth, world):
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/queries/").get_data(as_text=True)
+
+    assert '<span class="workspace-name">Northwind Care</span>' in html
+
+
+def test_the_section_of_a_detail_page_is_marked_current(client, auth, world):
+    """On a query's page the Queries entry, and only it, carries aria-current."""
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/queries/{query.id}").get_data(as_text=True)
+
+    assert [label for label, current in _nav_links(html) if current] == ["Queries"]
+
+
+@pytest.mark.parametrize(
+    ("path", "section"),
+    [("", "Overview"), ("reports/", "Reports"), ("schedules/", "Schedules"), ("files/", "Files"),
+     ("templates/", "Templates")],
+)
+def test_each_section_marks_its_own_entry(client, auth, world, path, section):
+    auth.login(world.admin.email)
+
+    html = client.get(f"/w/{world.workspace.id}/{path}").get_data(as_text=True)
+
+    assert [label for label, current in _nav_links(html) if current] == [section]
+
+
+def test_a_detail_page_has_breadcrumbs_ending_with_itself(client, auth, world):
+    query = factories.make_query(world.workspace, world.member, name="Long days")
+    report = factories.make_report(query, world.member, name="Weekly hours")
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/reports/{report.id}/edit").get_data(as_text=True)
+
+    assert _breadcrumbs(html) == ["Reports", "Weekly hours", "Edit"]
+    assert '<li aria-current="page">Edit</li>' in html
+
+
+def test_a_list_page_has_no_breadcrumbs(client, auth, world):
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/queries/").get_data(as_text=True)
+
+    assert 'class="breadcrumbs"' not in html
+
+
+def test_a_member_of_one_workspace_gets_no_switcher(client, auth, world):
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+
+    assert 'class="switcher"' not in html
+
+
+def test_a_member_of_several_workspaces_can_switch_to_each_other_live_one(client, auth, world):
+    factories.make_member(world.other_workspace, person=world.member)
+    closed = factories.make_workspace(name="Initech Closed", status="closed")
+    factories.make_member(closed, person=world.member)
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+
+    menu = re.search(r'<ul class="switcher-menu"[^>]*>(.*?)</ul>', html, re.S).group(1)
+    assert f'href="/w/{world.other_workspace.id}/">Globex Clinics</a>' in menu
+    assert f'href="/w/{world.workspace.id}/" aria-current="page">Northwind Care</a>' in menu
+    assert "Initech Closed" not in html
+
+
+def test_a_hostile_workspace_name_is_shown_as_text(client, auth, world):
+    world.workspace.name = '<script>alert("ws")</script>'
+    db.session.commit()
+    factories.make_member(world.other_workspace, person=world.member)
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+
+    assert "<script>alert" not in html
+    assert "&lt;script&gt;alert(&#34;ws&#34;)&lt;/script&gt;" in html
+
+
+def test_the_file_page_announces_its_status_to_screen_readers(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    export = factories.make_export(query, world.member)
+    auth.login(world.member.email)
+
+    html = client.get(f"/w/{world.workspace.id}/files/{export.id}").get_data(as_text=True)
+
+    region = re.search(r'<dd aria-live="polite" id="file-status">(.*?)</dd>', html, re.S)
+    assert region, "the file's status is not in a live region"
+    assert f'id="progress-{export.id}"' in region.group(1) and "<progress" in region.group(1)
+
+
+def test_without_the_workspace_export_blueprint_there_is_no_export_entry(client, auth, world):
+    auth.login(world.admin.email)
+
+    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+
+    assert "Workspace export" not in html
+
+
+@pytest.fixture
+def app_with_workspace_export(app):
+    """The app as it is once the `packages` blueprint is merged: a stand-in overview at its path."""
+    application = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
+    packages = Blueprint("packages", __name__)
+
+    @packages.get("/w/<int:workspace_id>/export")
+    @workspace_member
+    def index(workspace_id: int):
+        return render_template_string('{% extends "base.html" %}{% block content %}<h1>Export</h1>{% endblock %}')
+
+    application.register_blueprint(packages)
+    return application
+
+
+def test_the_workspace_export_entry_is_shown_to_admins_and_marked_on_its_pages(app_with_workspace_export, world):
+    client = app_with_workspace_export.test_client()
+    client.post("/login", data={"email": world.admin.email, "password": factories.PASSWORD})
+
+    html = client.get(f"/w/{world.workspace.id}/export").get_data(as_text=True)
+
+    assert ("Workspace export", True) in _nav_links(html)
+    assert f'href="/w/{world.workspace.id}/export" aria-current="page">Workspace export</a>' in html
+
+
+def test_the_workspace_export_entry_is_hidden_from_members(app_with_workspace_export, world):
+    client = app_with_workspace_export.test_client()
+    client.post("/login", data={"email": world.member.email, "password": factories.PASSWORD})
+
+    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+
+    assert "Workspace export" not in html
+
+
+def test_an_error_page_names_no_workspace(client, auth, world):
+    """A 404 inside one's own workspace (someone else's file) shows the plain header, no workspace name."""
+    query = factories.make_query(world.workspace, world.admin)
+    export = factories.make_export(query, world.admin)
+    auth.login(world.member.email)
+
+    response = client.get(f"/w/{world.workspace.id}/files/{export.id}")
+
+    assert response.status_code == 404
+    assert "Northwind Care" not in response.get_data(as_text=True)
