@@ -34,7 +34,8 @@ PAGE_SIZE = 25
 SEARCH_LIMIT = 100
 # The name of each query-string parameter a list page reads, besides its filters.
 SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM = "q", "sort", "after"
-_UNSEARCHABLE = re.compile(r"[\x00-\x1f\x7f]")
+# PostgreSQL text cannot hold NUL, so no name contains one (and a parameter with one is refused).
+_UNSEARCHABLE = re.compile("\x00")
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
 
 TEXT, MOMENT, NUMBER = "text", "moment", "number"
@@ -122,7 +123,7 @@ def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
     search = (args.get(SEARCH_PARAM) or "").strip()
     if _UNSEARCHABLE.search(search):
         search = _UNSEARCHABLE.sub("", search).strip()
-        notices.append("The search left out control characters, which no name contains.")
+        notices.append("The search left out NUL characters, which no name contains.")
     if len(search) > SEARCH_LIMIT:
         search = search[:SEARCH_LIMIT]
         notices.append(f"The search used only its first {SEARCH_LIMIT} characters.")
