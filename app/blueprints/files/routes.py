@@ -8,7 +8,6 @@ schedule-management authority read too (file_library.get_file holds the rule).
 from __future__ import annotations
 
 from flask import current_app, flash, g, redirect, render_template, request, url_for
-from flask_htmx import htmx
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.downloads import stored_file_response
@@ -83,10 +82,11 @@ def cancel(workspace_id: int, file_id: int):
         notice = None
     except (CannotCancel, AccessDenied) as refused:
         notice = str(refused)
-    if htmx and request.form.get("view") != "detail":
+    from_htmx = request.headers.get("HX-Request") == "true"
+    if from_htmx and request.form.get("view") != "detail":
         return render_template("files/_progress.html", file=export, view="list", cancel_notice=notice)
     flash(notice or "The file was cancelled.")
-    if htmx:
+    if from_htmx:
         response = current_app.response_class(status=204)
         response.headers["HX-Refresh"] = "true"
         return response
