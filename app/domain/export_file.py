@@ -150,3 +150,27 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
         },
         "fail",
     )
+
+
+def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | None = None) -> None:
+    """queued → failed or running → failed with code `cancelled`, whichever attempt is running.
+
+    Not fenced on an attempt: a person stops the file, not one attempt of it. The running
+    attempt learns it at its next fenced write (progress, lease, completion), which is refused,
+    and it aborts its upload (app/services/export_runner.py).
+    """
+    now = now or utcnow()
+    _apply(
+        export_id,
+        (FileStatus.QUEUED, FileStatus.RUNNING),
+        None,
+        {
+            "status": FileStatus.FAILED,
+            "failure_code": FailureCode.CANCELLED,
+            "failure_detail": detail[:DETAIL_LIMIT],
+            "cancelled_by_id": cancelled_by_id,
+            "completed_at": now,
+            "heartbeat_at": now,
+        },
+        "be cancelled",
+    )

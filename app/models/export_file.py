@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, UniqueConstraint, false
+from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -41,6 +41,8 @@ class FailureCode(StrEnum):
     TIMEOUT = "timeout"
     TOO_MANY_ROWS = "too_many_rows"
     INTERNAL = "internal"
+    # Its requester (or an administrator) stopped it while it was queued or running.
+    CANCELLED = "cancelled"
 
 
 def _one_of(column: str, values: type[StrEnum]) -> str:
@@ -71,6 +73,13 @@ class QueryExport(LeaseColumns, db.Model):
         # One file per request form sent: a repeated POST of the same form finds this row.
         UniqueConstraint("requester_id", "request_token", name="query_exports_request_token_uidx"),
         *newest_first_indexes("query_exports", "requested_at"),
+        # The Files list reads one person's files a page at a time (keyset pagination in
+        # app/services/list_pages.py): each order it offers walks one of these without sorting.
+        Index("ix_query_exports_list_newest", "workspace_id", "requester_id", "requested_at", "id"),
+        Index("ix_query_exports_list_status", "workspace_id", "requester_id", "status", "requested_at", "id"),
+        Index("ix_query_exports_list_name", "workspace_id", "requester_id", text("lower(source_name)"), "id"),
+        # The overview's "about to expire" finds a person's succeeded files by expiry.
+        Index("ix_query_exports_expiry", "workspace_id", "requester_id", "status", "expires_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -116,6 +125,8 @@ class QueryExport(LeaseColumns, db.Model):
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     failure_code: Mapped[str | None] = mapped_column(String(40))
     failure_detail: Mapped[str | None] = mapped_column(String(1000))
+    # Who cancelled the file (failure code `cancelled`); cleared if that person is removed.
+    cancelled_by_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
     # Limits that changed data, {code: count} (app/domain/file_warnings.py); None when there were none.
     warnings: Mapped[dict[str, int] | None] = mapped_column(JSON)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, String, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -13,7 +13,12 @@ from app.models.types import UTCDateTime, utcnow
 
 class SavedQuery(db.Model):
     __tablename__ = "saved_queries"
-    __table_args__ = (UniqueConstraint("workspace_id", "name"),)
+    __table_args__ = (
+        UniqueConstraint("workspace_id", "name"),
+        # The orders of the Queries list (keyset pagination, app/services/list_pages.py).
+        Index("ix_saved_queries_list_name", "workspace_id", text("lower(name)"), "id"),
+        Index("ix_saved_queries_list_updated", "workspace_id", "updated_at", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, UniqueConstraint
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import db
@@ -32,6 +32,9 @@ class Report(db.Model):
         CheckConstraint("page_size IN ('A4', 'Letter')", name="page_size"),
         CheckConstraint("orientation IN ('portrait', 'landscape')", name="orientation"),
         CheckConstraint("kind <> 'coded' OR code_column IS NOT NULL", name="coded_has_code_column"),
+        # The orders of the Reports list (keyset pagination, app/services/list_pages.py).
+        Index("ix_reports_list_name", "workspace_id", text("lower(name)"), "id"),
+        Index("ix_reports_list_updated", "workspace_id", "updated_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

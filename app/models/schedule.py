@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
@@ -134,6 +134,9 @@ class Schedule(db.Model):
         ),
         CheckConstraint("failure_streak >= 0", name="failure_streak"),
         Index("ix_schedules_due", "status", "next_occurrence_at"),
+        # The orders of the Schedules list (keyset pagination, app/services/list_pages.py).
+        Index("ix_schedules_list_name", "workspace_id", text("lower(name)"), "id"),
+        Index("ix_schedules_list_updated", "workspace_id", "updated_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -11,19 +11,46 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 
 from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import DomainError
 from app.extensions import db
 from app.models import QueryExport
-from app.models.export_file import FileStatus
+from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import Schedule
+from app.services.list_pages import MOMENT, NUMBER, TEXT, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.storage import get_storage
 
-LIST_LIMIT = 200
+# The overview's "about to expire": files whose download ends within this time.
+EXPIRING_WITHIN = timedelta(days=3)
+ATTENTION_LIMIT = 5
+EXPIRED = "expired"
+FILE_LIST = ListSpec(
+    name="files",
+    sorts={
+        "newest": SortOrder("Newest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER), True),
+        "oldest": SortOrder("Oldest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER)),
+        "name": SortOrder("Source name A–Z", (func.lower(QueryExport.source_name), QueryExport.id), (TEXT, NUMBER)),
+    },
+    filters={
+        "status": ListFilter(
+            "Status",
+            {
+                FileStatus.QUEUED: "Queued",
+                FileStatus.RUNNING: "Running",
+                FileStatus.SUCCEEDED: "Ready to download",
+                EXPIRED: "Expired",
+                FileStatus.FAILED: "Failed or cancelled",
+            },
+        ),
+        "format": ListFilter("Format", {"csv": "CSV", "xlsx": "Excel (XLSX)", "pdf": "PDF"}),
+        "source": ListFilter("Source", {"query": "Queries", "report": "Reports"}),
+    },
+    search_columns=(QueryExport.source_name, QueryExport.file_name),
+)
 # Werkzeug adds "; charset=utf-8" to the text types.
 MIME_TYPES = {
     "csv": "text/csv",
@@ -52,15 +79,67 @@ class Download:
     stream: ChunkReader
 
 
-def list_files(access: RequesterContext, limit: int = LIST_LIMIT) -> list[QueryExport]:
-    """The person's own files in the workspace, newest first."""
+def _own_files(access: RequesterContext):
+    return select(QueryExport).where(
+        QueryExport.workspace_id == access.workspace_id, QueryExport.requester_id == access.person_id
+    )
+
+
+def page_files(access: RequesterContext, request: ListRequest, now: datetime) -> Page:
+    """One page of the person's own files in the workspace (INV-04), searched, filtered and ordered as asked.
+
+    Expiry is computed on read, so "ready to download" and "expired" split succeeded files at `now`.
+    """
+    statement = _own_files(access)
+    status = request.filters.get("status")
+    if status == EXPIRED:
+        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at <= now)
+    elif status == FileStatus.SUCCEEDED:
+        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at > now)
+    elif status:
+        statement = statement.where(QueryExport.status == status)
+    if "format" in request.filters:
+        statement = statement.where(QueryExport.format == request.filters["format"])
+    if "source" in request.filters:
+        statement = statement.where(QueryExport.kind == request.filters["source"])
+    page = page_of(FILE_LIST, request, statement)
+    return Page([export for (export,) in page.rows], page.request, page.next_cursor, page.notices)
+
+
+def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's newest files in the workspace."""
     return list(
-        db.session.execute(
-            select(QueryExport)
-            .where(QueryExport.workspace_id == access.workspace_id, QueryExport.requester_id == access.person_id)
+        db.session.scalars(
+            _own_files(access).order_by(QueryExport.requested_at.desc(), QueryExport.id.desc()).limit(limit)
+        )
+    )
+
+
+def failed_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's newest failed files (cancelled ones are a choice, not a problem, so they are left out)."""
+    return list(
+        db.session.scalars(
+            _own_files(access)
+            .where(QueryExport.status == FileStatus.FAILED, QueryExport.failure_code != FailureCode.CANCELLED)
             .order_by(QueryExport.requested_at.desc(), QueryExport.id.desc())
             .limit(limit)
-        ).scalars()
+        )
+    )
+
+
+def expiring_files(access: RequesterContext, now: datetime, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's files still downloadable whose download ends within EXPIRING_WITHIN, soonest first."""
+    return list(
+        db.session.scalars(
+            _own_files(access)
+            .where(
+                QueryExport.status == FileStatus.SUCCEEDED,
+                QueryExport.expires_at > now,
+                QueryExport.expires_at <= now + EXPIRING_WITHIN,
+            )
+            .order_by(QueryExport.expires_at, QueryExport.id)
+            .limit(limit)
+        )
     )
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext, can_change
+from app.domain.catalog import DATASETS
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse, validate_report
 from app.domain.text_rules import database_id
@@ -23,6 +24,7 @@ from app.extensions import db
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
 from app.models.types import utcnow
+from app.services.list_pages import MOMENT, NUMBER, TEXT, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.report_files import file_request
 from app.services.report_preview import ReportPreview, report_preview
 from app.services.versioned_update import commit_versioned_update
@@ -51,6 +53,32 @@ def _listing_select():
         .join(SavedQuery, SavedQuery.id == Report.source_query_id)
         .join(Person, Person.id == Report.owner_id)
     )
+
+
+REPORT_LIST = ListSpec(
+    name="reports",
+    sorts={
+        "name": SortOrder("Name A–Z", (func.lower(Report.name), Report.id), (TEXT, NUMBER)),
+        "updated": SortOrder("Recently changed", (Report.updated_at, Report.id), (MOMENT, NUMBER), True),
+    },
+    filters={"kind": ListFilter("Kind", {"table": "Table", "coded": "Coded", "summary": "Summary"})},
+    search_columns=(Report.name, SavedQuery.name),
+)
+
+
+def page_reports(access: RequesterContext, request: ListRequest) -> Page:
+    """One page of the workspace's reports whose query's dataset the person may read, searched,
+    filtered and ordered as asked."""
+    readable = [name for name in DATASETS if access.can_read_dataset(name)]
+    statement = _listing_select().where(
+        Report.workspace_id == access.workspace_id,
+        SavedQuery.workspace_id == access.workspace_id,
+        SavedQuery.dataset.in_(readable),
+    )
+    if "kind" in request.filters:
+        statement = statement.where(Report.kind == request.filters["kind"])
+    page = page_of(REPORT_LIST, request, statement)
+    return Page([ReportListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
 
 
 def list_reports(access: RequesterContext) -> list[ReportListing]:

@@ -23,6 +23,7 @@ from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
+from app.services.list_pages import MOMENT, NUMBER, TEXT, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 
@@ -37,6 +38,29 @@ class QueryListing:
 
 def readable_datasets(access: RequesterContext) -> list[Dataset]:
     return [dataset for dataset in DATASETS.values() if access.can_read_dataset(dataset.name)]
+
+
+QUERY_LIST = ListSpec(
+    name="queries",
+    sorts={
+        "name": SortOrder("Name A–Z", (func.lower(SavedQuery.name), SavedQuery.id), (TEXT, NUMBER)),
+        "updated": SortOrder("Recently changed", (SavedQuery.updated_at, SavedQuery.id), (MOMENT, NUMBER), True),
+    },
+    filters={},
+    search_columns=(SavedQuery.name,),
+)
+
+
+def page_queries(access: RequesterContext, request: ListRequest) -> Page:
+    """One page of the workspace's queries on datasets the person may read, searched and ordered as asked."""
+    readable = [dataset.name for dataset in readable_datasets(access)]
+    statement = (
+        select(SavedQuery, Person.name)
+        .join(Person, Person.id == SavedQuery.owner_id)
+        .where(SavedQuery.workspace_id == access.workspace_id, SavedQuery.dataset.in_(readable))
+    )
+    page = page_of(QUERY_LIST, request, statement)
+    return Page([QueryListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
 
 
 def list_queries(access: RequesterContext) -> list[QueryListing]:

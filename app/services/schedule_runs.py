@@ -295,6 +295,9 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
 def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
     """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
     export = db.session.get(QueryExport, run.export_id) if run.export_id is not None else None
+    if export is not None and export.failure_code == FailureCode.CANCELLED:
+        # A person stopped this run's file: the run ends with it (without retry), never with a new file.
+        return export
     if export is None or export.status == FileStatus.FAILED:
         export = _admit_file(run, schedule, owner, attempt)
     if not export.is_settled:
@@ -372,6 +375,8 @@ def _current_job_id() -> str | None:
 
 
 def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> None:
+    """Settle the run after its file failed: retry the transient failures, pause for lost access or a
+    removed source, and fail the run for the rest (a cancelled file among them: a person's choice)."""
     code = export.failure_code or FailureCode.INTERNAL
     detail = f"The file was not produced: {export.failure_detail or code}"
     if code in TRANSIENT_FILE_FAILURES:

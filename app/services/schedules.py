@@ -41,6 +41,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services import audit, reports, saved_queries
+from app.services.list_pages import MOMENT, NUMBER, TEXT, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.report_files import REPORT_FORMATS
 from app.services.schedule_admission import admit_run
 
@@ -128,13 +129,29 @@ def _listing_select():
     )
 
 
-def list_schedules(access: RequesterContext) -> list[ScheduleListing]:
-    """The schedules the person may see, by name, each with its latest run."""
-    rows = db.session.execute(
-        _listing_select().where(*_visible(access)).order_by(func.lower(Schedule.name), Schedule.id)
-    ).all()
-    latest = _latest_runs([schedule.id for schedule, _, _ in rows])
-    return [ScheduleListing(schedule, owner, source, latest.get(schedule.id)) for schedule, owner, source in rows]
+SCHEDULE_LIST = ListSpec(
+    name="schedules",
+    sorts={
+        "name": SortOrder("Name A–Z", (func.lower(Schedule.name), Schedule.id), (TEXT, NUMBER)),
+        "updated": SortOrder("Recently changed", (Schedule.updated_at, Schedule.id), (MOMENT, NUMBER), True),
+    },
+    filters={"status": ListFilter("Status", {ScheduleStatus.ACTIVE: "Active", ScheduleStatus.PAUSED: "Paused"})},
+    search_columns=(Schedule.name, SavedQuery.name, Report.name),
+)
+
+
+def page_schedules(access: RequesterContext, request: ListRequest) -> Page:
+    """One page of the schedules the person may see, searched (name or source), filtered and ordered
+    as asked, each with its latest run."""
+    statement = _listing_select().where(*_visible(access))
+    if "status" in request.filters:
+        statement = statement.where(Schedule.status == request.filters["status"])
+    page = page_of(SCHEDULE_LIST, request, statement)
+    latest = _latest_runs([schedule.id for schedule, _, _ in page.rows])
+    listings = [
+        ScheduleListing(schedule, owner, source, latest.get(schedule.id)) for schedule, owner, source in page.rows
+    ]
+    return Page(listings, page.request, page.next_cursor, page.notices)
 
 
 def get_schedule(access: RequesterContext, schedule_id: int) -> ScheduleListing | None:

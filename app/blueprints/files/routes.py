@@ -7,7 +7,7 @@ schedule-management authority read too (file_library.get_file holds the rule).
 
 from __future__ import annotations
 
-from flask import current_app, g, render_template, request
+from flask import current_app, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.downloads import stored_file_response
@@ -15,20 +15,28 @@ from app.blueprints.files import bp
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain import file_warnings
+from app.domain.errors import AccessDenied
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.services import file_library, saved_queries
+from app.services import file_cancellation, file_library, list_pages, saved_queries
+from app.services.file_cancellation import CannotCancel
 from app.services.file_library import FileExpired, FileNotReady
 from app.storage import StorageError
 
 bp.context_processor(query_vocabulary)
 
 
+@bp.context_processor
+def cancel_rule() -> dict:
+    return {"may_cancel": lambda export: file_cancellation.may_cancel(g.access, export)}
+
+
 @bp.get("/")
 @workspace_member
 def index(workspace_id: int):
-    files = file_library.list_files(g.access)
-    return render_template("files/index.html", files=files, limit=file_library.LIST_LIMIT)
+    listing = list_pages.read_request(file_library.FILE_LIST, request.args)
+    page = file_library.page_files(g.access, listing, utcnow())
+    return render_template("files/index.html", page=page, spec=file_library.FILE_LIST)
 
 
 @bp.get("/<int:file_id>")
@@ -61,6 +69,28 @@ def progress(workspace_id: int, file_id: int):
     if view == "detail":
         response.headers["HX-Refresh"] = "true"
     return response
+
+
+@bp.post("/<int:file_id>/cancel")
+@workspace_member
+def cancel(workspace_id: int, file_id: int):
+    """Cancel a queued or running file. From the list (htmx) the answer is the file's status cell;
+    from the file page, the page again with what happened."""
+    export = _readable_file(file_id)
+    try:
+        file_cancellation.cancel_file(g.access, export)
+        notice = None
+    except (CannotCancel, AccessDenied) as refused:
+        notice = str(refused)
+    from_htmx = request.headers.get("HX-Request") == "true"
+    if from_htmx and request.form.get("view") != "detail":
+        return render_template("files/_progress.html", file=export, view="list", cancel_notice=notice)
+    flash(notice or "The file was cancelled.")
+    if from_htmx:
+        response = current_app.response_class(status=204)
+        response.headers["HX-Refresh"] = "true"
+        return response
+    return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=file_id))
 
 
 @bp.get("/<int:file_id>/download")

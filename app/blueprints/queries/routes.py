@@ -18,7 +18,7 @@ from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse
-from app.services import saved_queries
+from app.services import list_pages, saved_queries
 from app.services.file_requests import (
     ALREADY_REQUESTED,
     QueryFileOptions,
@@ -36,7 +36,9 @@ bp.context_processor(query_vocabulary)
 @bp.get("/")
 @workspace_member
 def index(workspace_id: int):
-    return render_template("queries/index.html", listings=saved_queries.list_queries(g.access))
+    listing = list_pages.read_request(saved_queries.QUERY_LIST, request.args)
+    page = saved_queries.page_queries(g.access, listing)
+    return render_template("queries/index.html", page=page, spec=saved_queries.QUERY_LIST)
 
 
 @bp.route("/new", methods=["GET", "POST"])

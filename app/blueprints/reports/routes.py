@@ -19,7 +19,7 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
 from app.models.report import PAGE_SIZES
-from app.services import report_files, reports
+from app.services import list_pages, report_files, reports
 from app.services.file_requests import ALREADY_REQUESTED, file_of_request_form
 from app.services.reports import ReportListing
 
@@ -83,7 +83,8 @@ def _rework(form: ReportForm, action: str, listing: ReportListing | None):
 def index(workspace_id: int):
     return render_template(
         "reports/index.html",
-        listings=reports.list_reports(g.access),
+        page=reports.page_reports(g.access, list_pages.read_request(reports.REPORT_LIST, request.args)),
+        spec=reports.REPORT_LIST,
         has_queries=bool(reports.usable_queries(g.access)),
         kinds=KIND_LABELS,
     )

@@ -19,7 +19,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.text_rules import opened_version
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
-from app.services import schedules
+from app.services import list_pages, schedules
 from app.services.report_files import REPORT_FORMATS
 from app.services.schedules import ScheduleListing
 
@@ -91,7 +91,9 @@ def _upcoming(form: TimetableFields) -> dict:
 @workspace_member
 def index(workspace_id: int):
     return render_template(
-        "schedules/index.html", listings=schedules.list_schedules(g.access),
+        "schedules/index.html",
+        page=schedules.page_schedules(g.access, list_pages.read_request(schedules.SCHEDULE_LIST, request.args)),
+        spec=schedules.SCHEDULE_LIST,
         manages_all=schedules.manages_all(g.access),
     )
 

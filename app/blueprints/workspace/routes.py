@@ -1,11 +1,10 @@
-from flask import redirect, render_template, url_for
+from flask import g, redirect, render_template, url_for
 from flask_login import current_user, login_required
-from sqlalchemy import func, select
 
 from app.blueprints.guards import workspace_member
 from app.blueprints.workspace import bp
-from app.extensions import db
-from app.models import QueryExport, SavedQuery
+from app.models.types import utcnow
+from app.services import file_library, list_pages, reports, saved_queries
 from app.services.workspaces import live_workspaces_of
 
 
@@ -24,13 +23,15 @@ def home():
 @bp.get("/w/<int:workspace_id>/")
 @workspace_member
 def overview(workspace_id: int):
-    queries = db.session.scalar(
-        select(func.count()).select_from(SavedQuery).where(SavedQuery.workspace_id == workspace_id)
+    """What needs attention (failed files, files about to expire), the person's recent files, and the reports."""
+    now = utcnow()
+    recently_changed = list_pages.ListRequest(sort="updated")
+    return render_template(
+        "workspace/overview.html",
+        failed=file_library.failed_files(g.access),
+        expiring=file_library.expiring_files(g.access, now),
+        expiring_days=file_library.EXPIRING_WITHIN.days,
+        recent=file_library.recent_files(g.access),
+        reports=reports.page_reports(g.access, recently_changed),
+        queries=saved_queries.page_queries(g.access, recently_changed),
     )
-    recent = db.session.execute(
-        select(QueryExport)
-        .where(QueryExport.workspace_id == workspace_id, QueryExport.requester_id == current_user.id)
-        .order_by(QueryExport.requested_at.desc())
-        .limit(5)
-    ).scalars().all()
-    return render_template("workspace/overview.html", query_count=queries, recent=recent)

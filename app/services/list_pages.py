@@ -1,0 +1,223 @@
+"""Lists that scale: search, filters, a choice of order and keyset pagination, for every list page.
+
+A list is described once (`ListSpec`: its orders, its filters and the columns its search reads);
+`read_request` turns the page's query string into a `ListRequest`, keeping what it understood
+and saying what it ignored; `page_of` runs the list's own scoped statement one page at a time.
+
+Keyset pagination: a page ends with the sort key of its last row, and the next page starts
+strictly after that key, so rows added or removed meanwhile never repeat or skip a row that
+was already behind the reader, and a page costs the same at row 100,000 as at row 1 (each
+order has an index that gives its rows in order; see the migration a3c5e7f9b1d2). The key
+travels in the URL as an opaque cursor signed with the app's secret: a forged or stale one is
+refused and the list starts again from the first page with a message, never an error.
+
+Search is a case-insensitive "contains" over the list's text columns, with `%`, `_` and `\\`
+taken literally (LIKE-escaped).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from flask import current_app
+from itsdangerous import BadData, URLSafeSerializer
+from sqlalchemy import Select, literal, or_, tuple_
+from sqlalchemy.sql.elements import ColumnElement
+
+from app.extensions import db
+
+PAGE_SIZE = 25
+SEARCH_LIMIT = 100
+# The name of each query-string parameter a list page reads, besides its filters.
+SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM = "q", "sort", "after"
+# PostgreSQL text cannot hold NUL, so no name contains one (and a parameter with one is refused).
+_UNSEARCHABLE = re.compile("\x00")
+_LIKE_SPECIAL = re.compile(r"([\\%_])")
+
+TEXT, MOMENT, NUMBER = "text", "moment", "number"
+
+
+@dataclass(frozen=True)
+class SortOrder:
+    """One order a list offers: its key expressions (the last one unique, the id) and direction.
+
+    `kinds` names each key's type (TEXT, MOMENT, NUMBER), so a cursor's values are checked
+    before they reach a statement.
+    """
+
+    label: str
+    keys: tuple[ColumnElement, ...]
+    kinds: tuple[str, ...]
+    descending: bool = False
+
+
+@dataclass(frozen=True)
+class ListFilter:
+    label: str
+    choices: Mapping[str, str]  # value in the URL → what the person reads
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    name: str
+    sorts: Mapping[str, SortOrder]  # the first is the default
+    filters: Mapping[str, ListFilter]
+    search_columns: tuple[ColumnElement, ...]
+    page_size: int = PAGE_SIZE
+
+    @property
+    def default_sort(self) -> str:
+        return next(iter(self.sorts))
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """What the person asked of a list, every value checked; `notices` says what was ignored and why."""
+
+    search: str = ""
+    filters: Mapping[str, str] = field(default_factory=dict)
+    sort: str = ""
+    cursor: str | None = None
+    notices: tuple[str, ...] = ()
+
+    def params(self, **changes: str | None) -> dict[str, str]:
+        """The query string of this request (with `changes`), without empty values: for links and forms."""
+        values: dict[str, str | None] = {SEARCH_PARAM: self.search, **self.filters, SORT_PARAM: self.sort}
+        values[CURSOR_PARAM] = self.cursor
+        values.update(changes)
+        return {name: value for name, value in values.items() if value}
+
+    @property
+    def is_narrowed(self) -> bool:
+        """True when a search or a filter hides some of the list's rows."""
+        return bool(self.search or self.filters)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list: its rows (without the key columns), and the cursor of the next page if any."""
+
+    rows: list[Any]
+    request: ListRequest
+    next_cursor: str | None
+    notices: tuple[str, ...]
+
+    @property
+    def is_first(self) -> bool:
+        return self.request.cursor is None
+
+    def next_params(self) -> dict[str, str]:
+        return self.request.params(**{CURSOR_PARAM: self.next_cursor})
+
+    def first_params(self) -> dict[str, str]:
+        return self.request.params(**{CURSOR_PARAM: None})
+
+
+def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
+    """The list request in `args` (a page's query string), with unknown values ignored and said so."""
+    notices: list[str] = []
+    search = (args.get(SEARCH_PARAM) or "").strip()
+    if _UNSEARCHABLE.search(search):
+        search = _UNSEARCHABLE.sub("", search).strip()
+        notices.append("The search left out NUL characters, which no name contains.")
+    if len(search) > SEARCH_LIMIT:
+        search = search[:SEARCH_LIMIT]
+        notices.append(f"The search used only its first {SEARCH_LIMIT} characters.")
+    filters = {}
+    for name, list_filter in spec.filters.items():
+        value = args.get(name) or ""
+        if value in list_filter.choices:
+            filters[name] = value
+        elif value:
+            notices.append(f"{list_filter.label}: that choice does not exist, so the list is not filtered by it.")
+    sort = args.get(SORT_PARAM) or spec.default_sort
+    if sort not in spec.sorts:
+        notices.append("That order does not exist; the list is in its usual order.")
+        sort = spec.default_sort
+    return ListRequest(search, filters, sort, args.get(CURSOR_PARAM) or None, tuple(notices))
+
+
+def contains_text(columns: Sequence[ColumnElement], search: str) -> ColumnElement[bool]:
+    """Any of `columns` contains `search`, ignoring case, with LIKE's wildcards taken literally."""
+    pattern = "%" + _LIKE_SPECIAL.sub(r"\\\1", search) + "%"
+    return or_(*(column.ilike(pattern, escape="\\") for column in columns))
+
+
+def page_of(spec: ListSpec, request: ListRequest, statement: Select) -> Page:
+    """One page of `statement` (already scoped and filtered by the caller) in the request's order.
+
+    The statement gets the search, the order, the cursor's position and a limit of one row more
+    than a page, which tells whether there is a next page.
+    """
+    order = spec.sorts[request.sort]
+    notices = list(request.notices)
+    if request.search:
+        statement = statement.where(contains_text(spec.search_columns, request.search))
+    position = _decoded_cursor(spec, request, order)
+    if request.cursor is not None and position is None:
+        notices.append("That page link is not valid (or no longer), so the list starts again from the first page.")
+        request = ListRequest(request.search, request.filters, request.sort, None, request.notices)
+    if position is not None:
+        bound = tuple_(*(literal(value, type_=key.type) for key, value in zip(order.keys, position, strict=True)))
+        after = tuple_(*order.keys) < bound if order.descending else tuple_(*order.keys) > bound
+        statement = statement.where(after)
+    key_count = len(order.keys)
+    statement = (
+        statement.add_columns(*(key.label(f"list_key_{index}") for index, key in enumerate(order.keys)))
+        .order_by(None)
+        .order_by(*(key.desc() if order.descending else key.asc() for key in order.keys))
+        .limit(spec.page_size + 1)
+    )
+    rows = db.session.execute(statement).all()
+    next_cursor = None
+    if len(rows) > spec.page_size:
+        rows = rows[: spec.page_size]
+        next_cursor = _encoded_cursor(spec, request.sort, order, tuple(rows[-1][-key_count:]))
+    return Page([tuple(row[:-key_count]) for row in rows], request, next_cursor, tuple(notices))
+
+
+def _serializer(spec: ListSpec) -> URLSafeSerializer:
+    return URLSafeSerializer(current_app.config["SECRET_KEY"], salt=f"list-cursor:{spec.name}")
+
+
+def _encoded_cursor(spec: ListSpec, sort: str, order: SortOrder, values: tuple) -> str:
+    encoded = [value.isoformat() if kind == MOMENT else value for kind, value in zip(order.kinds, values, strict=True)]
+    return _serializer(spec).dumps([sort, encoded])
+
+
+def _decoded_cursor(spec: ListSpec, request: ListRequest, order: SortOrder) -> tuple | None:
+    """The key values in the request's cursor, or None when there is none or it is not one of ours
+    for this list and this order (forged, mangled, from another list, or from another order)."""
+    if request.cursor is None:
+        return None
+    try:
+        sort, values = _serializer(spec).loads(request.cursor)
+    except (BadData, TypeError, ValueError):
+        return None
+    if sort != request.sort or not isinstance(values, list) or len(values) != len(order.kinds):
+        return None
+    decoded = []
+    for kind, value in zip(order.kinds, values, strict=True):
+        checked = _checked_value(kind, value)
+        if checked is None:
+            return None
+        decoded.append(checked)
+    return tuple(decoded)
+
+
+def _checked_value(kind: str, value: object) -> object | None:
+    if kind == TEXT:
+        return value if isinstance(value, str) else None
+    if kind == NUMBER:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None

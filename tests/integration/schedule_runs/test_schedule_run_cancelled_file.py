@@ -1,0 +1,64 @@
+"""A schedule run whose file a person cancelled fails with `cancelled`, without retry and without a new file."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from app.domain.access import current_context
+from app.extensions import db
+from app.models import QueryExport
+from app.models.export_file import FailureCode
+from app.models.schedule import ScheduleRun
+from app.services.file_cancellation import cancel_file
+from app.services.schedule_runs import dispatch_queued, process_run
+from tests import factories
+from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, pending_uploads, timesheet_locked, wait_for
+
+
+def run_row(run_id: int) -> ScheduleRun:
+    db.session.rollback()
+    return db.session.get(ScheduleRun, run_id, populate_existing=True)
+
+
+def _files() -> int:
+    return db.session.scalar(select(func.count()).select_from(QueryExport))
+
+
+def test_run_whose_file_is_cancelled_while_a_worker_makes_it_fails_without_retry(
+    run_scenario, isolated_storage, start_worker
+):
+    """The owner cancels the file while the worker waits for its rows: the run fails with `cancelled` at
+    its first attempt, nothing is stored and no mail is due."""
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    assert dispatch_queued() == 1
+    with timesheet_locked():
+        start_worker()
+        wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the run's file to wait for its rows")
+        export = db.session.get(QueryExport, run_row(run.id).export_id)
+        cancel_file(current_context(run_scenario.workspace.id, run_scenario.owner.id), export)
+
+    settled = wait_for(lambda: (r := run_row(run.id)).status == "failed" and r, timeout=60, what="the run to fail")
+    assert (settled.failure_code, settled.attempt_count) == (FailureCode.CANCELLED, 1)
+    assert f"Cancelled by {run_scenario.owner.name}." in settled.failure_detail
+    assert _files() == 1
+    assert isolated_storage.list_keys("files/") == []
+    assert pending_uploads(isolated_storage) == []
+
+
+def test_run_retried_after_its_file_was_cancelled_fails_and_admits_no_new_file(run_scenario, isolated_storage):
+    """A later attempt of a run whose file was cancelled (its worker died first) does not make the file again."""
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    export = factories.make_export(
+        run_scenario.query, run_scenario.owner, status="failed", failure_code=FailureCode.CANCELLED,
+        failure_detail="Cancelled by the owner.", cancelled_by_id=run_scenario.owner.id, schedule_id=schedule.id,
+    )
+    db.session.get(ScheduleRun, run.id).export_id = export.id
+    db.session.commit()
+
+    assert process_run(run.id) == FailureCode.CANCELLED
+
+    settled = run_row(run.id)
+    assert (settled.status, settled.failure_code) == ("failed", FailureCode.CANCELLED)
+    assert _files() == 1
