@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Connection, Select, and_, false, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Select, String, and_, false, func, literal, or_, select, true
 
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset, get_dataset
@@ -73,7 +73,27 @@ def _typed_value(column: Column, raw: object) -> object:
     raise ValidationError(f"“{str(raw)[:40]}” is not a valid value for “{column.label}”.", "filters")
 
 
-def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -> ColumnElement[bool]:
+# The escape character of LIKE patterns: not the backslash, which PostgreSQL treats specially
+# in some settings, so a backslash in the value is matched literally on both engines.
+_LIKE_ESCAPE = "/"
+
+
+def like_pattern(value: str, prefix: bool) -> str:
+    """A LIKE pattern finding `value` as typed: its own %, _ and / match themselves."""
+    escaped = value.replace(_LIKE_ESCAPE, _LIKE_ESCAPE * 2).replace("%", _LIKE_ESCAPE + "%")
+    escaped = escaped.replace("_", _LIKE_ESCAPE + "_")
+    return f"{escaped}%" if prefix else f"%{escaped}%"
+
+
+def _folded(expr: ColumnElement) -> ColumnElement:
+    # lower() on both sides, the same SQL on both engines. SQLite's own lower() knows only
+    # ASCII; app.extensions replaces it on every SQLite connection with PostgreSQL's per-letter
+    # mapping, so "École" and "ÉCOLE" compare alike there too.
+    return func.lower(expr)
+
+
+def filter_condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -> ColumnElement[bool]:
+    """The WHERE condition of one stored filter on `expr`, the catalog column `column`."""
     if op not in OPERATORS[column.type]:
         raise ValidationError(f"“{op}” cannot be used on “{column.label}”.", "filters")
     if op == "is_empty":
@@ -93,6 +113,12 @@ def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -
             raise ValidationError(f"“is one of” on “{column.label}” needs a list of values.", "filters")
         return expr.in_([_typed_value(column, item) for item in raw])
     value = _typed_value(column, raw)
+    if op == "ieq":
+        return _folded(expr) == _folded(literal(value, String()))
+    if op in ("contains", "starts_with"):
+        # Case-insensitive, with the value's own %, _ and backslash matched literally.
+        pattern = literal(like_pattern(str(value), prefix=op == "starts_with"), String())
+        return _folded(expr).like(_folded(pattern), escape=_LIKE_ESCAPE)
     comparisons = {
         "eq": lambda: expr == value,
         # "is not" keeps rows without a value: they are not the value asked about.
@@ -101,9 +127,6 @@ def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -
         "le": lambda: expr <= value,
         "gt": lambda: expr > value,
         "ge": lambda: expr >= value,
-        # Case-insensitive, with the value's own % and _ matched literally.
-        "contains": lambda: expr.icontains(value, autoescape=True),
-        "starts_with": lambda: expr.istartswith(value, autoescape=True),
     }
     return comparisons[op]()
 
@@ -132,7 +155,7 @@ def build_select(request: FileRequest, access: RequesterContext) -> Select:
 
     for condition in request.filters:
         column = _column(dataset, condition.column, "filters")
-        statement = statement.where(_condition(table.c[column.name], column, condition.op, condition.value))
+        statement = statement.where(filter_condition(table.c[column.name], column, condition.op, condition.value))
 
     sorted_names = []
     for key in request.sort:

@@ -156,7 +156,7 @@ def formatted_preview(read: query_runner.PreviewRows) -> Preview:
 
 
 def _checked_definition(access: RequesterContext, definition: dict) -> dict:
-    checked = validate_definition(definition, current_app.config["SETTINGS"].max_export_rows)
+    checked = validate_definition(definition, current_app.config["SETTINGS"].max_export_rows, saving=True)
     if not access.can_read_dataset(checked["dataset"]):
         raise ValidationError("You do not have access to that dataset.", "dataset")
     return checked
