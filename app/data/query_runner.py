@@ -27,10 +27,13 @@ from app.models.types import utcnow
 
 @dataclass(frozen=True)
 class PreviewRows:
-    """The first rows of a saved query as typed values, with the columns they hold."""
+    """The first rows of a saved query as typed values, with the columns they hold, and how
+    many rows match in all (`total`) and of those a file would hold (`file_rows`, the row limit's)."""
 
     columns: list[Column]
     rows: list[tuple]
+    total: int
+    file_rows: int
 
 
 def request_dataset(request: FileRequest) -> Dataset:
@@ -131,6 +134,24 @@ def filter_condition(expr: ColumnElement, column: Column, op: str, raw: FilterVa
     return comparisons[op]()
 
 
+def _refuse_unreadable(dataset: Dataset, access: RequesterContext) -> None:
+    if not access.can_read_dataset(dataset.name):
+        raise AccessDenied(f"You do not have access to the {dataset.label} dataset.")
+
+
+def _readable(statement: Select, dataset: Dataset, access: RequesterContext) -> Select:
+    """`statement` limited to the dataset rows the requester may read: their workspace's, and
+    only their teams' when their membership is scoped; AccessDenied without a grant."""
+    _refuse_unreadable(dataset, access)
+    table = dataset.table
+    statement = statement.where(table.c.workspace_id == access.workspace_id)
+    scope = access.row_scope
+    if scope is not None:
+        team_column = table.c[dataset.team_column]
+        statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
+    return statement
+
+
 def build_select(request: FileRequest, access: RequesterContext) -> Select:
     """The request's rows the requester may read: workspace and team scoped, filtered, ordered.
 
@@ -138,20 +159,12 @@ def build_select(request: FileRequest, access: RequesterContext) -> Select:
     every time: an export run twice gives the same file.
     """
     dataset = request_dataset(request)
-    if not access.can_read_dataset(dataset.name):
-        raise AccessDenied(f"You do not have access to the {dataset.label} dataset.")
+    _refuse_unreadable(dataset, access)
     columns = request_columns(request)
     if not columns:
         raise ValidationError("Choose at least one column.", "columns")
     table = dataset.table
-
-    statement = select(*[table.c[column.name] for column in columns]).where(
-        table.c.workspace_id == access.workspace_id
-    )
-    scope = access.row_scope
-    if scope is not None:
-        team_column = table.c[dataset.team_column]
-        statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
+    statement = _readable(select(*[table.c[column.name] for column in columns]), dataset, access)
 
     for condition in request.filters:
         column = _column(dataset, condition.column, "filters")
@@ -174,6 +187,22 @@ def count_rows(request: FileRequest, access: RequesterContext) -> int:
     """How many rows the request gives (at most its row limit)."""
     selected = build_select(request, access).order_by(None).subquery()
     return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
+
+
+def distinct_values(dataset: Dataset, column_name: str, access: RequesterContext, limit: int) -> list[str] | None:
+    """The texts a column holds in the rows the requester may read, in order, when there are
+    at most `limit` of them; None when there are more, or the column is not a text column.
+
+    Read with the runner's own access rules: another team's values are not offered to a
+    member whose rows are scoped to their teams.
+    """
+    column = dataset.column(column_name)
+    if column is None or column.type != "text":
+        return None
+    expr = dataset.table.c[column.name]
+    statement = _readable(select(expr).distinct(), dataset, access).where(expr.is_not(None), expr != "")
+    values = list(db.session.execute(statement.order_by(expr).limit(limit + 1)).scalars())
+    return values if len(values) <= limit else None
 
 
 def _read_times_in_utc(connection: Connection) -> None:
@@ -206,12 +235,14 @@ def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 
 
 
 def preview_rows(definition: dict, access: RequesterContext, limit: int = 50) -> PreviewRows:
-    """The first `limit` rows of a saved-query definition, substituted for today (UTC)."""
+    """The first `limit` rows of a saved-query definition, substituted for today (UTC), and
+    how many rows it gives in all, read with the same access."""
     settings = current_app.config["SETTINGS"]
     request = substitute(validate_definition(definition, settings.max_export_rows), utcnow().date())
-    request = replace(request, row_limit=min(request.row_limit or limit, limit))
-    statement = build_select(request, access)
+    total = count_rows(replace(request, row_limit=None), access)
+    file_rows = total if request.row_limit is None else min(total, request.row_limit)
+    statement = build_select(replace(request, row_limit=min(request.row_limit or limit, limit)), access)
     with db.engine.connect() as connection:
         _read_times_in_utc(connection)
         rows = [tuple(row) for row in connection.execute(statement)]
-    return PreviewRows(columns=request_columns(request), rows=rows)
+    return PreviewRows(columns=request_columns(request), rows=rows, total=total, file_rows=file_rows)

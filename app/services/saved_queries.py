@@ -23,6 +23,8 @@ from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
+from app.rendering.dates import WorkspaceDates
+from app.services.file_requests import workspace_dates
 from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 
@@ -133,25 +135,39 @@ def delete_query(access: RequesterContext, query: SavedQuery) -> None:
 
 @dataclass(frozen=True)
 class Preview:
-    """The first rows of a saved query, each cell as the (spreadsheet-safe) CSV export writes it."""
+    """The first rows of a saved query, each cell as the (spreadsheet-safe) CSV export writes it
+    except dates and times, which are in the workspace's format and zone (named in `time_zone`);
+    `total` rows match in all, of which a file holds `file_rows` (fewer under a row limit)."""
 
     columns: list[Column]
     rows: list[list[str]]
+    total: int
+    file_rows: int
+    time_zone: str
 
 
 def preview(access: RequesterContext, definition: dict) -> Preview:
-    """The first rows a file of this definition would hold, read with the person's own access."""
+    """The first rows a file of this definition would hold, and how many it holds in all, read
+    with the person's own access."""
     checked = _checked_definition(access, definition)
     settings = current_app.config["SETTINGS"]
-    return formatted_preview(query_runner.preview_rows(checked, access, limit=settings.max_preview_rows))
+    read = query_runner.preview_rows(checked, access, limit=settings.max_preview_rows)
+    return formatted_preview(read, workspace_dates(access.workspace_id))
 
 
-def formatted_preview(read: query_runner.PreviewRows) -> Preview:
-    """Typed preview rows with each cell turned into the text the CSV export writes."""
-    formatters = formatters_for(read.columns)
+def formatted_preview(read: query_runner.PreviewRows, dates: WorkspaceDates) -> Preview:
+    """Typed preview rows with each cell turned into text: dates as the workspace shows them,
+    the rest as the CSV export writes it."""
+    on_screen = {"date": dates.date_text, "datetime": dates.datetime_text}
+    formatters = [on_screen.get(column.type, written) for column, written in zip(
+        read.columns, formatters_for(read.columns), strict=True
+    )]
     return Preview(
         columns=read.columns,
         rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in read.rows],
+        total=read.total,
+        file_rows=read.file_rows,
+        time_zone=dates.time_zone,
     )
 
 
