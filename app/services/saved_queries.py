@@ -29,6 +29,8 @@ from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 
 NAME_LIMIT = 200
+# A column holding more distinct values than this is filtered by typing, not from a list.
+VALUE_LIST_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,15 @@ def formatted_preview(read: query_runner.PreviewRows, dates: WorkspaceDates) -> 
         file_rows=read.file_rows,
         time_zone=dates.time_zone,
     )
+
+
+def offered_values(access: RequesterContext, dataset_name: str, column_name: str) -> list[str] | None:
+    """The values a filter on this text column may pick from: those in the rows the person may
+    read, when there are at most VALUE_LIST_LIMIT; None otherwise (the value is typed then)."""
+    dataset = DATASETS.get(dataset_name)
+    if dataset is None or not access.can_read_dataset(dataset.name):
+        return None
+    return query_runner.distinct_values(dataset, column_name, access, VALUE_LIST_LIMIT)
 
 
 def _checked_definition(access: RequesterContext, definition: dict) -> dict:
