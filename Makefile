@@ -4,27 +4,41 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 FLASK  := $(BIN)/flask --app wsgi
-HTMX   := app/static/vendor/htmx.min.js
+VENDOR := app/static/vendor
+HTMX   := $(VENDOR)/htmx.min.js
+CHARTS := $(VENDOR)/chart.umd.min.js
 
-.PHONY: install install-dev run test lint bench
+.PHONY: install install-dev run test unit lint bench lock
+
+# requirements.txt and requirements-dev.txt are hashed locks of every package, compiled from the
+# short requirements.in and requirements-dev.in by `make lock`; installs refuse anything unhashed.
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check --require-hashes
+# The locks are resolved against PyPI alone: this machine's own pip configuration (local indexes,
+# find-links, constraints) must not leak into files another machine installs from.
+PYPI_ONLY := env -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL -u PIP_FIND_LINKS -u PIP_CONSTRAINT \
+	PIP_CONFIG_FILE=/dev/null CUSTOM_COMPILE_COMMAND="make lock"
+PIP_COMPILE := $(PYPI_ONLY) $(BIN)/pip-compile --quiet --generate-hashes --strip-extras \
+	--index-url https://pypi.org/simple --no-emit-index-url
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PIP_INSTALL) -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PIP_INSTALL) -r requirements-dev.txt
 	touch $@
 
-$(HTMX): package.json package-lock.json
+# The front-end packages (package.json, pinned), copied where the pages load them from.
+$(HTMX) $(CHARTS) &: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
-	mkdir -p $(dir $(HTMX))
+	mkdir -p $(VENDOR)
 	cp node_modules/htmx.org/dist/htmx.min.js $(HTMX)
+	cp node_modules/chart.js/dist/chart.umd.min.js $(CHARTS)
 
-install: $(VENV)/.runtime $(HTMX)
+install: $(VENV)/.runtime $(HTMX) $(CHARTS)
 
 install-dev: install $(VENV)/.dev
 
@@ -34,8 +48,23 @@ run: install
 lint: install-dev
 	$(BIN)/ruff check .
 
-test: install-dev lint
-	$(BIN)/python -m pytest
+# The unit tier needs no service: it runs with PostgreSQL's and Redis's URLs pointing at a closed
+# port, so a unit test that reaches for either fails here rather than quietly needing them.
+NO_SERVICES := TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:1/no_service \
+	TEST_REDIS_URL=redis://127.0.0.1:1/0
+
+unit: install-dev
+	$(NO_SERVICES) $(BIN)/python -m pytest tests/unit
+
+# The unit tier first (no services), then the integration and browser tiers on the real ones.
+test: install-dev lint unit
+	$(BIN)/python -m pytest tests/integration tests/browser
 
 bench: install-dev
 	$(BIN)/python -m bench.run_all
+
+# After editing requirements.in or requirements-dev.in: recompile both locks (the dev lock is
+# constrained to the runtime one). Pins already in a lock stay unless an input asks otherwise.
+lock: $(VENV)/.dev
+	$(PIP_COMPILE) --output-file requirements.txt requirements.in
+	$(PIP_COMPILE) --output-file requirements-dev.txt requirements-dev.in

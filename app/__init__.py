@@ -65,8 +65,26 @@ SECURITY_HEADERS = {
 }
 
 
+# Sent only over HTTPS (browsers ignore it over HTTP, and a plain-HTTP `make run` must stay usable).
+STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains"
+
+
 def _register_request_guards(app: Flask) -> None:
-    from flask import abort, request
+    from flask import abort, g, request
+
+    from app.observability import context
+
+    @app.before_request
+    def take_request_id() -> None:
+        # Every log line of this request carries the id; a proxy's own X-Request-ID is kept.
+        g.request_id = context.request_id_from(request.headers.get("X-Request-ID"))
+        g.request_id_token = context.request_id.set(g.request_id)
+
+    @app.teardown_request
+    def drop_request_id(_exc) -> None:
+        token = g.pop("request_id_token", None)
+        if token is not None:
+            context.request_id.reset(token)
 
     @app.before_request
     def refuse_oversized_bodies() -> None:
@@ -79,10 +97,16 @@ def _register_request_guards(app: Flask) -> None:
     def add_security_headers(response):
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if request.is_secure:
+            response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
+        if "request_id" in g:
+            response.headers["X-Request-ID"] = g.request_id
         return response
 
 
 def _register_blueprints(app: Flask) -> None:
+    from app.blueprints.activity import bp as activity_bp
+    from app.blueprints.audit import bp as audit_bp
     from app.blueprints.auth import bp as auth_bp
     from app.blueprints.delivery import bp as delivery_bp
     from app.blueprints.errors import register_error_pages
@@ -91,11 +115,13 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.queries import bp as queries_bp
     from app.blueprints.reports import bp as reports_bp
     from app.blueprints.schedules import bp as schedules_bp
+    from app.blueprints.staff import bp as staff_bp
     from app.blueprints.templates import bp as templates_bp
     from app.blueprints.workspace import bp as workspace_bp
 
     for blueprint in (
-        auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp
+        auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp,
+        staff_bp, audit_bp, activity_bp,
     ):
         app.register_blueprint(blueprint)
     register_error_pages(app)

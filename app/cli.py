@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import time
+from pathlib import Path
 
 import click
 from flask import Flask, current_app
@@ -41,6 +43,15 @@ def _redis_answers() -> bool:
         return False
 
 
+def _fresh_metrics_directory(instance_path: Path) -> str:
+    """Where web, worker and scheduler write their metrics; emptied at start, as the processes are new."""
+    directory = instance_path / "metrics"
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    return str(directory)
+
+
 @click.command("serve-all")
 @click.option("--port", type=int, default=lambda: int(os.environ.get("PORT") or 5000))
 def serve_all_command(port: int) -> None:
@@ -67,6 +78,7 @@ def serve_all_command(port: int) -> None:
 
     python = sys.executable
     env = {**os.environ, "FLASK_APP": "wsgi"}
+    env.setdefault("PROMETHEUS_MULTIPROC_DIR", _fresh_metrics_directory(Path(current_app.instance_path)))
     # The embedded default serves plain HTTP on 127.0.0.1, where a Secure cookie would never come back.
     env.setdefault("SESSION_COOKIE_SECURE", "false")
     flask = [python, "-m", "flask", "--app", "wsgi"]

@@ -83,6 +83,8 @@ class Settings:
     public_url: str
     # The directory that "directory" destinations are confined under; None refuses that kind.
     destinations_root: str | None = None
+    # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
+    metrics_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -118,6 +120,7 @@ class Settings:
             max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
             public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
             destinations_root=env("DESTINATIONS_ROOT") or None,
+            metrics_token=env("METRICS_TOKEN") or None,
         )
 
     def as_flask_config(self) -> dict[str, object]:

@@ -41,6 +41,7 @@ from pathlib import Path
 from flask import Flask
 
 from bench.cases import Plan, ReportPlan, plan_for, report_plan_for
+from bench.console import console_suite
 from bench.dataset import (
     bench_environment,
     create_bench_app,
@@ -54,7 +55,7 @@ from bench.latency import latency_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency")
+SUITES = ("query", "report", "schedules", "latency", "console")
 # The export suites; schedules and latency start their own processes and run when named.
 DEFAULT_SUITES = ("query", "report")
 
@@ -390,6 +391,8 @@ def main() -> None:
             schedule_suite(app)
         if "latency" in suites:
             latency_suite(app, scratch_root)
+        if "console" in suites:
+            console_suite(app, scratch_root)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from flask import Flask
 
 from app.models.types import utcnow
-from app.services import schedule_runs
+from app.observability.metrics import count_periodic_actions
+from app.services import export_notices, package_delivery, schedule_runs
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.schedule_ticker import tick
 from app.services.sweeps import sweep_expired_files
@@ -40,6 +41,12 @@ PERIODIC_TASKS = (
     PeriodicTask("dispatch queued schedule runs", 2, lambda: schedule_runs.dispatch_queued(utcnow())),
     PeriodicTask("dispatch lost schedule runs again", 15, lambda: schedule_runs.redispatch_lost(utcnow())),
     PeriodicTask("redeliver stalled schedule runs", 5, lambda: schedule_runs.redeliver_stalled(utcnow())),
+    # Package deliveries whose retry time has come; attempts whose worker died become transient failures.
+    PeriodicTask("dispatch due package deliveries", 5, lambda: package_delivery.dispatch_due(utcnow())),
+    PeriodicTask("settle package deliveries whose worker stopped", 15,
+                 lambda: package_delivery.settle_lapsed(utcnow())),
+    # Export notices the mail server could not take at the time.
+    PeriodicTask("send pending export notices", 30, lambda: export_notices.send_pending(utcnow())),
 )
 
 
@@ -53,4 +60,5 @@ def run_task(app: Flask, task: PeriodicTask) -> int | None:
         return None
     if count:
         log.info("periodic task %r handled %s", task.name, count)
+        count_periodic_actions(task.name, count)
     return count

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import logging
 import signal
-import sys
 import threading
 import time
 
 from flask import current_app, has_app_context
 
+from app.observability.logs import configure_logging
 from jobs.app_context import worker_app
 from jobs.periodic import PERIODIC_TASKS, run_task
 
@@ -23,7 +23,7 @@ _TICK_SECONDS = 0.5
 
 
 def run_forever() -> None:
-    logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(asctime)s scheduler %(levelname)s %(message)s")
+    configure_logging("scheduler")
     app = current_app._get_current_object() if has_app_context() else worker_app()
     stopping = threading.Event()
 

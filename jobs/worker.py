@@ -5,20 +5,22 @@ Start as many as needed, on any machine that reaches the same Redis, database an
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
-import sys
 
 from rq import Worker
 
+from app.observability.logs import configure_logging
+from app.observability.metrics import PROCESS_VARIABLE
 from jobs.app_context import worker_app
 
 
 def main() -> None:
-    logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(asctime)s worker %(levelname)s %(message)s")
-    app = worker_app()
+    configure_logging("worker")
     name = f"exports-{socket.gethostname()}-{os.getpid()}"
+    # The work-horses this worker forks, one job at a time, share one metrics file (app/observability/metrics.py).
+    os.environ[PROCESS_VARIABLE] = name
+    app = worker_app()
     # The app's own client: the worker and the jobs it runs share the app's connection pool.
     Worker([app.export_queue], connection=app.redis, name=name).work(with_scheduler=True, logging_level="INFO")
 

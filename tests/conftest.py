@@ -1,7 +1,10 @@
 """Shared fixtures: the app on the real PostgreSQL and Redis, a client, sign-in, factories.
 
-Tests run against real services. When one is missing the run fails with a message saying
-which; nothing is skipped.
+Integration and browser tests run against real services. When one is missing the run fails
+with a message saying which; nothing is skipped. The services are reached only by the fixtures
+that need them (`test_environment`, `app` and what builds on them), so `tests/unit`, which asks
+for none of those, runs on a machine with neither: `make test` runs it with both URLs pointing
+at a closed port to keep it so.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.workers",
     "tests.fixtures.smtp",
+    "tests.fixtures.destinations",
 ]
 
 
@@ -50,10 +54,8 @@ def _ensure_redis(url: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def test_environment():
-    """Environment shared by the app under test and any worker subprocess it starts."""
-    _ensure_database(TEST_DATABASE_URL)
-    _ensure_redis(TEST_REDIS_URL)
+def app_environment():
+    """The app's settings for tests (SQLite-backed unit tests use them too); reaches no service."""
     root = Path(tempfile.mkdtemp(prefix="rhythm-test-"))
     env = {
         "DATABASE_URL": TEST_DATABASE_URL,
@@ -67,6 +69,15 @@ def test_environment():
     }
     os.environ.update(env)
     return env
+
+
+@pytest.fixture(scope="session")
+def test_environment(app_environment):
+    """Environment shared by the app under test and any worker subprocess it starts, with
+    PostgreSQL (the test database created) and Redis answering."""
+    _ensure_database(TEST_DATABASE_URL)
+    _ensure_redis(TEST_REDIS_URL)
+    return app_environment
 
 
 @pytest.fixture(scope="session")

@@ -224,9 +224,8 @@ def fail(execution_id: int, attempt: int, code: str, detail: str, now: datetime 
     db.session.commit()
 
 
-def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
-    """The watchdog's settlement of an execution that stopped making progress: running (at the
-    attempt it saw) or queued → failed with `stalled`, so the workspace can export again."""
+def _settle_active(execution_id: int, seen_attempt: int, code: str, detail: str, now: datetime | None) -> None:
+    """queued, or running at the attempt the caller saw → failed with `code`, and an `error` event."""
     now = now or utcnow()
     row = db.session.execute(
         update(ExportExecution)
@@ -237,7 +236,7 @@ def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datet
         )
         .values(
             status=ExecutionStatus.FAILED,
-            failure_code="stalled",
+            failure_code=code,
             failure_detail=detail[:DETAIL_LIMIT],
             completed_at=now,
             lease_expires_at=None,
@@ -247,9 +246,24 @@ def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datet
     ).one_or_none()
     if row is None:
         db.session.rollback()
-        raise TransitionRefused(f"workspace export {execution_id} cannot be settled as stalled now")
-    append_event(execution_id, seen_attempt, "error", detail, details={"code": "stalled"})
+        raise TransitionRefused(
+            f"Workspace export {execution_id} is no longer queued or running at attempt {seen_attempt}; "
+            "it finished or moved on, so it was left as it is."
+        )
+    append_event(execution_id, seen_attempt, "error", detail, details={"code": code})
+
+
+def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
+    """The watchdog's settlement of an execution that stopped making progress: running (at the
+    attempt it saw) or queued → failed with `stalled`, so the workspace can export again."""
+    _settle_active(execution_id, seen_attempt, "stalled", detail, now)
     db.session.commit()
+
+
+def stop_by_staff(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
+    """Staff mark a stuck execution failed (`stopped_by_staff`). Not committed: the caller records
+    the audit event, with the reason, in the same transaction."""
+    _settle_active(execution_id, seen_attempt, "stopped_by_staff", detail, now)
 
 
 def cancel(execution_id: int, person_id: int | None, now: datetime | None = None) -> None:

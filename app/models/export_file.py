@@ -14,7 +14,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String, Un
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.types import LeaseColumns, UTCDateTime, utcnow
+from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 
 class FileStatus(StrEnum):
@@ -70,6 +70,7 @@ class QueryExport(LeaseColumns, db.Model):
         ),
         # One file per request form sent: a repeated POST of the same form finds this row.
         UniqueConstraint("requester_id", "request_token", name="query_exports_request_token_uidx"),
+        *newest_first_indexes("query_exports", "requested_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

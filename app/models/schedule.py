@@ -19,7 +19,7 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.types import LeaseColumns, UTCDateTime, utcnow
+from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 MAX_RECIPIENTS = 50
 
@@ -209,6 +209,7 @@ class ScheduleRun(LeaseColumns, db.Model):
         CheckConstraint(_in("trigger", RunTrigger), name="trigger"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
         Index("ix_schedule_runs_status", "status", "next_attempt_at"),
+        *newest_first_indexes("schedule_runs", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

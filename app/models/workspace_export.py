@@ -15,7 +15,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import db
-from app.models.types import LeaseColumns, UTCDateTime, utcnow
+from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 MAX_DESTINATIONS = 5
 MAX_NOTIFY_PEOPLE = 20
@@ -226,8 +226,8 @@ class ExportExecution(LeaseColumns, db.Model):
         ),
         # A cadence period admits one execution, however many schedulers tick at once.
         UniqueConstraint("workspace_id", "cadence_key", name="data_export_executions_cadence_uidx"),
-        Index("ix_data_export_executions_workspace_time", "workspace_id", "created_at"),
         Index("ix_data_export_executions_status", "status"),
+        *newest_first_indexes("data_export_executions", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -299,7 +299,7 @@ class ExportPackage(db.Model):
         CheckConstraint(_in("format", PackageFormat), name="format"),
         UniqueConstraint("execution_id", name="data_export_artifacts_execution_uidx"),
         Index("ix_data_export_artifacts_due", "status", "expires_at"),
-        Index("ix_data_export_artifacts_workspace_time", "workspace_id", "created_at"),
+        *newest_first_indexes("data_export_artifacts", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -398,6 +398,7 @@ class ExportDelivery(LeaseColumns, db.Model):
             sqlite_where=text("status <> 'superseded'"),
         ),
         Index("ix_data_export_deliveries_due", "status", "next_attempt_at"),
+        *newest_first_indexes("data_export_deliveries", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

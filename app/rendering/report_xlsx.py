@@ -7,16 +7,20 @@ never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cell
 the query files' writer: text exact with the quote-prefix style, control characters as `_xHHHH_`,
 text past Excel's 32,767 characters cut and counted, dates as Excel's serials (what Excel cannot
 hold as counted ISO text). openpyxl's write-only mode holds one row at a time; the workbook is
-zipped into a temporary file and copied out.
+zipped into a temporary file and copied out. Columns are as wide as their headings and the first
+data rows need (xlsx_cells.column_width, capped): a write-only sheet takes its widths before its
+first row, so those rows are read ahead and written after the title rows.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime
+from itertools import chain, islice
 from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
@@ -28,16 +32,25 @@ from openpyxl.utils import get_column_letter
 from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
 from app.rendering import TooManyRows
-from app.rendering.pdf import Group, PdfColumn, PdfLayout, add_to, rows_label
+from app.rendering.pdf import Group, PdfLayout, add_to, rows_label
 from app.rendering.pdf.formatting import format_datetime
-from app.rendering.xlsx_cells import cell_text, date_serial, datetime_serial, in_zone, out_of_range_text
+from app.rendering.xlsx_cells import (
+    WIDTH_SAMPLE_ROWS,
+    cell_text,
+    column_width,
+    date_serial,
+    datetime_serial,
+    in_zone,
+    out_of_range_text,
+)
 from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
 
 Progress = Callable[[int, int | None], None]
 
 EXCEL_MAX_ROWS = 1_048_576
-# Excel characters per percent of the page: a portrait A4 page holds about 100 characters.
-EXCEL_CHARS_PER_PERCENT = 1.1
+MIN_COLUMN_WIDTH = 8
+# What a time stamp shows after its date (the column's format is the date's plus " hh:mm").
+_TIME_SUFFIX = " 00:00"
 
 
 _EXCEL_DATE_TOKENS = {
@@ -81,6 +94,7 @@ class _Sheet:
         self.sheet = workbook.create_sheet("Report")
         self.columns = columns
         self.identifiers = identifiers
+        self.date_format = date_format
         self.formats = {
             "integer": "#,##0",
             "decimal": "#,##0.00",
@@ -136,15 +150,44 @@ class _Sheet:
         self.sheet.append(cells)
         self.rows_written += 1
 
-    def widths(self, printed: list[PdfColumn]) -> None:
-        for index, column in enumerate(printed, start=1):
-            width = column.width if column.width is not None else 100 / len(printed)
-            self.sheet.column_dimensions[get_column_letter(index)].width = max(8, width * EXCEL_CHARS_PER_PERCENT)
+    def _shown_text(self, value: Any, column: Column) -> str:
+        """About what the cell shows with its number format, for the column's width."""
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "FALSE"
+        if isinstance(value, str):
+            return value
+        if isinstance(value, date):
+            try:
+                shown = value.strftime(self.date_format)
+            except ValueError:  # a year strftime cannot print is written as ISO text
+                shown = value.isoformat()
+            return shown + _TIME_SUFFIX if isinstance(value, datetime) else shown
+        if column.name in self.identifiers:
+            return str(value)
+        if column.type == "integer":
+            return f"{value:,}"
+        if column.type == "decimal":
+            return f"{value:,.2f}"
+        return str(value)
+
+    def widths(self, sample: Sequence[Sequence[Any]]) -> None:
+        """Set each column's width from its heading and the sampled data rows (before any row is written)."""
+        for index, (column, heading) in enumerate(zip(self.columns, self.heading_texts(), strict=True)):
+            shown = chain([heading], (self._shown_text(row[index], column) for row in sample))
+            width = column_width(shown, MIN_COLUMN_WIDTH)
+            self.sheet.column_dimensions[get_column_letter(index + 1)].width = width
+
+    def heading_texts(self) -> list[str]:
+        return [
+            f"{column.label} ({self.time_zone})" if column.type == "datetime" else column.label
+            for column in self.columns
+        ]
 
     def headings(self) -> None:
         cells = []
-        for column in self.columns:
-            label = f"{column.label} ({self.time_zone})" if column.type == "datetime" else column.label
+        for label in self.heading_texts():
             cell = self.cell(label, bold=True)
             cell.fill = self.band
             cells.append(cell)
@@ -171,9 +214,29 @@ class _Sheet:
         self.append(cells)
 
 
+def _read_ahead_groups(groups: Iterable[Group]) -> tuple[list[Sequence[Any]], Iterator[Group]]:
+    """The first WIDTH_SAMPLE_ROWS data rows across the groups, and the groups as they were.
+
+    A group's rows may share one cursor with the next group's (itertools.groupby), so the group
+    being read when the sample fills is not left: the outer iterator only moves past groups whose
+    rows were all read.
+    """
+    remaining = iter(groups)
+    sample: list[Sequence[Any]] = []
+    read: list[Group] = []
+    while len(sample) < WIDTH_SAMPLE_ROWS:
+        group = next(remaining, None)
+        if group is None:
+            break
+        group_rows = iter(group.rows)
+        taken = list(islice(group_rows, WIDTH_SAMPLE_ROWS - len(sample)))
+        sample.extend(taken)
+        read.append(dataclasses.replace(group, rows=chain(taken, group_rows)))
+    return sample, chain(read, remaining)
+
+
 def write_report_xlsx(
     columns: list[Column],
-    printed: list[PdfColumn],
     page: PdfLayout,
     out: BinaryIO,
     *,
@@ -190,7 +253,13 @@ def write_report_xlsx(
     workbook = Workbook(write_only=True)
     identifiers = {c.name for c in columns if is_identifier(c)}
     sheet = _Sheet(workbook, columns, identifiers, page.date_format, warnings=warnings, time_zone=time_zone)
-    sheet.widths(printed)
+    if groups is not None:
+        sample, groups = _read_ahead_groups(groups)
+    else:
+        rows = iter(rows or ())
+        sample = list(islice(rows, WIDTH_SAMPLE_ROWS))
+        rows = chain(sample, rows)
+    sheet.widths(sample)
     sheet.append([sheet.cell(page.title, bold=True)])
     if page.subtitle:
         sheet.append([sheet.cell(page.subtitle)])
@@ -224,7 +293,7 @@ def write_report_xlsx(
                 add_to(grand, name, value)
         sheet.label_row(f"Grand total · {rows_label(written)}", grand)
     else:
-        for values in rows or ():
+        for values in rows:
             sheet.row(values)
             written += 1
             if written % 1000 == 0:

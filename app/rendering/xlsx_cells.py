@@ -20,12 +20,19 @@ Used by the query files' streaming writer (app/rendering/xlsx_writer.py) and by 
   request), as a serial with the fractions of a second dropped, so 23:59:59.999999 stays on its
   day (9999-12-31 23:59:59.999999 is that day, serial 2958465.99998…). A time stamp that falls
   outside Excel's dates in that zone is written as ISO text and counted too.
+- **Column widths** follow what the columns show: the widest of the heading and the first
+  WIDTH_SAMPLE_ROWS rows (a streaming writer cannot look further, since a sheet's widths come
+  before its rows), in character cells where a wide East Asian character takes two, plus a little
+  padding, between the column type's floor and MAX_COLUMN_WIDTH, past which text is better read
+  in the cell than in a column as wide as the screen.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, tzinfo
 
 from app.domain.file_warnings import CELL_TRUNCATED, DATE_OUT_OF_RANGE
@@ -37,6 +44,10 @@ _EXCEL_EPOCH = date(1899, 12, 30).toordinal()
 _FIRST_TRUE_DAY = date(1900, 3, 1)
 _FIRST_DATE = date(1900, 1, 1)
 _SECONDS_PER_DAY = 86_400
+
+WIDTH_SAMPLE_ROWS = 100
+MAX_COLUMN_WIDTH = 60
+_WIDTH_PADDING = 2
 
 # Characters XML 1.0 cannot carry, carriage return (which XML readers change into a line
 # feed), and an underscore that starts something a reader would take for an escape.
@@ -106,3 +117,30 @@ def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnin
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
     return wall_time.replace(microsecond=0).isoformat()
+
+
+def display_width(text: str, limit: int = MAX_COLUMN_WIDTH) -> int:
+    """How many character cells the text's longest line takes on screen, counted up to `limit`.
+
+    A wide or full-width character (Chinese, Japanese, Korean) takes two; combining marks and
+    invisible format characters (joiners, bidi marks) take none.
+    """
+    widest = current = 0
+    for char in text:
+        if char == "\n":
+            current = 0
+            continue
+        if unicodedata.combining(char) or unicodedata.category(char) == "Cf":
+            continue
+        current += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        if current > widest:
+            widest = current
+            if widest >= limit:
+                return limit
+    return widest
+
+
+def column_width(shown: Iterable[str], floor: int) -> float:
+    """A column's width for the texts it shows (heading and sampled cells), between `floor` and the cap."""
+    widest = max((display_width(text) for text in shown), default=0)
+    return float(min(max(widest + _WIDTH_PADDING, floor), MAX_COLUMN_WIDTH))

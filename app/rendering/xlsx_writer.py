@@ -19,6 +19,8 @@ What the file holds:
 - dates as date serials formatted yyyy-mm-dd, time stamps as serials in the file's time zone
   formatted yyyy-mm-dd hh:mm:ss (both by xlsx_cells.py, which writes what Excel cannot hold as
   counted ISO text), booleans as booleans; a missing value leaves the cell empty.
+- columns as wide as the heading and the first rows need (xlsx_cells.column_width, capped): the
+  first WIDTH_SAMPLE_ROWS rows are read before the sheet starts, since its widths come first.
 
 Writers take rows and write bytes; they never query. Limits that change data are counted in
 the `warnings` Counter the caller passes (app/domain/file_warnings.py has the codes).
@@ -34,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
+from itertools import chain, islice
 from xml.sax.saxutils import quoteattr
 from zoneinfo import ZoneInfo
 
@@ -42,7 +45,9 @@ from app.rendering import TooManyRows
 from app.rendering.xlsx_cells import (
     MAX_CELL_CHARS,
     TRUNCATION_MARKER,
+    WIDTH_SAMPLE_ROWS,
     cell_text,
+    column_width,
     date_serial,
     datetime_serial,
     in_zone,
@@ -163,20 +168,39 @@ def description_texts(columns: Sequence[Column], zone_name: str) -> list[str]:
     return texts
 
 
-def _column_width(column: Column, shown: str) -> float:
-    return float(min(max(len(shown) + 2, _MIN_WIDTHS[column.type]), 60))
+def _shown_text(column_type: str, value: object) -> str:
+    """About what a cell of the column shows, for its width; dates, time stamps and booleans have
+    fixed widths, which the type's floor already covers."""
+    if value is None:
+        return ""
+    if column_type == "text":
+        return str(value)
+    if column_type == "integer":
+        return str(int(value))
+    if column_type == "decimal":
+        return f"{value:f}" if isinstance(value, Decimal) and value.is_finite() else str(value)
+    return ""
 
 
-def _sheet_head(columns: Sequence[Column], headings: Sequence[str], frozen_rows: int) -> str:
+def _column_widths(columns: Sequence[Column], headings: Sequence[str], sample: Sequence[Sequence]) -> list[float]:
+    """Each column's width from its heading and the sampled rows' values."""
+    return [
+        column_width(
+            chain([heading], (_shown_text(column.type, row[index]) for row in sample)), _MIN_WIDTHS[column.type]
+        )
+        for index, (column, heading) in enumerate(zip(columns, headings, strict=True))
+    ]
+
+
+def _sheet_head(widths: Sequence[float], frozen_rows: int) -> str:
     pane = (
         f'<pane ySplit="{frozen_rows}" topLeftCell="A{frozen_rows + 1}" activePane="bottomLeft" state="frozen"/>'
         f'<selection pane="bottomLeft" activeCell="A{frozen_rows + 1}" sqref="A{frozen_rows + 1}"/>'
         if frozen_rows
         else ""
     )
-    widths = "".join(
-        f'<col min="{i}" max="{i}" width="{_column_width(column, shown)}" customWidth="1"/>'
-        for i, (column, shown) in enumerate(zip(columns, headings, strict=True), start=1)
+    cols = "".join(
+        f'<col min="{i}" max="{i}" width="{width}" customWidth="1"/>' for i, width in enumerate(widths, start=1)
     )
     return (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
@@ -184,7 +208,7 @@ def _sheet_head(columns: Sequence[Column], headings: Sequence[str], frozen_rows:
         'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
         f'<sheetViews><sheetView workbookViewId="0">{pane}</sheetView></sheetViews>'
         '<sheetFormatPr defaultRowHeight="15"/>'
-        f"<cols>{widths}</cols><sheetData>"
+        f"<cols>{cols}</cols><sheetData>"
     )
 
 
@@ -364,6 +388,10 @@ def write_xlsx(
     cell_writers = [writers_by_type[column.type] for column in columns]
     letters = [column_letters(i) for i in range(len(columns))]
     force_zip64 = total is None or total * len(columns) > ZIP64_CELL_THRESHOLD
+    rows = iter(rows)
+    sample = list(islice(rows, WIDTH_SAMPLE_ROWS))
+    headings = label_rows[0][0] if label_rows else [""] * len(columns)
+    widths = _column_widths(columns, headings, sample)
     written = 0
     with tempfile.TemporaryFile() as spool:
         with zipfile.ZipFile(spool, "w", compression=zipfile.ZIP_DEFLATED) as package:
@@ -375,14 +403,13 @@ def write_xlsx(
             package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
             package.writestr("xl/styles.xml", _styles_xml())
             with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=force_zip64) as sheet:
-                shown = label_rows[0][0] if label_rows else [""] * len(columns)
-                sheet.write(_sheet_head(columns, shown, len(label_rows)).encode("utf-8"))
+                sheet.write(_sheet_head(widths, len(label_rows)).encode("utf-8"))
                 row_number = 0
                 for texts, style in label_rows:
                     row_number += 1
                     sheet.write(_label_row(row_number, texts, style, warnings).encode("utf-8"))
                 pending: list[str] = []
-                for row in rows:
+                for row in chain(sample, rows):
                     if written == capacity:
                         raise TooManyRows(
                             f"The query gives more than {capacity:,} rows, more than an Excel sheet holds. "

@@ -10,6 +10,7 @@ session made with the old one (sign-out, a password change, losing the last memb
 
 from __future__ import annotations
 
+import logging
 import secrets
 from datetime import timedelta
 from functools import cache
@@ -23,6 +24,8 @@ from app.models import Membership, Person
 from app.models.types import UTCDateTime, utcnow
 
 MIN_PASSWORD_LENGTH = 8
+
+log = logging.getLogger(__name__)
 
 
 @cache
@@ -63,8 +66,13 @@ def authenticate(email: str, password: str) -> Person | None:
     ).scalar_one_or_none()
     if person is None:
         check_password_hash(_dummy_hash(), password)
+        log.info("sign-in failed: no person has the address given")
         return None
-    return person if _checked_password(person, password) else None
+    if _checked_password(person, password):
+        return person
+    # The person's id, never the password or the address typed, so the log reveals neither.
+    log.info("sign-in failed for person %s: wrong password", person.id)
+    return None
 
 
 def _checked_password(person: Person, password: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sqlalchemy import text
 
 from app.extensions import db
@@ -31,3 +33,45 @@ def check_all() -> dict[str, str]:
             results[name] = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     db.session.rollback()
     return results
+
+
+def migration_heads() -> tuple[set[str], set[str]]:
+    """(the revisions the code's migrations end at, the revisions the database is at)."""
+    from alembic.script import ScriptDirectory
+    from flask import current_app
+
+    script = ScriptDirectory(str(Path(current_app.root_path).parent / "migrations"))
+    code_heads = set(script.get_heads())
+    try:
+        database_heads = set(db.session.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    finally:
+        db.session.rollback()
+    return code_heads, database_heads
+
+
+def readiness() -> tuple[bool, dict[str, object]]:
+    """Ready to serve: the engines answer, the database is migrated to the code's head, and at
+    least one worker listens on the export queue (else requested files would wait forever)."""
+    from rq import Worker
+
+    from app.services.queue import export_queue
+
+    checks: dict[str, object] = dict(check_all())
+    ready = all(value == "ok" for value in checks.values())
+    try:
+        code_heads, database_heads = migration_heads()
+        checks["migrations"] = "ok" if code_heads == database_heads else (
+            f"database at {sorted(database_heads) or 'nothing'}, code at {sorted(code_heads)}: run `flask db upgrade`"
+        )
+    except Exception as exc:  # reported, like the engines' failures
+        checks["migrations"] = f"error: {type(exc).__name__}: {str(exc)[:200]}"
+    ready = ready and checks["migrations"] == "ok"
+    try:
+        workers = Worker.count(queue=export_queue())
+    except Exception as exc:  # Redis down is reported above; the count is simply unknown
+        checks["workers"] = f"error: {type(exc).__name__}"
+        ready = False
+    else:
+        checks["workers"] = workers
+        ready = ready and workers > 0
+    return ready, checks

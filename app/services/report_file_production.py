@@ -286,7 +286,6 @@ def _write_xlsx(
             body = {"rows": map(projector(request, names), rows)}
         return write_report_xlsx(
             [dataset.column(name) for name in names],
-            printed_columns(dataset, layout),
             page,
             out,
             **body,

@@ -123,7 +123,6 @@ def upgrade():
     with op.batch_alter_table('data_export_executions', schema=None) as batch_op:
         batch_op.create_index('data_export_executions_one_active_uidx', ['workspace_id'], unique=True, postgresql_where=sa.text("status IN ('queued', 'running')"), sqlite_where=sa.text("status IN ('queued', 'running')"))
         batch_op.create_index('ix_data_export_executions_status', ['status'], unique=False)
-        batch_op.create_index('ix_data_export_executions_workspace_time', ['workspace_id', 'created_at'], unique=False)
 
     op.create_table('data_export_notices',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -184,7 +183,6 @@ def upgrade():
     )
     with op.batch_alter_table('data_export_artifacts', schema=None) as batch_op:
         batch_op.create_index('ix_data_export_artifacts_due', ['status', 'expires_at'], unique=False)
-        batch_op.create_index('ix_data_export_artifacts_workspace_time', ['workspace_id', 'created_at'], unique=False)
 
     op.create_table('data_export_job_events',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -323,7 +321,6 @@ def downgrade():
 
     op.drop_table('data_export_job_events')
     with op.batch_alter_table('data_export_artifacts', schema=None) as batch_op:
-        batch_op.drop_index('ix_data_export_artifacts_workspace_time')
         batch_op.drop_index('ix_data_export_artifacts_due')
 
     op.drop_table('data_export_artifacts')
@@ -333,7 +330,6 @@ def downgrade():
 
     op.drop_table('data_export_notices')
     with op.batch_alter_table('data_export_executions', schema=None) as batch_op:
-        batch_op.drop_index('ix_data_export_executions_workspace_time')
         batch_op.drop_index('ix_data_export_executions_status')
         batch_op.drop_index('data_export_executions_one_active_uidx', postgresql_where=sa.text("status IN ('queued', 'running')"), sqlite_where=sa.text("status IN ('queued', 'running')"))
 

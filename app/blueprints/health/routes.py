@@ -1,7 +1,9 @@
-from flask import jsonify
+import hmac
+
+from flask import Response, abort, current_app, jsonify, request
 
 from app.blueprints.health import bp
-from app.services.health import check_all
+from app.services.health import check_all, readiness
 
 
 @bp.get("/healthz")
@@ -10,3 +12,28 @@ def healthz():
     checks = check_all()
     healthy = all(value == "ok" for value in checks.values())
     return jsonify(status="ok" if healthy else "degraded", checks=checks), 200 if healthy else 503
+
+
+@bp.get("/readyz")
+def readyz():
+    """/healthz plus the migrations at head and the number of workers; 503 until all hold."""
+    ready, checks = readiness()
+    return jsonify(status="ready" if ready else "not_ready", checks=checks), 200 if ready else 503
+
+
+@bp.get("/metrics")
+def metrics():
+    """Prometheus' text format, for a scraper holding METRICS_TOKEN as a bearer token.
+
+    Without METRICS_TOKEN the endpoint does not exist (404), so nothing is exposed by default.
+    """
+    from app.observability.metrics import exposition
+    from app.services.queue import export_queue
+
+    token = current_app.config["SETTINGS"].metrics_token
+    if not token:
+        abort(404)
+    offered = request.headers.get("Authorization", "")
+    if not hmac.compare_digest(offered.encode(), f"Bearer {token}".encode()):
+        return Response("A bearer token is required.\n", 401, {"WWW-Authenticate": "Bearer"})
+    return Response(exposition(lambda: [export_queue()]), mimetype="text/plain; version=0.0.4; charset=utf-8")

@@ -20,6 +20,8 @@ def home():
     ).scalars().all()
     if len(memberships) == 1:
         return redirect(url_for("workspace.overview", workspace_id=memberships[0].workspace_id))
+    if not memberships and current_user.is_staff:
+        return redirect(url_for("staff.index"))
     return render_template("workspace/choose.html", memberships=memberships)
 
 

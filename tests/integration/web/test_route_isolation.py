@@ -30,7 +30,7 @@ WORKSPACE_MARKER = "Leakcheck workspace WS5"
 MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MARKER.encode())
 
 # Pages anyone may open; they are still checked for leaks and errors.
-PUBLIC_ENDPOINTS = {"auth.login", "health.healthz"}
+PUBLIC_ENDPOINTS = {"auth.login", "health.healthz", "health.readyz", "health.metrics"}
 # Public on purpose: an email's download and unsubscribe links open with no sign-in, authorised
 # by the signed token in the path alone (app/services/public_delivery.py).
 TOKEN_ENDPOINTS = {"delivery.download", "delivery.unsubscribe"}
@@ -42,11 +42,11 @@ FORGED_TOKENS = ["forged-token", "InVhbnl0aGluZyI.c2lnbmF0dXJl", "9" * 5000]
 ROUTES = collect_routes()
 # Ids of records that belong to one workspace; each route taking one is tried across workspaces.
 WORKSPACE_RECORD_IDS = {
-    "workspace_id", "query_id", "file_id", "report_id", "template_id", "schedule_id",
+    "workspace_id", "query_id", "file_id", "report_id", "template_id", "schedule_id", "run_id",
     "execution_id", "package_id", "destination_id", "delivery_id",
 }
-# Workspace export is for administrators: a plain member gets 404 from every page of it.
-WORKSPACE_EXPORT_BLUEPRINTS = ("export_settings.", "packages.")
+# Workspace export and the audit log are for administrators: a plain member gets 404 from every page of them.
+ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.", "activity.")
 
 
 def _cases(predicate) -> list:
@@ -63,10 +63,12 @@ class Intrusion:
     template_id: int
     version_id: int
     schedule_id: int
+    run_id: int
     execution_id: int
     package_id: int
     destination_id: int
     delivery_id: int
+    admin_email: str
     plain_member_email: str
     outsider_email: str
     ungranted_email: str
@@ -105,6 +107,7 @@ def intrusion(world) -> Intrusion:
     package = factories.make_package(execution)
     get_storage().put_bytes(package.manifest_key, FILE_MARKER)
     delivery = factories.make_package_delivery(package, destination, failure_summary=QUERY_MARKER)
+    run = factories.make_run(schedule, export)
     return Intrusion(
         workspace_id=world.workspace.id,
         other_workspace_id=world.other_workspace.id,
@@ -114,10 +117,12 @@ def intrusion(world) -> Intrusion:
         template_id=template.id,
         version_id=template.versions[0].id,
         schedule_id=schedule.id,
+        run_id=run.id,
         execution_id=execution.id,
         package_id=package.id,
         destination_id=destination.id,
         delivery_id=delivery.id,
+        admin_email=world.admin.email,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
         ungranted_email=ungranted.email,
@@ -143,10 +148,13 @@ def _values(intrusion: Intrusion, workspace_id: int | None = None, token: str = 
         "version_id": intrusion.version_id,
         "token": token,
         "schedule_id": intrusion.schedule_id,
+        "run_id": intrusion.run_id,
         "execution_id": intrusion.execution_id,
         "package_id": intrusion.package_id,
         "destination_id": intrusion.destination_id,
         "delivery_id": intrusion.delivery_id,
+        # The staff lists share one route; tests/integration/staff tries each kind.
+        "kind": "deliveries",
     }
 
 
@@ -179,7 +187,8 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
 
 @pytest.mark.parametrize(
     "route",
-    _cases(lambda route: (WORKSPACE_RECORD_IDS - {"workspace_id"}) & route.arguments),
+    _cases(lambda route: not route.endpoint.startswith("staff.")
+           and (WORKSPACE_RECORD_IDS - {"workspace_id"}) & route.arguments),
 )
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
     """A member of workspace B using A's query, file, report and schedule ids under B's own URL gets 404."""
@@ -249,9 +258,29 @@ def test_a_post_without_the_csrf_token_is_refused_and_with_it_succeeds(csrf_app,
     assert db.session.get(SavedQuery, query.id) is None
 
 
-@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(WORKSPACE_EXPORT_BLUEPRINTS)))
-def test_a_plain_member_gets_404_from_every_workspace_export_page(client, app, auth, intrusion, route):
-    """Settings, destinations, executions and packages are for the workspace's administrators only."""
+@pytest.mark.parametrize("route", _cases(lambda route: route.endpoint.startswith(ADMIN_ONLY_BLUEPRINTS)))
+def test_a_plain_member_gets_404_from_every_administrators_page(client, app, auth, intrusion, route):
+    """Workspace export, the audit log and the activity charts are for administrators only."""
     auth.login(intrusion.plain_member_email)
     response = _try(client, app, route, _values(intrusion))
     assert response.status_code == 404
+
+
+STAFF_ROUTES = _cases(lambda route: route.endpoint.startswith("staff."))
+
+
+@pytest.mark.parametrize("route", STAFF_ROUTES)
+def test_workspace_administrators_get_404_from_every_staff_page(client, app, auth, intrusion, route):
+    """The staff console is for Rhythm staff: an administrator of the workspace it shows gets 404."""
+    auth.login(intrusion.admin_email)
+    assert _try(client, app, route, _values(intrusion)).status_code == 404
+
+
+@pytest.mark.parametrize("route", STAFF_ROUTES)
+def test_staff_with_view_only_read_every_staff_page_and_act_on_none(client, app, auth, intrusion, route):
+    """`staff.view` opens every staff page; every staff action answers 403 and changes nothing."""
+    viewer = factories.make_person(is_staff=True, staff_permissions=["staff.view"])
+    auth.login(viewer.email)
+    # Staff may see every workspace's records, markers included: only the answer is checked.
+    response = client.open(_url(app, route, _values(intrusion)), method=route.method, data={})
+    assert response.status_code == (200 if route.method == "GET" else 403)

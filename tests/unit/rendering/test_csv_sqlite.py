@@ -23,7 +23,7 @@ from tests import factories
 
 
 @pytest.fixture
-def sqlite_world(tmp_path, test_environment):
+def sqlite_world(tmp_path, app_environment):
     """A SQLite app with one workspace, an admin, a team-scoped member and one entry per hostile value."""
     application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
     with application.app_context():

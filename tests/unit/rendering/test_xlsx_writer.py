@@ -11,7 +11,7 @@ import pytest
 from openpyxl import load_workbook
 
 from app.domain.catalog import get_dataset
-from app.rendering import TooManyRows, xlsx_writer
+from app.rendering import TooManyRows, xlsx_cells, xlsx_writer
 from app.rendering.xlsx_writer import MAX_CELL_CHARS, TRUNCATION_MARKER, column_letters, write_xlsx
 
 DATASET = get_dataset("timesheet_entries")
@@ -234,6 +234,64 @@ def test_columns_get_widths_from_their_labels():
     sheet = _sheet(_write([ROW], heading="labels"))
     for index, column in enumerate(COLUMNS):
         assert sheet.column_dimensions[column_letters(index)].width >= len(column.label)
+
+
+def _width(data: bytes, letter: str) -> float:
+    return _sheet(data).column_dimensions[letter].width
+
+
+def _note_rows(*notes: str) -> list[tuple]:
+    return [(i, note, None, None, None, None) for i, note in enumerate(notes, start=1)]
+
+
+def test_a_text_column_is_as_wide_as_its_longest_value_in_the_first_rows():
+    """A 40-character note widens the note column past its 4-letter heading: 40 plus padding."""
+    assert _width(_write(_note_rows("short", "n" * 40, "mid-length note")), "B") == 42
+
+
+def test_an_integer_column_is_as_wide_as_its_longest_number():
+    """Twelve digits in the id column make it 14 wide, not the heading's width."""
+    assert _width(_write([(123_456_789_012, None, None, None, None, None)]), "A") == 14
+
+
+def test_a_column_of_short_values_keeps_its_types_floor():
+    """Notes of two letters still get the text column's floor of 12."""
+    assert _width(_write(_note_rows("ab", "cd")), "B") == 12
+
+
+def test_a_column_width_is_capped():
+    """A 5,000-character note gives the cap, 60, not a column as wide as the text."""
+    assert _width(_write(_note_rows("x" * 5000)), "B") == xlsx_cells.MAX_COLUMN_WIDTH == 60
+
+
+def test_wide_characters_count_double():
+    """Ten Chinese characters take as much room as twenty Latin ones."""
+    chinese = _width(_write(_note_rows("漢字漢字漢字漢字漢字")), "B")
+    assert chinese == _width(_write(_note_rows("x" * 20)), "B") == 22
+
+
+def test_only_the_longest_line_of_a_multi_line_value_counts():
+    """A note of two 30-character lines is as wide as one line, not both together."""
+    assert _width(_write(_note_rows("a" * 30 + "\n" + "b" * 30)), "B") == 32
+
+
+def test_a_long_heading_still_sets_the_width_when_values_are_short():
+    """The recorded-at heading with its zone name is wider than its time stamps."""
+    data = _write([ROW], heading="labels", time_zone="America/Argentina/ComodRivadavia")
+    assert _width(data, "E") == len("Recorded (America/Argentina/ComodRivadavia)") + 2
+
+
+def test_values_past_the_first_rows_do_not_widen_the_column():
+    """Widths come before the rows in the sheet, so a long note after the sampled rows is not measured."""
+    rows = _note_rows(*(["ab"] * xlsx_cells.WIDTH_SAMPLE_ROWS + ["n" * 40]))
+    assert _width(_write(rows), "B") == 12
+
+
+def test_rows_read_ahead_for_the_widths_are_written_once_and_in_order():
+    """250 rows (more than the sample) come back complete and in their order."""
+    rows = _note_rows(*(f"note {i}" for i in range(250)))
+    sheet = _sheet(_write(rows))
+    assert [row[0].value for row in sheet.iter_rows(min_row=2)] == list(range(1, 251))
 
 
 def test_sheet_is_named_after_the_given_name_made_safe():

@@ -1,0 +1,40 @@
+"""Staff pages answer 404 to everyone who is not Rhythm staff with `staff.view`, so their
+existence does not leak; actions also need `staff.execute` (403 with a sentence otherwise)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from flask import abort, render_template
+from flask_login import current_user, login_required
+
+
+def is_staff_with(permission: str) -> bool:
+    return bool(current_user.is_authenticated and current_user.is_staff
+                and permission in (current_user.staff_permissions or []))
+
+
+def staff_viewer(view: Callable) -> Callable:
+    @wraps(view)
+    @login_required
+    def wrapped(*args, **kwargs):
+        if not is_staff_with("staff.view"):
+            abort(404)
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def staff_executor(view: Callable) -> Callable:
+    @wraps(view)
+    @login_required
+    def wrapped(*args, **kwargs):
+        if not is_staff_with("staff.view"):
+            abort(404)
+        if not is_staff_with("staff.execute"):
+            message = "Staff actions need the staff.execute permission; with staff.view you can only look."
+            return render_template("errors/error.html", code=403, title="Not allowed", message=message), 403
+        return view(*args, **kwargs)
+
+    return wrapped

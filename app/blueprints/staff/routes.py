@@ -1,0 +1,178 @@
+"""The staff console: attention counts, cross-workspace lists and details, actions, queue health
+and the coverage registry. Routes parse, authorise (guards.py), call a service and render."""
+
+from __future__ import annotations
+
+from flask import abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from app.blueprints.staff import bp
+from app.blueprints.staff.forms import SupersedeForm
+from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
+from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.text_rules import database_id
+from app.extensions import db
+from app.models import (
+    ExportExecution,
+    ExportPackage,
+    ExportSettings,
+    QueryExport,
+    ScheduleRun,
+    Workspace,
+)
+from app.services import coverage_view, package_delivery, queue_health, staff_actions, staff_lists
+
+
+def _record_or_404(model, record_id: int):
+    record = db.session.get(model, record_id) if database_id(record_id) else None
+    if record is None:
+        abort(404)
+    return record
+
+
+@bp.app_context_processor
+def staff_permissions():
+    return {"staff_can_act": is_staff_with("staff.execute")}
+
+
+@bp.get("/")
+@staff_viewer
+def index():
+    return render_template("staff/index.html", attention=staff_lists.attention(), queues=queue_health.all_queues())
+
+
+@bp.get("/<any(files, runs, schedules, executions, packages, deliveries):kind>")
+@staff_viewer
+def records(kind: str):
+    staff_list = staff_lists.LISTS[kind]
+    filters = staff_lists.parse_filters(staff_list, request.args)
+    page = staff_lists.list_page(staff_list, filters)
+    return render_template("staff/list.html", staff_list=staff_list, filters=filters, page=page,
+                           workspaces=db.session.query(Workspace).order_by(Workspace.name).limit(500).all())
+
+
+@bp.get("/files/<int:file_id>")
+@staff_viewer
+def file(file_id: int):
+    return render_template("staff/file.html", file=_record_or_404(QueryExport, file_id))
+
+
+@bp.get("/runs/<int:run_id>")
+@staff_viewer
+def run(run_id: int):
+    return render_template("staff/run.html", run=_record_or_404(ScheduleRun, run_id))
+
+
+@bp.get("/executions/<int:execution_id>")
+@staff_viewer
+def execution(execution_id: int):
+    found = _record_or_404(ExportExecution, execution_id)
+    package = db.session.query(ExportPackage).filter_by(execution_id=found.id).one_or_none()
+    return render_template("staff/execution.html", execution=found, package=package)
+
+
+@bp.get("/packages/<int:package_id>")
+@staff_viewer
+def package(package_id: int):
+    return render_template("staff/package.html", package=_record_or_404(ExportPackage, package_id))
+
+
+@bp.route("/deliveries/<int:delivery_id>", methods=["GET", "POST"])
+@staff_viewer
+def delivery(delivery_id: int):
+    """A package delivery with its attempts; staff with `staff.execute` may supersede a failed one
+    and start its replacement (POST, with a reason kept in the audit log)."""
+    view = package_delivery.staff_view(delivery_id) if database_id(delivery_id) else None
+    if view is None:
+        abort(404)
+    may_supersede = package_delivery.can_supersede(current_user)
+    form = SupersedeForm()
+    error = None
+    if request.method == "POST":
+        if not may_supersede:
+            abort(403)
+        if form.validate():
+            try:
+                replacement_id = package_delivery.supersede_and_replace(delivery_id, current_user, form.reason.data)
+            except (AccessDenied, ValidationError, TransitionRefused) as exc:
+                error = str(exc)
+            else:
+                flash(f"Delivery {delivery_id} superseded; its replacement, delivery {replacement_id}, has started.")
+                return redirect(url_for("staff.delivery", delivery_id=replacement_id))
+        else:
+            error = next(iter(form.reason.errors), "The form could not be read.")
+        view = package_delivery.staff_view(delivery_id)
+    status = 400 if error else 200
+    return render_template(
+        "staff/delivery.html", view=view, form=form, error=error, may_supersede=may_supersede
+    ), status
+
+
+@bp.get("/workspaces/<int:workspace_id>")
+@staff_viewer
+def workspace(workspace_id: int):
+    found = _record_or_404(Workspace, workspace_id)
+    settings = db.session.query(ExportSettings).filter_by(workspace_id=found.id).one_or_none()
+    return render_template("staff/workspace.html", workspace=found, settings=settings)
+
+
+def _act(action, done: str, back: str):
+    """Run a staff action; what it did, its refusal or a missing reason is flashed on the page it
+    came from. An action may return its own sentence of what it did instead of `done`."""
+    try:
+        said = action()
+    except (ValidationError, staff_actions.ActionRefused) as problem:
+        flash(str(problem))
+    else:
+        flash(said or done)
+    return redirect(back)
+
+
+@bp.post("/workspaces/<int:workspace_id>/export/suspend")
+@staff_executor
+def suspend_export(workspace_id: int):
+    found = _record_or_404(Workspace, workspace_id)
+    return _act(lambda: staff_actions.suspend_export(found, current_user, request.form.get("reason")),
+                "The workspace's export is suspended.", url_for("staff.workspace", workspace_id=found.id))
+
+
+@bp.post("/workspaces/<int:workspace_id>/export/resume")
+@staff_executor
+def resume_export(workspace_id: int):
+    found = _record_or_404(Workspace, workspace_id)
+    return _act(lambda: staff_actions.resume_export(found, current_user, request.form.get("reason")),
+                "The workspace's export is resumed.", url_for("staff.workspace", workspace_id=found.id))
+
+
+@bp.post("/executions/<int:execution_id>/stop")
+@staff_executor
+def stop_execution(execution_id: int):
+    found = _record_or_404(ExportExecution, execution_id)
+    seen = request.form.get("attempt", "")
+    back = url_for("staff.execution", execution_id=found.id)
+    if not seen.isdigit():
+        flash("The page was out of date; look at the execution again before stopping it.")
+        return redirect(back)
+    return _act(lambda: staff_actions.stop_execution(found, int(seen), current_user, request.form.get("reason")),
+                "The workspace export is marked failed.", back)
+
+
+@bp.get("/queues")
+@staff_viewer
+def queues():
+    template = "staff/_queues.html" if request.headers.get("HX-Request") else "staff/queues.html"
+    return render_template(template, queues=queue_health.all_queues())
+
+
+@bp.post("/queues/requeue")
+@staff_executor
+def requeue():
+    job_id = (request.form.get("job_id") or "")[:200]
+    return _act(lambda: staff_actions.requeue_failed_job(job_id, current_user, request.form.get("reason")),
+                "The job's record was dispatched again.", url_for("staff.queues"))
+
+
+@bp.get("/coverage")
+@staff_viewer
+def coverage():
+    return render_template("staff/coverage.html", registry=coverage_view.registry())

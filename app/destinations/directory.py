@@ -1,0 +1,86 @@
+"""A folder under DESTINATIONS_ROOT as a delivery destination (the embedded default).
+
+Everything is confined under the root: the destination's folder and every object's file are
+resolved (symbolic links followed) and refused unless they stay inside the root. Objects are
+written to a temporary file beside their target and renamed into place, so a reader sees the
+old file or the whole new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from app.destinations.base import DestinationRefused, DestinationStore
+from app.storage.base import check_key
+
+
+class DirectoryDestination(DestinationStore):
+    def __init__(self, *, root: str | None, path: str):
+        if not root:
+            raise DestinationRefused(
+                "Directory destinations are not enabled on this server (DESTINATIONS_ROOT is not set).",
+                "directory_not_configured",
+            )
+        self.root = Path(root).resolve()
+        if not self.root.is_dir():
+            raise DestinationRefused(
+                "The server's folder for directory destinations (DESTINATIONS_ROOT) does not exist.",
+                "directory_missing",
+            )
+        self.path = path.strip("/")
+        self.base = self._confined(self.root / self.path if self.path else self.root, self.path or "the top")
+
+    def _confined(self, candidate: Path, shown: str) -> Path:
+        resolved = candidate.resolve()
+        if not resolved.is_relative_to(self.root):
+            raise DestinationRefused(
+                f"The destination path {shown!r} leads outside the server's folder for directory destinations.",
+                "path_outside_root",
+            )
+        return resolved
+
+    def _target(self, relative_key: str) -> Path:
+        check_key(relative_key)
+        target = self._confined(self.base / relative_key, f"{self.path}/{relative_key}" if self.path else relative_key)
+        if not target.is_relative_to(self.base) or target == self.base:
+            raise DestinationRefused(
+                f"The object {relative_key!r} leads outside the destination's folder.", "path_outside_root"
+            )
+        return target
+
+    def location(self, relative_key: str = "") -> str:
+        return str(self._target(relative_key)) if relative_key else str(self.base)
+
+    def put_bytes(self, relative_key: str, data: bytes) -> None:
+        self.put_stream(relative_key, [data])
+
+    def put_stream(self, relative_key: str, chunks: Iterable[bytes]) -> int:
+        target = self._target(relative_key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Creating the folders may have met a symbolic link planted meanwhile: check again.
+        target = self._target(relative_key)
+        temporary = target.parent / f".~{uuid.uuid4().hex}.tmp"
+        size = 0
+        try:
+            with open(temporary, "xb") as out:
+                for chunk in chunks:
+                    out.write(chunk)
+                    size += len(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            raise
+        return size
+
+    def read_bytes(self, relative_key: str) -> bytes:
+        return self._target(relative_key).read_bytes()
+
+    def delete(self, relative_key: str) -> None:
+        self._target(relative_key).unlink(missing_ok=True)

@@ -1,0 +1,55 @@
+"""Staff suspension of a workspace's export (DESIGN section 8): settings `active | paused →
+suspended` with a reason, and `suspended → active`. While suspended the settings are read-only
+for the workspace and admission refuses, saying why. Each is one guarded UPDATE; neither commits:
+the caller records the audit event in the same transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select, update
+
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import ExportSettings, SettingsStatus
+
+REASON_LIMIT = 1000
+
+
+def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None:
+    """Suspend the workspace's export; a workspace without settings gets suspended ones."""
+    now = now or utcnow()
+    exists = db.session.scalar(select(ExportSettings.id).where(ExportSettings.workspace_id == workspace_id))
+    if exists is None:
+        db.session.add(ExportSettings(workspace_id=workspace_id, status=SettingsStatus.SUSPENDED,
+                                      suspended_reason=reason[:REASON_LIMIT], created_at=now, updated_at=now))
+        db.session.flush()
+        return
+    row = db.session.execute(
+        update(ExportSettings)
+        .where(ExportSettings.workspace_id == workspace_id,
+               ExportSettings.status.in_((SettingsStatus.ACTIVE, SettingsStatus.PAUSED)))
+        .values(status=SettingsStatus.SUSPENDED, suspended_reason=reason[:REASON_LIMIT],
+                version=ExportSettings.version + 1, updated_at=now)
+        .returning(ExportSettings.id)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused("This workspace's export is already suspended.")
+
+
+def resume(workspace_id: int, now: datetime | None = None) -> None:
+    row = db.session.execute(
+        update(ExportSettings)
+        .where(ExportSettings.workspace_id == workspace_id, ExportSettings.status == SettingsStatus.SUSPENDED)
+        .values(status=SettingsStatus.ACTIVE, suspended_reason=None, version=ExportSettings.version + 1,
+                updated_at=now or utcnow())
+        .returning(ExportSettings.id)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+    if row is None:
+        db.session.rollback()
+        raise TransitionRefused("This workspace's export is not suspended, so there is nothing to resume.")

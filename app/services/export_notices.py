@@ -1,0 +1,264 @@
+"""Workspace-export notices by email: package ready, execution failed, delivery failed for good.
+
+`notify` records one notice per (subject, kind, person) for the workspace's administrators and
+the export settings' notification people who are still members, with an insert that ignores
+rows already there (so a retried step notifies nobody twice), then sends the subject's pending
+notices. A mail server that cannot take a message now leaves its notice pending with a backoff;
+`send_pending` (a periodic task) sends it later. Each message's Message-ID is fixed by its
+notice's id, so the same notice is recognisable however many attempts it took.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from app.communications import (
+    Link,
+    MailRefused,
+    MailTemporarilyUnavailable,
+    OutgoingMessage,
+    Recipient,
+    get_mailer,
+    message_id_for,
+)
+from app.domain import export_notice
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models import Membership, Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    ExportDelivery,
+    ExportDestination,
+    ExportExecution,
+    ExportNotice,
+    ExportPackage,
+    ExportSettings,
+    NoticeKind,
+    NoticeStatus,
+)
+from app.services.delivery_links import public_link
+from app.services.portable_sql import insert_ignoring_duplicates
+
+log = logging.getLogger(__name__)
+
+MESSAGE_KIND = "export-notice"
+# Delay before the next try when the mail server could not take a notice; the last one repeats.
+SEND_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+# A notice the server could not take this many times is given up, with its last error.
+MAX_SEND_ATTEMPTS = 12
+SUBJECT_TYPES = {
+    NoticeKind.PACKAGE_READY: "package",
+    NoticeKind.EXECUTION_FAILED: "execution",
+    NoticeKind.DELIVERY_FAILED: "delivery",
+}
+
+
+def recipients(workspace_id: int) -> list[int]:
+    """The workspace's administrators plus the settings' notification people who are members now."""
+    members = dict(
+        db.session.execute(
+            select(Membership.person_id, Membership.role).where(Membership.workspace_id == workspace_id)
+        ).all()
+    )
+    settings = db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
+    chosen = {person_id for person_id, role in members.items() if role == "admin"}
+    if settings is not None:
+        chosen |= {person_id for person_id in settings.notify_person_ids or () if person_id in members}
+    return sorted(chosen)
+
+
+def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: int) -> int:
+    """Record the notices of this subject and kind (once per person, ever), then send the pending
+    ones. Returns how many were sent now."""
+    kind = NoticeKind(kind)
+    if SUBJECT_TYPES[kind] != subject_type:
+        raise ValueError(f"a {kind} notice is about a {SUBJECT_TYPES[kind]}, not a {subject_type}")
+    now = utcnow()
+    for person_id in recipients(workspace_id):
+        db.session.execute(
+            insert_ignoring_duplicates(ExportNotice.__table__, ["subject_type", "subject_id", "kind", "person_id"])
+            .values(
+                workspace_id=workspace_id,
+                subject_type=subject_type,
+                subject_id=subject_id,
+                kind=kind,
+                person_id=person_id,
+                status=NoticeStatus.PENDING,
+                attempt_count=0,
+                created_at=now,
+            )
+        )
+    db.session.commit()
+    due = db.session.scalars(
+        select(ExportNotice.id).where(
+            ExportNotice.subject_type == subject_type,
+            ExportNotice.subject_id == subject_id,
+            ExportNotice.kind == kind,
+            ExportNotice.status == NoticeStatus.PENDING,
+        )
+    ).all()
+    db.session.rollback()
+    return _send_each(due, now)
+
+
+def send_pending(now: datetime | None = None, limit: int = 200) -> int:
+    """Send the pending notices whose retry time has come (the periodic retry). Returns how many were sent."""
+    now = now or utcnow()
+    due = db.session.scalars(
+        select(ExportNotice.id)
+        .where(
+            ExportNotice.status == NoticeStatus.PENDING,
+            (ExportNotice.next_attempt_at.is_(None)) | (ExportNotice.next_attempt_at <= now),
+        )
+        .order_by(ExportNotice.id)
+        .limit(limit)
+    ).all()
+    db.session.rollback()
+    return _send_each(due, now)
+
+
+def _send_each(notice_ids: list[int], now: datetime) -> int:
+    sent = 0
+    for notice_id in notice_ids:
+        sent += _send(notice_id, now)
+    return sent
+
+
+def _send(notice_id: int, now: datetime) -> bool:
+    try:
+        attempt = export_notice.claim(notice_id, now)
+    except TransitionRefused:
+        return False  # sent, failed, not due, or another sender has it
+    notice = db.session.get(ExportNotice, notice_id, populate_existing=True)
+    person = db.session.get(Person, notice.person_id)
+    mailer = get_mailer()
+    message_id = message_id_for(MESSAGE_KIND, notice_id, mailer.domain)
+    try:
+        message = _content(notice).message(Recipient(person.email, person.name), message_id)
+        submission_id = mailer.send(message)
+    except MailTemporarilyUnavailable as exc:
+        if attempt >= MAX_SEND_ATTEMPTS:
+            export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
+        else:
+            delay = SEND_BACKOFF[min(attempt, len(SEND_BACKOFF)) - 1]
+            export_notice.retry_later(notice_id, attempt, exc.summary, now + delay)
+        log.warning("export notice %s: the mail server could not take it (%s)", notice_id, exc.summary)
+        return False
+    except MailRefused as exc:
+        export_notice.fail(notice_id, attempt, f"The mail server refused the message: {exc.summary}")
+        log.warning("export notice %s refused: %s", notice_id, exc.summary)
+        return False
+    except _SubjectGone:
+        export_notice.fail(notice_id, attempt, "What this notice was about no longer exists.")
+        return False
+    export_notice.mark_sent(notice_id, attempt, submission_id)
+    log.info("export notice %s sent as %s", notice_id, submission_id)
+    return True
+
+
+class _SubjectGone(Exception):
+    """The execution, package or delivery the notice is about was deleted."""
+
+
+@dataclass(frozen=True)
+class NoticeContent:
+    subject: str
+    heading: str
+    paragraphs: tuple[str, ...]
+    facts: tuple[tuple[str, str], ...]
+    link: Link
+
+    def message(self, to: Recipient, message_id: str) -> OutgoingMessage:
+        return OutgoingMessage(
+            to=to,
+            subject=self.subject,
+            message_id=message_id,
+            heading=self.heading,
+            paragraphs=self.paragraphs,
+            facts=self.facts,
+            link=self.link,
+            footer="You receive this as an administrator of the workspace or one of its export notification people.",
+        )
+
+
+def _package_link(workspace_id: int, package_id: int) -> Link:
+    return Link("Open the package", public_link(f"/w/{workspace_id}/export/packages/{package_id}"))
+
+
+def _size(size_bytes: int) -> str:
+    size = float(size_bytes)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size_bytes:,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _content(notice: ExportNotice) -> NoticeContent:
+    workspace = db.session.get(Workspace, notice.workspace_id)
+    if workspace is None:
+        raise _SubjectGone
+    if notice.kind == NoticeKind.PACKAGE_READY:
+        package = db.session.get(ExportPackage, notice.subject_id)
+        if package is None:
+            raise _SubjectGone
+        return NoticeContent(
+            subject=f"Workspace export ready: {workspace.name}",
+            heading="Your workspace export is ready",
+            paragraphs=("The package can be downloaded by the workspace's administrators until it expires.",),
+            facts=(
+                ("Workspace", workspace.name),
+                ("Data as of", _time(package.cutoff_at)),
+                ("Rows", f"{package.row_count:,}"),
+                ("Size", _size(package.size_bytes)),
+                ("Volumes", str(package.volumes_count)),
+                ("Available until", _time(package.expires_at)),
+            ),
+            link=_package_link(workspace.id, package.id),
+        )
+    if notice.kind == NoticeKind.EXECUTION_FAILED:
+        execution = db.session.get(ExportExecution, notice.subject_id)
+        if execution is None:
+            raise _SubjectGone
+        facts = [("Workspace", workspace.name), ("Requested", _time(execution.created_at))]
+        if execution.failure_code:
+            facts.append(("Failure", execution.failure_code))
+        return NoticeContent(
+            subject=f"Workspace export failed: {workspace.name}",
+            heading="A workspace export failed",
+            paragraphs=(execution.failure_detail or "The export stopped before its package was complete.",),
+            facts=tuple(facts),
+            link=Link(
+                "Open the export", public_link(f"/w/{workspace.id}/export/executions/{execution.id}")
+            ),
+        )
+    delivery = db.session.get(ExportDelivery, notice.subject_id)
+    if delivery is None:
+        raise _SubjectGone
+    destination = db.session.get(ExportDestination, delivery.destination_id)
+    package = db.session.get(ExportPackage, delivery.package_id)
+    return NoticeContent(
+        subject=f"Workspace export not delivered: {workspace.name}",
+        heading="A package could not be delivered",
+        paragraphs=(
+            "The package was not copied to the destination, and it will not be retried. "
+            "Check the destination's settings (Test connection shows the store's answer).",
+        ),
+        facts=(
+            ("Workspace", workspace.name),
+            ("Destination", destination.name),
+            ("Attempts", str(delivery.attempt_count)),
+            ("Failure", delivery.failure_code or ""),
+            ("Store's answer", delivery.failure_summary or ""),
+            ("Package data as of", _time(package.cutoff_at)),
+        ),
+        link=_package_link(workspace.id, package.id),
+    )

@@ -1,0 +1,397 @@
+"""Delivering packages to their workspace's destinations (seed 000, DESIGN section 8).
+
+`create_deliveries` makes one row per live destination (withheld when the destination is
+disabled); `run_delivery` makes one attempt: start it (the attempt number is allocated under the
+row's lock, so two workers on one delivery make one transfer), copy every volume and then the
+manifest from the product's storage to
+
+    <destination path>/workspace-<workspace id>/<package time, YYYYMMDDTHHMMSSZ>/<key under the package prefix>
+
+streaming, and record the outcome. A transient failure is retried with a backoff (the periodic
+`dispatch_due` enqueues it when due); after the last retry, or on a permanent failure, the row
+stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
+lease and `settle_lapsed` fails its attempt as transient `worker_stopped`.
+
+Staff with `staff.execute` may supersede a failed delivery and start its replacement
+(`supersede_and_replace`), audited with their reason in the same transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from flask import current_app
+from redis.exceptions import RedisError
+from sqlalchemy import or_, select
+
+from app.destinations import DeliveryFailure, classify_error, open_destination
+from app.domain import export_delivery
+from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.extensions import db
+from app.models import Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    DeliveryStatus,
+    ExportDelivery,
+    ExportDeliveryAttempt,
+    ExportDestination,
+    ExportPackage,
+    ExportVolume,
+    FailureClass,
+    NoticeKind,
+    PackageStatus,
+    VolumeStatus,
+)
+from app.services import audit, export_notices, leases
+from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
+from app.services.queue import export_queue, redis_connection
+from app.storage import check_key_under, get_storage
+
+log = logging.getLogger(__name__)
+
+DELIVERY_JOB = "jobs.package_delivery.run"
+# The wait after each transiently failed attempt; one attempt more than delays, then it stops.
+RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+RETRIES_EXHAUSTED = "retries_exhausted"
+WORKER_STOPPED = "worker_stopped"
+STAFF_EXECUTE = "staff.execute"
+REASON_LIMIT = 500
+_CANNOT_START = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
+
+
+# Creating
+
+
+def create_deliveries(package_id: int) -> list[int]:
+    """One delivery per live (not removed) destination of the package's workspace: pending, or
+    withheld when the destination is disabled. Rows made earlier (a repeated call) are kept.
+    Returns the package's live delivery ids, in destination order. Committed."""
+    package = db.session.get(ExportPackage, package_id)
+    if package is None:
+        raise ValueError(f"package {package_id} does not exist")
+    destinations = db.session.scalars(
+        select(ExportDestination)
+        .where(ExportDestination.workspace_id == package.workspace_id, ExportDestination.removed_at.is_(None))
+        .order_by(ExportDestination.id)
+    ).all()
+    ids = []
+    for destination in destinations:
+        delivery_id = export_delivery.create(
+            workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
+        )
+        if delivery_id is None:  # made earlier, by an earlier call or another process
+            delivery_id = _live_delivery(package.id, destination.id)
+        elif not destination.enabled:
+            export_delivery.withhold(delivery_id)
+        ids.append(delivery_id)
+    db.session.commit()
+    return [delivery_id for delivery_id in ids if delivery_id is not None]
+
+
+def _live_delivery(package_id: int, destination_id: int) -> int | None:
+    return db.session.scalar(
+        select(ExportDelivery.id).where(
+            ExportDelivery.package_id == package_id,
+            ExportDelivery.destination_id == destination_id,
+            ExportDelivery.status != DeliveryStatus.SUPERSEDED,
+        )
+    )
+
+
+def deliver_package(package_id: int) -> None:
+    """Create the package's deliveries and run each pending one once (the execution's
+    `delivering` phase). Failures are recorded on the rows, never raised: retries and notices
+    follow from there."""
+    for delivery_id in create_deliveries(package_id):
+        outcome = run_delivery(delivery_id)
+        log.info("package %s: delivery %s %s", package_id, delivery_id, outcome)
+
+
+# One attempt
+
+
+def relative_key(package: ExportPackage, key: str) -> str:
+    """Where a package object lands under the destination's path."""
+    prefix = package.prefix.rstrip("/") + "/"
+    check_key_under(key, prefix)
+    moment = package.created_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix):]}"
+
+
+def package_keys(package: ExportPackage) -> list[str]:
+    """Every complete volume of the package (under its prefix, so of the attempt that made it),
+    then the manifest, which goes last: a manifest at the destination means the volumes are there."""
+    volumes = db.session.scalars(
+        select(ExportVolume.key)
+        .where(ExportVolume.execution_id == package.execution_id, ExportVolume.status == VolumeStatus.COMPLETE)
+        .order_by(ExportVolume.dataset, ExportVolume.sequence, ExportVolume.id)
+    ).all()
+    prefix = package.prefix.rstrip("/") + "/"
+    keys = [key for key in volumes if key.startswith(prefix)]
+    return [check_key_under(key, prefix) for key in keys] + [check_key_under(package.manifest_key, prefix)]
+
+
+def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
+    """One attempt at the delivery; returns one word describing the outcome, for logs."""
+    delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery is None:
+        return "missing"
+    if delivery.status in _CANNOT_START:
+        return f"already_{delivery.status}"
+    package = db.session.get(ExportPackage, delivery.package_id)
+    if package.status != PackageStatus.AVAILABLE:
+        return _expire_for_package(delivery)
+    destination = db.session.get(ExportDestination, delivery.destination_id)
+    if not destination.enabled or destination.removed_at is not None:
+        # Disabled since the row was made: a pending delivery is withheld; a failed one waits,
+        # its retry not dispatched while the destination stays disabled.
+        if delivery.status != DeliveryStatus.PENDING:
+            return "destination_disabled"
+        try:
+            export_delivery.withhold(delivery.id)
+            db.session.commit()
+        except TransitionRefused:
+            return "not_due"
+        return "withheld"
+    started_at = now or utcnow()
+    try:
+        attempt = export_delivery.start(
+            delivery_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
+        )
+    except TransitionRefused:
+        return "not_due"  # another worker has it, it settled, or its retry time has not come
+
+    def renew(lease_expires_at: datetime) -> None:
+        export_delivery.renew_lease(delivery_id, attempt, lease_expires_at)
+
+    with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
+        try:
+            location = _transfer(package, destination)
+        except Exception as exc:  # every failure is classified and recorded on the row
+            failure = classify_error(exc)
+            if failure.code == "unexpected_error":
+                log.exception("package delivery %s attempt %s failed unexpectedly", delivery_id, attempt)
+            else:
+                log.warning("package delivery %s attempt %s failed: %s", delivery_id, attempt, failure.summary)
+            db.session.rollback()
+            return _record_failure(delivery, attempt, failure)
+    try:
+        export_delivery.delivered(delivery_id, attempt, location)
+    except TransitionRefused:
+        return "stale"
+    return "delivered"
+
+
+def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
+    storage = get_storage()
+    store = open_destination(destination)
+    copies = [(key, relative_key(package, key)) for key in package_keys(package)]
+    db.session.rollback()  # no transaction stays open during the copy
+    for key, target in copies:
+        store.put_stream(target, storage.read_chunks(key))
+    top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
+    return store.location(top) + "/"
+
+
+def _record_failure(delivery: ExportDelivery, attempt: int, failure: DeliveryFailure,
+                    now: datetime | None = None, lease_lapsed_before: datetime | None = None) -> str:
+    """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
+    permanent `retries_exhausted`. A permanent failure notifies."""
+    now = now or utcnow()
+    failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
+    next_attempt_at = None
+    if failure_class == FailureClass.TRANSIENT:
+        if attempt <= len(RETRY_BACKOFF):
+            next_attempt_at = now + RETRY_BACKOFF[attempt - 1]
+        else:
+            failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
+            summary = f"Gave up after {attempt} attempts; the last one: {summary}"
+    try:
+        export_delivery.failed(delivery.id, attempt, failure_class, code, summary, next_attempt_at, now=now,
+                               lease_lapsed_before=lease_lapsed_before)
+    except TransitionRefused:
+        return "stale"
+    if failure_class == FailureClass.PERMANENT:
+        export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
+        return "failed"
+    return "retry_later"
+
+
+def _expire_for_package(delivery: ExportDelivery) -> str:
+    try:
+        export_delivery.expire(delivery.id)
+        db.session.commit()
+    except TransitionRefused:
+        db.session.rollback()
+        return "not_due"
+    return "expired"
+
+
+# Retries and the watchdog (periodic tasks)
+
+
+def job_id_for(delivery_id: int) -> str:
+    return f"package-delivery-{delivery_id}-{uuid.uuid4().hex[:8]}"
+
+
+def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
+    """Claim the delivery's next attempt for a new job from the job id the caller saw, commit,
+    then enqueue it: two schedulers never enqueue the same attempt twice."""
+    job_id = job_id_for(delivery_id)
+    try:
+        export_delivery.claim_dispatch(delivery_id, seen_job_id, job_id)
+    except TransitionRefused:
+        return False
+    try:
+        export_queue().enqueue(
+            DELIVERY_JOB,
+            delivery_id,
+            job_id=job_id,
+            job_timeout=current_app.config["SETTINGS"].export_job_timeout,
+            failure_ttl=FAILURE_TTL_SECONDS,
+            description=f"package delivery {delivery_id}",
+        )
+    except RedisError as exc:
+        log.warning("enqueueing package delivery %s failed (%s); it will be dispatched again", delivery_id, exc)
+        return False
+    return True
+
+
+def _deliverable(now: datetime):
+    """Rows whose next attempt may start now, to an enabled destination, of an available package.
+    A fresh pending row is left to `deliver_package`, which made it and runs it; one still pending
+    after LOST_AFTER was left behind (its process died) and is dispatched."""
+    return (
+        select(ExportDelivery.id, ExportDelivery.job_id)
+        .join(ExportDestination, ExportDestination.id == ExportDelivery.destination_id)
+        .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
+        .where(
+            export_delivery.startable(now),
+            or_(ExportDelivery.status != DeliveryStatus.PENDING, ExportDelivery.created_at < now - LOST_AFTER),
+            ExportDestination.enabled.is_(True),
+            ExportDestination.removed_at.is_(None),
+            ExportPackage.status == PackageStatus.AVAILABLE,
+        )
+    )
+
+
+def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
+    """Enqueue deliveries whose retry time has come (and pending ones left behind), and again
+    those whose job Redis lost."""
+    now = now or utcnow()
+    fresh = db.session.execute(
+        _deliverable(now).where(ExportDelivery.job_id.is_(None)).order_by(ExportDelivery.id).limit(limit)
+    ).all()
+    lost = db.session.execute(
+        _deliverable(now).where(
+            ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER
+        ).limit(limit)
+    ).all()
+    db.session.rollback()
+    dispatched = sum(dispatch(row.id, None) for row in fresh)
+    if lost:
+        connection = redis_connection()
+        dispatched += sum(dispatch(row.id, row.job_id) for row in lost if job_is_lost(connection, row.job_id))
+    return dispatched
+
+
+def settle_lapsed(now: datetime | None = None) -> int:
+    """Fail, as transient `worker_stopped`, each delivering attempt whose holder's lease lapsed
+    (its worker died); the retry follows the backoff like any transient failure."""
+    now = now or utcnow()
+    rows = db.session.execute(
+        select(ExportDelivery.id, ExportDelivery.attempt_count, ExportDelivery.lease_holder).where(
+            ExportDelivery.status == DeliveryStatus.DELIVERING,
+            leases.lease_lapsed(ExportDelivery.lease_expires_at, now),
+        )
+    ).all()
+    db.session.rollback()
+    settled = 0
+    for row in rows:
+        delivery = db.session.get(ExportDelivery, row.id)
+        summary = f"The worker running this attempt ({row.lease_holder or 'unknown'}) stopped before it finished."
+        failure = DeliveryFailure(FailureClass.TRANSIENT, WORKER_STOPPED, summary)
+        outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
+        settled += outcome != "stale"
+    return settled
+
+
+# Staff page and action
+
+
+@dataclass(frozen=True)
+class StaffDeliveryView:
+    delivery: ExportDelivery
+    attempts: list[ExportDeliveryAttempt]
+    workspace: Workspace
+    destination: ExportDestination
+    package: ExportPackage
+    replaced_by_id: int | None
+
+
+def staff_view(delivery_id: int) -> StaffDeliveryView | None:
+    """A delivery as staff see it: with its attempts, workspace, destination, package and
+    replacement. Staff only: the caller has checked that."""
+    delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery is None:
+        return None
+    attempts = list(
+        db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+            .execution_options(populate_existing=True)
+        )
+    )
+    replaced_by = db.session.scalar(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id))
+    return StaffDeliveryView(
+        delivery=delivery,
+        attempts=attempts,
+        workspace=db.session.get(Workspace, delivery.workspace_id),
+        destination=db.session.get(ExportDestination, delivery.destination_id),
+        package=db.session.get(ExportPackage, delivery.package_id),
+        replaced_by_id=replaced_by,
+    )
+
+
+def can_supersede(person: Person) -> bool:
+    return bool(person.is_staff and STAFF_EXECUTE in (person.staff_permissions or ()))
+
+
+def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
+    """Supersede a failed delivery and start its replacement (a new row), for staff with
+    `staff.execute`; the audit event with the reason is written in the same transaction.
+    Returns the replacement's id. Raises AccessDenied, ValidationError (no reason) or
+    TransitionRefused (the delivery is not failed), each with a sentence for the page."""
+    if not can_supersede(actor):
+        raise AccessDenied("Only Rhythm staff with the staff.execute permission can supersede a delivery.")
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError("Give the reason for superseding this delivery; it is kept in the audit log.", "reason")
+    if len(reason) > REASON_LIMIT:
+        raise ValidationError(f"The reason is too long: at most {REASON_LIMIT} characters.", "reason")
+    delivery = db.session.get(ExportDelivery, delivery_id)
+    if delivery is None:
+        raise TransitionRefused("This delivery does not exist.")
+    try:
+        export_delivery.supersede(delivery_id, actor.id)
+        replacement_id = export_delivery.create_replacement(delivery_id)
+    except TransitionRefused:
+        db.session.rollback()
+        raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=actor.id,
+        action="export_delivery.superseded",
+        subject_type="export_delivery",
+        subject_id=delivery_id,
+        reason=reason,
+        details={"replacement_id": replacement_id, "package_id": delivery.package_id,
+                 "destination_id": delivery.destination_id},
+    )
+    db.session.commit()
+    dispatch(replacement_id, None)
+    return replacement_id

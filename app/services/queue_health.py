@@ -1,0 +1,114 @@
+"""What the staff's queue health page shows: each RQ queue with its length and oldest waiting
+job, the workers (state, current job, last heartbeat), and the started, failed and scheduled
+registries. Failed jobs are named by the record they work on, so staff can requeue them through
+the product's own dispatch (app/services/staff_actions.py), never by editing Redis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from rq import Queue, Worker
+from rq.job import Job
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+
+from app.services.queue import export_queue
+
+# The job functions of this product, and the record kind their one argument names.
+JOB_RECORDS = {
+    "jobs.export_file.run": "file",
+    "jobs.schedule_run.run": "run",
+    "jobs.package_execution.run": "execution",
+    "jobs.package_delivery.run": "delivery",
+}
+FAILED_JOBS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class WorkerView:
+    name: str
+    state: str
+    current_job: str | None
+    last_heartbeat: datetime | None
+
+
+@dataclass(frozen=True)
+class FailedJobView:
+    id: str
+    description: str
+    record_kind: str | None
+    record_id: int | None
+    ended_at: datetime | None
+    error_type: str | None
+
+
+@dataclass(frozen=True)
+class QueueView:
+    name: str
+    length: int
+    oldest_age_seconds: float | None
+    workers: list[WorkerView]
+    started: int
+    scheduled: int
+    failed: int
+    failed_jobs: list[FailedJobView]
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def record_of(job: Job) -> tuple[str | None, int | None]:
+    kind = JOB_RECORDS.get(job.func_name)
+    if kind is None or len(job.args) != 1 or not isinstance(job.args[0], int):
+        return None, None
+    return kind, job.args[0]
+
+
+def _error_type(job: Job) -> str | None:
+    """The exception's type only: its message and traceback may hold SQL and parameters (the log has them)."""
+    result = job.latest_result()
+    text = (result.exc_string if result is not None else None) or ""
+    last = text.strip().splitlines()[-1] if text.strip() else ""
+    return last.split(":", 1)[0][:100] or None
+
+
+def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
+    now = now or datetime.now(UTC)
+    first = queue.get_job_ids(0, 1)
+    oldest_job = queue.fetch_job(first[0]) if first else None
+    enqueued_at = _aware(oldest_job.enqueued_at) if oldest_job is not None else None
+    workers = [
+        WorkerView(
+            name=worker.name,
+            state=getattr(worker.get_state(), "value", str(worker.get_state())),
+            current_job=worker.get_current_job_id(),
+            last_heartbeat=_aware(worker.last_heartbeat),
+        )
+        for worker in sorted(Worker.all(queue=queue), key=lambda w: w.name)
+    ]
+    failed_registry = FailedJobRegistry(queue=queue)
+    failed_ids = failed_registry.get_job_ids(0, FAILED_JOBS_SHOWN - 1)
+    failed_jobs = []
+    for job in Job.fetch_many(failed_ids, connection=queue.connection):
+        if job is None:
+            continue
+        kind, record_id = record_of(job)
+        failed_jobs.append(FailedJobView(job.id, job.description or job.func_name, kind, record_id,
+                                         _aware(job.ended_at), _error_type(job)))
+    return QueueView(
+        name=queue.name,
+        length=queue.count,
+        oldest_age_seconds=(now - enqueued_at).total_seconds() if enqueued_at else None,
+        workers=workers,
+        started=StartedJobRegistry(queue=queue).count,
+        scheduled=ScheduledJobRegistry(queue=queue).count,
+        failed=failed_registry.count,
+        failed_jobs=failed_jobs,
+    )
+
+
+def all_queues() -> list[QueueView]:
+    return [queue_view(export_queue())]

@@ -1,0 +1,128 @@
+"""What staff with `staff.execute` may do, each with a reason, each audited in the transaction of
+the change it makes (DESIGN section 10): suspend and resume a workspace's export, mark a stuck
+workspace export failed, and requeue a failed job through the product's own dispatch."""
+
+from __future__ import annotations
+
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.registry import FailedJobRegistry
+from sqlalchemy.exc import IntegrityError
+
+from app.domain import export_execution, export_suspension
+from app.domain.errors import TransitionRefused, ValidationError
+from app.extensions import db
+from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Workspace
+from app.models.export_file import FileStatus
+from app.models.schedule import RunStatus
+from app.services import audit, outbox, schedule_runs
+from app.services.queue import export_queue, redis_connection
+from app.services.queue_health import record_of
+
+REASON_LIMIT = 1000
+_NOT_DISPATCHED = "Another dispatch got there first, or Redis refused; the periodic dispatcher retries it."
+
+
+class ActionRefused(Exception):
+    """The action cannot be taken; the message says why, for the staff member."""
+
+
+def _reason(text: str | None) -> str:
+    reason = (text or "").strip()
+    if not reason:
+        raise ValidationError("Give a reason: it is kept in the audit log with the action.", field="reason")
+    if len(reason) > REASON_LIMIT:
+        raise ValidationError(f"Keep the reason under {REASON_LIMIT} characters.", field="reason")
+    return reason
+
+
+def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
+    reason = _reason(reason_text)
+    try:
+        export_suspension.suspend(workspace.id, reason)
+        audit.record(workspace_id=workspace.id, actor_id=actor.id, action="export.suspended",
+                     subject_type="workspace", subject_id=workspace.id, reason=reason)
+        db.session.commit()
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    except IntegrityError:  # another staff member suspended it at the same moment
+        db.session.rollback()
+        raise ActionRefused("This workspace's export was suspended a moment ago by someone else.") from None
+
+
+def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
+    reason = _reason(reason_text)
+    try:
+        export_suspension.resume(workspace.id)
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    audit.record(workspace_id=workspace.id, actor_id=actor.id, action="export.resumed",
+                 subject_type="workspace", subject_id=workspace.id, reason=reason)
+    db.session.commit()
+
+
+def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person, reason_text: str | None) -> None:
+    """Mark a queued or running execution failed, at the attempt the staff member saw on the page."""
+    reason = _reason(reason_text)
+    try:
+        export_execution.stop_by_staff(
+            execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}"
+        )
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    audit.record(workspace_id=execution.workspace_id, actor_id=actor.id, action="export.execution_stopped",
+                 subject_type="execution", subject_id=execution.id, reason=reason,
+                 details={"attempt": seen_attempt})
+    db.session.commit()
+
+
+def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:
+    """Dispatch again, through the product's own dispatch, the record a failed RQ job worked on,
+    then drop the failed job from its registry. Returns a sentence saying what happened."""
+    reason = _reason(reason_text)
+    registry = FailedJobRegistry(queue=export_queue())
+    if job_id not in registry.get_job_ids():
+        raise ActionRefused("That job is no longer among the failed jobs (it was requeued or expired).")
+    try:
+        job = Job.fetch(job_id, connection=redis_connection())
+    except NoSuchJobError:
+        raise ActionRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
+    kind, record_id = record_of(job)
+    dispatchers = {"file": _redispatch_file, "run": _redispatch_run}
+    if kind not in dispatchers:
+        raise ActionRefused("This job is not one the product can dispatch again.")
+    sentence = dispatchers[kind](record_id, actor, reason, job_id)
+    registry.remove(job, delete_job=True)
+    return sentence
+
+
+def _audit_requeue(workspace_id: int, actor: Person, subject_type: str, subject_id: int, reason: str,
+                   job_id: str) -> None:
+    # Added before the dispatch's claim commits, so the claim and its audit event commit together.
+    audit.record(workspace_id=workspace_id, actor_id=actor.id, action="job.requeued", subject_type=subject_type,
+                 subject_id=subject_id, reason=reason, details={"failed_job": job_id})
+
+
+def _redispatch_file(export_id: int, actor: Person, reason: str, job_id: str) -> str:
+    export = db.session.get(QueryExport, export_id)
+    if export is None:
+        raise ActionRefused(f"File {export_id} no longer exists.")
+    if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
+        raise ActionRefused(f"File {export_id} is already {export.status}: a settled file never runs again; "
+                            "its requester can request a new one.")
+    _audit_requeue(export.workspace_id, actor, "file", export.id, reason, job_id)
+    if not outbox.dispatch(export.outbox.id, export.id, export.outbox.dispatch_count):
+        raise ActionRefused(f"File {export_id} could not be dispatched now. {_NOT_DISPATCHED}")
+    return f"File {export_id} was dispatched again."
+
+
+def _redispatch_run(run_id: int, actor: Person, reason: str, job_id: str) -> str:
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        raise ActionRefused(f"Schedule run {run_id} no longer exists.")
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise ActionRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
+    _audit_requeue(run.workspace_id, actor, "schedule_run", run.id, reason, job_id)
+    if not schedule_runs.dispatch(run.id, run.job_id):
+        raise ActionRefused(f"Schedule run {run_id} could not be dispatched now. {_NOT_DISPATCHED}")
+    return f"Schedule run {run_id} was dispatched again."

@@ -1,0 +1,13 @@
+"""The RQ job that makes one attempt at a package delivery: load the app, call the service (timed and counted)."""
+
+from __future__ import annotations
+
+from app.observability.metrics import observed_job
+from app.services.package_delivery import run_delivery
+from jobs.app_context import worker_app
+
+
+@observed_job("package_delivery")
+def run(delivery_id: int) -> str:
+    with worker_app().app_context():
+        return run_delivery(delivery_id)

@@ -1,0 +1,152 @@
+"""Export notices: who gets them, once per (subject, kind, person), what they say, and the mail
+server being down while notifying. Sent to the real aiosmtpd server of tests/fixtures/smtp.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from markupsafe import escape
+from sqlalchemy import select
+
+from app.communications import Mailer, parse_mail_settings
+from app.communications.messages import one_line
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import ExportNotice, NoticeKind, NoticeStatus
+from app.services import export_notices
+from tests import factories
+
+
+@pytest.fixture
+def use_mailer(app):
+    """use_mailer(settings): this process's mailer sends with those settings until the test ends."""
+    previous = app.extensions.get("rhythm_mailer")
+
+    def use(settings) -> None:
+        app.extensions["rhythm_mailer"] = Mailer(settings)
+
+    yield use
+    if previous is None:
+        app.extensions.pop("rhythm_mailer", None)
+    else:
+        app.extensions["rhythm_mailer"] = previous
+
+
+@pytest.fixture
+def mail_to_smtp_server(use_mailer, smtp_settings):
+    use_mailer(smtp_settings)
+
+
+def _package(workspace):
+    return factories.make_package(factories.make_execution(workspace), row_count=1234, size_bytes=5_000_000)
+
+
+def _notices() -> list[ExportNotice]:
+    db.session.rollback()
+    return list(db.session.scalars(select(ExportNotice).order_by(ExportNotice.person_id)))
+
+
+def test_administrators_and_the_notification_people_who_are_members_are_notified(world, app_context):
+    second_admin = factories.make_member(world.workspace, role="admin").person
+    former = factories.make_person()
+    factories.make_export_settings(world.workspace, notify_person_ids=[world.member.id, former.id, world.outsider.id])
+
+    chosen = export_notices.recipients(world.workspace.id)
+
+    assert chosen == sorted([world.admin.id, second_admin.id, world.member.id])
+
+
+def test_notifying_twice_records_and_sends_one_notice_per_person(world, smtp_server, mail_to_smtp_server):
+    factories.make_export_settings(world.workspace, notify_person_ids=[world.member.id])
+    package = _package(world.workspace)
+
+    sent = [export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
+            for _ in range(2)]
+
+    assert sent == [2, 0]
+    assert [(n.person_id, n.status) for n in _notices()] == [(world.admin.id, "sent"), (world.member.id, "sent")]
+    assert sorted(m.recipients[0] for m in smtp_server.messages) == sorted([world.admin.email, world.member.email])
+
+
+def test_the_package_ready_email_links_to_the_package_page(world, app, smtp_server, mail_to_smtp_server):
+    package = _package(world.workspace)
+
+    export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
+
+    message = smtp_server.messages[0]
+    link = f"{app.config['SETTINGS'].public_url}/w/{world.workspace.id}/export/packages/{package.id}"
+    assert link in message.part("text/plain")
+    assert f'href="{link}"' in message.part("text/html")
+    assert "1,234" in message.part("text/plain")
+    assert message.message["Message-ID"].startswith("<export-notice.")
+
+
+def test_the_execution_failed_email_links_to_the_execution_page(world, app, smtp_server, mail_to_smtp_server):
+    execution = factories.make_execution(world.workspace, status="failed", failure_code="stalled",
+                                         failure_detail="The export stopped making progress.")
+
+    export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution.id, world.workspace.id)
+
+    text = smtp_server.messages[0].part("text/plain")
+    assert f"{app.config['SETTINGS'].public_url}/w/{world.workspace.id}/export/executions/{execution.id}" in text
+    assert "The export stopped making progress." in text
+
+
+def test_the_mail_server_down_leaves_the_notice_pending_and_it_is_sent_once_later(
+    world, smtp_server, smtp_settings, use_mailer, free_port
+):
+    use_mailer(parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>",
+                                   timeout_seconds=2))
+    package = _package(world.workspace)
+
+    assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
+    (notice,) = _notices()
+    assert (notice.status, notice.attempt_count) == (NoticeStatus.PENDING, 1)
+    assert notice.last_error and notice.next_attempt_at > utcnow()
+
+    use_mailer(smtp_settings)  # the server is back
+    assert export_notices.send_pending(utcnow()) == 0  # not before its retry time
+    later = utcnow() + timedelta(minutes=2)
+    assert [export_notices.send_pending(later), export_notices.send_pending(later)] == [1, 0]
+    assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
+
+    (notice,) = _notices()
+    assert (notice.status, notice.attempt_count, notice.last_error) == (NoticeStatus.SENT, 2, None)
+    assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
+
+
+def test_a_refused_message_fails_for_good(world, smtp_server, mail_to_smtp_server):
+    smtp_server.refuse(1, 550, "5.1.1 No such user", at="RCPT")
+    package = _package(world.workspace)
+
+    export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
+
+    (notice,) = _notices()
+    assert notice.status == NoticeStatus.FAILED
+    assert "No such user" in notice.last_error
+    assert export_notices.send_pending(utcnow() + timedelta(days=1)) == 0
+
+
+def test_hostile_workspace_and_destination_names_survive_in_the_delivery_failed_email(
+    world, smtp_server, mail_to_smtp_server
+):
+    for value in factories.hostile_values():
+        smtp_server.messages.clear()
+        workspace = factories.make_workspace(name=value[:200])
+        admin = factories.make_member(workspace, role="admin").person
+        destination = factories.make_destination(workspace, name=value[:100])
+        package = _package(workspace)
+        delivery = factories.make_package_delivery(
+            package, destination, status="failed", failure_class="permanent", failure_code="AccessDenied",
+            failure_summary="AccessDenied: " + value[:200],
+        )
+
+        assert export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, workspace.id) == 1
+
+        (message,) = smtp_server.messages
+        assert message.recipients == [admin.email]
+        text, html = message.part("text/plain"), message.part("text/html")
+        for shown in (one_line(value[:200]), one_line(value[:100])):
+            assert shown in text, value
+            assert str(escape(shown)) in html, value

@@ -1,0 +1,51 @@
+"""/readyz: ready only with the engines up, the database at the code's migration head and a worker."""
+
+from __future__ import annotations
+
+import contextlib
+
+from sqlalchemy import text
+
+from app.extensions import db
+from app.services.health import migration_heads
+from tests.fixtures.workers import wait_for
+
+
+@contextlib.contextmanager
+def database_stamped_at(revision: str):
+    (previous,) = migration_heads()[1]
+    db.session.execute(text("UPDATE alembic_version SET version_num = :revision"), {"revision": revision})
+    db.session.commit()
+    try:
+        yield
+    finally:
+        db.session.execute(text("UPDATE alembic_version SET version_num = :revision"), {"revision": previous})
+        db.session.commit()
+
+
+def test_healthz_stays_up_without_workers(client):
+    assert client.get("/healthz").status_code == 200
+
+
+def test_readyz_is_not_ready_while_no_worker_listens(client):
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json["status"] == "not_ready"
+    assert response.json["checks"]["workers"] == 0
+    assert response.json["checks"]["migrations"] == "ok"
+
+
+def test_readyz_is_ready_with_a_worker_and_the_database_at_head(app_context, client, rq_worker):
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register")
+    checks = client.get("/readyz").json["checks"]
+    assert checks["workers"] >= 1
+    assert {checks[name] for name in ("database", "redis", "storage", "migrations")} == {"ok"}
+
+
+def test_readyz_says_which_revision_the_database_is_at_when_it_is_behind(app_context, client):
+    with database_stamped_at("d81f3a6c5e27"):
+        response = client.get("/readyz")
+    assert response.status_code == 503
+    migrations = response.json["checks"]["migrations"]
+    assert "database at ['d81f3a6c5e27']" in migrations
+    assert "flask db upgrade" in migrations

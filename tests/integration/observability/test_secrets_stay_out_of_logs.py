@@ -1,0 +1,58 @@
+"""No secret ever reaches a log: real work runs with every secret configured, and every line the
+web process, the worker and the scheduler wrote is searched for each of them."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from app.models.schedule import RunTrigger
+from app.models.types import utcnow
+from app.services.outbox import dispatch_pending
+from app.services.schedule_admission import admit_run
+from app.services.schedule_runs import dispatch_queued
+from tests import factories
+from tests.fixtures.s3 import PART_SIZE, PREFIX
+from tests.fixtures.workers import file_row, wait_for
+
+SECRETS = {
+    "SECRET_KEY": "sk-Z3cr3t-session-signing-4471",
+    "CREDENTIALS_KEY": "ck-Z3cr3t-credentials-9012",
+    "MAIL_PASSWORD": "mp-Z3cr3t-smtp-password-5510",
+    "AWS_SECRET_ACCESS_KEY": "aws-Z3cr3t-storage-key-7733",
+}
+SIGN_IN_PASSWORD = "pw-Z3cr3t-typed-at-sign-in-2290"
+
+
+def test_files_mail_and_sign_ins_log_no_secret(
+    client, export_scenario, use_storage, s3_bucket, smtp_server, start_worker, start_scheduler, json_log
+):
+    endpoint, bucket = s3_bucket
+    use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint, STORAGE_PART_SIZE=str(PART_SIZE))
+    smtp_server.require_login("exports", SECRETS["MAIL_PASSWORD"])
+    environment = {
+        **SECRETS,
+        "MAIL_URL": f"smtp://{smtp_server.host}:{smtp_server.port}",
+        "MAIL_USERNAME": "exports",
+    }
+    worker = start_worker(**environment)
+    scheduler = start_scheduler(**environment)
+
+    client.post("/login", data={"email": export_scenario.requester.email, "password": SIGN_IN_PASSWORD})
+    export_scenario.add_timesheet_rows(10)
+    export = export_scenario.request_file("xlsx")
+    assert dispatch_pending() == 1
+    schedule = factories.make_schedule(export_scenario.query, export_scenario.requester)
+    run = admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
+                    occurrence_at=utcnow() - timedelta(minutes=1), trigger=RunTrigger.MANUAL)
+    assert dispatch_queued() == 1
+    wait_for(lambda: file_row(export.id).status == "succeeded", timeout=60, what="the file")
+    wait_for(lambda: len(smtp_server.messages) == 1, timeout=60, what="the schedule's email (sent with SMTP AUTH)")
+    worker.stop()
+    scheduler.stop()
+
+    logs = {"web": json_log.getvalue(), "worker": worker.output(), "scheduler": scheduler.output()}
+    assert f"export_file {export.id}" in logs["worker"] and f"schedule_run {run.id}" in logs["worker"]
+    assert "sign-in failed" in logs["web"]
+    for process, text in logs.items():
+        for name, secret in {**SECRETS, "the typed password": SIGN_IN_PASSWORD}.items():
+            assert secret not in text, f"{name} appears in the {process} log"

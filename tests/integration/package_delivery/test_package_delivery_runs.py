@@ -1,0 +1,223 @@
+"""run_delivery, create_deliveries and deliver_package in this process, against a directory
+destination and moto's S3 server: what lands where, failures, retries and notices."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from app.domain import export_delivery
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    DeliveryStatus,
+    ExportDelivery,
+    ExportDeliveryAttempt,
+    ExportNotice,
+    FailureClass,
+    NoticeKind,
+)
+from app.services import export_notices, package_delivery
+from tests import factories
+from tests.fixtures.s3 import BUCKET
+
+
+def _delivery(delivery_id: int) -> ExportDelivery:
+    db.session.rollback()
+    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+
+
+def _attempts(delivery_id: int) -> list[tuple]:
+    db.session.rollback()
+    return [
+        (a.number, a.outcome, a.failure_class, a.failure_code)
+        for a in db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+        )
+    ]
+
+
+def _files(root) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_one_delivery_per_live_destination_and_disabled_ones_are_withheld(stored_package, world, destinations_root):
+    enabled = factories.make_destination(world.workspace)
+    disabled = factories.make_destination(world.workspace, enabled=False)
+    factories.make_destination(world.workspace, removed_at=utcnow())
+    factories.make_destination(world.other_workspace)
+
+    ids = package_delivery.create_deliveries(stored_package.package.id)
+
+    rows = [_delivery(i) for i in ids]
+    assert [(r.destination_id, r.status) for r in rows] == [
+        (enabled.id, DeliveryStatus.PENDING),
+        (disabled.id, DeliveryStatus.WITHHELD),
+    ]
+
+
+def test_creating_the_deliveries_again_keeps_the_rows_made_before(stored_package, world, destinations_root):
+    factories.make_destination(world.workspace)
+
+    first = package_delivery.create_deliveries(stored_package.package.id)
+    second = package_delivery.create_deliveries(stored_package.package.id)
+
+    assert first == second
+    assert db.session.scalar(select(func.count()).select_from(ExportDelivery)) == 1
+
+
+def test_a_package_lands_whole_in_a_directory_destination(stored_package, world, destinations_root):
+    destination = factories.make_destination(world.workspace, path="exports/rhythm")
+
+    package_delivery.deliver_package(stored_package.package.id)
+
+    row = db.session.scalars(select(ExportDelivery).where(ExportDelivery.destination_id == destination.id)).one()
+    assert row.status == DeliveryStatus.DELIVERED
+    assert _files(destinations_root) == stored_package.expected_at("exports/rhythm")
+    assert row.location.startswith(str(destinations_root / "exports" / "rhythm" / f"workspace-{world.workspace.id}"))
+    assert _attempts(row.id) == [(1, "delivered", None, None)]
+
+
+def test_a_package_lands_whole_in_a_bucket(stored_package, world, s3_destination, s3_account):
+    destination = s3_destination(world.workspace, path="rhythm/exports")
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+
+    outcome = package_delivery.run_delivery(delivery.id)
+
+    listed = s3_account.client.list_objects_v2(Bucket=BUCKET).get("Contents", [])
+    stored = {
+        item["Key"]: s3_account.client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read() for item in listed
+    }
+    assert outcome == "delivered"
+    assert stored == stored_package.expected_at("rhythm/exports")
+    assert _delivery(delivery.id).location.startswith(f"s3://{BUCKET}/rhythm/exports/workspace-")
+
+
+def test_wrong_credentials_fail_permanently_and_notify_once_even_when_run_twice(
+    stored_package, world, s3_destination, smtp_server, mail_to_smtp_server
+):
+    destination = s3_destination(world.workspace, secret="not-the-right-secret")
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+
+    first = package_delivery.run_delivery(delivery.id)
+    second = package_delivery.run_delivery(delivery.id)
+    export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, world.workspace.id)
+
+    row = _delivery(delivery.id)
+    assert (first, second) == ("failed", "not_due")
+    assert (row.status, row.failure_class, row.failure_code) == ("failed", "permanent", "SignatureDoesNotMatch")
+    assert row.next_attempt_at is None
+    assert _attempts(delivery.id) == [(1, "failed", "permanent", "SignatureDoesNotMatch")]
+    assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
+    assert "not-the-right-secret" not in smtp_server.messages[0].part("text/plain")
+
+
+def test_a_transient_failure_waits_for_its_retry_time(stored_package, world, s3_destination, free_port):
+    destination = s3_destination(world.workspace, endpoint_url=f"http://127.0.0.1:{free_port}")
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    before = utcnow()
+
+    outcome = package_delivery.run_delivery(delivery.id)
+
+    row = _delivery(delivery.id)
+    assert (outcome, row.status, row.failure_class, row.failure_code) == (
+        "retry_later", "failed", "transient", "connection_failed"
+    )
+    assert before + timedelta(minutes=1) <= row.next_attempt_at <= utcnow() + timedelta(minutes=1)
+    assert package_delivery.run_delivery(delivery.id) == "not_due"
+    assert db.session.scalar(select(func.count()).select_from(ExportNotice)) == 0
+
+
+def test_the_last_transient_failure_becomes_retries_exhausted_and_notifies(
+    stored_package, world, s3_destination, free_port, smtp_server, mail_to_smtp_server
+):
+    destination = s3_destination(world.workspace, endpoint_url=f"http://127.0.0.1:{free_port}")
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    later = utcnow()
+    outcomes = []
+    for _ in range(len(package_delivery.RETRY_BACKOFF) + 1):
+        outcomes.append(package_delivery.run_delivery(delivery.id, now=later))
+        later += timedelta(hours=3)
+
+    row = _delivery(delivery.id)
+    assert outcomes == ["retry_later"] * len(package_delivery.RETRY_BACKOFF) + ["failed"]
+    assert (row.failure_class, row.failure_code) == (FailureClass.PERMANENT, "retries_exhausted")
+    assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: EndpointConnectionError")
+    assert [a[0] for a in _attempts(delivery.id)] == [1, 2, 3, 4, 5]
+    assert len(smtp_server.messages) == 1
+
+
+def test_a_delivery_of_a_package_no_longer_available_expires(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    stored_package.package.status = "expired"
+    db.session.commit()
+
+    assert package_delivery.run_delivery(delivery.id) == "expired"
+    assert _delivery(delivery.id).status == DeliveryStatus.EXPIRED
+    assert list(destinations_root.iterdir()) == []
+
+
+def test_a_destination_disabled_before_its_pending_delivery_ran_withholds_it(stored_package, world, destinations_root):
+    destination = factories.make_destination(world.workspace)
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    destination.enabled = False
+    db.session.commit()
+
+    assert package_delivery.run_delivery(delivery.id) == "withheld"
+    assert _delivery(delivery.id).status == DeliveryStatus.WITHHELD
+
+
+def test_a_directory_destination_without_a_root_fails_permanently(stored_package, world, smtp_server,
+                                                                   mail_to_smtp_server):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+
+    assert package_delivery.run_delivery(delivery.id) == "failed"
+    row = _delivery(delivery.id)
+    assert (row.failure_class, row.failure_code) == ("permanent", "directory_not_configured")
+
+
+def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    started = utcnow() - timedelta(minutes=10)
+    export_delivery.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+
+    settled = package_delivery.settle_lapsed(utcnow())
+
+    row = _delivery(delivery.id)
+    assert settled == 1
+    assert (row.status, row.failure_class, row.failure_code) == ("failed", "transient", "worker_stopped")
+    assert "dead-worker" in row.failure_summary
+    assert row.next_attempt_at is not None
+    assert _attempts(delivery.id) == [(1, "failed", "transient", "worker_stopped")]
+
+
+def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
+
+    assert package_delivery.settle_lapsed(utcnow()) == 0
+    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERING
+
+
+def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_package, world, destinations_root):
+    destination = factories.make_destination(world.workspace)
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    number = export_delivery.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    destination.enabled = False
+    db.session.commit()
+
+    assert package_delivery.run_delivery(delivery.id) == "destination_disabled"
+    assert (_delivery(delivery.id).status, _delivery(delivery.id).attempt_count) == (DeliveryStatus.FAILED, 1)
+    assert list(destinations_root.iterdir()) == []
+
+
+def test_a_delivered_row_is_acknowledged_without_a_new_attempt(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    assert package_delivery.run_delivery(delivery.id) == "delivered"
+
+    assert package_delivery.run_delivery(delivery.id) == "already_delivered"
+    assert _attempts(delivery.id) == [(1, "delivered", None, None)]

@@ -1,0 +1,206 @@
+"""Deliveries on real rq workers: a destination unreachable for a while, two workers on one
+delivery, and schedulers dispatching a due retry once."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+from moto.server import ThreadedMotoServer
+from rq.job import Job
+from sqlalchemy import select, text
+
+from app.domain import export_delivery
+from app.extensions import db
+from app.models.types import utcnow
+from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
+from app.services import package_delivery
+from app.services.queue import export_queue, redis_connection
+from tests import factories
+from tests.fixtures.s3 import BUCKET
+from tests.fixtures.workers import wait_for
+
+
+def _left_behind():
+    """The creation time of a pending delivery whose maker died before running it."""
+    return utcnow() - timedelta(minutes=5)
+
+
+def _delivery(delivery_id: int) -> ExportDelivery:
+    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+
+
+def _attempts(delivery_id: int) -> list[tuple]:
+    db.session.rollback()
+    return [
+        (a.number, a.outcome, a.failure_class, a.failure_code)
+        for a in db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+        )
+    ]
+
+
+def _starts_waiting_for_a_lock() -> int:
+    """Sessions whose UPDATE of a delivery waits for a lock: the second worker waits behind the
+    first one (for the row's tuple lock), not directly behind the test's lock, so this counts
+    waiting sessions rather than the lock holder's direct waiters."""
+    return db.session.scalar(
+        text(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND query LIKE 'UPDATE data_export_deliveries%'"
+        )
+    )
+
+
+def _time_passes(delivery_id: int) -> None:
+    """The retry's time has come (the backoff is minutes; the test does not wait for it)."""
+    row = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    row.next_attempt_at = utcnow() - timedelta(seconds=1)
+    db.session.commit()
+
+
+def _settled_attempts(delivery_id: int, count: int):
+    def settled():
+        row = _delivery(delivery_id)
+        return row.status in (DeliveryStatus.FAILED, DeliveryStatus.DELIVERED) and row.attempt_count == count
+
+    return settled
+
+
+def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
+    stored_package, world, s3_destination, s3_account, free_port, start_worker
+):
+    destination = s3_destination(world.workspace, endpoint_url=f"http://127.0.0.1:{free_port}", path="drop")
+    delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
+    start_worker()
+
+    assert package_delivery.dispatch_due(utcnow()) == 1
+    wait_for(_settled_attempts(delivery.id, 1), what="the first attempt")
+    _time_passes(delivery.id)
+    assert package_delivery.dispatch_due(utcnow()) == 1
+    wait_for(_settled_attempts(delivery.id, 2), what="the second attempt")
+
+    # The endpoint comes back: a server on that port, with the same buckets and accounts.
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port, verbose=False)
+    server.start()
+    try:
+        _time_passes(delivery.id)
+        assert package_delivery.dispatch_due(utcnow()) == 1
+        wait_for(_settled_attempts(delivery.id, 3), what="the third attempt")
+    finally:
+        server.stop()
+
+    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERED
+    assert _attempts(delivery.id) == [
+        (1, "failed", "transient", "connection_failed"),
+        (2, "failed", "transient", "connection_failed"),
+        (3, "delivered", None, None),
+    ]
+    listed = s3_account.client.list_objects_v2(Bucket=BUCKET)["Contents"]
+    assert sorted(item["Key"] for item in listed) == sorted(stored_package.expected_at("drop"))
+
+
+def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
+    stored_package, world, destinations_root, start_worker, hold_lock
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    first = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    export_delivery.failed(delivery.id, first, "transient", "timeout", "ReadTimeoutError", utcnow())
+    lock = hold_lock("SELECT id FROM data_export_deliveries WHERE id = :id FOR UPDATE", id=delivery.id)
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    jobs = [
+        export_queue().enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}")
+        for name in ("a", "b")
+    ]
+
+    wait_for(lambda: _starts_waiting_for_a_lock() == 2, what="both workers waiting for the delivery's row lock")
+    lock.release()
+    wait_for(lambda: all(job.get_status(refresh=True) == "finished" for job in jobs), what="both jobs")
+
+    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERED
+    assert _attempts(delivery.id) == [(1, "failed", "transient", "timeout"), (2, "delivered", None, None)]
+    results = sorted(Job.fetch(job.id, connection=redis_connection()).return_value() for job in jobs)
+    assert results == ["delivered", "not_due"]
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
+
+
+def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    number = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+
+    dispatched = [package_delivery.dispatch_due(utcnow()), package_delivery.dispatch_due(utcnow())]
+
+    assert dispatched == [1, 0]
+    assert export_queue().job_ids == [_delivery(delivery.id).job_id]
+
+
+def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
+    factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+
+    assert package_delivery.dispatch_due(utcnow()) == 0
+    assert package_delivery.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
+
+
+def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_dispatched(
+    stored_package, world, destinations_root
+):
+    disabled = factories.make_destination(world.workspace, enabled=False)
+    factories.make_package_delivery(stored_package.package, disabled, created_at=_left_behind())
+    other_package = factories.make_package(factories.make_execution(world.workspace), status="expired")
+    factories.make_package_delivery(
+        other_package, factories.make_destination(world.workspace), created_at=_left_behind()
+    )
+
+    assert package_delivery.dispatch_due(utcnow()) == 0
+    assert export_queue().job_ids == []
+
+
+def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
+    stored_package, world, destinations_root, start_worker, start_scheduler
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package,
+        factories.make_destination(world.workspace, path="drop"),
+        created_at=_left_behind(),
+    )
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    start_scheduler(DESTINATIONS_ROOT=str(destinations_root))
+
+    wait_for(lambda: _delivery(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
+
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))
+    assert _attempts(delivery.id) == [(1, "delivered", None, None)]
+
+
+def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement(
+    stored_package, world, app, destinations_root, start_worker
+):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    # Failed for good: this server had no folder for directory destinations at the time.
+    settings = app.config["SETTINGS"]
+    app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=None)
+    try:
+        assert package_delivery.run_delivery(delivery.id) == "failed"
+    finally:
+        app.config["SETTINGS"] = settings
+    start_worker(DESTINATIONS_ROOT=str(destinations_root))
+    staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+
+    replacement_id = package_delivery.supersede_and_replace(delivery.id, staff, "The folder is configured now")
+
+    wait_for(lambda: _delivery(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
+    assert _delivery(delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert _attempts(delivery.id) == [(1, "failed", "permanent", "directory_not_configured")]
+    assert _attempts(replacement_id) == [(1, "delivered", None, None)]
+    delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert delivered == set(stored_package.expected_at("drop"))

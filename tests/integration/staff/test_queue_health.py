@@ -1,0 +1,45 @@
+"""The queue health page: queue length and oldest age, real workers, and failed jobs by record."""
+
+from __future__ import annotations
+
+from app.services.outbox import dispatch_pending
+from app.services.queue import export_queue
+from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
+
+
+def test_a_real_worker_shows_with_its_state_and_heartbeat(client, auth, staff, rq_worker):
+    auth.login(staff.email)
+    page = wait_for(lambda: (text := client.get("/staff/queues").text) and "<td>idle</td>" in text and text,
+                    timeout=30, what="the worker to register and wait for work")
+    assert "No worker listens" not in page
+    assert "exports-" in page
+
+
+def test_without_workers_the_page_warns_that_nothing_will_run(client, auth, staff, export_scenario):
+    export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    auth.login(staff.email)
+    page = client.get("/staff/queues").text
+    assert "No worker listens on this queue" in page
+    assert "<dt>Waiting</dt><dd>1</dd>" in page
+
+
+def test_the_htmx_refresh_gets_the_fragment_only(client, auth, staff):
+    auth.login(staff.email)
+    fragment = client.get("/staff/queues", headers={"HX-Request": "true"}).text
+    assert "<html" not in fragment
+    assert "Queue “" in fragment
+
+
+def test_a_failed_job_shows_its_record_and_error_type_but_not_its_traceback(client, auth, staff, export_scenario):
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    fail_job_as_a_worker_would(
+        export_queue().get_job_ids()[0],
+        'Traceback (most recent call last):\n  File "x.py"\nValueError: SELECT secret FROM t',
+    )
+    auth.login(staff.email)
+    page = client.get("/staff/queues").text
+    assert f"/staff/files/{export.id}" in page
+    assert "<code>ValueError</code>" in page
+    assert "SELECT secret" not in page

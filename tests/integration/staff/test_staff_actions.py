@@ -1,0 +1,173 @@
+"""Staff actions: each changes what it says, is audited in the same transaction with its reason,
+and is refused with a clear message when the record's state does not allow it."""
+
+from __future__ import annotations
+
+import pytest
+from rq.registry import FailedJobRegistry
+from sqlalchemy import func, select
+
+from app.extensions import db
+from app.models import AuditEvent, ExportExecution, ExportSettings
+from app.services.outbox import dispatch_pending
+from app.services.queue import export_queue
+from tests import factories
+from tests.fixtures.workers import fail_job_as_a_worker_would
+
+
+def audit_actions() -> list[tuple[str, str | None]]:
+    db.session.rollback()
+    return [(event.action, event.reason) for event in db.session.scalars(select(AuditEvent).order_by(AuditEvent.id))]
+
+
+def settings_of(workspace) -> ExportSettings | None:
+    db.session.rollback()
+    return db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace.id))
+
+
+def test_suspending_a_workspace_export_records_the_reason_and_audits_it(client, auth, world, staff):
+    factories.make_export_settings(world.workspace)
+    auth.login(staff.email)
+    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend",
+                           data={"reason": "Unpaid invoice 2026-11"}, follow_redirects=True)
+    assert "The workspace&#39;s export is suspended." in response.text
+    settings = settings_of(world.workspace)
+    assert (settings.status, settings.suspended_reason) == ("suspended", "Unpaid invoice 2026-11")
+    assert audit_actions() == [("export.suspended", "Unpaid invoice 2026-11")]
+
+
+def test_a_workspace_without_settings_is_suspended_too(client, auth, world, staff):
+    auth.login(staff.email)
+    client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": "Fraud check"})
+    assert settings_of(world.workspace).status == "suspended"
+
+
+def test_suspending_twice_is_refused_and_audited_once(client, auth, world, staff):
+    factories.make_export_settings(world.workspace, status="suspended", suspended_reason="First")
+    auth.login(staff.email)
+    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend",
+                           data={"reason": "Second"}, follow_redirects=True)
+    assert "already suspended" in response.text
+    assert settings_of(world.workspace).suspended_reason == "First"
+    assert audit_actions() == []
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "x" * 1001])
+def test_an_action_without_a_usable_reason_changes_nothing(client, auth, world, staff, reason):
+    factories.make_export_settings(world.workspace)
+    auth.login(staff.email)
+    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": reason},
+                           follow_redirects=True)
+    assert response.status_code == 200
+    assert "reason" in response.text.lower()
+    assert settings_of(world.workspace).status == "active"
+    assert audit_actions() == []
+
+
+def test_resuming_makes_the_export_active_again(client, auth, world, staff):
+    factories.make_export_settings(world.workspace, status="suspended", suspended_reason="Checked")
+    auth.login(staff.email)
+    client.post(f"/staff/workspaces/{world.workspace.id}/export/resume", data={"reason": "Invoice paid"})
+    settings = settings_of(world.workspace)
+    assert (settings.status, settings.suspended_reason) == ("active", None)
+    assert audit_actions() == [("export.resumed", "Invoice paid")]
+
+
+def test_resuming_what_is_not_suspended_is_refused(client, auth, world, staff):
+    factories.make_export_settings(world.workspace)
+    auth.login(staff.email)
+    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/resume", data={"reason": "Oops"},
+                           follow_redirects=True)
+    assert "not suspended" in response.text
+    assert audit_actions() == []
+
+
+def test_staff_with_view_only_cannot_suspend(client, auth, world, viewer):
+    factories.make_export_settings(world.workspace)
+    auth.login(viewer.email)
+    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": "No"})
+    assert response.status_code == 403
+    assert "staff.execute" in response.text
+    assert settings_of(world.workspace).status == "active"
+
+
+def execution_row(execution_id: int) -> ExportExecution:
+    db.session.rollback()
+    return db.session.get(ExportExecution, execution_id)
+
+
+def test_a_stuck_execution_is_marked_failed_at_the_attempt_staff_saw(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=2)
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "2", "reason": "Worker host lost"})
+    stopped = execution_row(execution.id)
+    assert (stopped.status, stopped.failure_code) == ("failed", "stopped_by_staff")
+    assert "Worker host lost" in stopped.failure_detail
+    assert stopped.events[-1].kind == "error"
+    assert audit_actions() == [("export.execution_stopped", "Worker host lost")]
+
+
+def test_an_execution_that_moved_on_since_the_page_was_shown_is_left_alone(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=3)
+    auth.login(staff.email)
+    response = client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "2", "reason": "Stuck"},
+                           follow_redirects=True)
+    assert "moved on" in response.text
+    assert execution_row(execution.id).status == "running"
+    assert audit_actions() == []
+
+
+def test_a_finished_execution_cannot_be_marked_failed(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="succeeded", attempt_count=1)
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "1", "reason": "Stuck"})
+    assert execution_row(execution.id).status == "succeeded"
+    assert audit_actions() == []
+
+
+def failed_job_for(export) -> str:
+    """The file's job as RQ keeps it after its work-horse died: in the failed registry."""
+    fail_job_as_a_worker_would(export.outbox.job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    return export.outbox.job_id
+
+
+def test_a_failed_job_of_a_queued_file_is_requeued_through_the_outbox(client, auth, export_scenario, staff):
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    db.session.refresh(export.outbox)
+    job_id = failed_job_for(export)
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"},
+                           follow_redirects=True)
+
+    assert f"File {export.id} was dispatched again." in response.text
+    db.session.rollback()
+    db.session.refresh(export.outbox)
+    assert export.outbox.dispatch_count == 2
+    assert export_queue().fetch_job(export.outbox.job_id) is not None
+    assert job_id not in FailedJobRegistry(queue=export_queue()).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Horse was OOM-killed")]
+
+
+def test_a_failed_job_of_a_settled_file_is_not_requeued(client, auth, export_scenario, staff):
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    db.session.refresh(export.outbox)
+    job_id = failed_job_for(export)
+    export.status, export.failure_code = "failed", "internal"
+    db.session.commit()
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Try"}, follow_redirects=True)
+
+    assert "is already failed" in response.text
+    assert job_id in FailedJobRegistry(queue=export_queue()).get_job_ids()
+    assert db.session.scalar(select(func.count()).select_from(AuditEvent)) == 0
+
+
+def test_requeueing_an_unknown_job_says_so(client, auth, world, staff):
+    auth.login(staff.email)
+    response = client.post("/staff/queues/requeue", data={"job_id": "no-such-job", "reason": "Try"},
+                           follow_redirects=True)
+    assert "no longer among the failed jobs" in response.text
