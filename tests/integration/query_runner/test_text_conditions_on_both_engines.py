@@ -17,8 +17,28 @@ from app.extensions import letter_lower
 from tests.factories import hostile_values
 
 METACHARACTERS = [
-    "100%", "100 percent", "a_b", "axb", "back\\slash", "back slash", "slash/ed", "slash ed", "//", "%_\\",
-    "50% off", "500 off", "École", "ÉCOLE", "ecole", "ΣΑΣ", "σας", "İstanbul", "Straße", "STRASSE", None, "",
+    "100%",
+    "100 percent",
+    "a_b",
+    "axb",
+    "back\\slash",
+    "back slash",
+    "slash/ed",
+    "slash ed",
+    "//",
+    "%_\\",
+    "50% off",
+    "500 off",
+    "École",
+    "ÉCOLE",
+    "ecole",
+    "ΣΑΣ",
+    "σας",
+    "İstanbul",
+    "Straße",
+    "STRASSE",
+    None,
+    "",
 ]
 VALUES = [value for value in hostile_values() if "\x00" not in value] + METACHARACTERS
 TEXT = Column("value", "Value", "text", "A text column.")
