@@ -8,6 +8,7 @@ an ordinary form without JavaScript and htmx only re-renders parts of it.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ class FilterRow:
     value: str = ""
     # The values ticked in the list an "is one of" filter offers (`filters-N-picked`), each exactly
     # as offered; when there are some, they are the filter's value instead of the typed text.
+    # The page sends each as a JSON string (see `picked_value`).
     picked: list[str] = field(default_factory=list)
 
     def definition_value(self) -> str | list[str]:
@@ -248,7 +250,18 @@ def _text(posted: str | list[str] | None) -> str:
 
 
 def _list(posted: str | list[str] | None) -> list[str]:
-    return posted if isinstance(posted, list) else []
+    return [picked_value(item) for item in posted] if isinstance(posted, list) else []
+
+
+def picked_value(posted: str) -> str:
+    """A value picked from the list, as the option sent it: a JSON string, because a form turns a
+    line break inside a value into CR LF and the value would no longer be the one stored. Text
+    that is not a JSON string (typed by hand) is taken as it is."""
+    try:
+        value = json.loads(posted)
+    except ValueError:
+        return posted
+    return value if isinstance(value, str) else posted
 
 
 def _remove(rows: list, index: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from markupsafe import escape
 from sqlalchemy import select
@@ -23,6 +25,11 @@ def _values(client, world, column: str, op: str = "in", **more) -> str:
     return response.get_data(as_text=True)
 
 
+def _option(value: str) -> str:
+    """An option of the list as the page writes it: the value sent as a JSON string."""
+    return f'<option value="{escape(json.dumps(value))}">{escape(value)}</option>'
+
+
 def _form(**filters) -> dict:
     return {
         "name": "Picked",
@@ -38,8 +45,8 @@ def test_a_column_with_few_values_offers_them_as_a_multiple_choice_list(client, 
     auth.login(world.admin.email)
     fragment = _values(client, world, "team_name")
     assert 'name="filters-0-picked" multiple' in fragment
-    assert '<option value="Team A">Team A</option>' in fragment
-    assert '<option value="Team B">Team B</option>' in fragment
+    assert _option("Team A") in fragment
+    assert _option("Team B") in fragment
 
 
 def test_another_workspaces_values_are_never_offered(client, auth, world):
@@ -50,7 +57,7 @@ def test_another_workspaces_values_are_never_offered(client, auth, world):
 def test_a_scoped_member_is_not_offered_another_teams_values(client, auth, world):
     auth.login(world.scoped.email)
     fragment = _values(client, world, "team_name")
-    assert '<option value="Team A">Team A</option>' in fragment
+    assert _option("Team A") in fragment
     assert "Team B" not in fragment
 
 
@@ -111,6 +118,22 @@ def test_picked_values_are_saved_exactly_as_offered(client, auth, world):
     data = _form(**{"filters-0-column": "project", "filters-0-op": "in", "filters-0-picked": picked})
     response = client.post(_url(world, "new"), data=data)
     assert response.status_code == 302
+    query = db.session.execute(select(SavedQuery)).scalar_one()
+    assert query.filters == [{"column": "project", "op": "in", "value": picked}]
+    preview = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
+    assert "<strong>2 rows in all</strong>" in preview
+
+
+def test_picked_values_with_line_breaks_arrive_as_stored(client, auth, world):
+    """The options send JSON strings: a form would turn a line break into CR LF, and the value would match nothing."""
+    auth.login(world.admin.email)
+    fragment = _values(client, world, "project")
+    picked = ["line one\nline two", "\r=1+1"]
+    for value in picked:
+        assert _option(value) in fragment
+    sent = [json.dumps(value) for value in picked]
+    data = _form(**{"filters-0-column": "project", "filters-0-op": "in", "filters-0-picked": sent})
+    assert client.post(_url(world, "new"), data=data).status_code == 302
     query = db.session.execute(select(SavedQuery)).scalar_one()
     assert query.filters == [{"column": "project", "op": "in", "value": picked}]
     preview = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
