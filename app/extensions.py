@@ -39,3 +39,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
+        dbapi_connection.create_function("lower", 1, letter_lower, deterministic=True)
+
+
+def letter_lower(text: object) -> object:
+    """Text in lower case letter by letter, as PostgreSQL's lower() does; other values as they are.
+
+    SQLite's built-in lower() changes only A to Z, so a case-insensitive filter on "École"
+    would miss "ÉCOLE" there. Letter by letter, like PostgreSQL: "İ" becomes "i" (not Python's
+    two-character "i̇") and a final "Σ" becomes "σ" whatever follows it.
+    """
+    if not isinstance(text, str):
+        return text
+    return "".join(letter.lower()[0] for letter in text)

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Connection, Select, and_, false, func, or_, select, true
+from sqlalchemy import ColumnElement, Connection, Select, String, and_, false, func, literal, or_, select, true
 
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset, get_dataset
@@ -27,10 +27,13 @@ from app.models.types import utcnow
 
 @dataclass(frozen=True)
 class PreviewRows:
-    """The first rows of a saved query as typed values, with the columns they hold."""
+    """The first rows of a saved query as typed values, with the columns they hold, and how
+    many rows match in all (`total`) and of those a file would hold (`file_rows`, the row limit's)."""
 
     columns: list[Column]
     rows: list[tuple]
+    total: int
+    file_rows: int
 
 
 def request_dataset(request: FileRequest) -> Dataset:
@@ -73,7 +76,27 @@ def _typed_value(column: Column, raw: object) -> object:
     raise ValidationError(f"“{str(raw)[:40]}” is not a valid value for “{column.label}”.", "filters")
 
 
-def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -> ColumnElement[bool]:
+# The escape character of LIKE patterns: not the backslash, which PostgreSQL treats specially
+# in some settings, so a backslash in the value is matched literally on both engines.
+_LIKE_ESCAPE = "/"
+
+
+def like_pattern(value: str, prefix: bool) -> str:
+    """A LIKE pattern finding `value` as typed: its own %, _ and / match themselves."""
+    escaped = value.replace(_LIKE_ESCAPE, _LIKE_ESCAPE * 2).replace("%", _LIKE_ESCAPE + "%")
+    escaped = escaped.replace("_", _LIKE_ESCAPE + "_")
+    return f"{escaped}%" if prefix else f"%{escaped}%"
+
+
+def _folded(expr: ColumnElement) -> ColumnElement:
+    # lower() on both sides, the same SQL on both engines. SQLite's own lower() knows only
+    # ASCII; app.extensions replaces it on every SQLite connection with PostgreSQL's per-letter
+    # mapping, so "École" and "ÉCOLE" compare alike there too.
+    return func.lower(expr)
+
+
+def filter_condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -> ColumnElement[bool]:
+    """The WHERE condition of one stored filter on `expr`, the catalog column `column`."""
     if op not in OPERATORS[column.type]:
         raise ValidationError(f"“{op}” cannot be used on “{column.label}”.", "filters")
     if op == "is_empty":
@@ -93,6 +116,12 @@ def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -
             raise ValidationError(f"“is one of” on “{column.label}” needs a list of values.", "filters")
         return expr.in_([_typed_value(column, item) for item in raw])
     value = _typed_value(column, raw)
+    if op == "ieq":
+        return _folded(expr) == _folded(literal(value, String()))
+    if op in ("contains", "starts_with"):
+        # Case-insensitive, with the value's own %, _ and backslash matched literally.
+        pattern = literal(like_pattern(str(value), prefix=op == "starts_with"), String())
+        return _folded(expr).like(_folded(pattern), escape=_LIKE_ESCAPE)
     comparisons = {
         "eq": lambda: expr == value,
         # "is not" keeps rows without a value: they are not the value asked about.
@@ -101,11 +130,26 @@ def _condition(expr: ColumnElement, column: Column, op: str, raw: FilterValue) -
         "le": lambda: expr <= value,
         "gt": lambda: expr > value,
         "ge": lambda: expr >= value,
-        # Case-insensitive, with the value's own % and _ matched literally.
-        "contains": lambda: expr.icontains(value, autoescape=True),
-        "starts_with": lambda: expr.istartswith(value, autoescape=True),
     }
     return comparisons[op]()
+
+
+def _refuse_unreadable(dataset: Dataset, access: RequesterContext) -> None:
+    if not access.can_read_dataset(dataset.name):
+        raise AccessDenied(f"You do not have access to the {dataset.label} dataset.")
+
+
+def _readable(statement: Select, dataset: Dataset, access: RequesterContext) -> Select:
+    """`statement` limited to the dataset rows the requester may read: their workspace's, and
+    only their teams' when their membership is scoped; AccessDenied without a grant."""
+    _refuse_unreadable(dataset, access)
+    table = dataset.table
+    statement = statement.where(table.c.workspace_id == access.workspace_id)
+    scope = access.row_scope
+    if scope is not None:
+        team_column = table.c[dataset.team_column]
+        statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
+    return statement
 
 
 def build_select(request: FileRequest, access: RequesterContext) -> Select:
@@ -115,24 +159,16 @@ def build_select(request: FileRequest, access: RequesterContext) -> Select:
     every time: an export run twice gives the same file.
     """
     dataset = request_dataset(request)
-    if not access.can_read_dataset(dataset.name):
-        raise AccessDenied(f"You do not have access to the {dataset.label} dataset.")
+    _refuse_unreadable(dataset, access)
     columns = request_columns(request)
     if not columns:
         raise ValidationError("Choose at least one column.", "columns")
     table = dataset.table
-
-    statement = select(*[table.c[column.name] for column in columns]).where(
-        table.c.workspace_id == access.workspace_id
-    )
-    scope = access.row_scope
-    if scope is not None:
-        team_column = table.c[dataset.team_column]
-        statement = statement.where(team_column.in_(sorted(scope)) if scope else false())
+    statement = _readable(select(*[table.c[column.name] for column in columns]), dataset, access)
 
     for condition in request.filters:
         column = _column(dataset, condition.column, "filters")
-        statement = statement.where(_condition(table.c[column.name], column, condition.op, condition.value))
+        statement = statement.where(filter_condition(table.c[column.name], column, condition.op, condition.value))
 
     sorted_names = []
     for key in request.sort:
@@ -151,6 +187,22 @@ def count_rows(request: FileRequest, access: RequesterContext) -> int:
     """How many rows the request gives (at most its row limit)."""
     selected = build_select(request, access).order_by(None).subquery()
     return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
+
+
+def distinct_values(dataset: Dataset, column_name: str, access: RequesterContext, limit: int) -> list[str] | None:
+    """The texts a column holds in the rows the requester may read, in order, when there are
+    at most `limit` of them; None when there are more, or the column is not a text column.
+
+    Read with the runner's own access rules: another team's values are not offered to a
+    member whose rows are scoped to their teams.
+    """
+    column = dataset.column(column_name)
+    if column is None or column.type != "text":
+        return None
+    expr = dataset.table.c[column.name]
+    statement = _readable(select(expr).distinct(), dataset, access).where(expr.is_not(None), expr != "")
+    values = list(db.session.execute(statement.order_by(expr).limit(limit + 1)).scalars())
+    return values if len(values) <= limit else None
 
 
 def _read_times_in_utc(connection: Connection) -> None:
@@ -183,12 +235,14 @@ def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 
 
 
 def preview_rows(definition: dict, access: RequesterContext, limit: int = 50) -> PreviewRows:
-    """The first `limit` rows of a saved-query definition, substituted for today (UTC)."""
+    """The first `limit` rows of a saved-query definition, substituted for today (UTC), and
+    how many rows it gives in all, read with the same access."""
     settings = current_app.config["SETTINGS"]
     request = substitute(validate_definition(definition, settings.max_export_rows), utcnow().date())
-    request = replace(request, row_limit=min(request.row_limit or limit, limit))
-    statement = build_select(request, access)
+    total = count_rows(replace(request, row_limit=None), access)
+    file_rows = total if request.row_limit is None else min(total, request.row_limit)
+    statement = build_select(replace(request, row_limit=min(request.row_limit or limit, limit)), access)
     with db.engine.connect() as connection:
         _read_times_in_utc(connection)
         rows = [tuple(row) for row in connection.execute(statement)]
-    return PreviewRows(columns=request_columns(request), rows=rows)
+    return PreviewRows(columns=request_columns(request), rows=rows, total=total, file_rows=file_rows)

@@ -16,7 +16,6 @@ from app.domain.access import RequesterContext
 from app.domain.print_params import Figure, SummarySpec
 from app.domain.stored_request import FileRequest
 from app.extensions import db
-from app.models import Workspace
 
 MAX_CHART_BARS = 30
 
@@ -32,10 +31,6 @@ def group_counts(request: FileRequest, access: RequesterContext, code_column: st
     rows = _select_for_aggregates(request, access).subquery()
     code = rows.c[code_column]
     return dict(db.session.execute(select(code, func.count()).select_from(rows).group_by(code)).tuples().all())
-
-
-def workspace_date_format(workspace_id: int) -> str:
-    return db.session.execute(select(Workspace.date_format).where(Workspace.id == workspace_id)).scalar_one()
 
 
 def first_rows(request: FileRequest, access: RequesterContext, limit: int) -> list[tuple]:

@@ -24,7 +24,9 @@ MAX_TEXT_VALUE = 500
 
 OPERATORS: dict[str, dict[str, str]] = {
     "text": {
-        "eq": "is",
+        # First: the condition a new text filter starts with.
+        "ieq": "is (any case)",
+        "eq": "is exactly (same case)",
         "ne": "is not",
         "contains": "contains",
         "starts_with": "starts with",
@@ -41,8 +43,12 @@ OPERATORS: dict[str, dict[str, str]] = {
     "boolean": {"is_true": "is yes", "is_false": "is no"},
 }
 VALUELESS = {"is_empty", "not_empty", "is_true", "is_false"}
+# Text conditions that compare with the value typed; an empty one would compare with nothing.
+TEXT_COMPARISONS = {"ieq", "eq", "ne", "contains", "starts_with"}
 # Decimal() also reads "٣.5", "1_0" and "NaN"; a filter value is written in ASCII digits.
 _DECIMAL = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,4})?")
+
+KNOWN_OPERATORS = frozenset(op for labels in OPERATORS.values() for op in labels)
 
 RELATIVE_RANGES = {
     "today": "Today",
@@ -97,17 +103,25 @@ def _not_a(column: Column, text: str) -> str:
     return f"“{text[:40]}” is not {expected} (column “{column.label}”)."
 
 
-def _validate_filter(dataset: Dataset, raw: dict, index: int) -> dict:
+def _validate_filter(dataset: Dataset, raw: dict, index: int, saving: bool) -> dict:
     field = f"filters-{index}"
     column = dataset.column(str(raw.get("column", "")))
     if column is None:
         raise ValidationError(f"Filter {index + 1}: unknown column “{raw.get('column', '')}”.", field)
     op = str(raw.get("op", ""))
     if op not in OPERATORS[column.type]:
-        raise ValidationError(f"Filter {index + 1}: “{op}” cannot be used on “{column.label}”.", field)
+        if op in KNOWN_OPERATORS:
+            raise ValidationError(f"Filter {index + 1}: “{op}” cannot be used on “{column.label}”.", field)
+        raise ValidationError(f"Filter {index + 1}: “{op[:40]}” is not a condition the builder offers.", field)
     if op in VALUELESS:
         return {"column": column.name, "op": op, "value": None}
     value = raw.get("value")
+    # Only when a definition is saved or previewed: queries stored before this check keep running.
+    if (saving or op == "ieq") and op in TEXT_COMPARISONS and not str(value or "").strip():
+        raise ValidationError(
+            f"Filter {index + 1}: enter the text to compare “{column.label}” with, or choose “is empty”.",
+            field,
+        )
     if op == "between":
         parts = value if isinstance(value, list | tuple) else str(value or "").split(",")
         if len(parts) != 2:
@@ -115,16 +129,23 @@ def _validate_filter(dataset: Dataset, raw: dict, index: int) -> dict:
         low, high = (_parse_scalar(column, p, field) for p in parts)
         return {"column": column.name, "op": op, "value": [low, high]}
     if op == "in":
-        items = value if isinstance(value, list | tuple) else str(value or "").split(",")
-        items = [str(i).strip() for i in items if str(i).strip()]
+        if isinstance(value, list | tuple):
+            # Picked from a list: each value exactly as offered, spaces and commas included.
+            items = [str(i) for i in value if str(i).strip()]
+        else:
+            items = [i.strip() for i in str(value or "").split(",") if i.strip()]
         if not items or len(items) > 100:
             raise ValidationError(f"Filter {index + 1}: list between 1 and 100 values.", field)
         return {"column": column.name, "op": op, "value": [_parse_scalar(column, i, field) for i in items]}
     return {"column": column.name, "op": op, "value": _parse_scalar(column, value, field)}
 
 
-def validate_definition(definition: dict, max_rows: int) -> dict:
-    """The definition in normal form, or ValidationError naming what is wrong and where."""
+def validate_definition(definition: dict, max_rows: int, saving: bool = False) -> dict:
+    """The definition in normal form, or ValidationError naming what is wrong and where.
+
+    `saving` is for a definition someone is writing now (saved or previewed): it also refuses
+    what older definitions were let through with, such as “contains” an empty text.
+    """
     _refuse_unstorable_fields(definition)
     dataset = get_dataset(str(definition.get("dataset", "")))
     if dataset is None:
@@ -144,7 +165,9 @@ def validate_definition(definition: dict, max_rows: int) -> dict:
     raw_filters = definition.get("filters") or []
     if len(raw_filters) > MAX_FILTERS:
         raise ValidationError(f"Use at most {MAX_FILTERS} filters.", "filters")
-    filters = [_validate_filter(dataset, f, i) for i, f in enumerate(raw_filters)]
+    if not all(isinstance(f, dict) for f in raw_filters):
+        raise ValidationError("Each filter names a column, a condition and a value.", "filters")
+    filters = [_validate_filter(dataset, f, i, saving) for i, f in enumerate(raw_filters)]
 
     sort = []
     for i, raw in enumerate((definition.get("sort") or [])[: MAX_SORT + 1]):

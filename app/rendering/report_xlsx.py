@@ -33,6 +33,7 @@ from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
 from app.rendering import TooManyRows
 from app.rendering.pdf import Group, PdfLayout, add_to, rows_label
+from app.rendering.pdf.formatting import format_datetime
 from app.rendering.xlsx_cells import (
     WIDTH_SAMPLE_ROWS,
     cell_text,
@@ -265,7 +266,8 @@ def write_report_xlsx(
     if page.filters_text:
         sheet.append([sheet.cell(page.filters_text)])
     if page.generated_at is not None:
-        sheet.append([sheet.cell(f"Generated {page.generated_at.strftime(page.datetime_format)}")])
+        stamp = format_datetime(page.generated_at, page.datetime_format, time_zone=page.time_zone)
+        sheet.append([sheet.cell(f"Generated {stamp}")])
     sheet.append([])
     sheet.headings()
 

@@ -24,6 +24,7 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
+from app.rendering.dates import WorkspaceDates
 from app.services.outbox import dispatch_admitted
 
 QUERY_FORMATS = ("csv", "xlsx")
@@ -147,6 +148,14 @@ def _file_of_token(requester_id: int, token: str) -> QueryExport | None:
     return db.session.execute(
         select(QueryExport).where(QueryExport.requester_id == requester_id, QueryExport.request_token == token)
     ).scalar_one_or_none()
+
+
+def workspace_dates(workspace_id: int) -> WorkspaceDates:
+    """How the workspace shows dates and times on screen and in PDFs: its date format and zone."""
+    row = db.session.execute(
+        select(Workspace.date_format, Workspace.time_zone).where(Workspace.id == workspace_id)
+    ).one()
+    return WorkspaceDates(date_format=row.date_format, time_zone=row.time_zone)
 
 
 def workspace_time_zone(workspace_id: int) -> str:

@@ -20,13 +20,13 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any, BinaryIO
 
 from flask import current_app
 
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
-from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures, workspace_date_format
+from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures
 from app.domain.access import RequesterContext
 from app.domain.catalog import Column, Dataset
 from app.domain.print_params import PrintParams, ReportLayout
@@ -41,11 +41,14 @@ from app.rendering.pdf import (
     PdfColumn,
     PdfLayout,
     PdfTooLarge,
+    format_date,
+    format_datetime,
     format_value,
     render_grouped_pdf,
     render_summary_pdf,
     render_table_pdf,
 )
+from app.services.file_requests import workspace_dates
 
 Progress = Callable[[int, int | None], None]
 
@@ -117,15 +120,15 @@ def coded_groups(
         )
 
 
-def _value_text(column: Column, value: Any, date_format: str) -> str:
+def _value_text(column: Column, value: Any, date_format: str, time_zone: str) -> str:
     if column.type == "date":
-        return date.fromisoformat(str(value)).strftime(date_format)
+        return format_date(value, date_format)
     if column.type == "datetime":
-        return datetime.fromisoformat(str(value)).strftime(f"{date_format} %H:%M")
+        return format_datetime(value, f"{date_format} %H:%M", time_zone=time_zone)
     return str(value)
 
 
-def filters_text(request: FileRequest, dataset: Dataset, date_format: str) -> str:
+def filters_text(request: FileRequest, dataset: Dataset, date_format: str, time_zone: str = "UTC") -> str:
     """The filters the rows were chosen by, in words, for the page's title block."""
     parts = []
     for condition in request.filters:
@@ -137,37 +140,49 @@ def filters_text(request: FileRequest, dataset: Dataset, date_format: str) -> st
         if condition.op in VALUELESS:
             parts.append(f"{column.label} {operator}")
         elif condition.op == "between":
-            low, high = (_value_text(column, v, date_format) for v in value)
+            low, high = (_value_text(column, v, date_format, time_zone) for v in value)
             parts.append(f"{column.label} between {low} and {high}")
         elif isinstance(value, tuple):
-            parts.append(f"{column.label} {operator} {', '.join(_value_text(column, v, date_format) for v in value)}")
+            listed = ", ".join(_value_text(column, v, date_format, time_zone) for v in value)
+            parts.append(f"{column.label} {operator} {listed}")
         else:
-            parts.append(f"{column.label} {operator} {_value_text(column, value, date_format)}")
+            parts.append(f"{column.label} {operator} {_value_text(column, value, date_format, time_zone)}")
     text = "Filters: " + ("; ".join(parts) if parts else "none, all rows")
+    filtered_types = {column.type for f in request.filters if (column := dataset.column(f.column))}
+    if "datetime" in filtered_types:
+        text += f" (times in {time_zone})"
     if request.row_limit is not None:
         text += f" (at most {request.row_limit:,} rows)"
     return text
 
 
 def pdf_layout(
-    print_params: PrintParams, request: FileRequest, dataset: Dataset, date_format: str, now: datetime
+    print_params: PrintParams,
+    request: FileRequest,
+    dataset: Dataset,
+    date_format: str,
+    now: datetime,
+    time_zone: str = "UTC",
 ) -> PdfLayout:
+    """The page: dates in the workspace's format, times on its zone's clocks with the zone named."""
     return PdfLayout(
         title=print_params.title,
         subtitle=print_params.subtitle,
         page_size=print_params.page_size,
         orientation=print_params.orientation,
-        filters_text=filters_text(request, dataset, date_format) if print_params.show_filters else None,
+        filters_text=filters_text(request, dataset, date_format, time_zone) if print_params.show_filters else None,
         generated_at=now if print_params.show_generated_at else None,
         date_format=date_format,
-        time_format="%H:%M UTC",
+        time_format=f"%H:%M {time_zone}",
+        time_zone=time_zone,
     )
 
 
 def report_page(print_params: PrintParams, request: FileRequest, workspace_id: int) -> PdfLayout:
-    """The page a report prints on, with the workspace's date format and the time now."""
+    """The page a report prints on, with the workspace's date format and zone, and the time now."""
     dataset = request_dataset(request)
-    return pdf_layout(print_params, request, dataset, workspace_date_format(workspace_id), utcnow())
+    dates = workspace_dates(workspace_id)
+    return pdf_layout(print_params, request, dataset, dates.date_format, utcnow(), dates.time_zone)
 
 
 # --------------------------------------------------------------------------- summary figures

@@ -23,11 +23,15 @@ from app.extensions import db
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
+from app.rendering.dates import WorkspaceDates
+from app.services.file_requests import workspace_dates
 from app.services.list_pages import MOMENT, NUMBER, TEXT, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.reports import refuse_if_query_in_use
 from app.services.versioned_update import commit_versioned_update
 
 NAME_LIMIT = 200
+# A column holding more distinct values than this is filtered by typing, not from a list.
+VALUE_LIST_LIMIT = 50
 
 
 @dataclass(frozen=True)
@@ -157,30 +161,53 @@ def delete_query(access: RequesterContext, query: SavedQuery) -> None:
 
 @dataclass(frozen=True)
 class Preview:
-    """The first rows of a saved query, each cell as the (spreadsheet-safe) CSV export writes it."""
+    """The first rows of a saved query, each cell as the (spreadsheet-safe) CSV export writes it
+    except dates and times, which are in the workspace's format and zone (named in `time_zone`);
+    `total` rows match in all, of which a file holds `file_rows` (fewer under a row limit)."""
 
     columns: list[Column]
     rows: list[list[str]]
+    total: int
+    file_rows: int
+    time_zone: str
 
 
 def preview(access: RequesterContext, definition: dict) -> Preview:
-    """The first rows a file of this definition would hold, read with the person's own access."""
+    """The first rows a file of this definition would hold, and how many it holds in all, read
+    with the person's own access."""
     checked = _checked_definition(access, definition)
     settings = current_app.config["SETTINGS"]
-    return formatted_preview(query_runner.preview_rows(checked, access, limit=settings.max_preview_rows))
+    read = query_runner.preview_rows(checked, access, limit=settings.max_preview_rows)
+    return formatted_preview(read, workspace_dates(access.workspace_id))
 
 
-def formatted_preview(read: query_runner.PreviewRows) -> Preview:
-    """Typed preview rows with each cell turned into the text the CSV export writes."""
-    formatters = formatters_for(read.columns)
+def formatted_preview(read: query_runner.PreviewRows, dates: WorkspaceDates) -> Preview:
+    """Typed preview rows with each cell turned into text: dates as the workspace shows them,
+    the rest as the CSV export writes it."""
+    on_screen = {"date": dates.date_text, "datetime": dates.datetime_text}
+    formatters = [on_screen.get(column.type, written) for column, written in zip(
+        read.columns, formatters_for(read.columns), strict=True
+    )]
     return Preview(
         columns=read.columns,
         rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in read.rows],
+        total=read.total,
+        file_rows=read.file_rows,
+        time_zone=dates.time_zone,
     )
 
 
+def offered_values(access: RequesterContext, dataset_name: str, column_name: str) -> list[str] | None:
+    """The values a filter on this text column may pick from: those in the rows the person may
+    read, when there are at most VALUE_LIST_LIMIT; None otherwise (the value is typed then)."""
+    dataset = DATASETS.get(dataset_name)
+    if dataset is None or not access.can_read_dataset(dataset.name):
+        return None
+    return query_runner.distinct_values(dataset, column_name, access, VALUE_LIST_LIMIT)
+
+
 def _checked_definition(access: RequesterContext, definition: dict) -> dict:
-    checked = validate_definition(definition, current_app.config["SETTINGS"].max_export_rows)
+    checked = validate_definition(definition, current_app.config["SETTINGS"].max_export_rows, saving=True)
     if not access.can_read_dataset(checked["dataset"]):
         raise ValidationError("You do not have access to that dataset.", "dataset")
     return checked

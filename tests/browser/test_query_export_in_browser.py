@@ -20,6 +20,7 @@ from sqlalchemy import select
 from app.domain.catalog import get_dataset
 from app.models import QueryExport, SavedQuery, TimesheetEntry
 from app.rendering.cells import format_cell
+from app.rendering.dates import WorkspaceDates
 from app.rendering.xlsx_cells import ooxml_text
 from tests import factories
 from tests.fixtures.browser import download_file, fresh, htmx_swap, request_file, sign_in, watch_file_succeed
@@ -86,8 +87,19 @@ def build_and_save_query(page) -> None:
     page.locator('select[name="sort-0-direction"]').select_option("desc")
 
 
+def preview_text(value, column_type: str) -> str:
+    """A preview cell: dates as the workspace writes them (its defaults here), the rest as the CSV export."""
+    dates = WorkspaceDates()
+    if column_type == "date":
+        return dates.date_text(value)
+    if column_type == "datetime":
+        return dates.datetime_text(value)
+    return format_cell(value, column_type)
+
+
 def check_preview(page, rows: list[tuple]) -> None:
-    """The htmx preview shows the rows as the CSV export writes each cell, headed by the labels."""
+    """The htmx preview shows the rows as the CSV export writes each cell, headed by the labels, with
+    dates in the workspace's format and the total row count."""
     htmx_swap(page, lambda: page.get_by_role("button", name="Preview", exact=True).click())
     preview = page.locator("#preview table.preview")
     headings = preview.locator("thead th")
@@ -100,8 +112,9 @@ def check_preview(page, rows: list[tuple]) -> None:
     for index, row in enumerate(rows):
         cells = shown.nth(index).locator("td")
         assert [cells.nth(i).text_content() for i in range(cells.count())] == [
-            as_html_text(format_cell(value, column_type)) for value, column_type in zip(row, types, strict=True)
+            as_html_text(preview_text(value, column_type)) for value, column_type in zip(row, types, strict=True)
         ], f"preview row {index + 1}"
+    assert page.locator("#preview").get_by_text(f"{len(rows)} rows in all").is_visible()
 
 
 def check_workbook(path: Path, rows: list[tuple]) -> None:

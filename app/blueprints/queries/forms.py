@@ -8,6 +8,7 @@ an ordinary form without JavaScript and htmx only re-renders parts of it.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -30,6 +31,13 @@ class FilterRow:
     column: str = ""
     op: str = ""
     value: str = ""
+    # The values ticked in the list an "is one of" filter offers (`filters-N-picked`), each exactly
+    # as offered; when there are some, they are the filter's value instead of the typed text.
+    # The page sends each as a JSON string (see `picked_value`).
+    picked: list[str] = field(default_factory=list)
+
+    def definition_value(self) -> str | list[str]:
+        return list(self.picked) if self.op == "in" and self.picked else self.value
 
 
 @dataclass
@@ -69,7 +77,7 @@ class QueryForm:
             columns=list(query.columns),
             column_order=list(query.columns),
             filters=[
-                FilterRow(f["column"], f["op"], _value_text(f.get("value"))) for f in query.filters
+                FilterRow(f["column"], f["op"], _value_text(f.get("value")), _picked(f)) for f in query.filters
             ],
             sort=[SortRow(s["column"], s["direction"]) for s in query.sort],
             parameters=[ParameterRow(p["column"], p["range"]) for p in query.parameters],
@@ -90,16 +98,18 @@ class QueryForm:
             columns=columns,
             column_order=order,
             filters=[
-                FilterRow(row.get("column", ""), row.get("op", ""), row.get("value", ""))
+                FilterRow(
+                    _text(row.get("column")), _text(row.get("op")), _text(row.get("value")), _list(row.get("picked"))
+                )
                 for row in _rows(form, "filters", MAX_FILTER_ROWS)
             ],
             sort=[
-                SortRow(row.get("column", ""), row.get("direction", "asc"))
+                SortRow(_text(row.get("column")), _text(row.get("direction", "asc")))
                 for row in _rows(form, "sort", MAX_SORT_ROWS)
                 if row.get("column")
             ],
             parameters=[
-                ParameterRow(row.get("column", ""), row.get("range", ""))
+                ParameterRow(_text(row.get("column")), _text(row.get("range")))
                 for row in _rows(form, "parameters", MAX_PARAMETER_ROWS)
             ],
             row_limit=form.get("row_limit", ""),
@@ -111,7 +121,7 @@ class QueryForm:
         return {
             "dataset": self.dataset,
             "columns": list(self.columns),
-            "filters": [{"column": f.column, "op": f.op, "value": f.value} for f in self.filters],
+            "filters": [{"column": f.column, "op": f.op, "value": f.definition_value()} for f in self.filters],
             "sort": [{"column": s.column, "direction": s.direction} for s in self.sort],
             "parameters": [{"column": p.column, "range": p.range} for p in self.parameters],
             "row_limit": self.row_limit.strip(),
@@ -199,6 +209,8 @@ class QueryForm:
                 row.op = next(iter(OPERATORS[column.type]))
             if row.op in VALUELESS:
                 row.value = ""
+            if row.op != "in":
+                row.picked = []
 
 
 def _value_text(value: object) -> str:
@@ -210,17 +222,46 @@ def _value_text(value: object) -> str:
     return str(value)
 
 
+def _picked(stored: dict) -> list[str]:
+    value = stored.get("value")
+    return [str(v) for v in value] if stored.get("op") == "in" and isinstance(value, list | tuple) else []
+
+
 _ROW_FIELD = re.compile(r"^(?P<prefix>[a-z]+)-(?P<index>[0-9]{1,4})-(?P<field>[a-z_]+)$")
+# Row fields a list sends several values for (a multiple select); the others send one.
+_LIST_FIELDS = {"picked"}
 
 
-def _rows(form: MultiDict, prefix: str, limit: int) -> list[dict[str, str]]:
+def _rows(form: MultiDict, prefix: str, limit: int) -> list[dict[str, str | list[str]]]:
     """Rows posted as `prefix-N-field`, in the order of N, at most `limit` of them."""
-    rows: dict[int, dict[str, str]] = {}
+    rows: dict[int, dict[str, str | list[str]]] = {}
     for key in form:
         match = _ROW_FIELD.match(key)
         if match and match["prefix"] == prefix:
-            rows.setdefault(int(match["index"]), {})[match["field"]] = form.get(key, "")
+            name = match["field"]
+            rows.setdefault(int(match["index"]), {})[name] = (
+                form.getlist(key) if name in _LIST_FIELDS else form.get(key, "")
+            )
     return [rows[i] for i in sorted(rows)[:limit]]
+
+
+def _text(posted: str | list[str] | None) -> str:
+    return posted if isinstance(posted, str) else ""
+
+
+def _list(posted: str | list[str] | None) -> list[str]:
+    return [picked_value(item) for item in posted] if isinstance(posted, list) else []
+
+
+def picked_value(posted: str) -> str:
+    """A value picked from the list, as the option sent it: a JSON string, because a form turns a
+    line break inside a value into CR LF and the value would no longer be the one stored. Text
+    that is not a JSON string (typed by hand) is taken as it is."""
+    try:
+        value = json.loads(posted)
+    except ValueError:
+        return posted
+    return value if isinstance(value, str) else posted
 
 
 def _remove(rows: list, index: str) -> None:

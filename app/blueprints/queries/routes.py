@@ -11,12 +11,13 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
-from app.blueprints.queries.forms import QueryForm
+from app.blueprints.queries.forms import MAX_FILTER_ROWS, FilterRow, QueryForm
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain import text_rules
 from app.domain.access import can_change
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
+from app.domain.query_spec import VALUELESS
 from app.domain.report_spec import QueryInUse
 from app.services import list_pages, saved_queries
 from app.services.file_requests import (
@@ -112,6 +113,30 @@ def builder(workspace_id: int):
     form.apply(request.form.get("action", "refresh"))
     return render_template(
         "queries/_builder.html", form=form, datasets=saved_queries.readable_datasets(g.access), error=None
+    )
+
+
+@bp.get("/values")
+@workspace_member
+def filter_values(workspace_id: int):
+    """One filter row's value field, fetched by htmx when its column or condition is chosen: a
+    list of the values the column holds in the rows the person may read, when they are few."""
+    index = request.args.get("index", "")
+    if not index.isdigit() or int(index) >= MAX_FILTER_ROWS:
+        abort(404)
+    row = FilterRow(
+        column=request.args.get("column", ""),
+        op=request.args.get("op", ""),
+        value=request.args.get("value", ""),
+        picked=request.args.getlist("picked"),
+    )
+    dataset = get_dataset(request.args.get("dataset", ""))
+    column = dataset.column(row.column) if dataset else None
+    choices = None
+    if column is not None and row.op not in VALUELESS:
+        choices = saved_queries.offered_values(g.access, dataset.name, column.name)
+    return render_template(
+        "queries/_filter_value.html", i=int(index), f=row, column=column, choices=choices, error=None
     )
 
 

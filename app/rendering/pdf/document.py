@@ -388,7 +388,7 @@ def title_block(layout: PdfLayout, width: float, styles: Styles, warnings: Count
     if layout.filters_text:
         parts.append((styles.meta, GREY, layout.filters_text, 2.0))
     if layout.generated_at is not None:
-        stamp = format_datetime(layout.generated_at, layout.datetime_format)
+        stamp = format_datetime(layout.generated_at, layout.datetime_format, time_zone=layout.time_zone)
         parts.append((styles.meta, GREY, f"Generated {stamp}", 2.0))
     parts[-1] = (*parts[-1][:3], parts[-1][3] + 6.0)
     return TextBlock(parts, width, warnings)

@@ -6,6 +6,7 @@ import math
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from app.rendering.pdf.model import NUMERIC_TYPES, PdfColumn, PdfLayout
 
@@ -97,15 +98,25 @@ def format_date(value: Any, fmt: str) -> str:
     return str(value)
 
 
-def format_datetime(value: Any, fmt: str, date_fmt: str | None = None) -> str:
-    """A datetime in ``fmt``, in UTC as every export writes times (a naive one is read as UTC);
-    a plain date (which has no time to show) in ``date_fmt``."""
+def _in_zone(moment: datetime, time_zone: str) -> datetime | None:
+    """``moment`` (a naive one read as UTC) on the clocks of ``time_zone``; None past the calendar's ends."""
+    if time_zone == "UTC":
+        return _in_utc(moment)
+    try:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(ZoneInfo(time_zone))
+    except OverflowError:
+        return None
+
+
+def format_datetime(value: Any, fmt: str, date_fmt: str | None = None, time_zone: str = "UTC") -> str:
+    """A datetime in ``fmt`` on the clocks of ``time_zone`` (UTC unless told; a naive one is
+    read as UTC); a plain date (which has no time to show) in ``date_fmt``."""
     if value is None:
         return ""
     value = _parsed_if_iso(value)
     if isinstance(value, datetime):
-        moment = _in_utc(value)
-        # Past the calendar's ends in UTC: the value as written, offset and all.
+        moment = _in_zone(value, time_zone)
+        # Past the calendar's ends in the zone: the value as written, offset and all.
         return value.isoformat() if moment is None else _strftime(moment, fmt)
     if isinstance(value, date):
         return _strftime(value, date_fmt or fmt)
@@ -143,7 +154,7 @@ def format_value(column: PdfColumn, value: Any, layout: PdfLayout) -> str:
     if kind == "date":
         return format_date(value, layout.date_format)
     if kind == "datetime":
-        return format_datetime(value, layout.datetime_format, layout.date_format)
+        return format_datetime(value, layout.datetime_format, layout.date_format, layout.time_zone)
     if kind == "boolean":
         return format_boolean(value)
     if isinstance(value, bytes | bytearray | memoryview):
@@ -162,7 +173,7 @@ def figure_text(value: Any, layout: PdfLayout) -> str:
             value, thousands_separator=layout.thousands_separator, decimal_separator=layout.decimal_separator
         )
     if isinstance(value, datetime):
-        return format_datetime(value, layout.datetime_format)
+        return format_datetime(value, layout.datetime_format, time_zone=layout.time_zone)
     if isinstance(value, date):
         return format_date(value, layout.date_format)
     return "" if value is None else str(value)

@@ -67,7 +67,8 @@ class PdfLayout:
     filters_text: str | None = None  # printed under the title when given
     generated_at: datetime | None = None  # printed when given
     date_format: str = "%d/%m/%Y"  # the workspace's format for date and datetime cells
-    time_format: str = "%H:%M"  # appended to date_format for datetime cells
+    time_format: str = "%H:%M"  # appended to date_format for datetime cells; names the zone when it is shown
+    time_zone: str = "UTC"  # IANA zone whose clocks datetime cells and the generated time are shown on
     thousands_separator: str = ","
     decimal_separator: str = "."
 

@@ -16,14 +16,17 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models.types import utcnow
+from app.rendering.dates import WorkspaceDates
 from app.rendering.neutralise import neutralise
 from app.services.saved_queries import Preview, formatted_preview
 from tests import factories
 
 
-def preview(definition: dict, access: RequesterContext, limit: int = 50) -> Preview:
+def preview(
+    definition: dict, access: RequesterContext, limit: int = 50, dates: WorkspaceDates | None = None
+) -> Preview:
     """The preview as the queries page gets it: the data layer's rows, formatted by the saved-queries service."""
-    return formatted_preview(preview_rows(definition, access, limit=limit))
+    return formatted_preview(preview_rows(definition, access, limit=limit), dates or WorkspaceDates())
 
 ROWS = 20_000
 REQUEST = FileRequest(
@@ -100,18 +103,39 @@ def test_streaming_survives_commits_on_the_session(many_rows):
     assert seen == ROWS
 
 
-def test_preview_formats_cells_exactly_as_the_csv_export(world):
-    """Preview cells are strings: neutralised text, decimals with their scale, ISO dates, true/false."""
+def test_preview_formats_cells_as_the_csv_export_and_dates_as_the_workspace(world):
+    """Preview cells are strings: neutralised text, decimals with their scale and true/false as the
+    CSV export writes them; dates in the workspace's format, times on its clocks with the zone named."""
     access = current_context(world.workspace.id, world.admin.id)
     definition = {
         "dataset": "timesheet_entries",
         "columns": ["note", "hours", "work_date", "approved", "recorded_at"],
         "sort": [{"column": "id", "direction": "asc"}],
     }
-    result = preview(definition, access)
+    result = preview(definition, access, dates=WorkspaceDates("%d/%m/%Y", "UTC"))
     assert [c.name for c in result.columns] == definition["columns"]
     assert [row[0] for row in result.rows] == [neutralise(v) for v in factories.hostile_values()]
-    assert result.rows[0][1:] == ["7.50", "2026-11-02", "true", "2026-11-02T18:00:00Z"]
+    assert result.rows[0][1:] == ["7.50", "02/11/2026", "true", "02/11/2026 18:00 UTC"]
+
+
+def test_preview_counts_every_matching_row_and_those_a_file_holds(world):
+    """The first rows shown, and the total the person may read; a row limit caps the file's count."""
+    access = current_context(world.workspace.id, world.admin.id)
+    definition = {"dataset": "timesheet_entries", "columns": ["id"]}
+    everything = preview(definition, access, limit=2)
+    limited = preview({**definition, "row_limit": 3}, access, limit=2)
+    assert everything.total == len(factories.hostile_values())
+    assert (everything.file_rows, len(everything.rows)) == (everything.total, 2)
+    assert (limited.total, limited.file_rows) == (everything.total, 3)
+
+
+def test_preview_total_counts_only_the_persons_own_rows(world):
+    access = RequesterContext.of(world.scoped_membership)
+    result = preview({"dataset": "timesheet_entries", "columns": ["team_name"]}, access, limit=1)
+    assert result.total == len(preview({"dataset": "timesheet_entries", "columns": ["team_name"]}, access).rows)
+    assert result.total < preview(
+        {"dataset": "timesheet_entries", "columns": ["id"]}, current_context(world.workspace.id, world.admin.id)
+    ).total
 
 
 def test_preview_shows_at_most_the_limit(world):
@@ -158,8 +182,8 @@ def test_preview_validates_the_definition(world):
         preview(definition, access)
 
 
-def test_preview_datetime_is_utc(world):
-    """A datetime stored with another offset is shown in UTC with a Z."""
+def test_preview_datetime_is_on_the_workspace_clocks_with_the_zone_named(world):
+    """A datetime stored with another offset is shown on the workspace zone's clocks."""
     moment = datetime(2026, 5, 2, 1, 30, tzinfo=timezone(timedelta(hours=2)))
     factories.make_timesheet_entry(world.employees[0], recorded_at=moment, hours=Decimal("0.25"), note="late")
     access = current_context(world.workspace.id, world.admin.id)
@@ -168,4 +192,5 @@ def test_preview_datetime_is_utc(world):
         "columns": ["recorded_at", "hours"],
         "filters": [{"column": "note", "op": "eq", "value": "late"}],
     }
-    assert preview(definition, access).rows == [["2026-05-01T23:30:00Z", "0.25"]]
+    dates = WorkspaceDates("%Y-%m-%d", "America/New_York")
+    assert preview(definition, access, dates=dates).rows == [["2026-05-01 19:30 America/New_York", "0.25"]]

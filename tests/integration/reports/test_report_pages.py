@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from markupsafe import escape
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.report_spec import QueryInUse
 from app.extensions import db
-from app.models import QueryExport, Report, SavedQuery
+from app.models import QueryExport, Report, SavedQuery, Workspace
 from app.services import reports
 from app.services.queue import export_queue
 
@@ -218,6 +218,24 @@ def test_requesting_a_report_file_dispatches_it_before_the_response(client, auth
     export = db.session.execute(select(QueryExport)).scalar_one()
     assert (export.outbox.dispatch_count, export.outbox.job_id) == (1, f"export-file-{export.id}-1")
     assert export_queue().get_job_ids() == [f"export-file-{export.id}-1"]
+
+
+def test_preview_shows_dates_and_times_as_the_pdf_prints_them(client, auth, kit):
+    """The workspace's date format, and times on its zone's clocks with the zone named."""
+    db.session.execute(
+        update(Workspace)
+        .where(Workspace.id == kit.world.workspace.id)
+        .values(date_format="%d.%m.%Y", time_zone="America/New_York")
+    )
+    db.session.commit()
+    query = kit.query(columns=["id", "work_date", "recorded_at"])
+    columns = [{"name": "id", "width": 10}, {"name": "work_date", "width": 20}, {"name": "recorded_at", "width": 30}]
+    report = kit.report(query, kind="table", columns=columns)
+    auth.login(kit.world.member.email)
+    fragment = client.get(_url(kit.world, f"{report.id}/preview")).get_data(as_text=True)
+    assert "<td>02.11.2026</td>" in fragment
+    assert "<td>02.11.2026 13:00 America/New_York</td>" in fragment
+    assert "2026-11-02" not in fragment
 
 
 def test_table_preview_shows_title_block_headers_and_first_rows_escaped(client, auth, kit):

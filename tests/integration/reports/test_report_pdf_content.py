@@ -82,6 +82,24 @@ def test_table_pdf_prints_dates_in_the_workspace_format(kit, isolated_storage, r
     assert "02/11/2026" not in text
 
 
+def test_table_pdf_prints_times_on_the_workspace_clocks_with_the_zone_named(kit, isolated_storage, read_pdf):
+    """18:00 UTC in Tokyo is 03:00 the next day; the generated time names the zone too."""
+    db.session.execute(
+        update(Workspace)
+        .where(Workspace.id == kit.world.workspace.id)
+        .values(date_format="%Y.%m.%d", time_zone="Asia/Tokyo")
+    )
+    db.session.commit()
+    kit.add_rows(1)
+    query = kit.query(columns=["id", "recorded_at"])
+    columns = [{"name": "id", "width": 10}, {"name": "recorded_at", "width": 30}]
+    report = kit.report(query, kind="table", columns=columns)
+    text = _words(read_pdf(_produce(kit, report, isolated_storage), "layout"))
+    assert "2026.11.03 03:00 Asia/Tokyo" in text
+    assert re.search(r"Generated \d{4}\.\d{2}\.\d{2} \d{2}:\d{2} Asia/Tokyo", text)
+    assert "UTC" not in text
+
+
 def test_table_pdf_right_aligns_and_formats_numbers(kit, isolated_storage, read_pdf):
     """Hours print with their two decimals at the right edge of their column."""
     text = read_pdf(_produce(kit, kit.report(kind="table"), isolated_storage), "layout")
