@@ -31,8 +31,10 @@ SECTIONS = (
     Section("Schedules", "schedules.index", ("schedules",)),
     Section("Files", "files.index", ("files",)),
     Section("Templates", "templates.index", ("templates",)),
-    # Workspace export is for administrators: anyone else would follow the link to a 404.
-    Section("Workspace export", "packages.index", ("packages", "export_settings"), admins_only=True),
+    # Administrators' sections: anyone else would follow the link to a 404.
+    Section("Workspace export", "packages.overview", ("packages", "export_settings"), admins_only=True),
+    Section("Activity", "activity.index", ("activity",), admins_only=True),
+    Section("Audit log", "audit.index", ("audit",), admins_only=True),
 )
 
 
