@@ -1,8 +1,7 @@
 """The header every workspace page shares: the workspace's name, the switcher and the sections.
 
 A section is marked current by blueprint, so every page of an area (its list, detail pages,
-forms) marks the same entry. An entry whose endpoint is not registered is left out: the
-workspace export entry appears once the `packages` blueprint exists. Base.html calls
+forms) marks the same entry; administrators' sections are left out for everyone else. Base.html calls
 `workspace_navigation()` itself, so htmx fragments (which do not extend it) cost no query.
 """
 
