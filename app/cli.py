@@ -19,11 +19,14 @@ from flask.cli import AppGroup, with_appcontext
 @click.option("--rows", type=int, default=None, help="Timesheet entries per workspace (default SEED_ROWS or 5000).")
 def seed_demo_command(rows: int | None) -> None:
     """Create the demo workspaces, people and datasets (once; a second run changes nothing)."""
+    from app.services.demo_export_seed import seed_demo_export
     from app.services.demo_seed import seed_demo
 
     rows = rows if rows is not None else int(os.environ.get("SEED_ROWS") or 5000)
     created = seed_demo(rows)
     click.echo("Demo data created." if created else "Demo data already present; nothing changed.")
+    _reconcile_coverage_or_exit()
+    click.echo(seed_demo_export())
 
 
 @click.command("scheduler")
@@ -41,6 +44,17 @@ def _redis_answers() -> bool:
         return bool(current_app.redis.ping())
     except RedisError:
         return False
+
+
+def _use_embedded_destinations_root(instance_path: Path) -> None:
+    """`make run` confines directory destinations to instance/destinations unless DESTINATIONS_ROOT
+    says otherwise; the children inherit it through the environment."""
+    import dataclasses
+
+    root = os.environ.setdefault("DESTINATIONS_ROOT", str(instance_path / "destinations"))
+    Path(root).mkdir(parents=True, exist_ok=True)
+    settings = current_app.config["SETTINGS"]
+    current_app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=root)
 
 
 def _fresh_metrics_directory(instance_path: Path) -> str:
@@ -61,6 +75,7 @@ def serve_all_command(port: int) -> None:
     """
     from flask_migrate import upgrade
 
+    from app.services.demo_export_seed import seed_demo_export
     from app.services.demo_seed import DEMO_LOGINS, seed_demo
     from app.supervisor import Child, Supervisor
 
@@ -75,6 +90,8 @@ def serve_all_command(port: int) -> None:
     upgrade()
     seed_demo(int(os.environ.get("SEED_ROWS") or 5000))
     _reconcile_coverage_or_exit()
+    _use_embedded_destinations_root(Path(current_app.instance_path))
+    click.echo(seed_demo_export())
 
     python = sys.executable
     env = {**os.environ, "FLASK_APP": "wsgi"}

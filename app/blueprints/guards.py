@@ -2,6 +2,7 @@
 
 `workspace_member` loads the signed-in person's membership of the workspace in the URL and
 puts it on `g`; anyone who is not a member gets 404, so the workspace's existence does not leak.
+`workspace_administrator` also asks for the administrator role, with the same 404.
 `visible_or_404` is the one loader of a workspace's queries, reports and files: whatever the
 person may not see (or, asked for a change, may not change) answers 404 alike.
 """
@@ -34,6 +35,19 @@ def workspace_member(view: Callable) -> Callable:
         return view(workspace_id, *args, **kwargs)
 
     return wrapped
+
+
+def workspace_administrator(view: Callable) -> Callable:
+    """`workspace_member`, and an administrator of it: workspace export, the audit log and the
+    activity charts are theirs; anyone else gets the same 404 as a stranger."""
+
+    @wraps(view)
+    def wrapped(workspace_id: int, *args, **kwargs):
+        if not g.access.is_admin:
+            abort(404)
+        return view(workspace_id, *args, **kwargs)
+
+    return workspace_member(wrapped)
 
 
 def visible_or_404(

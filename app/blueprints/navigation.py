@@ -1,8 +1,7 @@
 """The header every workspace page shares: the workspace's name, the switcher and the sections.
 
 A section is marked current by blueprint, so every page of an area (its list, detail pages,
-forms) marks the same entry. An entry whose endpoint is not registered is left out: the
-workspace export entry appears once the `packages` blueprint exists. Base.html calls
+forms) marks the same entry; administrators' sections are left out for everyone else. Base.html calls
 `workspace_navigation()` itself, so htmx fragments (which do not extend it) cost no query.
 """
 
@@ -31,8 +30,10 @@ SECTIONS = (
     Section("Schedules", "schedules.index", ("schedules",)),
     Section("Files", "files.index", ("files",)),
     Section("Templates", "templates.index", ("templates",)),
-    # Workspace export is for administrators: anyone else would follow the link to a 404.
-    Section("Workspace export", "packages.index", ("packages", "export_settings"), admins_only=True),
+    # Administrators' sections: anyone else would follow the link to a 404.
+    Section("Workspace export", "packages.overview", ("packages", "export_settings"), admins_only=True),
+    Section("Activity", "activity.index", ("activity",), admins_only=True),
+    Section("Audit log", "audit.index", ("audit",), admins_only=True),
 )
 
 

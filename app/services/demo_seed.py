@@ -117,6 +117,8 @@ _STAFF = _Login(
 _LOGINS = (_ADMIN, _MEMBER, _SCOPED, _GLOBEX, _STAFF)
 
 DEMO_LOGINS: list[tuple[str, str, str]] = [(login.email, login.password, login.description) for login in _LOGINS]
+DEMO_ADMIN_EMAIL = _ADMIN.email
+DEMO_MEMBER_EMAIL = _MEMBER.email
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ def _path_values(world) -> dict[str, int | str]:
     """A value for each path argument: records of the admin's workspace, in the states a newcomer meets."""
     workspace, admin = world.workspace, world.admin
     factories.make_member(world.other_workspace, role="admin", person=admin)  # so the header has a switcher
+    # Rhythm staff too, so the staff console's pages are checked with the rest.
+    admin.is_staff, admin.staff_permissions = True, ["staff.view", "staff.execute"]
     query = factories.make_query(workspace, admin, name="Hours by team this month")
     report = factories.make_report(query, admin, name="Weekly hours", title="Weekly hours")
     succeeded = factories.make_export(query, admin)
@@ -44,7 +46,8 @@ def _path_values(world) -> dict[str, int | str]:
     running = factories.make_export(query, admin)
     export_file.record_progress(running.id, export_file.start(running.id), rows_written=400, rows_total=1000)
     schedule = factories.make_schedule(query, admin, name="Monday hours")
-    delivery = factories.make_delivery(factories.make_run(schedule, succeeded), person=admin)
+    run = factories.make_run(schedule, succeeded)
+    delivery = factories.make_delivery(run, person=admin)
     template = factories.make_template(workspace, admin, name="Weekly message")  # a draft, so it can be edited
     factories.make_export_settings(workspace)
     destination = factories.make_destination(workspace, name="Archive")
@@ -65,6 +68,8 @@ def _path_values(world) -> dict[str, int | str]:
         "package_id": package.id,
         "destination_id": destination.id,
         "delivery_id": package_delivery.id,
+        "run_id": run.id,
+        "kind": "deliveries",
     }
 
 

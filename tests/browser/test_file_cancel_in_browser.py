@@ -30,12 +30,12 @@ def test_person_cancels_a_running_file_from_its_page(
     page.goto(f"{live_server}/w/{export_scenario.workspace.id}/files/{export.id}")
     assert page.locator(f"#progress-{export.id} .status").text_content() == "running"
 
-    page.get_by_role("button", name=f"Cancel the file of {export.source_name}").click()
+    page.get_by_role("button", name=f"Cancel file: {export.source_name}").click()
 
     page.get_by_text("The file was cancelled.").wait_for()
     assert page.locator(f"#progress-{export.id} .status").text_content() == "failed"
     assert page.get_by_text(f"Cancelled by {export_scenario.requester.name}.").is_visible()
-    assert page.get_by_role("button", name=f"Cancel the file of {export.source_name}").count() == 0
+    assert page.get_by_role("button", name=f"Cancel file: {export.source_name}").count() == 0
     rows.release()
     job = Job.fetch(file_row(export.id).outbox.job_id, connection=redis_connection())
     wait_for(lambda: job.get_status(refresh=True) == "finished", timeout=60, what="the worker to stop")

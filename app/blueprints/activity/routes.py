@@ -1,16 +1,14 @@
-from flask import abort, g, render_template
+from flask import render_template
 
 from app.blueprints.activity import bp
-from app.blueprints.guards import workspace_member
+from app.blueprints.guards import workspace_administrator
 from app.services import activity_charts
 
 
 @bp.get("/")
-@workspace_member
+@workspace_administrator
 def index(workspace_id: int):
     """The workspace's activity in charts with their tables, for its administrators."""
-    if not g.access.is_admin:
-        abort(404)
     packages = activity_charts.package_history(workspace_id)
     return render_template(
         "activity/index.html",

@@ -7,14 +7,13 @@ workspace sees why it cannot export; settings suspended by staff show read-only 
 
 from __future__ import annotations
 
-from functools import wraps
 from zoneinfo import ZoneInfo
 
-from flask import abort, flash, g, redirect, render_template, url_for
+from flask import flash, g, redirect, render_template, url_for
 
 from app.blueprints.export_settings import bp
 from app.blueprints.export_settings.forms import ConfirmForm, DestinationForm, SecretForm, SettingsForm
-from app.blueprints.guards import visible_or_404, workspace_member
+from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.domain.text_rules import opened_version
@@ -34,18 +33,6 @@ FORMATS = {"csv": "CSV, zipped", "jsonl": "JSON Lines, zipped"}
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
 KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: "Directory on this server"}
-
-def administrators_only(view):
-    """Workspace export is for the workspace's administrators; anyone else gets the console's 404."""
-
-    @wraps(view)
-    def wrapped(workspace_id: int, *args, **kwargs):
-        if not g.access.is_admin:
-            abort(404)
-        return view(workspace_id, *args, **kwargs)
-
-    return workspace_member(wrapped)
-
 
 @bp.context_processor
 def vocabulary() -> dict:
@@ -77,7 +64,7 @@ def _form_error(form) -> ValidationError | None:
 
 
 @bp.route("/settings", methods=["GET", "POST"])
-@administrators_only
+@workspace_administrator
 def settings(workspace_id: int):
     current = export_settings.get_or_default(workspace_id)
     form = SettingsForm()
@@ -121,14 +108,14 @@ def _in_zone(moment, zone: str) -> str | None:
 
 
 @bp.get("/destinations")
-@administrators_only
+@workspace_administrator
 def destinations(workspace_id: int):
     form = DestinationForm(formdata=None, data={"kind": DestinationKind.S3, "region": "us-east-1"})
     return _destinations_page(form)
 
 
 @bp.post("/destinations")
-@administrators_only
+@workspace_administrator
 def add_destination(workspace_id: int):
     form = DestinationForm()
     if not form.validate():
@@ -159,7 +146,7 @@ def _visible_or_404(destination_id: int):
 
 
 @bp.route("/destinations/<int:destination_id>", methods=["GET", "POST"])
-@administrators_only
+@workspace_administrator
 def destination(workspace_id: int, destination_id: int):
     found = _visible_or_404(destination_id)
     form = DestinationForm()
@@ -219,7 +206,7 @@ def _back_to(found_or_page, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/enable")
-@administrators_only
+@workspace_administrator
 def enable_destination(workspace_id: int, destination_id: int):
     outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, True),
                    "Destination enabled: new packages are delivered to it.")
@@ -227,7 +214,7 @@ def enable_destination(workspace_id: int, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/disable")
-@administrators_only
+@workspace_administrator
 def disable_destination(workspace_id: int, destination_id: int):
     outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, False),
                    "Destination disabled: deliveries to it are withheld until it is enabled again.")
@@ -235,7 +222,7 @@ def disable_destination(workspace_id: int, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/secret")
-@administrators_only
+@workspace_administrator
 def replace_secret(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
@@ -247,7 +234,7 @@ def replace_secret(workspace_id: int, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/remove")
-@administrators_only
+@workspace_administrator
 def remove_destination(workspace_id: int, destination_id: int):
     outcome = _act(destination_id, lambda found, form: export_destinations.remove(g.access, found),
                    "Destination removed. Its past deliveries stay in the packages' history.")
@@ -257,7 +244,7 @@ def remove_destination(workspace_id: int, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/test")
-@administrators_only
+@workspace_administrator
 def test_destination(workspace_id: int, destination_id: int):
     """Write, read back and delete a probe object; with htmx only the outcome fragment answers."""
     found = _visible_or_404(destination_id)

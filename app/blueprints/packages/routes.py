@@ -7,13 +7,11 @@ execution and package is loaded within the URL's workspace, so another workspace
 
 from __future__ import annotations
 
-from functools import wraps
-
 from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.downloads import stored_file_response
-from app.blueprints.guards import workspace_member
+from app.blueprints.guards import workspace_administrator
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm
 from app.domain.errors import TransitionRefused
@@ -35,19 +33,6 @@ from app.storage import StorageError
 SETTINGS_ENDPOINT = "export_settings.settings"
 # How often the execution page asks for its live part while the execution has not settled.
 POLL_SECONDS = 2
-
-
-def workspace_admin(view):
-    """A member of the workspace who is one of its administrators; 404 for anyone else."""
-
-    @workspace_member
-    @wraps(view)
-    def wrapped(workspace_id: int, *args, **kwargs):
-        if not g.access.is_admin:
-            abort(404)
-        return view(workspace_id, *args, **kwargs)
-
-    return wrapped
 
 
 @bp.context_processor
@@ -90,7 +75,7 @@ def _person() -> Person:
 
 
 @bp.get("/")
-@workspace_admin
+@workspace_administrator
 def overview(workspace_id: int):
     return _overview_page()
 
@@ -109,7 +94,7 @@ def _overview_page(refusal: AdmissionRefused | None = None, status: int = 200):
 
 
 @bp.post("/executions")
-@workspace_admin
+@workspace_administrator
 def export_now(workspace_id: int):
     form = ActionForm()
     if not form.validate():
@@ -126,7 +111,7 @@ def export_now(workspace_id: int):
 
 
 @bp.get("/executions/<int:execution_id>")
-@workspace_admin
+@workspace_administrator
 def execution(workspace_id: int, execution_id: int):
     return _execution_page(_execution_or_404(execution_id))
 
@@ -148,7 +133,7 @@ def _live_values(execution: ExportExecution) -> dict:
 
 
 @bp.get("/executions/<int:execution_id>/live")
-@workspace_admin
+@workspace_administrator
 def execution_live(workspace_id: int, execution_id: int):
     """The live part of the execution page; HTTP 286 tells htmx to stop polling once it settled."""
     values = _live_values(_execution_or_404(execution_id))
@@ -157,7 +142,7 @@ def execution_live(workspace_id: int, execution_id: int):
 
 
 @bp.post("/executions/<int:execution_id>/cancel")
-@workspace_admin
+@workspace_administrator
 def cancel_execution(workspace_id: int, execution_id: int):
     execution = _execution_or_404(execution_id)
     form = ActionForm()
@@ -176,7 +161,7 @@ def cancel_execution(workspace_id: int, execution_id: int):
 
 
 @bp.get("/packages/<int:package_id>")
-@workspace_admin
+@workspace_administrator
 def package(workspace_id: int, package_id: int):
     return _package_page(_package_or_404(package_id))
 
@@ -194,14 +179,14 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
 
 
 @bp.get("/packages/<int:package_id>/manifest")
-@workspace_admin
+@workspace_administrator
 def download_manifest(workspace_id: int, package_id: int):
     package = _package_or_404(package_id)
     return _download(package, lambda: package_history.open_manifest(package))
 
 
 @bp.get("/packages/<int:package_id>/volume")
-@workspace_admin
+@workspace_administrator
 def download_volume(workspace_id: int, package_id: int):
     """A volume, named by its id in the query string (`?volume=<id>`)."""
     package = _package_or_404(package_id)
@@ -230,7 +215,7 @@ def _unavailable_message(status: str) -> str:
 
 
 @bp.route("/packages/<int:package_id>/delete", methods=["GET", "POST"])
-@workspace_admin
+@workspace_administrator
 def delete_package(workspace_id: int, package_id: int):
     package = _package_or_404(package_id)
     if request.method == "GET":

@@ -182,7 +182,11 @@ def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_en
         "REDIS_URL": test_environment["REDIS_URL"],
         "EXPORT_QUEUE": f"smoke-{uuid.uuid4().hex}",
         "SEED_ROWS": str(SEED_ROWS),
+        # Kept in this test's folder, not the project's instance folder.
+        "DESTINATIONS_ROOT": str(tmp_path / "destinations"),
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
     }
+    (tmp_path / "metrics").mkdir()
     serve_all = [*FLASK, "serve-all", "--port", str(free_port())]
     supervisor = BackgroundProcess(serve_all, {**os.environ, **embedded}, tmp_path / "serve-all.log")
     try:
@@ -217,5 +221,8 @@ def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_en
             assert db.session.scalars(select(CoverageVersion.version)).all() == [1]
             assert len(db.session.scalars(select(CoverageDataset)).all()) == len(DECLARATIONS)
         assert "Coverage registry is now version 1." in supervisor.output()
+        # The demo workspace's first package was delivered to its directory destination.
+        assert "Demo workspace export set up; its first package: succeeded." in supervisor.output()
+        assert list((tmp_path / "destinations").glob("*/*/workspace-*/*/manifest.json"))
     finally:
         supervisor.stop()

@@ -143,7 +143,7 @@ def test_files_list_shows_expiry_and_a_cancel_button_for_unsettled_files(client,
 
     page = client.get(f"/w/{world.workspace.id}/files/").get_data(as_text=True)
 
-    assert page.count("Cancel file") == 1 and f'action="{_cancel_url(queued)}"' in page
+    assert page.count(">Cancel file<") == 1 and f'action="{_cancel_url(queued)}"' in page
     assert "Available until" in page
     expires = _fresh(ready).expires_at
     assert expires.strftime("%Y-%m-%d") in page

@@ -5,10 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from flask import Blueprint, render_template_string
 
-from app import create_app
-from app.blueprints.guards import workspace_member
 from app.extensions import db
 from tests import factories
 
@@ -125,46 +122,34 @@ def test_the_file_page_announces_its_status_to_screen_readers(client, auth, worl
     assert f'id="progress-{export.id}"' in region.group(1) and "<progress" in region.group(1)
 
 
-def test_without_the_workspace_export_blueprint_there_is_no_export_entry(client, auth, world):
+ADMINISTRATORS_SECTIONS = (("Workspace export", "export/"), ("Activity", "activity/"), ("Audit log", "audit/"))
+
+
+@pytest.mark.parametrize(("label", "path"), ADMINISTRATORS_SECTIONS)
+def test_the_administrators_sections_are_shown_to_admins_and_marked_on_their_pages(client, auth, world, label, path):
     auth.login(world.admin.email)
 
-    html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
+    html = client.get(f"/w/{world.workspace.id}/{path}").get_data(as_text=True)
 
-    assert "Workspace export" not in html
-
-
-@pytest.fixture
-def app_with_workspace_export(app):
-    """The app as it is once the `packages` blueprint is merged: a stand-in overview at its path."""
-    application = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
-    packages = Blueprint("packages", __name__)
-
-    @packages.get("/w/<int:workspace_id>/export")
-    @workspace_member
-    def index(workspace_id: int):
-        return render_template_string('{% extends "base.html" %}{% block content %}<h1>Export</h1>{% endblock %}')
-
-    application.register_blueprint(packages)
-    return application
+    assert (label, True) in _nav_links(html)
 
 
-def test_the_workspace_export_entry_is_shown_to_admins_and_marked_on_its_pages(app_with_workspace_export, world):
-    client = app_with_workspace_export.test_client()
-    client.post("/login", data={"email": world.admin.email, "password": factories.PASSWORD})
-
-    html = client.get(f"/w/{world.workspace.id}/export").get_data(as_text=True)
-
-    assert ("Workspace export", True) in _nav_links(html)
-    assert f'href="/w/{world.workspace.id}/export" aria-current="page">Workspace export</a>' in html
-
-
-def test_the_workspace_export_entry_is_hidden_from_members(app_with_workspace_export, world):
-    client = app_with_workspace_export.test_client()
-    client.post("/login", data={"email": world.member.email, "password": factories.PASSWORD})
+def test_the_administrators_sections_are_hidden_from_members(client, auth, world):
+    auth.login(world.member.email)
 
     html = client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
 
-    assert "Workspace export" not in html
+    for label, _ in ADMINISTRATORS_SECTIONS:
+        assert label not in html
+
+
+def test_staff_see_the_way_to_their_console_and_members_do_not(client, auth, world):
+    staff = factories.make_person(is_staff=True, staff_permissions=["staff.view"])
+    auth.login(staff.email)
+    assert 'href="/staff/">Staff console</a>' in client.get("/account/password").get_data(as_text=True)
+    auth.logout()
+    auth.login(world.admin.email)
+    assert "Staff console" not in client.get(f"/w/{world.workspace.id}/").get_data(as_text=True)
 
 
 def test_an_error_page_names_no_workspace(client, auth, world):
