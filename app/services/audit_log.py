@@ -4,7 +4,7 @@ what and why, newest first, filtered by action, person and date, in keyset pages
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import aliased
@@ -47,16 +47,6 @@ class AuditFilters:
 def parse_filters(args) -> AuditFilters:
     problems = []
 
-    def day(name: str, label: str) -> date | None:
-        raw = (args.get(name) or "").strip()
-        if not raw:
-            return None
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            problems.append(f"The {label} date “{raw[:40]}” is not a date (YYYY-MM-DD); it is ignored.")
-            return None
-
     actor_raw = (args.get("actor") or "").strip()
     actor_id = int(actor_raw) if actor_raw.isdigit() and 0 < int(actor_raw) < 2**31 else None
     if actor_raw and actor_id is None:
@@ -64,8 +54,8 @@ def parse_filters(args) -> AuditFilters:
     return AuditFilters(
         action=(args.get("action") or "").strip()[:80] or None,
         actor_id=actor_id,
-        since=day("since", "from"),
-        until=day("until", "to"),
+        since=keyset.day_filter(args, "since", "from", problems),
+        until=keyset.day_filter(args, "until", "to", problems),
         cursor=keyset.Cursor.decode(args.get("after")),
         problems=tuple(problems),
     )
@@ -98,10 +88,9 @@ def page(workspace_id: int, filters: AuditFilters) -> keyset.Page:
     if filters.actor_id:
         statement = statement.where(AuditEvent.actor_id == filters.actor_id)
     if filters.since:
-        statement = statement.where(AuditEvent.created_at >= datetime.combine(filters.since, time.min, tzinfo=UTC))
+        statement = statement.where(AuditEvent.created_at >= keyset.day_start(filters.since))
     if filters.until:
-        end = datetime.combine(filters.until + timedelta(days=1), time.min, tzinfo=UTC)
-        statement = statement.where(AuditEvent.created_at < end)
+        statement = statement.where(AuditEvent.created_at < keyset.day_after(filters.until))
     rows = db.session.execute(
         keyset.newest_first(statement, AuditEvent.created_at, AuditEvent.id, filters.cursor)
     ).all()

@@ -11,7 +11,7 @@ import base64
 import binascii
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import Select, and_, or_
@@ -69,3 +69,24 @@ def page_of(rows: Sequence[Any], key_of: Callable[[Any], tuple[datetime, int]], 
     if len(rows) <= size:
         return Page(rows, None)
     return Page(rows[:size], Cursor(*key_of(rows[size - 1])).encode())
+
+
+def day_filter(args, name: str, label: str, problems: list[str]) -> date | None:
+    """A date filter of a list's URL (YYYY-MM-DD); anything else is named in `problems` and ignored."""
+    raw = (args.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        problems.append(f"The {label} date “{raw[:40]}” is not a date (YYYY-MM-DD); it is ignored.")
+        return None
+
+
+def day_start(day: date) -> datetime:
+    """Midnight UTC at the start of `day`, for a "from" bound; a "to" bound is the next day's."""
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def day_after(day: date) -> datetime:
+    return day_start(day + timedelta(days=1))

@@ -8,7 +8,7 @@ creation time. Staff see every workspace; nothing here is for anyone else (the b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import InstrumentedAttribute
@@ -89,16 +89,6 @@ def parse_filters(staff_list: StaffList, args) -> Filters:
         problems.append(f"“{raw[:40]}” is not a workspace id; showing every workspace.")
         return None
 
-    def day(name: str, label: str) -> date | None:
-        raw = (args.get(name) or "").strip()
-        if not raw:
-            return None
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            problems.append(f"The {label} date “{raw[:40]}” is not a date (YYYY-MM-DD); it is ignored.")
-            return None
-
     status = (args.get("status") or "").strip() or None
     if status is not None and status not in staff_list.statuses:
         problems.append(f"“{status[:40]}” is not a status of {staff_list.title.lower()}; showing every status.")
@@ -110,15 +100,11 @@ def parse_filters(staff_list: StaffList, args) -> Filters:
         workspace_id=number("workspace"),
         status=status,
         code=code,
-        since=day("since", "from"),
-        until=day("until", "to"),
+        since=keyset.day_filter(args, "since", "from", problems),
+        until=keyset.day_filter(args, "until", "to", problems),
         cursor=keyset.Cursor.decode(args.get("after")),
         problems=tuple(problems),
     )
-
-
-def _start_of(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=UTC)
 
 
 def list_page(staff_list: StaffList, filters: Filters) -> keyset.Page:
@@ -134,9 +120,9 @@ def list_page(staff_list: StaffList, filters: Filters) -> keyset.Page:
     if filters.code and staff_list.code is not None:
         statement = statement.where(staff_list.code == filters.code)
     if filters.since:
-        statement = statement.where(staff_list.at >= _start_of(filters.since))
+        statement = statement.where(staff_list.at >= keyset.day_start(filters.since))
     if filters.until:
-        statement = statement.where(staff_list.at < _start_of(filters.until + timedelta(days=1)))
+        statement = statement.where(staff_list.at < keyset.day_after(filters.until))
     statement = keyset.newest_first(statement, staff_list.at, model.id, filters.cursor)
     rows = db.session.execute(statement).all()
     return keyset.page_of(rows, lambda row: (getattr(row[0], staff_list.at.key), row[0].id))
