@@ -1,12 +1,16 @@
-"""No secret ever reaches a log: real work runs with every secret configured, and every line the
-web process, the worker and the scheduler wrote is searched for each of them."""
+"""No secret ever reaches a log: real work runs with every secret configured (a file into S3, a
+schedule's email through SMTP AUTH, sign-ins, a workspace export delivered to a customer bucket),
+and every line the web process, the worker and the scheduler wrote is searched for each of them."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from app.extensions import db
+from app.models import ExportDelivery, ExportExecution
 from app.models.schedule import RunTrigger
 from app.models.types import utcnow
+from app.services.execution_admission import admit
 from app.services.outbox import dispatch_pending
 from app.services.schedule_admission import admit_run
 from app.services.schedule_runs import dispatch_queued
@@ -55,4 +59,29 @@ def test_files_mail_and_sign_ins_log_no_secret(
     assert "sign-in failed" in logs["web"]
     for process, text in logs.items():
         for name, secret in {**SECRETS, "the typed password": SIGN_IN_PASSWORD}.items():
+            assert secret not in text, f"{name} appears in the {process} log"
+
+
+def test_a_workspace_export_delivered_to_a_bucket_logs_no_destination_secret(
+    world, s3_account, s3_destination, start_worker, json_log, test_environment
+):
+    factories.make_export_settings(world.workspace, datasets=["teams", "people"])
+    s3_destination(world.workspace)
+    worker = start_worker()
+    execution = admit(world.workspace.id, world.admin, "manual")
+
+    def settled() -> bool:
+        db.session.rollback()
+        return db.session.get(ExportExecution, execution.id).status in ("succeeded", "failed")
+
+    wait_for(settled, timeout=90, what="the workspace export")
+    delivery = db.session.query(ExportDelivery).one()
+    assert delivery.status == "delivered", delivery.failure_summary
+    worker.stop()
+
+    logs = {"web": json_log.getvalue(), "worker": worker.output()}
+    assert f"package_execution {execution.id}" in logs["worker"]
+    for process, text in logs.items():
+        for name, secret in (("the destination's secret", s3_account.secret),
+                             ("CREDENTIALS_KEY", test_environment["CREDENTIALS_KEY"])):
             assert secret not in text, f"{name} appears in the {process} log"
