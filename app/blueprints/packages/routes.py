@@ -30,7 +30,6 @@ from app.services.execution_admission import AdmissionRefused
 from app.services.package_history import PackageUnavailable
 from app.storage import StorageError
 
-SETTINGS_ENDPOINT = "export_settings.settings"
 # How often the execution page asks for its live part while the execution has not settled.
 POLL_SECONDS = 2
 
@@ -47,10 +46,7 @@ def vocabulary() -> dict:
 
 
 def _settings_url() -> str:
-    """The settings page (blueprint export_settings), by its endpoint when it is registered."""
-    if SETTINGS_ENDPOINT in current_app.view_functions:
-        return url_for(SETTINGS_ENDPOINT, workspace_id=g.workspace_id)
-    return f"/w/{g.workspace_id}/export/settings"
+    return url_for("export_settings.settings", workspace_id=g.workspace_id)
 
 
 def _execution_or_404(execution_id: int) -> ExportExecution:
