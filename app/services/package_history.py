@@ -152,7 +152,6 @@ def open_manifest(package: ExportPackage) -> Download:
         check_key_under(package.manifest_key, package.prefix),
         f"workspace-{package.workspace_id}-package-{package.id}-manifest.json",
         MIME_TYPES["manifest"],
-        package.manifest_size,
     )
 
 
@@ -163,7 +162,7 @@ def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
 def open_volume(package: ExportPackage, volume: ExportVolume) -> Download:
     _require_available(package)
     key = check_key_under(volume.key, package.prefix)
-    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"], volume.size_bytes or 0)
+    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"])
 
 
 def _require_available(package: ExportPackage) -> None:
@@ -175,6 +174,9 @@ def _require_available(package: ExportPackage) -> None:
         raise PackageUnavailable(PackageStatus.EXPIRED)
 
 
-def _download(key: str, file_name: str, mimetype: str, size: int) -> Download:
-    chunks = get_storage().read_chunks(key)
-    return Download(file_name=file_name, mimetype=mimetype, size=size, stream=ChunkReader(chunks))
+def _download(key: str, file_name: str, mimetype: str) -> Download:
+    """The stored object under `key`; its length is the store's, so the response's Content-Length
+    always matches the bytes sent, whatever the records say."""
+    storage = get_storage()
+    size = storage.size(key)
+    return Download(file_name=file_name, mimetype=mimetype, size=size, stream=ChunkReader(storage.read_chunks(key)))

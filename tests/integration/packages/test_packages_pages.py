@@ -294,6 +294,17 @@ def test_an_administrator_downloads_the_manifest_and_a_volume(admin_client, expo
     assert volume_response.mimetype == "application/zip"
 
 
+def test_a_download_announces_the_stored_length_even_when_the_record_says_otherwise(admin_client, export_world):
+    package, _ = _package_with_volume(export_world)
+    package.manifest_size = 0
+    db.session.commit()
+
+    manifest = admin_client.get(_url(export_world, f"packages/{package.id}/manifest"))
+
+    assert manifest.headers["Content-Length"] == str(len(MANIFEST_BYTES))
+    assert manifest.data == MANIFEST_BYTES
+
+
 def test_a_plain_member_cannot_download(client, auth, export_world):
     package, volume = _package_with_volume(export_world)
     auth.login(export_world.member.email)
