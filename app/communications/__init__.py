@@ -1,7 +1,7 @@
 """Email: the one module that builds and sends messages (MAIL_URL: SMTP or an outbox folder).
 
     mailer = get_mailer()
-    message_id = message_id_for("schedule-delivery", delivery.id, mailer.domain)
+    message_id = message_id_for("schedule-delivery", delivery.id, delivery.created_at, mailer.domain)
     submission_id = mailer.send(OutgoingMessage(to=Recipient(address, name), subject=…,
                                                 message_id=message_id, heading=…, …))
 

@@ -34,11 +34,14 @@ _DOMAIN = re.compile(
 _MESSAGE_ID = re.compile(r"^<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+>$")
 
 
-def message_id_for(kind: str, row_id: int, domain: str) -> str:
+def message_id_for(kind: str, row_id: int, created_at: datetime, domain: str) -> str:
     """The Message-ID of the message a row sends: the same for every attempt at that row.
 
     `kind` names the row's table (`schedule-delivery`, `package-notice`, …), so rows of two
-    tables never share an id; `domain` is the sender's domain.
+    tables never share an id; `domain` is the sender's domain. The row's creation time keeps
+    the id unique when a database starts again from id 1 (a demo reset) but the outbox folder
+    or the receiving server still holds the earlier messages: otherwise the new message would
+    be taken for a repeat and never written.
     """
     if not _KIND.match(kind):
         raise ValueError(f"message kind {kind!r} must be lower-case letters, digits and dashes")
@@ -46,7 +49,8 @@ def message_id_for(kind: str, row_id: int, domain: str) -> str:
         raise ValueError(f"row id {row_id!r} must be a positive integer")
     if not _DOMAIN.match(domain):
         raise ValueError(f"{domain!r} is not a domain name")
-    return f"<{kind}.{row_id}@{domain.lower()}>"
+    created = created_at.astimezone(UTC) if created_at.tzinfo else created_at
+    return f"<{kind}.{row_id}.{created:%Y%m%d%H%M%S%f}@{domain.lower()}>"
 
 
 @dataclass(frozen=True)

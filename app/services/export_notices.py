@@ -80,8 +80,9 @@ def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: i
     now = utcnow()
     for person_id in recipients(workspace_id):
         db.session.execute(
-            insert_ignoring_duplicates(ExportNotice.__table__, ["subject_type", "subject_id", "kind", "person_id"])
-            .values(
+            insert_ignoring_duplicates(
+                ExportNotice.__table__, ["subject_type", "subject_id", "kind", "person_id"]
+            ).values(
                 workspace_id=workspace_id,
                 subject_type=subject_type,
                 subject_id=subject_id,
@@ -136,7 +137,7 @@ def _send(notice_id: int, now: datetime) -> bool:
     notice = db.session.get(ExportNotice, notice_id, populate_existing=True)
     person = db.session.get(Person, notice.person_id)
     mailer = get_mailer()
-    message_id = message_id_for(MESSAGE_KIND, notice_id, mailer.domain)
+    message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
     try:
         message = _content(notice).message(Recipient(person.email, person.name), message_id)
         submission_id = mailer.send(message)
@@ -236,9 +237,7 @@ def _content(notice: ExportNotice) -> NoticeContent:
             heading="A workspace export failed",
             paragraphs=(execution.failure_detail or "The export stopped before its package was complete.",),
             facts=tuple(facts),
-            link=Link(
-                "Open the export", public_link(f"/w/{workspace.id}/export/executions/{execution.id}")
-            ),
+            link=Link("Open the export", public_link(f"/w/{workspace.id}/export/executions/{execution.id}")),
         )
     delivery = db.session.get(ExportDelivery, notice.subject_id)
     if delivery is None:

@@ -76,8 +76,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
     for recipient in schedule.recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(
-            insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"])
-            .values(
+            insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(
                 run_id=run.id,
                 address_key=recipient.address_key,
                 person_id=recipient.person_id,
@@ -91,8 +90,14 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
     db.session.commit()
 
 
-def _skip_reason(recipient, members: set[int], member_addresses: set[str], unsubscribed: set[str], empty: bool,
-                 owner: RequesterContext) -> SkipReason | None:
+def _skip_reason(
+    recipient,
+    members: set[int],
+    member_addresses: set[str],
+    unsubscribed: set[str],
+    empty: bool,
+    owner: RequesterContext,
+) -> SkipReason | None:
     if recipient.address_key in unsubscribed:
         return SkipReason.RECIPIENT_UNSUBSCRIBED
     if recipient.person_id is not None and recipient.person_id not in members:
@@ -114,8 +119,9 @@ class SendOutcome:
     held_elsewhere: int
 
 
-def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retry_at: datetime,
-                 claimed_before: datetime) -> SendOutcome:
+def send_pending(
+    run: ScheduleRun, schedule: Schedule, export: QueryExport, retry_at: datetime, claimed_before: datetime
+) -> SendOutcome:
     """Claim and send every pending row of the run; a claim made before `claimed_before` counts as
     abandoned. A temporary refusal frees the row for the next attempt (the run decides whether
     there is one); a permanent refusal fails it."""
@@ -126,10 +132,10 @@ def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retr
         .where(RecipientDelivery.run_id == run.id, RecipientDelivery.status == DeliveryStatus.PENDING)
         .order_by(RecipientDelivery.id)
     ).all()
-    rows = [(row.id, row.person_id, row.email, row.link_nonce) for row in pending]
+    rows = [(row.id, row.created_at, row.person_id, row.email, row.link_nonce) for row in pending]
     db.session.rollback()
     waiting = held = 0
-    for delivery_id, person_id, email, nonce in rows:
+    for delivery_id, created_at, person_id, email, nonce in rows:
         try:
             recipient_delivery.claim(delivery_id, claimed_before)
         except TransitionRefused:
@@ -140,7 +146,9 @@ def send_pending(run: ScheduleRun, schedule: Schedule, export: QueryExport, retr
             recipient_delivery.fail(delivery_id, "The recipient has no email address any more.")
             continue
         try:
-            message = content.message(address, message_id_for(MESSAGE_KIND, delivery_id, mailer.domain), nonce)
+            message = content.message(
+                address, message_id_for(MESSAGE_KIND, delivery_id, created_at, mailer.domain), nonce
+            )
             submission_id = mailer.send(message)
         except MailTemporarilyUnavailable as exc:
             recipient_delivery.release_for_retry(delivery_id, exc.summary, retry_at)

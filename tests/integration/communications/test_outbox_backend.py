@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from datetime import UTC, datetime
 from email import message_from_bytes, policy
 
 import pytest
@@ -20,6 +21,8 @@ from app.communications import (
 from app.communications.backends import outbox_file_name
 from app.communications.settings import parse_mail_settings
 
+CREATED = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
 SENDER = "Rhythm Exports <exports@rhythm.test>"
 
 
@@ -27,7 +30,7 @@ def _message(row_id: int = 1, subject: str = "Your package is ready") -> Outgoin
     return OutgoingMessage(
         to=Recipient("admin@example.com", "محمد الأمين"),
         subject=subject,
-        message_id=message_id_for("package-notice", row_id, "rhythm.test"),
+        message_id=message_id_for("package-notice", row_id, CREATED, "rhythm.test"),
         heading="Workspace export ready",
         paragraphs=["Package 12 is available for 7 days."],
         link=Link("Open the package", "https://rhythm.test/w/1/packages/12"),
@@ -47,10 +50,12 @@ def mailer(outbox):
 def test_a_message_is_written_as_one_eml_file_named_for_its_message_id(mailer, outbox):
     """The file is the whole message: headers and both parts read back; the submission id is the Message-ID."""
     submission_id = mailer.send(_message(row_id=3))
-    assert submission_id == "<package-notice.3@rhythm.test>"
-    assert [path.name for path in outbox.iterdir()] == ["package-notice.3@rhythm.test.eml"]
-    written = message_from_bytes((outbox / "package-notice.3@rhythm.test.eml").read_bytes(), policy=policy.default)
-    assert written["Message-ID"] == "<package-notice.3@rhythm.test>"
+    assert submission_id == "<package-notice.3.20261130090000000000@rhythm.test>"
+    assert [path.name for path in outbox.iterdir()] == ["package-notice.3.20261130090000000000@rhythm.test.eml"]
+    written = message_from_bytes(
+        (outbox / "package-notice.3.20261130090000000000@rhythm.test.eml").read_bytes(), policy=policy.default
+    )
+    assert written["Message-ID"] == "<package-notice.3.20261130090000000000@rhythm.test>"
     assert written["To"].addresses[0].display_name == "محمد الأمين"
     assert "Package 12 is available" in written.get_body(("plain",)).get_content()
     assert "https://rhythm.test/w/1/packages/12" in written.get_body(("html",)).get_content()
@@ -68,8 +73,8 @@ def test_two_rows_give_two_files(mailer, outbox):
     mailer.send(_message(row_id=5))
     mailer.send(_message(row_id=6))
     assert sorted(path.name for path in outbox.iterdir()) == [
-        "package-notice.5@rhythm.test.eml",
-        "package-notice.6@rhythm.test.eml",
+        "package-notice.5.20261130090000000000@rhythm.test.eml",
+        "package-notice.6.20261130090000000000@rhythm.test.eml",
     ]
 
 
@@ -112,13 +117,13 @@ def test_the_app_mailer_writes_to_the_configured_outbox(app, test_environment):
         mailer.send(_message(row_id=8))
         outbox = mailer.settings.outbox
     assert outbox.as_uri() == test_environment["MAIL_URL"]
-    assert (outbox / "package-notice.8@rhythm.test.eml").exists()
+    assert (outbox / "package-notice.8.20261130090000000000@rhythm.test.eml").exists()
 
 
 def test_a_long_unsubscribe_link_is_written_as_the_bare_url_mail_clients_read(mailer, outbox):
     """List-Unsubscribe must be `<url>` on the wire (RFC 2369/8058): never folded into encoded words."""
     url = "https://rhythm.test/u/" + "t0ken" * 40
     mailer.send(replace(_message(row_id=9), unsubscribe_url=url))
-    raw = (outbox / "package-notice.9@rhythm.test.eml").read_bytes()
+    raw = (outbox / "package-notice.9.20261130090000000000@rhythm.test.eml").read_bytes()
     assert f"List-Unsubscribe: <{url}>\r\n".encode() in raw
     assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n" in raw

@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import socket
 import threading
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 
 import pytest
@@ -22,6 +23,8 @@ from app.communications import (
 from app.seed_data import HOSTILE_VALUES
 from tests.fixtures.smtp import free_port
 
+CREATED = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
 DOWNLOAD = "https://rhythm.test/d/s1gned-t0ken?format=csv&v=2"
 UNSUBSCRIBE = "https://rhythm.test/unsubscribe/0ther-t0ken"
 
@@ -30,7 +33,7 @@ def _message(row_id: int = 1, **overrides) -> OutgoingMessage:
     values = {
         "to": Recipient("ada@example.com", "山田 太郎"),
         "subject": "Weekly hours — 12 rows",
-        "message_id": message_id_for("schedule-delivery", row_id, "rhythm.test"),
+        "message_id": message_id_for("schedule-delivery", row_id, CREATED, "rhythm.test"),
         "heading": "Weekly hours",
         "paragraphs": ["The file of your schedule is ready."],
         "facts": [("Rows", "12"), ("Size", "1.2 KB")],
@@ -67,7 +70,7 @@ def test_a_sent_message_arrives_with_its_envelope_headers_and_both_parts(smtp_se
     assert message["Subject"] == "Weekly hours — 12 rows"
     assert message["From"] == "Rhythm Exports <exports@rhythm.test>"
     assert message["To"].addresses[0].display_name == "山田 太郎"
-    assert message["Message-ID"] == "<schedule-delivery.41@rhythm.test>"
+    assert message["Message-ID"] == "<schedule-delivery.41.20261130090000000000@rhythm.test>"
     assert "The file of your schedule is ready." in arrived.part("text/plain")
     assert "The file of your schedule is ready." in arrived.part("text/html")
 
@@ -92,7 +95,7 @@ def test_the_submission_id_is_the_queue_id_the_server_answered(smtp_server, smtp
 
 def test_without_a_queue_id_in_the_answer_the_submission_id_is_the_message_id(smtp_server, smtp_settings):
     smtp_server.announces_queue_id = False
-    assert Mailer(smtp_settings).send(_message(row_id=9)) == "<schedule-delivery.9@rhythm.test>"
+    assert Mailer(smtp_settings).send(_message(row_id=9)) == "<schedule-delivery.9.20261130090000000000@rhythm.test>"
 
 
 def test_hostile_values_arrive_as_text(smtp_server, smtp_settings):
@@ -149,7 +152,10 @@ def test_a_refusing_server_is_retried_until_it_accepts_and_the_message_arrives_o
             assert failures <= 2
     assert (failures, smtp_server.attempts) == (2, 3)
     (arrived,) = smtp_server.messages
-    assert (arrived.queue_id, arrived.message["Message-ID"]) == (submission_id, "<schedule-delivery.5@rhythm.test>")
+    assert (arrived.queue_id, arrived.message["Message-ID"]) == (
+        submission_id,
+        "<schedule-delivery.5.20261130090000000000@rhythm.test>",
+    )
 
 
 def test_a_closed_port_is_temporary(smtp_settings):

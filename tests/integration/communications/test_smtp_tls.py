@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from app.communications import (
@@ -14,6 +16,8 @@ from app.communications import (
     parse_mail_settings,
 )
 
+CREATED = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
 SENDER = "Rhythm Exports <exports@rhythm.test>"
 
 
@@ -21,7 +25,7 @@ def _message() -> OutgoingMessage:
     return OutgoingMessage(
         to=Recipient("ada@example.com"),
         subject="Weekly hours",
-        message_id=message_id_for("schedule-delivery", 1, "rhythm.test"),
+        message_id=message_id_for("schedule-delivery", 1, CREATED, "rhythm.test"),
         heading="Weekly hours",
     )
 

@@ -57,7 +57,7 @@ def test_run_mails_each_recipient_a_message_with_its_own_links(run_scenario, mai
         arrived = by_address[address]
         assert row.status == "submitted" and row.submission_id == arrived.queue_id
         message = arrived.message
-        assert message["Message-ID"] == message_id_for("schedule-delivery", row.id, "rhythm.test")
+        assert message["Message-ID"] == message_id_for("schedule-delivery", row.id, row.created_at, "rhythm.test")
         assert message["Subject"].startswith("Weekly hours “Zoë” <b>&amp;")
         text, html = arrived.part("text/plain"), arrived.part("text/html")
         assert "here is this week's file." in text and "Rows" in text and "5" in text
@@ -117,8 +117,9 @@ def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
     # As if attempt 2 had claimed the row and its worker died before sending.
     db.session.execute(update(RecipientDelivery).where(RecipientDelivery.run_id == run.id).values(claimed_at=utcnow()))
     db.session.execute(
-        update(ScheduleRun).where(ScheduleRun.id == run.id).values(status="running", attempt_count=2,
-                                                                     next_attempt_at=None)
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run.id)
+        .values(status="running", attempt_count=2, next_attempt_at=None)
     )
     db.session.commit()
 
@@ -172,8 +173,9 @@ def test_each_skip_reason_is_recorded_on_its_row(run_scenario, mail_to_smtp_serv
 def test_empty_result_skips_sending_unless_send_when_empty(run_scenario, mail_to_smtp_server, smtp_server):
     nothing = {**run_scenario.query.definition(), "filters": [{"column": "note", "op": "eq", "value": "no such"}]}
     quiet = run_scenario.make_schedule(recipients=("colleague",), query_definition=nothing)
-    loud = run_scenario.make_schedule(recipients=("colleague",), query_definition=nothing, name="Loud",
-                                      send_when_empty=True)
+    loud = run_scenario.make_schedule(
+        recipients=("colleague",), query_definition=nothing, name="Loud", send_when_empty=True
+    )
     quiet_run, loud_run = run_scenario.admit(quiet), run_scenario.admit(loud)
 
     assert process_run(quiet_run.id) == "succeeded"
@@ -227,25 +229,43 @@ def test_third_failed_run_in_a_row_pauses_the_schedule(run_scenario, mail_to_smt
 
 
 def _admit_at(schedule, hours_ago):
-    return admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
-                     occurrence_at=utcnow() - timedelta(hours=hours_ago, minutes=30), trigger=RunTrigger.MANUAL)
+    return admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=utcnow() - timedelta(hours=hours_ago, minutes=30),
+        trigger=RunTrigger.MANUAL,
+    )
 
 
 def test_message_carries_the_template_the_custom_message_and_the_occurrence_in_the_schedule_zone(
     run_scenario, mail_to_smtp_server, smtp_server
 ):
-    template = CommunicationTemplate(workspace_id=run_scenario.workspace.id, name="Weekly",
-                                     created_by_id=run_scenario.owner.id)
-    template.versions.append(CommunicationTemplateVersion(
-        number=1, status="published", published_at=utcnow(), created_by_id=run_scenario.owner.id,
-        subject="Your hours {{ 7*7 }} <script>", body="Dear reader,\n=HYPERLINK(\"http://x\")",
-    ))
+    template = CommunicationTemplate(
+        workspace_id=run_scenario.workspace.id, name="Weekly", created_by_id=run_scenario.owner.id
+    )
+    template.versions.append(
+        CommunicationTemplateVersion(
+            number=1,
+            status="published",
+            published_at=utcnow(),
+            created_by_id=run_scenario.owner.id,
+            subject="Your hours {{ 7*7 }} <script>",
+            body='Dear reader,\n=HYPERLINK("http://x")',
+        )
+    )
     db.session.add(template)
     db.session.commit()
-    schedule = run_scenario.make_schedule(recipients=("colleague",), template_version_id=template.versions[0].id,
-                                          custom_message="Ask Zoë if a figure looks wrong.")
-    run = admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
-                    occurrence_at=datetime(2026, 7, 1, 5, 0, tzinfo=UTC), trigger=RunTrigger.MANUAL)
+    schedule = run_scenario.make_schedule(
+        recipients=("colleague",),
+        template_version_id=template.versions[0].id,
+        custom_message="Ask Zoë if a figure looks wrong.",
+    )
+    run = admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=datetime(2026, 7, 1, 5, 0, tzinfo=UTC),
+        trigger=RunTrigger.MANUAL,
+    )
 
     process_run(run.id)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from email.headerregistry import Address
 from html.parser import HTMLParser
@@ -20,6 +20,8 @@ from app.communications import (
 )
 from app.communications.messages import one_line
 from app.seed_data import HOSTILE_VALUES
+
+CREATED = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 SENDER = Address("Rhythm Exports", "exports", "rhythm.test")
 TEMPLATE_TAGS = {"html", "head", "meta", "title", "body", "h1", "p", "br", "table", "tr", "th", "td", "a", "hr", "span"}
@@ -50,7 +52,7 @@ def _message(**overrides) -> OutgoingMessage:
     values = {
         "to": Recipient("ada@example.com", "Ada"),
         "subject": "Weekly hours",
-        "message_id": message_id_for("schedule-delivery", 7, "rhythm.test"),
+        "message_id": message_id_for("schedule-delivery", 7, CREATED, "rhythm.test"),
         "heading": "Your file is ready",
         "paragraphs": ["Here it is."],
         "facts": [("Rows", "12")],
@@ -172,9 +174,9 @@ def test_an_unusable_recipient_address_is_refused_for_good(address):
 
 def test_headers_carry_the_fixed_message_id_the_sender_and_the_date():
     """Message-ID is the caller's, From the configured sender, Date the time of building."""
-    message = _message(message_id="<schedule-delivery.42@rhythm.test>")
+    message = _message(message_id="<schedule-delivery.42.20261130090000000000@rhythm.test>")
     email = build_message(message, SENDER, now=datetime(2026, 3, 29, 1, 30, tzinfo=UTC))
-    assert email["Message-ID"] == "<schedule-delivery.42@rhythm.test>"
+    assert email["Message-ID"] == "<schedule-delivery.42.20261130090000000000@rhythm.test>"
     assert email["From"] == "Rhythm Exports <exports@rhythm.test>"
     assert email["Date"] == "Sun, 29 Mar 2026 01:30:00 +0000"
     assert email["Auto-Submitted"] == "auto-generated"
@@ -224,18 +226,26 @@ def test_the_download_link_is_in_both_parts():
 
 
 def test_message_ids_are_stable_and_distinct_per_kind_and_row():
-    """The same row gives the same Message-ID every time; another row or kind gives another."""
-    first = message_id_for("schedule-delivery", 7, "rhythm.test")
-    assert first == message_id_for("schedule-delivery", 7, "Rhythm.Test") == "<schedule-delivery.7@rhythm.test>"
+    """The same row gives the same Message-ID every time; another row, kind or creation time gives another.
+
+    The creation time matters when a database starts again from id 1 beside an outbox that
+    still holds the earlier messages."""
+    first = message_id_for("schedule-delivery", 7, CREATED, "rhythm.test")
+    assert (
+        first
+        == message_id_for("schedule-delivery", 7, CREATED, "Rhythm.Test")
+        == "<schedule-delivery.7.20261130090000000000@rhythm.test>"
+    )
     assert (
         len(
             {
                 first,
-                message_id_for("schedule-delivery", 8, "rhythm.test"),
-                message_id_for("package-notice", 7, "rhythm.test"),
+                message_id_for("schedule-delivery", 8, CREATED, "rhythm.test"),
+                message_id_for("package-notice", 7, CREATED, "rhythm.test"),
+                message_id_for("schedule-delivery", 7, CREATED + timedelta(microseconds=1), "rhythm.test"),
             }
         )
-        == 3
+        == 4
     )
 
 
@@ -252,4 +262,4 @@ def test_message_ids_are_stable_and_distinct_per_kind_and_row():
 def test_message_id_parts_that_could_collide_or_break_the_header_are_refused(kind, row_id, domain):
     """Kinds are lower-case words, row ids positive integers, domains host names."""
     with pytest.raises(ValueError):
-        message_id_for(kind, row_id, domain)
+        message_id_for(kind, row_id, CREATED, domain)
