@@ -122,8 +122,20 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.workspace import bp as workspace_bp
 
     for blueprint in (
-        auth_bp, health_bp, workspace_bp, queries_bp, reports_bp, schedules_bp, templates_bp, files_bp, delivery_bp,
-        staff_bp, audit_bp, activity_bp, export_settings_bp, packages_bp,
+        auth_bp,
+        health_bp,
+        workspace_bp,
+        queries_bp,
+        reports_bp,
+        schedules_bp,
+        templates_bp,
+        files_bp,
+        delivery_bp,
+        staff_bp,
+        audit_bp,
+        activity_bp,
+        export_settings_bp,
+        packages_bp,
     ):
         app.register_blueprint(blueprint)
     register_error_pages(app)

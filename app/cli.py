@@ -156,8 +156,13 @@ schedules_group = AppGroup("schedules", help="Schedules: recurring delivery of f
 
 @schedules_group.command("import-legacy")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--workspace", "workspace_id", type=int, default=None,
-              help="Import every entry into this workspace (an entry naming another one is refused).")
+@click.option(
+    "--workspace",
+    "workspace_id",
+    type=int,
+    default=None,
+    help="Import every entry into this workspace (an entry naming another one is refused).",
+)
 def import_legacy_command(file: str, workspace_id: int | None) -> None:
     """Import schedules exported from the old system (docs/legacy-schedules.md); they arrive paused.
 
@@ -208,8 +213,7 @@ def _reconcile_coverage_or_exit() -> None:
         click.echo(f"Coverage registry is now version {outcome.registry_version}.")
     else:
         click.echo(
-            f"Coverage registry already matches the declarations (version {outcome.registry_version}); "
-            "nothing changed."
+            f"Coverage registry already matches the declarations (version {outcome.registry_version}); nothing changed."
         )
 
 

@@ -480,15 +480,15 @@ def copy_zip_anchor(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
 
     target = scratch / "anchor.zip"
     meter.start()
-    with psycopg.connect(plan.dsn) as conn, zipfile.ZipFile(
-        target, "w", zipfile.ZIP_DEFLATED, compresslevel=plan.compression_level
-    ) as archive:
+    with (
+        psycopg.connect(plan.dsn) as conn,
+        zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=plan.compression_level) as archive,
+    ):
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         conn.execute("SET LOCAL timezone = 'UTC'")
         for dataset in plan.datasets:
             statement = f"COPY ({plan.selects[dataset]}) TO STDOUT WITH (FORMAT csv, HEADER true)"
-            with archive.open(f"{dataset}.csv", "w", force_zip64=True) as entry, \
-                    conn.cursor().copy(statement) as copy:
+            with archive.open(f"{dataset}.csv", "w", force_zip64=True) as entry, conn.cursor().copy(statement) as copy:
                 for chunk in copy:
                     entry.write(chunk)
         conn.rollback()
@@ -509,11 +509,21 @@ def package_csv(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
 
     app = create_bench_app((scratch / "storage").as_uri())
     with app.app_context():
-        snapshot = {"datasets": plan.datasets, "format": "csv", "volume_size_bytes": 256 * 1024 * 1024,
-                    "retention_days": 1, "notify_person_ids": [], "settings_version": 1}
+        snapshot = {
+            "datasets": plan.datasets,
+            "format": "csv",
+            "volume_size_bytes": 256 * 1024 * 1024,
+            "retention_days": 1,
+            "notify_person_ids": [],
+            "settings_version": 1,
+        }
         execution_id = export_execution.admit(
-            workspace_id=plan.workspace_id, trigger=ExecutionTrigger.MANUAL, requested_by_id=plan.admin_id,
-            settings_snapshot=snapshot, allowance_used=1, allowance_limit=1,
+            workspace_id=plan.workspace_id,
+            trigger=ExecutionTrigger.MANUAL,
+            requested_by_id=plan.admin_id,
+            settings_snapshot=snapshot,
+            allowance_used=1,
+            allowance_limit=1,
         ).id
         db.session.commit()
     with app.app_context():
@@ -644,9 +654,9 @@ def measure(case: str, plan_json: str, scratch: Path) -> dict:
         "work_peak_rss_mb": _mib(meter.work_peak_kib),
         "children": 0 if children is None else len(children.peaks_kib),
         "children_peak_rss_mb": 0.0 if children is None else sum(children.peaks_kib.values()) / 1024,
-        "children_peaks_rss_mb": [] if children is None else sorted(
-            (kib / 1024 for kib in children.peaks_kib.values()), reverse=True
-        ),
+        "children_peaks_rss_mb": []
+        if children is None
+        else sorted((kib / 1024 for kib in children.peaks_kib.values()), reverse=True),
         "concurrent_peak_rss_mb": None if children is None else _mib(children.concurrent_peak_kib),
         "bytes": size,
     }

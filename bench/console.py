@@ -51,8 +51,10 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
 
     with app.app_context():
         people = {}
-        for email, name, is_staff in ((STAFF_EMAIL, "Console Staff", True),
-                                      (REQUESTER_EMAIL, "Console Requester", False)):
+        for email, name, is_staff in (
+            (STAFF_EMAIL, "Console Staff", True),
+            (REQUESTER_EMAIL, "Console Requester", False),
+        ):
             person = db.session.scalar(select(Person).where(Person.email == email))
             if person is None:
                 person = Person(email=email, name=name, password_hash="!")
@@ -70,8 +72,15 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
                 workspace = Workspace(name=name, status="live", sandbox=False)
                 db.session.add(workspace)
                 db.session.flush()
-                db.session.add(Membership(workspace_id=workspace.id, person_id=people[REQUESTER_EMAIL].id,
-                                          role="member", grants=[], dataset_grants=["timesheet_entries"]))
+                db.session.add(
+                    Membership(
+                        workspace_id=workspace.id,
+                        person_id=people[REQUESTER_EMAIL].id,
+                        role="member",
+                        grants=[],
+                        dataset_grants=["timesheet_entries"],
+                    )
+                )
             workspaces.append(workspace.id)
         db.session.commit()
         ids = tuple(workspaces)
@@ -81,13 +90,19 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
         if present != FILES:
             _log(f"console: filling {FILES:,} files across {WORKSPACES} workspaces")
             db.session.execute(delete(QueryExport).where(QueryExport.workspace_id.in_(ids)))
-            db.session.execute(text(_FILL), {"workspaces": list(ids), "requester": people[REQUESTER_EMAIL].id,
-                                             "count": FILES, "run": secrets.token_hex(4)})
+            db.session.execute(
+                text(_FILL),
+                {
+                    "workspaces": list(ids),
+                    "requester": people[REQUESTER_EMAIL].id,
+                    "count": FILES,
+                    "run": secrets.token_hex(4),
+                },
+            )
             db.session.commit()
             with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                 connection.execute(text("VACUUM (ANALYZE) query_exports"))
-        own = db.session.scalar(select(func.count()).select_from(QueryExport)
-                                .where(QueryExport.workspace_id == ids[0]))
+        own = db.session.scalar(select(func.count()).select_from(QueryExport).where(QueryExport.workspace_id == ids[0]))
         return ids[0], own
 
 
@@ -122,8 +137,12 @@ def _sign_in(base: str, email: str, password: str) -> requests.Session:
                 raise SystemExit("the web server did not answer within a minute; see console-web.log") from None
             time.sleep(0.2)
     token = CSRF_TOKEN.search(page.text).group(1)
-    answer = session.post(f"{base}/login", data={"email": email, "password": password, "csrf_token": token},
-                          allow_redirects=False, timeout=30)
+    answer = session.post(
+        f"{base}/login",
+        data={"email": email, "password": password, "csrf_token": token},
+        allow_redirects=False,
+        timeout=30,
+    )
     if answer.status_code != 302:
         raise SystemExit(f"signing in as {email} answered {answer.status_code}")
     return session
@@ -157,8 +176,13 @@ def console_suite(app: Flask, scratch_root: Path) -> None:
     port = _free_port()
     environment["WEB_BIND"] = f"127.0.0.1:{port}"
     log = (scratch_root / "console-web.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
-                              cwd=PROJECT_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "wsgi:app"],
+        cwd=PROJECT_ROOT,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         staff = _sign_in(base, STAFF_EMAIL, password)
@@ -174,12 +198,32 @@ def console_suite(app: Flask, scratch_root: Path) -> None:
             timings = _timings(session, url)
             p50 = statistics.median(timings)
             p95 = statistics.quantiles(timings, n=100, method="inclusive")[94]
-            print(json.dumps({"name": name, "rows": FILES, "requests": REQUESTS, "p50_ms": round(p50, 1),
-                              "p95_ms": round(p95, 1), "max_ms": round(max(timings), 1),
-                              **({"requester_files": own_files} if name == "workspace_files" else {})}),
-                  flush=True)
-            print(json.dumps({"target": f"target_{name}_p95_ms", "value": round(p95, 1), "limit": TARGET_P95_MS,
-                              "bound": "max", "passed": p95 < TARGET_P95_MS}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "name": name,
+                        "rows": FILES,
+                        "requests": REQUESTS,
+                        "p50_ms": round(p50, 1),
+                        "p95_ms": round(p95, 1),
+                        "max_ms": round(max(timings), 1),
+                        **({"requester_files": own_files} if name == "workspace_files" else {}),
+                    }
+                ),
+                flush=True,
+            )
+            print(
+                json.dumps(
+                    {
+                        "target": f"target_{name}_p95_ms",
+                        "value": round(p95, 1),
+                        "limit": TARGET_P95_MS,
+                        "bound": "max",
+                        "passed": p95 < TARGET_P95_MS,
+                    }
+                ),
+                flush=True,
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)

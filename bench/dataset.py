@@ -26,8 +26,14 @@ ADMIN_EMAIL = "bench-admin@example.test"
 
 # The benchmark's table report: eight columns of the timesheet entries, widths in percent of the page.
 REPORT_COLUMNS = (
-    ("id", 8), ("work_date", 10), ("person_name", 17), ("team_name", 15),
-    ("project", 15), ("hours", 7), ("approved", 8), ("note", 20),
+    ("id", 8),
+    ("work_date", 10),
+    ("person_name", 17),
+    ("team_name", 15),
+    ("project", 15),
+    ("hours", 7),
+    ("approved", 8),
+    ("note", 20),
 )
 REPORT_QUERY_PREFIX = "Report rows: "
 
@@ -46,29 +52,109 @@ TEAMS = (
     ("SAO", "São Paulo Events", "São Paulo"),
 )
 FIRST_NAMES = (
-    "Zoë", "Łukasz", "Siobhán", "José", "Ingrid", "Ελένη", "Олег", "美咲", "민준", "Nguyễn",
-    "Amélie", "Søren", "Ömer", "Αλέξανδρος", "Марія", "Hannah", "Ravi", "Ayşe", "Þóra", "Chloé",
-    "Mateus", "Ngozi", "Dvořák", "Fatima", "Kwame", "Renée", "Björn", "Iñaki", "Saoirse", "李",
+    "Zoë",
+    "Łukasz",
+    "Siobhán",
+    "José",
+    "Ingrid",
+    "Ελένη",
+    "Олег",
+    "美咲",
+    "민준",
+    "Nguyễn",
+    "Amélie",
+    "Søren",
+    "Ömer",
+    "Αλέξανδρος",
+    "Марія",
+    "Hannah",
+    "Ravi",
+    "Ayşe",
+    "Þóra",
+    "Chloé",
+    "Mateus",
+    "Ngozi",
+    "Dvořák",
+    "Fatima",
+    "Kwame",
+    "Renée",
+    "Björn",
+    "Iñaki",
+    "Saoirse",
+    "李",
 )
 LAST_NAMES = (
-    "Ødegaard", "Łukasiewicz", "Ó Briain", "Núñez", "Müller", "Παπαδοπούλου", "Шевченко", "佐藤",
-    "김", "Thị Minh Khai", "Lefèvre", "Kierkegaard", "Yılmaz", "Žižek", "Smith", "O'Connor",
-    "García-Márquez", "Nakamura", "Sigurðardóttir", "Dubois", "Okonkwo", "Van der Berg", "Novák",
-    "Al-Masri", "Mensah", "Château", "Andersson", "Etxeberria", "Murphy", "Chen",
+    "Ødegaard",
+    "Łukasiewicz",
+    "Ó Briain",
+    "Núñez",
+    "Müller",
+    "Παπαδοπούλου",
+    "Шевченко",
+    "佐藤",
+    "김",
+    "Thị Minh Khai",
+    "Lefèvre",
+    "Kierkegaard",
+    "Yılmaz",
+    "Žižek",
+    "Smith",
+    "O'Connor",
+    "García-Márquez",
+    "Nakamura",
+    "Sigurðardóttir",
+    "Dubois",
+    "Okonkwo",
+    "Van der Berg",
+    "Novák",
+    "Al-Masri",
+    "Mensah",
+    "Château",
+    "Andersson",
+    "Etxeberria",
+    "Murphy",
+    "Chen",
 )
 JOB_TITLES = ("Cook", "Receptionist", "Picker", "Driver", "Agent", "Cashier", "Supervisor", "Baker")
 PROJECTS = (
-    "ACME Website", "Internal – Training", "Ærø Ferries", "Café Nord refit", "Night audit",
-    "Stocktake Q3", "Client: Müller & Söhne", "Onboarding", "=Budget 2024", "+Overtime pool",
-    "-Unassigned", "@Support rota", "Holiday cover", "Event: Fête de la Musique", "Deliveries",
+    "ACME Website",
+    "Internal – Training",
+    "Ærø Ferries",
+    "Café Nord refit",
+    "Night audit",
+    "Stocktake Q3",
+    "Client: Müller & Söhne",
+    "Onboarding",
+    "=Budget 2024",
+    "+Overtime pool",
+    "-Unassigned",
+    "@Support rota",
+    "Holiday cover",
+    "Event: Fête de la Musique",
+    "Deliveries",
     "Maintenance",
 )
 PLAIN_NOTES = (
-    "", "", "", "Covered for a colleague", "Stayed late for the delivery", "Training session",
-    "Inventory count, aisle 4", "Closed the till", "Short break only", "Morning shift, quiet",
-    "Customer complaint handled", "Met the supplier, ordered flour", "Cleaned the cold room",
-    "Worked from the Kraków site", "Überstunden genehmigt", "Réunion d'équipe à 9h",
-    "Нічна зміна без пригод", "交代で休憩", "Fixed the printer (again)", "Half day, doctor's visit",
+    "",
+    "",
+    "",
+    "Covered for a colleague",
+    "Stayed late for the delivery",
+    "Training session",
+    "Inventory count, aisle 4",
+    "Closed the till",
+    "Short break only",
+    "Morning shift, quiet",
+    "Customer complaint handled",
+    "Met the supplier, ordered flour",
+    "Cleaned the cold room",
+    "Worked from the Kraków site",
+    "Überstunden genehmigt",
+    "Réunion d'équipe à 9h",
+    "Нічна зміна без пригод",
+    "交代で休憩",
+    "Fixed the printer (again)",
+    "Half day, doctor's visit",
 )
 
 
@@ -221,8 +307,13 @@ def _fill(db, workspace_id: int, rows: int) -> None:
               ON t.k = g % :teams
             """
         ),
-        {**params, "first": list(FIRST_NAMES), "last": list(LAST_NAMES), "titles": list(JOB_TITLES),
-         "teams": len(TEAMS)},
+        {
+            **params,
+            "first": list(FIRST_NAMES),
+            "last": list(LAST_NAMES),
+            "titles": list(JOB_TITLES),
+            "teams": len(TEAMS),
+        },
     )
     db.session.execute(
         text(
@@ -248,8 +339,13 @@ def _fill(db, workspace_id: int, rows: int) -> None:
               ON p.k = g % 2000
             """
         ),
-        {**params, "rows": rows, "projects": list(PROJECTS), "hostile": list(HOSTILE_VALUES),
-         "notes": list(PLAIN_NOTES)},
+        {
+            **params,
+            "rows": rows,
+            "projects": list(PROJECTS),
+            "hostile": list(HOSTILE_VALUES),
+            "notes": list(PLAIN_NOTES),
+        },
     )
 
 

@@ -69,25 +69,45 @@ def prepare_requester(app: Flask, workspace_id: int, password: str) -> None:
             db.session.add(person)
             db.session.flush()
         person.password_hash = hash_password(password)
-        db.session.execute(delete(Membership).where(Membership.person_id == person.id,
-                                                    Membership.workspace_id == workspace_id))
-        db.session.add(Membership(workspace_id=workspace_id, person_id=person.id, role="member", grants=[],
-                                  dataset_grants=[DATASET], team_scope=None))
+        db.session.execute(
+            delete(Membership).where(Membership.person_id == person.id, Membership.workspace_id == workspace_id)
+        )
+        db.session.add(
+            Membership(
+                workspace_id=workspace_id,
+                person_id=person.id,
+                role="member",
+                grants=[],
+                dataset_grants=[DATASET],
+                team_scope=None,
+            )
+        )
         db.session.commit()
 
 
 def start_processes(environment: dict[str, str], port: int, log_folder: Path) -> list[subprocess.Popen]:
     commands = {
-        "web": [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", "4",
-                "--bind", f"127.0.0.1:{port}", "wsgi:app"],
+        "web": [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--workers",
+            "1",
+            "--threads",
+            "4",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "wsgi:app",
+        ],
         "worker": [sys.executable, "-m", "jobs.worker"],
         "scheduler": [sys.executable, "-m", "flask", "--app", "wsgi", "scheduler"],
     }
     processes = []
     for name, command in commands.items():
         log = (log_folder / f"latency-{name}.log").open("w")
-        processes.append(subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment, stdout=log,
-                                          stderr=subprocess.STDOUT))
+        processes.append(
+            subprocess.Popen(command, cwd=PROJECT_ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT)
+        )
     return processes
 
 
@@ -114,8 +134,12 @@ def sign_in(base: str, password: str) -> tuple[requests.Session, str]:
                 raise SystemExit("the web server did not answer within a minute; see latency-web.log") from None
             time.sleep(0.2)
     token = CSRF_TOKEN.search(page.text).group(1)
-    signed_in = session.post(f"{base}/login", data={"email": LATENCY_EMAIL, "password": password,
-                                                     "csrf_token": token}, allow_redirects=False, timeout=10)
+    signed_in = session.post(
+        f"{base}/login",
+        data={"email": LATENCY_EMAIL, "password": password, "csrf_token": token},
+        allow_redirects=False,
+        timeout=10,
+    )
     if signed_in.status_code != 302:
         raise SystemExit(f"signing in answered {signed_in.status_code}")
     return session, token
@@ -124,9 +148,12 @@ def sign_in(base: str, password: str) -> tuple[requests.Session, str]:
 def request_and_wait(session: requests.Session, base: str, workspace_id: int, query_id: int, token: str) -> float:
     """Milliseconds from posting the request until the progress fragment says succeeded."""
     started = time.perf_counter()
-    response = session.post(f"{base}/w/{workspace_id}/queries/{query_id}/files",
-                            data={"format": "csv", "heading": "names", "csrf_token": token},
-                            allow_redirects=False, timeout=10)
+    response = session.post(
+        f"{base}/w/{workspace_id}/queries/{query_id}/files",
+        data={"format": "csv", "heading": "names", "csrf_token": token},
+        allow_redirects=False,
+        timeout=10,
+    )
     if response.status_code != 302:
         raise SystemExit(f"the file request answered {response.status_code}")
     progress_url = f"{base}{response.headers['Location']}/progress"
@@ -161,15 +188,31 @@ def latency_suite(app: Flask, scratch_root: Path) -> None:
         session, token = sign_in(base, password)
         # One request first, not counted: the worker and the server import their modules on first use.
         request_and_wait(session, base, bench.workspace_id, bench.query_id, token)
-        timings = [request_and_wait(session, base, bench.workspace_id, bench.query_id, token)
-                   for _ in range(REQUESTS)]
+        timings = [request_and_wait(session, base, bench.workspace_id, bench.query_id, token) for _ in range(REQUESTS)]
     finally:
         stop_processes(processes)
         empty_queue(environment)
     p50, p95 = _percentile(timings, 50), _percentile(timings, 95)
-    print(json.dumps({"name": "small_file_latency", "requests": REQUESTS, "rows": ROWS, "p50_ms": round(p50),
-                      "p95_ms": round(p95), "max_ms": round(max(timings))}), flush=True)
-    for name, value, limit in (("target_small_file_p50_ms", p50, TARGET_P50_MS),
-                               ("target_small_file_p95_ms", p95, TARGET_P95_MS)):
-        print(json.dumps({"target": name, "value": round(value), "limit": limit, "bound": "max",
-                          "passed": value < limit}), flush=True)
+    print(
+        json.dumps(
+            {
+                "name": "small_file_latency",
+                "requests": REQUESTS,
+                "rows": ROWS,
+                "p50_ms": round(p50),
+                "p95_ms": round(p95),
+                "max_ms": round(max(timings)),
+            }
+        ),
+        flush=True,
+    )
+    for name, value, limit in (
+        ("target_small_file_p50_ms", p50, TARGET_P50_MS),
+        ("target_small_file_p95_ms", p95, TARGET_P95_MS),
+    ):
+        print(
+            json.dumps(
+                {"target": name, "value": round(value), "limit": limit, "bound": "max", "passed": value < limit}
+            ),
+            flush=True,
+        )

@@ -53,8 +53,13 @@ def _split(rows: int) -> dict[str, int]:
     people = 2000
     shifts = rows // 5
     time_off = rows // 20
-    return {"teams": len(TEAMS), "people": people, "shifts": shifts, "time_off_requests": time_off,
-            "timesheet_entries": rows - len(TEAMS) - people - shifts - time_off}
+    return {
+        "teams": len(TEAMS),
+        "people": people,
+        "shifts": shifts,
+        "time_off_requests": time_off,
+        "timesheet_entries": rows - len(TEAMS) - people - shifts - time_off,
+    }
 
 
 def prepare_package_workspace(app: Flask, rows: int) -> tuple[int, int, bool]:
@@ -76,8 +81,16 @@ def prepare_package_workspace(app: Flask, rows: int) -> tuple[int, int, bool]:
             workspace = Workspace(name=name, status="live", sandbox=False)
             db.session.add(workspace)
             db.session.flush()
-            db.session.add(Membership(workspace_id=workspace.id, person_id=admin.id, role="admin", grants=[],
-                                      dataset_grants=DATASETS, team_scope=None))
+            db.session.add(
+                Membership(
+                    workspace_id=workspace.id,
+                    person_id=admin.id,
+                    role="admin",
+                    grants=[],
+                    dataset_grants=DATASETS,
+                    team_scope=None,
+                )
+            )
         # Executions (and their packages) left by an interrupted run; a finished run removes its own.
         db.session.execute(text("DELETE FROM data_export_executions WHERE workspace_id = :w"), {"w": workspace.id})
         db.session.commit()
@@ -166,8 +179,15 @@ def package_plan(workspace_id: int, admin_id: int, rows: int):
             .where(table.c.workspace_id == workspace_id)
             .order_by(table.c.id)
         )
-    return PackagePlan(workspace_id=workspace_id, admin_id=admin_id, rows=rows, dsn=libpq_url(database_url()),
-                       datasets=DATASETS, selects=selects, compression_level=DEFAULT_COMPRESSION_LEVEL)
+    return PackagePlan(
+        workspace_id=workspace_id,
+        admin_id=admin_id,
+        rows=rows,
+        dsn=libpq_url(database_url()),
+        datasets=DATASETS,
+        selects=selects,
+        compression_level=DEFAULT_COMPRESSION_LEVEL,
+    )
 
 
 def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:

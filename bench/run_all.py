@@ -255,8 +255,9 @@ def query_targets(results: dict[str, dict], growths: dict[str, dict]) -> list[di
         lines += [
             _target(f"target_{file_format}_ratio", large["ratio"], cases["max_ratio"], "max", anchor=cases["anchor"]),
             _target(f"target_{file_format}_peak_rss_mb", large["peak_rss_mb"], MAX_PEAK_RSS_MB, "max"),
-            _target(f"target_{file_format}_rss_growth_pct", growths[file_format]["growth_pct"], MAX_RSS_GROWTH_PCT,
-                    "max"),
+            _target(
+                f"target_{file_format}_rss_growth_pct", growths[file_format]["growth_pct"], MAX_RSS_GROWTH_PCT, "max"
+            ),
         ]
     return lines
 
@@ -332,8 +333,14 @@ def report_targets(lines: dict[int, dict]) -> list[dict]:
     """Issue 7's targets, each with the measured value, its limit and whether it passed."""
     smallest, largest = lines[min(REPORT_ROWS)], lines[max(REPORT_ROWS)]
     return [
-        _target("target_report_ratio", largest["ratio"], MAX_REPORT_RATIO, "max", rows=largest["rows"],
-                anchor="reportlab_canvas"),
+        _target(
+            "target_report_ratio",
+            largest["ratio"],
+            MAX_REPORT_RATIO,
+            "max",
+            rows=largest["rows"],
+            anchor="reportlab_canvas",
+        ),
         _target(
             "target_report_seconds_per_row_growth",
             round(largest["seconds_per_row"] / smallest["seconds_per_row"], 2),
@@ -341,10 +348,16 @@ def report_targets(lines: dict[int, dict]) -> list[dict]:
             "max",
             rows=[smallest["rows"], largest["rows"]],
         ),
-        _target("target_report_peak_rss_mb", max(line["peak_rss_mb"] for line in lines.values()),
-                MAX_REPORT_PEAK_RSS_MB, "max", rows=sorted(lines)),
-        _target("target_report_bytes_ratio", largest["bytes_ratio"], MAX_REPORT_BYTES_RATIO, "max",
-                rows=largest["rows"]),
+        _target(
+            "target_report_peak_rss_mb",
+            max(line["peak_rss_mb"] for line in lines.values()),
+            MAX_REPORT_PEAK_RSS_MB,
+            "max",
+            rows=sorted(lines),
+        ),
+        _target(
+            "target_report_bytes_ratio", largest["bytes_ratio"], MAX_REPORT_BYTES_RATIO, "max", rows=largest["rows"]
+        ),
     ]
 
 

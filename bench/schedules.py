@@ -62,11 +62,29 @@ def prepare(app: Flask, schedules: int, due_at: datetime) -> int:
             workspace = Workspace(name=WORKSPACE_NAME, status="live", sandbox=False)
             db.session.add(workspace)
             db.session.flush()
-            db.session.add(Membership(workspace_id=workspace.id, person_id=admin.id, role="admin", grants=[],
-                                      dataset_grants=["timesheet_entries"], team_scope=None))
-            db.session.add(SavedQuery(workspace_id=workspace.id, owner_id=admin.id, name="Hours",
-                                      dataset="timesheet_entries", columns=["id", "hours"], filters=[], sort=[],
-                                      parameters=[], row_limit=None))
+            db.session.add(
+                Membership(
+                    workspace_id=workspace.id,
+                    person_id=admin.id,
+                    role="admin",
+                    grants=[],
+                    dataset_grants=["timesheet_entries"],
+                    team_scope=None,
+                )
+            )
+            db.session.add(
+                SavedQuery(
+                    workspace_id=workspace.id,
+                    owner_id=admin.id,
+                    name="Hours",
+                    dataset="timesheet_entries",
+                    columns=["id", "hours"],
+                    filters=[],
+                    sort=[],
+                    parameters=[],
+                    row_limit=None,
+                )
+            )
             db.session.flush()
         query = db.session.execute(select(SavedQuery).where(SavedQuery.workspace_id == workspace.id)).scalar_one()
         db.session.execute(delete(Schedule).where(Schedule.workspace_id == workspace.id))
@@ -112,8 +130,13 @@ def measure(app: Flask, tickers: int, environment: dict[str, str]) -> float:
     with app.app_context(), db.engine.connect() as holder, db.engine.connect() as watcher:
         holder.execute(text("LOCK TABLE schedules IN ACCESS EXCLUSIVE MODE"))
         processes = [
-            subprocess.Popen([sys.executable, "-m", "jobs.tick"], cwd=PROJECT_ROOT, env=environment,
-                             stdout=subprocess.PIPE, text=True)
+            subprocess.Popen(
+                [sys.executable, "-m", "jobs.tick"],
+                cwd=PROJECT_ROOT,
+                env=environment,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             for _ in range(tickers)
         ]
         deadline = time.monotonic() + 120
@@ -168,12 +191,28 @@ def schedule_suite(app: Flask) -> None:
         seconds = measure(app, tickers, environment)
         runs, duplicates = count_runs(app, workspace_id)
         empty_queue(environment)
-        line = {"name": "schedule_tick", "schedules": SCHEDULES, "tickers": tickers, "seconds": round(seconds, 3),
-                "runs": runs, "duplicates": duplicates}
+        line = {
+            "name": "schedule_tick",
+            "schedules": SCHEDULES,
+            "tickers": tickers,
+            "seconds": round(seconds, 3),
+            "runs": runs,
+            "duplicates": duplicates,
+        }
         print(json.dumps(line), flush=True)
         lines.append(line)
     for line in lines:
         passed = line["seconds"] < TARGET_SECONDS and line["runs"] == SCHEDULES and line["duplicates"] == 0
-        print(json.dumps({"target": f"schedule_tick_{line['tickers']}_tickers", "value": line["seconds"],
-                          "limit": TARGET_SECONDS, "bound": "max", "runs_match": line["runs"] == SCHEDULES,
-                          "passed": passed}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "target": f"schedule_tick_{line['tickers']}_tickers",
+                    "value": line["seconds"],
+                    "limit": TARGET_SECONDS,
+                    "bound": "max",
+                    "runs_match": line["runs"] == SCHEDULES,
+                    "passed": passed,
+                }
+            ),
+            flush=True,
+        )

@@ -51,8 +51,9 @@ PERIODIC_TASKS = (
     PeriodicTask("sweep expired workspace export packages", 600, lambda: sweep_expired_packages(utcnow())),
     # Package deliveries whose retry time has come; attempts whose worker died become transient failures.
     PeriodicTask("dispatch due package deliveries", 5, lambda: package_delivery.dispatch_due(utcnow())),
-    PeriodicTask("settle package deliveries whose worker stopped", 15,
-                 lambda: package_delivery.settle_lapsed(utcnow())),
+    PeriodicTask(
+        "settle package deliveries whose worker stopped", 15, lambda: package_delivery.settle_lapsed(utcnow())
+    ),
     # Export notices the mail server could not take at the time.
     PeriodicTask("send pending export notices", 30, lambda: export_notices.send_pending(utcnow())),
     # A workspace export whose worker died blocks the workspace's next one until this settles it.

@@ -45,6 +45,7 @@ PASSWORD = "password"
 _sequence = itertools.count(1)
 _PASSWORD_HASH = hash_password(PASSWORD)
 
+
 def hostile_values() -> list[str]:
     """The hostile values every export path must survive (the demo seed uses the same list)."""
     return list(HOSTILE_VALUES)
@@ -246,7 +247,6 @@ def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
     schedule = Schedule(**{**values, **overrides})
     schedule.recipients = [ScheduleRecipient(person_id=owner.id, address_key=f"person:{owner.id}", position=0)]
     return _save(schedule)
-
 
 
 def make_run(schedule: Schedule, export: QueryExport | None = None, **overrides) -> ScheduleRun:

@@ -16,6 +16,4 @@ class StorableText:
 
     def __call__(self, form: Form, field: Field) -> None:
         if isinstance(field.data, str) and has_unstorable_character(field.data):
-            raise ValidationError(
-                "This contains a character that cannot be used (a NUL or another invalid character)."
-            )
+            raise ValidationError("This contains a character that cannot be used (a NUL or another invalid character).")

@@ -97,9 +97,7 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
             access_key_id=destination.access_key_id,
             secret=decrypt_secret(destination.secret_ciphertext),
         )
-        return S3Destination(
-            bucket=destination.bucket, path=path, part_size=settings.storage_part_size, client=client
-        )
+        return S3Destination(bucket=destination.bucket, path=path, part_size=settings.storage_part_size, client=client)
     if destination.kind == DestinationKind.DIRECTORY:
         from app.destinations.directory import DirectoryDestination
 

@@ -233,21 +233,27 @@ def failed(
 
 def withhold(delivery_id: int, now: datetime | None = None) -> None:
     """pending → withheld (its destination is disabled). Not committed."""
-    if _update(
-        delivery_id,
-        [ExportDelivery.status == DeliveryStatus.PENDING],
-        {"status": DeliveryStatus.WITHHELD, "updated_at": now or utcnow()},
-    ) is None:
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status == DeliveryStatus.PENDING],
+            {"status": DeliveryStatus.WITHHELD, "updated_at": now or utcnow()},
+        )
+        is None
+    ):
         raise _refused(delivery_id, "be withheld", "pending", rollback=False)
 
 
 def expire(delivery_id: int, now: datetime | None = None) -> None:
     """pending | failed | withheld → expired (its package is no longer available). Not committed."""
-    if _update(
-        delivery_id,
-        [ExportDelivery.status.in_(UNFINISHED)],
-        {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": now or utcnow()},
-    ) is None:
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status.in_(UNFINISHED)],
+            {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": now or utcnow()},
+        )
+        is None
+    ):
         raise _refused(delivery_id, "expire", "pending, failed or withheld", rollback=False)
 
 
@@ -267,16 +273,19 @@ def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
 def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> None:
     """failed → superseded by a person (staff with execute permission). Not committed: the caller
     records the audit event and the replacement in the same transaction."""
-    if _update(
-        delivery_id,
-        [ExportDelivery.status == DeliveryStatus.FAILED],
-        {
-            "status": DeliveryStatus.SUPERSEDED,
-            "superseded_by_id": person_id,
-            "next_attempt_at": None,
-            "updated_at": now or utcnow(),
-        },
-    ) is None:
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status == DeliveryStatus.FAILED],
+            {
+                "status": DeliveryStatus.SUPERSEDED,
+                "superseded_by_id": person_id,
+                "next_attempt_at": None,
+                "updated_at": now or utcnow(),
+            },
+        )
+        is None
+    ):
         raise _refused(delivery_id, "be superseded", "failed", rollback=False)
 
 
@@ -291,9 +300,7 @@ def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
     ).scalar_one_or_none()
     if old is None or old.status != DeliveryStatus.SUPERSEDED:
         raise _refused(delivery_id, "be replaced", "superseded", rollback=False)
-    replaced = db.session.execute(
-        select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id)
-    ).first()
+    replaced = db.session.execute(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id)).first()
     if replaced is not None:
         raise TransitionRefused(f"delivery {delivery_id} already has a replacement (delivery {replaced.id})")
     replacement_id = create(

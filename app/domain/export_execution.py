@@ -97,8 +97,13 @@ def admit(
     )
     db.session.add(execution)
     db.session.flush()
-    append_event(execution.id, 0, "admitted", f"Admitted ({trigger}).",
-                 details={"allowance_used": allowance_used, "allowance_limit": allowance_limit})
+    append_event(
+        execution.id,
+        0,
+        "admitted",
+        f"Admitted ({trigger}).",
+        details={"allowance_used": allowance_used, "allowance_limit": allowance_limit},
+    )
     return execution
 
 
@@ -156,8 +161,9 @@ def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message:
     db.session.commit()
 
 
-def finish_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message: str,
-                 details: dict[str, Any] | None = None) -> None:
+def finish_phase(
+    execution_id: int, attempt: int, phase: ExecutionPhase, message: str, details: dict[str, Any] | None = None
+) -> None:
     _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "finish a phase")
     append_event(execution_id, attempt, "phase_finished", message, phase=phase, details=details)
     db.session.commit()
@@ -173,8 +179,14 @@ def record_progress(execution_id: int, attempt: int, **counts: int | None) -> No
     _apply(execution_id, _current(attempt), {**counts, "progress_at": utcnow()}, "record progress")
 
 
-def log_event(execution_id: int, attempt: int, kind: str, message: str, phase: ExecutionPhase | None = None,
-              details: dict[str, Any] | None = None) -> None:
+def log_event(
+    execution_id: int,
+    attempt: int,
+    kind: str,
+    message: str,
+    phase: ExecutionPhase | None = None,
+    details: dict[str, Any] | None = None,
+) -> None:
     """Append a warning or counts event for the current attempt; refused once the attempt is stale."""
     _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "log an event")
     append_event(execution_id, attempt, kind, message, phase=phase, details=details)

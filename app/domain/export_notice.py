@@ -60,8 +60,13 @@ def mark_sent(notice_id: int, attempt: int, message_id: str, now: datetime | Non
     _apply(
         notice_id,
         _claimed(attempt),
-        {"status": NoticeStatus.SENT, "sent_at": now or utcnow(), "message_id": message_id[:300],
-         "next_attempt_at": None, "last_error": None},
+        {
+            "status": NoticeStatus.SENT,
+            "sent_at": now or utcnow(),
+            "message_id": message_id[:300],
+            "next_attempt_at": None,
+            "last_error": None,
+        },
         "be marked sent",
     )
 

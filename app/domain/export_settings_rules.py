@@ -87,20 +87,33 @@ def check_settings(data: SettingsInput, member_ids: frozenset[int], zone: str) -
     is the workspace's time zone, the cadence's clock.
     """
     refuse_unstorable(
-        [data.datasets, data.format, data.volume_size_mb, data.retention_days, data.cadence, data.cadence_time,
-         data.cadence_weekday, data.cadence_day, data.notify_person_ids, data.status],
-        "form", "the form",
+        [
+            data.datasets,
+            data.format,
+            data.volume_size_mb,
+            data.retention_days,
+            data.cadence,
+            data.cadence_time,
+            data.cadence_weekday,
+            data.cadence_day,
+            data.notify_person_ids,
+            data.status,
+        ],
+        "form",
+        "the form",
     )
     datasets = _checked_datasets(data.datasets)
     if data.format not in tuple(PackageFormat):
         raise ValidationError("Choose the package format: CSV or JSON Lines.", "format")
     volume_size_mb = whole_number(
-        data.volume_size_mb, "volume_size_mb",
+        data.volume_size_mb,
+        "volume_size_mb",
         f"Enter the volume size in MB as a whole number from {VOLUME_SIZE_MB[0]} to {VOLUME_SIZE_MB[1]}.",
         *VOLUME_SIZE_MB,
     )
     retention_days = whole_number(
-        data.retention_days, "retention_days",
+        data.retention_days,
+        "retention_days",
         f"Enter how many days packages are kept, a whole number from {RETENTION_DAYS[0]} to {RETENTION_DAYS[1]}.",
         *RETENTION_DAYS,
     )
@@ -142,14 +155,18 @@ def _checked_cadence(data: SettingsInput, zone: str) -> tuple[str, str, int | No
         weekday = whole_number(data.cadence_weekday, "cadence_weekday", "Choose the day of the week.", 0, 6)
     if data.cadence == Cadence.MONTHLY:
         day = whole_number(
-            data.cadence_day, "cadence_day",
-            "Choose the day of the month, a whole number from 1 to 28 (which every month has).", 1, 28,
+            data.cadence_day,
+            "cadence_day",
+            "Choose the day of the month, a whole number from 1 to 28 (which every month has).",
+            1,
+            28,
         )
     at = (data.cadence_time or "").strip()
     timetable_fields = {"time": "cadence_time", "days": "cadence_weekday", "day": "cadence_day", "zone": "cadence"}
     try:
-        timetable = cadence_timetable(data.cadence if data.cadence != Cadence.OFF else Cadence.DAILY,
-                                      at, weekday, day, zone)
+        timetable = cadence_timetable(
+            data.cadence if data.cadence != Cadence.OFF else Cadence.DAILY, at, weekday, day, zone
+        )
     except ValidationError as refused:
         raise ValidationError(str(refused), timetable_fields.get(refused.field, "cadence")) from None
     return data.cadence, timetable.at.strftime("%H:%M"), weekday, day
@@ -172,7 +189,7 @@ def _checked_people(values: list[str], member_ids: frozenset[int]) -> list[int]:
 
 
 def describe_cadence(cadence: str, at: str, weekday: int | None, day: int | None, zone: str) -> str:
-    """"Every Monday at 02:00 (Europe/London)", or "Off"."""
+    """ "Every Monday at 02:00 (Europe/London)", or "Off"."""
     if cadence == Cadence.DAILY:
         return f"Every day at {at} ({zone})"
     if cadence == Cadence.WEEKLY and weekday is not None:
@@ -260,8 +277,10 @@ def check_bucket(text: str) -> str:
     bucket = (text or "").strip()
     if not bucket:
         raise ValidationError("Enter the bucket name.", "bucket")
-    rules = ("A bucket name is 3 to 63 characters of lowercase letters, digits, dots and hyphens, "
-             "beginning and ending with a letter or digit.")
+    rules = (
+        "A bucket name is 3 to 63 characters of lowercase letters, digits, dots and hyphens, "
+        "beginning and ending with a letter or digit."
+    )
     if not _BUCKET.fullmatch(bucket):
         raise ValidationError(rules, "bucket")
     if ".." in bucket or ".-" in bucket or "-." in bucket:
@@ -269,8 +288,9 @@ def check_bucket(text: str) -> str:
     if _is_ip_address(bucket):
         raise ValidationError("A bucket name cannot look like an IP address.", "bucket")
     if bucket.startswith(("xn--", "sthree-")) or bucket.endswith(("-s3alias", "--ol-s3")):
-        raise ValidationError("A bucket name cannot begin with “xn--” or “sthree-”, or end with “-s3alias” "
-                              "or “--ol-s3”.", "bucket")
+        raise ValidationError(
+            "A bucket name cannot begin with “xn--” or “sthree-”, or end with “-s3alias” or “--ol-s3”.", "bucket"
+        )
     return bucket
 
 
@@ -285,8 +305,9 @@ def _is_ip_address(text: str) -> bool:
 def _checked_region(text: str) -> str:
     region = (text or "").strip()
     if not region:
-        raise ValidationError("Enter the bucket's region, such as eu-west-1 (us-east-1 for most other stores).",
-                              "region")
+        raise ValidationError(
+            "Enter the bucket's region, such as eu-west-1 (us-east-1 for most other stores).", "region"
+        )
     if len(region) > REGION_LIMIT or not _REGION.fullmatch(region):
         raise ValidationError("A region is lowercase letters, digits and hyphens, such as eu-west-1.", "region")
     return region

@@ -23,16 +23,29 @@ def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None
     now = now or utcnow()
     exists = db.session.scalar(select(ExportSettings.id).where(ExportSettings.workspace_id == workspace_id))
     if exists is None:
-        db.session.add(ExportSettings(workspace_id=workspace_id, status=SettingsStatus.SUSPENDED,
-                                      suspended_reason=reason[:REASON_LIMIT], created_at=now, updated_at=now))
+        db.session.add(
+            ExportSettings(
+                workspace_id=workspace_id,
+                status=SettingsStatus.SUSPENDED,
+                suspended_reason=reason[:REASON_LIMIT],
+                created_at=now,
+                updated_at=now,
+            )
+        )
         db.session.flush()
         return
     row = db.session.execute(
         update(ExportSettings)
-        .where(ExportSettings.workspace_id == workspace_id,
-               ExportSettings.status.in_((SettingsStatus.ACTIVE, SettingsStatus.PAUSED)))
-        .values(status=SettingsStatus.SUSPENDED, suspended_reason=reason[:REASON_LIMIT],
-                version=ExportSettings.version + 1, updated_at=now)
+        .where(
+            ExportSettings.workspace_id == workspace_id,
+            ExportSettings.status.in_((SettingsStatus.ACTIVE, SettingsStatus.PAUSED)),
+        )
+        .values(
+            status=SettingsStatus.SUSPENDED,
+            suspended_reason=reason[:REASON_LIMIT],
+            version=ExportSettings.version + 1,
+            updated_at=now,
+        )
         .returning(ExportSettings.id)
         .execution_options(synchronize_session=False)
     ).one_or_none()
@@ -45,8 +58,12 @@ def resume(workspace_id: int, now: datetime | None = None) -> None:
     row = db.session.execute(
         update(ExportSettings)
         .where(ExportSettings.workspace_id == workspace_id, ExportSettings.status == SettingsStatus.SUSPENDED)
-        .values(status=SettingsStatus.ACTIVE, suspended_reason=None, version=ExportSettings.version + 1,
-                updated_at=now or utcnow())
+        .values(
+            status=SettingsStatus.ACTIVE,
+            suspended_reason=None,
+            version=ExportSettings.version + 1,
+            updated_at=now or utcnow(),
+        )
         .returning(ExportSettings.id)
         .execution_options(synchronize_session=False)
     ).one_or_none()

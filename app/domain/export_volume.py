@@ -29,8 +29,13 @@ def open_volume(execution_id: int, attempt: int, dataset: str, sequence: int, ke
     """Record a volume about to be uploaded by `attempt`; refused once the attempt is stale."""
     now = utcnow()
     values = select(
-        literal(execution_id), literal(attempt), literal(dataset), literal(sequence), literal(key),
-        literal(VolumeStatus.UPLOADING.value), literal(now, ExportVolume.created_at.type),
+        literal(execution_id),
+        literal(attempt),
+        literal(dataset),
+        literal(sequence),
+        literal(key),
+        literal(VolumeStatus.UPLOADING.value),
+        literal(now, ExportVolume.created_at.type),
     ).where(_attempt_is_current(execution_id, attempt))
     row = db.session.execute(
         insert(ExportVolume)
@@ -69,8 +74,13 @@ def complete(volume_id: int, execution_id: int, attempt: int, *, size_bytes: int
             ExportVolume.status == VolumeStatus.UPLOADING,
             _attempt_is_current(execution_id, attempt),
         )
-        .values(status=VolumeStatus.COMPLETE, size_bytes=size_bytes, sha256=sha256, row_count=row_count,
-                completed_at=utcnow())
+        .values(
+            status=VolumeStatus.COMPLETE,
+            size_bytes=size_bytes,
+            sha256=sha256,
+            row_count=row_count,
+            completed_at=utcnow(),
+        )
         .returning(ExportVolume.id)
         .execution_options(synchronize_session=False)
     ).one_or_none()

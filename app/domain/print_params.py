@@ -37,8 +37,10 @@ class ReportColumn:
     @classmethod
     def from_json(cls, data: Any, path: str = "column") -> ReportColumn:
         data = _SHAPE.mapping(data, path, ("name",), ("width",))
-        return cls(_SHAPE.text(data["name"], f"{path}.name"),
-                   _SHAPE.optional_whole_number(data.get("width"), f"{path}.width", 1))
+        return cls(
+            _SHAPE.text(data["name"], f"{path}.name"),
+            _SHAPE.optional_whole_number(data.get("width"), f"{path}.width", 1),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "width": self.width}

@@ -37,7 +37,12 @@ OPERATORS: dict[str, dict[str, str]] = {
     "integer": {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "between": "between"},
     "decimal": {"eq": "=", "ne": "≠", "lt": "<", "le": "≤", "gt": ">", "ge": "≥", "between": "between"},
     "date": {
-        "eq": "on", "lt": "before", "gt": "after", "le": "on or before", "ge": "on or after", "between": "between",
+        "eq": "on",
+        "lt": "before",
+        "gt": "after",
+        "le": "on or before",
+        "ge": "on or after",
+        "between": "between",
     },
     "datetime": {"lt": "before", "gt": "after", "le": "at or before", "ge": "at or after", "between": "between"},
     "boolean": {"is_true": "is yes", "is_false": "is no"},

@@ -58,8 +58,13 @@ def submit(delivery_id: int, submission_id: str, now: datetime | None = None) ->
     _apply(
         delivery_id,
         _claimed(),
-        {"status": DeliveryStatus.SUBMITTED, "submission_id": submission_id[:200], "submitted_at": now or utcnow(),
-         "next_attempt_at": None, "last_error": None},
+        {
+            "status": DeliveryStatus.SUBMITTED,
+            "submission_id": submission_id[:200],
+            "submitted_at": now or utcnow(),
+            "next_attempt_at": None,
+            "last_error": None,
+        },
         "be submitted",
     )
 

@@ -133,8 +133,9 @@ def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> 
     if group_column is not None:
         column = _query_column(dataset, query_columns, group_column, "group_column")
         if column.type not in GROUPABLE_TYPES:
-            raise ValidationError(f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.",
-                                  "group_column")
+            raise ValidationError(
+                f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.", "group_column"
+            )
         group_column = column.name
     raw_figures = list(raw.get("figures") or [])
     if not raw_figures:
@@ -177,8 +178,9 @@ def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -
         raise ValidationError("Choose the code column the rows are grouped by.", "code_column")
     column = _query_column(dataset, query_columns, layout.get("code_column"), "code_column")
     if column.type not in GROUPABLE_TYPES:
-        raise ValidationError(f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.",
-                              "code_column")
+        raise ValidationError(
+            f"Rows cannot be grouped by “{column.label}”: choose a text, number or date.", "code_column"
+        )
     return ReportLayout(kind, columns, column.name, _validate_code_descriptions(layout.get("code_descriptions")))
 
 

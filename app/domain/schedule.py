@@ -114,7 +114,6 @@ def transfer_ownership(schedule_id: int, from_owner_id: int, to_owner_id: int) -
     )
 
 
-
 def record_occurrences(moves: list[tuple[int, datetime, datetime | None, datetime]]) -> int:
     """`record_occurrence` for a ticker's batch in one statement: each (schedule id, admitted_at,
     next_occurrence_at, seen_next) moves only from the `seen_next` the ticker read. Returns how

@@ -159,8 +159,9 @@ def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_
         },
         "wait for a retry",
     )
-    _end_attempt_values(run_id, attempt, ended_at=now, outcome="failed", error_code=code,
-                        error_detail=detail[:DETAIL_LIMIT])
+    _end_attempt_values(
+        run_id, attempt, ended_at=now, outcome="failed", error_code=code, error_detail=detail[:DETAIL_LIMIT]
+    )
 
 
 def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
@@ -177,5 +178,6 @@ def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None
         },
         "fail",
     )
-    _end_attempt_values(run_id, attempt, ended_at=now, outcome="failed", error_code=code,
-                        error_detail=detail[:DETAIL_LIMIT])
+    _end_attempt_values(
+        run_id, attempt, ended_at=now, outcome="failed", error_code=code, error_detail=detail[:DETAIL_LIMIT]
+    )

@@ -75,8 +75,9 @@ def opened_version(text: str) -> int | None:
         return None
     version = database_id(text)
     if version is None:
-        raise ValidationError("The form was damaged on its way here. Reload the page and make the change again.",
-                              "version")
+        raise ValidationError(
+            "The form was damaged on its way here. Reload the page and make the change again.", "version"
+        )
     return version
 
 

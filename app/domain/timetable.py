@@ -216,9 +216,7 @@ def due_occurrences(timetable: Timetable, last_occurrence: datetime, now: dateti
     return Due(due[-1], due[:-1])
 
 
-def viewer_times(
-    occurrences: Iterable[datetime], schedule_zone: str, viewer_zone: str
-) -> list[OccurrenceInZones]:
+def viewer_times(occurrences: Iterable[datetime], schedule_zone: str, viewer_zone: str) -> list[OccurrenceInZones]:
     """Each occurrence in the schedule's zone and the viewer's; ValidationError for a bad viewer zone."""
     schedule = ZoneInfo(_valid_zone(schedule_zone, "zone"))
     viewer = ZoneInfo(_valid_zone(viewer_zone, "viewer_zone"))
@@ -229,7 +227,7 @@ def viewer_times(
 
 
 def wall_clock_label(local: datetime) -> str:
-    """"Sun 29 Mar 2026, 03:00 BST (UTC+01:00)": the offset is always shown, the abbreviation when the zone has one."""
+    """ "Sun 29 Mar 2026, 03:00 BST (UTC+01:00)": the offset is always shown, the abbreviation when the zone has one."""
     day = f"{WEEKDAY_NAMES[local.weekday()][:3]} {local.day} {MONTH_ABBREVIATIONS[local.month - 1]} {local.year}"
     offset = local.strftime("%z")
     offset_text = f"UTC{offset[0]}{offset[1:3]}:{offset[3:5]}"
@@ -266,7 +264,11 @@ def _valid_zone(value: object, field: str) -> str:
 
 def _valid_minute(value: object) -> int:
     return whole_number(
-        value, "minute", "Enter the minute past the hour as a whole number from 0 to 59.", 0, 59,
+        value,
+        "minute",
+        "Enter the minute past the hour as a whole number from 0 to 59.",
+        0,
+        59,
         range_message="The minute past the hour must be from 0 to 59.",
     )
 
@@ -297,7 +299,11 @@ def _valid_month_day(value: object) -> int | str:
     if isinstance(value, str) and value.strip().casefold() == LAST_DAY:
         return LAST_DAY
     return whole_number(
-        value, "day", f"Choose a day of the month from 1 to {MAX_MONTH_DAY}, or the last day.", 1, MAX_MONTH_DAY,
+        value,
+        "day",
+        f"Choose a day of the month from 1 to {MAX_MONTH_DAY}, or the last day.",
+        1,
+        MAX_MONTH_DAY,
         range_message=(
             f"A monthly schedule runs on a day from 1 to {MAX_MONTH_DAY}, which every month has; "
             "for the end of the month choose the last day."

@@ -48,13 +48,17 @@ class _Metrics:
 def _metrics() -> _Metrics:
     return _Metrics(
         jobs=Counter(
-            "rhythm_jobs", "Jobs finished, by kind (export_file, schedule_run, package_execution, package_delivery) "
-            "and outcome (succeeded, a failure code, superseded, already_settled…)", ("kind", "outcome"),
+            "rhythm_jobs",
+            "Jobs finished, by kind (export_file, schedule_run, package_execution, package_delivery) "
+            "and outcome (succeeded, a failure code, superseded, already_settled…)",
+            ("kind", "outcome"),
         ),
-        job_seconds=Histogram("rhythm_job_duration_seconds", "How long jobs took, by kind", ("kind",),
-                              buckets=_DURATION_BUCKETS),
+        job_seconds=Histogram(
+            "rhythm_job_duration_seconds", "How long jobs took, by kind", ("kind",), buckets=_DURATION_BUCKETS
+        ),
         periodic_actions=Counter(
-            "rhythm_periodic_actions", "Records handled by the periodic tasks (sweeps, watchdogs, dispatchers)",
+            "rhythm_periodic_actions",
+            "Records handled by the periodic tasks (sweeps, watchdogs, dispatchers)",
             ("task",),
         ),
     )
@@ -105,8 +109,7 @@ class QueueCollector:
         from rq import Worker
 
         depth = GaugeMetricFamily("rhythm_queue_depth", "Jobs waiting in the queue", labels=["queue"])
-        oldest = GaugeMetricFamily("rhythm_queue_oldest_age_seconds", "Age of the oldest waiting job",
-                                   labels=["queue"])
+        oldest = GaugeMetricFamily("rhythm_queue_oldest_age_seconds", "Age of the oldest waiting job", labels=["queue"])
         workers = GaugeMetricFamily("rhythm_queue_workers", "Workers listening on the queue", labels=["queue"])
         now = datetime.now(UTC)
         for queue in self._queues():

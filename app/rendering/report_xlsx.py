@@ -54,8 +54,20 @@ _TIME_SUFFIX = " 00:00"
 
 
 _EXCEL_DATE_TOKENS = {
-    "%d": "dd", "%m": "mm", "%Y": "yyyy", "%y": "yy", "%b": "mmm", "%B": "mmmm", "%a": "ddd", "%A": "dddd",
-    "%H": "hh", "%M": "mm", "%S": "ss", "%e": "d", "%-d": "d", "%-m": "m",
+    "%d": "dd",
+    "%m": "mm",
+    "%Y": "yyyy",
+    "%y": "yy",
+    "%b": "mmm",
+    "%B": "mmmm",
+    "%a": "ddd",
+    "%A": "dddd",
+    "%H": "hh",
+    "%M": "mm",
+    "%S": "ss",
+    "%e": "d",
+    "%-d": "d",
+    "%-m": "m",
 }
 
 

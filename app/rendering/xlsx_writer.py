@@ -213,8 +213,7 @@ def _sheet_head(widths: Sequence[float], frozen_rows: int) -> str:
 
 
 _SHEET_TAIL = (
-    '</sheetData><pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/>'
-    "</worksheet>"
+    '</sheetData><pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/></worksheet>'
 )
 
 _CONTENT_TYPES = (
@@ -290,7 +289,7 @@ def _workbook_xml(sheet_name: str) -> str:
         '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
         'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
         '<bookViews><workbookView activeTab="0"/></bookViews>'
-        f"<sheets><sheet name={quoteattr(_sheet_name(sheet_name))} sheetId=\"1\" r:id=\"rId1\"/></sheets>"
+        f'<sheets><sheet name={quoteattr(_sheet_name(sheet_name))} sheetId="1" r:id="rId1"/></sheets>'
         "</workbook>"
     )
 
@@ -435,4 +434,3 @@ def write_xlsx(
         shutil.copyfileobj(spool, out, COPY_CHUNK_BYTES)
     progress(written, total)
     return written
-

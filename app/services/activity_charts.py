@@ -28,8 +28,10 @@ class DailySeries:
         return [(day, [counts[index] for counts in self.outcomes.values()]) for index, day in enumerate(self.days)]
 
     def as_chart(self) -> dict:
-        return {"labels": [day.isoformat() for day in self.days],
-                "series": [{"name": name, "values": values} for name, values in self.outcomes.items()]}
+        return {
+            "labels": [day.isoformat() for day in self.days],
+            "series": [{"name": name, "values": values} for name, values in self.outcomes.items()],
+        }
 
 
 def _as_date(value) -> date:
@@ -37,14 +39,17 @@ def _as_date(value) -> date:
     return value if isinstance(value, date) else date.fromisoformat(value)
 
 
-def _daily(column, status_column, workspace_column, workspace_id: int, outcomes: dict[str, tuple[str, ...]],
-           now: datetime) -> DailySeries:
+def _daily(
+    column, status_column, workspace_column, workspace_id: int, outcomes: dict[str, tuple[str, ...]], now: datetime
+) -> DailySeries:
     first_day = (now - timedelta(days=DAYS - 1)).date()
     day = func.date(column)
     counted = db.session.execute(
         select(day, status_column, func.count())
-        .where(workspace_column == workspace_id, column >= datetime.combine(first_day, datetime.min.time(),
-                                                                            tzinfo=now.tzinfo))
+        .where(
+            workspace_column == workspace_id,
+            column >= datetime.combine(first_day, datetime.min.time(), tzinfo=now.tzinfo),
+        )
         .group_by(day, status_column)
     ).all()
     db.session.rollback()
@@ -60,15 +65,25 @@ def _daily(column, status_column, workspace_column, workspace_id: int, outcomes:
 
 
 def files_per_day(workspace_id: int, now: datetime | None = None) -> DailySeries:
-    return _daily(QueryExport.requested_at, QueryExport.status, QueryExport.workspace_id, workspace_id,
-                  {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
-                  now or utcnow())
+    return _daily(
+        QueryExport.requested_at,
+        QueryExport.status,
+        QueryExport.workspace_id,
+        workspace_id,
+        {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
+        now or utcnow(),
+    )
 
 
 def runs_per_day(workspace_id: int, now: datetime | None = None) -> DailySeries:
-    return _daily(ScheduleRun.created_at, ScheduleRun.status, ScheduleRun.workspace_id, workspace_id,
-                  {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
-                  now or utcnow())
+    return _daily(
+        ScheduleRun.created_at,
+        ScheduleRun.status,
+        ScheduleRun.workspace_id,
+        workspace_id,
+        {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
+        now or utcnow(),
+    )
 
 
 @dataclass(frozen=True)
@@ -82,8 +97,13 @@ class PackageLine:
 def package_history(workspace_id: int) -> list[PackageLine]:
     """The latest packages, oldest first: size, and how long their execution ran."""
     rows = db.session.execute(
-        select(ExportPackage.id, ExportPackage.created_at, ExportPackage.size_bytes, ExportExecution.started_at,
-               ExportExecution.completed_at)
+        select(
+            ExportPackage.id,
+            ExportPackage.created_at,
+            ExportPackage.size_bytes,
+            ExportExecution.started_at,
+            ExportExecution.completed_at,
+        )
         .join(ExportExecution, ExportExecution.id == ExportPackage.execution_id)
         .where(ExportPackage.workspace_id == workspace_id)
         .order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc())
@@ -91,9 +111,12 @@ def package_history(workspace_id: int) -> list[PackageLine]:
     ).all()
     db.session.rollback()
     return [
-        PackageLine(row.id, row.created_at, row.size_bytes,
-                    (row.completed_at - row.started_at).total_seconds()
-                    if row.completed_at and row.started_at else None)
+        PackageLine(
+            row.id,
+            row.created_at,
+            row.size_bytes,
+            (row.completed_at - row.started_at).total_seconds() if row.completed_at and row.started_at else None,
+        )
         for row in reversed(rows)
     ]
 
@@ -103,7 +126,9 @@ def packages_chart(lines: list[PackageLine]) -> dict:
         "labels": [f"#{line.package_id} {line.created_at:%Y-%m-%d}" for line in lines],
         "series": [
             {"name": "size (MB)", "values": [round(line.size_bytes / 1_000_000, 3) for line in lines]},
-            {"name": "duration (s)", "values": [round(line.seconds, 1) if line.seconds is not None else None
-                                                for line in lines]},
+            {
+                "name": "duration (s)",
+                "values": [round(line.seconds, 1) if line.seconds is not None else None for line in lines],
+            },
         ],
     }

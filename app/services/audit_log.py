@@ -38,9 +38,12 @@ class AuditFilters:
     problems: tuple[str, ...] = field(default=())
 
     def query_args(self) -> dict[str, str]:
-        args = {"action": self.action, "actor": str(self.actor_id) if self.actor_id else None,
-                "since": self.since.isoformat() if self.since else None,
-                "until": self.until.isoformat() if self.until else None}
+        args = {
+            "action": self.action,
+            "actor": str(self.actor_id) if self.actor_id else None,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+        }
         return {name: value for name, value in args.items() if value}
 
 
@@ -97,8 +100,18 @@ def page(workspace_id: int, filters: AuditFilters) -> keyset.Page:
     found = keyset.page_of(rows, lambda row: (row[0].created_at, row[0].id))
     return keyset.Page(
         [
-            AuditLine(event.id, event.created_at, event.action, ACTION_LABELS.get(event.action, event.action),
-                      name, bool(is_staff), event.subject_type, event.subject_id, event.reason, event.details or {})
+            AuditLine(
+                event.id,
+                event.created_at,
+                event.action,
+                ACTION_LABELS.get(event.action, event.action),
+                name,
+                bool(is_staff),
+                event.subject_type,
+                event.subject_id,
+                event.reason,
+                event.details or {},
+            )
             for event, name, is_staff in found.rows
         ],
         found.next_cursor,
@@ -111,7 +124,10 @@ def actions_and_people(workspace_id: int) -> tuple[list[tuple[str, str]], list[t
         select(AuditEvent.action).where(AuditEvent.workspace_id == workspace_id).distinct().order_by(AuditEvent.action)
     ).all()
     people = db.session.execute(
-        select(Person.id, Person.name).join(AuditEvent, AuditEvent.actor_id == Person.id)
-        .where(AuditEvent.workspace_id == workspace_id).distinct().order_by(Person.name)
+        select(Person.id, Person.name)
+        .join(AuditEvent, AuditEvent.actor_id == Person.id)
+        .where(AuditEvent.workspace_id == workspace_id)
+        .distinct()
+        .order_by(Person.name)
     ).all()
     return [(action, ACTION_LABELS.get(action, action)) for action in actions], [tuple(row) for row in people]

@@ -83,9 +83,7 @@ def _checked_password(person: Person, password: str) -> bool:
     _count_attempt(person)
     if not check_password_hash(person.password_hash, password):
         return False
-    db.session.execute(
-        update(Person).where(Person.id == person.id).values(failed_logins=0, locked_until=None)
-    )
+    db.session.execute(update(Person).where(Person.id == person.id).values(failed_logins=0, locked_until=None))
     db.session.commit()
     db.session.refresh(person)
     return True

@@ -48,9 +48,7 @@ def _reconcile(declarations: Sequence[CoverageDeclaration]) -> ReconcileOutcome:
     if db.session.get_bind().dialect.name == "postgresql":
         # Two reconciles at once (two start-ups) would both insert version N+1; the second waits.
         db.session.execute(text("LOCK TABLE export_coverage_versions IN SHARE ROW EXCLUSIVE MODE"))
-    recorded = {
-        (row.dataset, row.schema_version): row for row in db.session.scalars(select(CoverageDataset))
-    }
+    recorded = {(row.dataset, row.schema_version): row for row in db.session.scalars(select(CoverageDataset))}
     conflicts = [
         f"dataset {d.dataset!r} schema version {d.schema_version} is recorded with content hash "
         f"{recorded[(d.dataset, d.schema_version)].content_hash} but its columns now hash to {d.content_hash}; "

@@ -47,10 +47,23 @@ def registry() -> Registry:
             state = "status differs"
         else:
             state = "in step"
-        lines.append(DatasetLine(declaration.dataset, declaration.status, declaration.schema_version,
-                                 declaration.content_hash, row.status if row else None,
-                                 row.recorded_at if row else None, state))
+        lines.append(
+            DatasetLine(
+                declaration.dataset,
+                declaration.status,
+                declaration.schema_version,
+                declaration.content_hash,
+                row.status if row else None,
+                row.recorded_at if row else None,
+                state,
+            )
+        )
     latest = db.session.scalars(select(CoverageVersion).order_by(CoverageVersion.version.desc()).limit(1)).first()
     db.session.rollback()
-    return Registry(lines, latest.version if latest else None, latest.created_at if latest else None,
-                    latest.summary if latest else None, dict(sorted(EXCLUDED_TABLES.items())))
+    return Registry(
+        lines,
+        latest.version if latest else None,
+        latest.created_at if latest else None,
+        latest.summary if latest else None,
+        dict(sorted(EXCLUDED_TABLES.items())),
+    )

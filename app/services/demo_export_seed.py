@@ -41,17 +41,37 @@ def seed_demo_export() -> str:
     if db.session.scalar(select(ExportSettings.id).where(ExportSettings.workspace_id == workspace.id)) is not None:
         return "The demo workspace export was set up before; left as it is."
     access = current_context(workspace.id, admin.id)
-    export_settings.save(access, SettingsInput(
-        datasets=list(active_datasets()), format="csv", volume_size_mb="256", retention_days="14",
-        cadence="weekly", cadence_time="02:00", cadence_weekday="0", cadence_day="",
-        notify_person_ids=[str(member.id)], status="active",
-    ), expected_version=None)
+    export_settings.save(
+        access,
+        SettingsInput(
+            datasets=list(active_datasets()),
+            format="csv",
+            volume_size_mb="256",
+            retention_days="14",
+            cadence="weekly",
+            cadence_time="02:00",
+            cadence_weekday="0",
+            cadence_day="",
+            notify_person_ids=[str(member.id)],
+            status="active",
+        ),
+        expected_version=None,
+    )
     if current_app.config["SETTINGS"].destinations_root is None:
         return "Demo export settings made; DESTINATIONS_ROOT is not set, so no destination or package."
-    export_destinations.add(access, DestinationInput(
-        name=DESTINATION_NAME, kind="directory", bucket="", region="", endpoint_url="", access_key_id="",
-        secret="", path=DESTINATION_PATH,
-    ))
+    export_destinations.add(
+        access,
+        DestinationInput(
+            name=DESTINATION_NAME,
+            kind="directory",
+            bucket="",
+            region="",
+            endpoint_url="",
+            access_key_id="",
+            secret="",
+            path=DESTINATION_PATH,
+        ),
+    )
     execution = execution_admission.admit_uncommitted(workspace.id, admin, ExecutionTrigger.MANUAL)
     db.session.commit()
     outcome = run_execution(execution.id)

@@ -95,23 +95,33 @@ class _Login:
 
 
 _ADMIN = _Login(
-    "admin@northwind.example", "demo-admin", "Amira Haddad",
+    "admin@northwind.example",
+    "demo-admin",
+    "Amira Haddad",
     "Northwind Care administrator: every dataset, manages schedules, may add external recipients",
 )
 _MEMBER = _Login(
-    "member@northwind.example", "demo-member", "Kenji Watanabe",
+    "member@northwind.example",
+    "demo-member",
+    "Kenji Watanabe",
     "Northwind Care member: every dataset, every team's rows",
 )
 _SCOPED = _Login(
-    "scoped@northwind.example", "demo-scoped", "Olivia Bennett",
+    "scoped@northwind.example",
+    "demo-scoped",
+    "Olivia Bennett",
     "Northwind Care member: Intensive Care Unit rows only; every dataset except People",
 )
 _GLOBEX = _Login(
-    "member@globex.example", "demo-globex", "Mateo García",
+    "member@globex.example",
+    "demo-globex",
+    "Mateo García",
     "Globex Clinics member (other workspace): every dataset, every team's rows",
 )
 _STAFF = _Login(
-    "staff@rhythm.example", "demo-staff", "Sam Okafor",
+    "staff@rhythm.example",
+    "demo-staff",
+    "Sam Okafor",
     "Rhythm staff (staff.view, staff.execute); member of no workspace",
 )
 _LOGINS = (_ADMIN, _MEMBER, _SCOPED, _GLOBEX, _STAFF)
@@ -155,9 +165,19 @@ _NORTHWIND = _WorkspacePlan(
         ("Ward clerk", 12.0, 13.5, 1),
     ),
     projects=(
-        "Ward cover", "Patient transport", "Night cover", "Bank shift", "Training: manual handling",
-        "Training: basic life support", "Clinical audit 2025", "Discharge planning", "Cost centre 4410",
-        "Cost centre 4420", "Vaccination clinic", "Home visits", "On-call",
+        "Ward cover",
+        "Patient transport",
+        "Night cover",
+        "Bank shift",
+        "Training: manual handling",
+        "Training: basic life support",
+        "Clinical audit 2025",
+        "Discharge planning",
+        "Cost centre 4410",
+        "Cost centre 4420",
+        "Vaccination clinic",
+        "Home visits",
+        "On-call",
     ),
 )
 
@@ -179,45 +199,91 @@ _GLOBEX_PLAN = _WorkspacePlan(
         ("Practice manager", 26.0, 33.0, 1),
     ),
     projects=(
-        "Clinic session", "Emergency appointments", "Sterilisation", "Imaging backlog", "Cost centre 7100",
-        "Training: radiation safety", "Front desk", "Home exercise programmes",
+        "Clinic session",
+        "Emergency appointments",
+        "Sterilisation",
+        "Imaging backlog",
+        "Cost centre 7100",
+        "Training: radiation safety",
+        "Front desk",
+        "Home exercise programmes",
     ),
 )
 
 # (full name, romanised email local part): many cultures and scripts, as people really write them.
 _NAME_POOL: tuple[tuple[str, str], ...] = (
-    ("Olivia Thompson", "olivia.thompson"), ("James O'Connor", "james.oconnor"),
-    ("Siobhán Ní Bhriain", "siobhan.nibhriain"), ("Callum MacLeod", "callum.macleod"),
-    ("Élodie Marchand", "elodie.marchand"), ("François Lefèvre", "francois.lefevre"),
-    ("Jürgen Weiß", "juergen.weiss"), ("Anja Müller", "anja.mueller"),
-    ("María José Fernández", "mariajose.fernandez"), ("José Ángel Núñez", "joseangel.nunez"),
-    ("João Gonçalves", "joao.goncalves"), ("Giulia Rossi", "giulia.rossi"),
-    ("Małgorzata Wiśniewska", "malgorzata.wisniewska"), ("Søren Jørgensen", "soren.jorgensen"),
-    ("Åsa Lindqvist", "asa.lindqvist"), ("Aino Mäkinen", "aino.makinen"),
-    ("Zsófia Kovács", "zsofia.kovacs"), ("Jiří Dvořák", "jiri.dvorak"),
-    ("Ayşe Yılmaz", "ayse.yilmaz"), ("Guðrún Þórsdóttir", "gudrun.thorsdottir"),
-    ("Daan van der Berg", "daan.vanderberg"), ("Mary-Kate O'Sullivan-Smith", "marykate.osullivan"),
+    ("Olivia Thompson", "olivia.thompson"),
+    ("James O'Connor", "james.oconnor"),
+    ("Siobhán Ní Bhriain", "siobhan.nibhriain"),
+    ("Callum MacLeod", "callum.macleod"),
+    ("Élodie Marchand", "elodie.marchand"),
+    ("François Lefèvre", "francois.lefevre"),
+    ("Jürgen Weiß", "juergen.weiss"),
+    ("Anja Müller", "anja.mueller"),
+    ("María José Fernández", "mariajose.fernandez"),
+    ("José Ángel Núñez", "joseangel.nunez"),
+    ("João Gonçalves", "joao.goncalves"),
+    ("Giulia Rossi", "giulia.rossi"),
+    ("Małgorzata Wiśniewska", "malgorzata.wisniewska"),
+    ("Søren Jørgensen", "soren.jorgensen"),
+    ("Åsa Lindqvist", "asa.lindqvist"),
+    ("Aino Mäkinen", "aino.makinen"),
+    ("Zsófia Kovács", "zsofia.kovacs"),
+    ("Jiří Dvořák", "jiri.dvorak"),
+    ("Ayşe Yılmaz", "ayse.yilmaz"),
+    ("Guðrún Þórsdóttir", "gudrun.thorsdottir"),
+    ("Daan van der Berg", "daan.vanderberg"),
+    ("Mary-Kate O'Sullivan-Smith", "marykate.osullivan"),
     ("Maximiliano Alejandro de la Santísima Trinidad Rodríguez", "maximiliano.rodriguez"),
-    ("Анна Петрова", "anna.petrova"), ("Сергей Иванов", "sergei.ivanov"),
-    ("Оксана Шевченко", "oksana.shevchenko"), ("Батбаяр Дорж", "batbayar.dorj"),
-    ("Ελένη Νικολάου", "eleni.nikolaou"), ("Γιάννης Οικονόμου", "giannis.oikonomou"),
-    ("王秀英", "wang.xiuying"), ("李伟", "li.wei"), ("陳美玲", "chen.meiling"),
-    ("佐藤 花子", "sato.hanako"), ("鈴木 一郎", "suzuki.ichiro"),
-    ("이서연", "lee.seoyeon"), ("박지훈", "park.jihoon"),
-    ("فاطمة الزهراء", "fatima.alzahra"), ("يوسف العلي", "yousef.alali"), ("نگار رضایی", "negar.rezaei"),
-    ("דוד לוי", "david.levi"), ("מרים אברהם", "miriam.avraham"),
-    ("Trần Văn Hùng", "tran.vanhung"), ("Phạm Thu Hà", "pham.thuha"),
-    ("प्रिया शर्मा", "priya.sharma"), ("Arjun Patel", "arjun.patel"), ("கவிதா ராஜன்", "kavitha.rajan"),
-    ("สมชาย ใจดี", "somchai.jaidee"), ("ნინო ბერიძე", "nino.beridze"), ("Արամ Խաչատրյան", "aram.khachatryan"),
-    ("Chidinma Okonkwo", "chidinma.okonkwo"), ("Oluwaseun Adeyemi", "oluwaseun.adeyemi"),
-    ("Ngozi Eze", "ngozi.eze"), ("Wanjiru Kamau", "wanjiru.kamau"), ("Kwame Mensah", "kwame.mensah"),
-    ("Aroha Ngata", "aroha.ngata"), ("Tāne Parata", "tane.parata"), ("Kalani Akana", "kalani.akana"),
-    ("Lakshmi Narayanan", "lakshmi.narayanan"), ("Nurul Huda binti Ahmad", "nurulhuda.ahmad"),
-    ("Sione Tupou", "sione.tupou"), ("Alex 🌈 Rivera", "alex.rivera"),
-    ("Grace Thompson", "grace.thompson"), ("Liam Walsh", "liam.walsh"), ("Emma Clarke", "emma.clarke"),
-    ("Noah Schmidt", "noah.schmidt"), ("Chloé Dubois", "chloe.dubois"), ("Lucas Martin", "lucas.martin"),
-    ("Ingrid Hansen", "ingrid.hansen"), ("Pedro Alves", "pedro.alves"), ("Hana Novák", "hana.novak"),
-    ("Tomás Ó Briain", "tomas.obriain"), ("Freya Campbell", "freya.campbell"),
+    ("Анна Петрова", "anna.petrova"),
+    ("Сергей Иванов", "sergei.ivanov"),
+    ("Оксана Шевченко", "oksana.shevchenko"),
+    ("Батбаяр Дорж", "batbayar.dorj"),
+    ("Ελένη Νικολάου", "eleni.nikolaou"),
+    ("Γιάννης Οικονόμου", "giannis.oikonomou"),
+    ("王秀英", "wang.xiuying"),
+    ("李伟", "li.wei"),
+    ("陳美玲", "chen.meiling"),
+    ("佐藤 花子", "sato.hanako"),
+    ("鈴木 一郎", "suzuki.ichiro"),
+    ("이서연", "lee.seoyeon"),
+    ("박지훈", "park.jihoon"),
+    ("فاطمة الزهراء", "fatima.alzahra"),
+    ("يوسف العلي", "yousef.alali"),
+    ("نگار رضایی", "negar.rezaei"),
+    ("דוד לוי", "david.levi"),
+    ("מרים אברהם", "miriam.avraham"),
+    ("Trần Văn Hùng", "tran.vanhung"),
+    ("Phạm Thu Hà", "pham.thuha"),
+    ("प्रिया शर्मा", "priya.sharma"),
+    ("Arjun Patel", "arjun.patel"),
+    ("கவிதா ராஜன்", "kavitha.rajan"),
+    ("สมชาย ใจดี", "somchai.jaidee"),
+    ("ნინო ბერიძე", "nino.beridze"),
+    ("Արամ Խաչատրյան", "aram.khachatryan"),
+    ("Chidinma Okonkwo", "chidinma.okonkwo"),
+    ("Oluwaseun Adeyemi", "oluwaseun.adeyemi"),
+    ("Ngozi Eze", "ngozi.eze"),
+    ("Wanjiru Kamau", "wanjiru.kamau"),
+    ("Kwame Mensah", "kwame.mensah"),
+    ("Aroha Ngata", "aroha.ngata"),
+    ("Tāne Parata", "tane.parata"),
+    ("Kalani Akana", "kalani.akana"),
+    ("Lakshmi Narayanan", "lakshmi.narayanan"),
+    ("Nurul Huda binti Ahmad", "nurulhuda.ahmad"),
+    ("Sione Tupou", "sione.tupou"),
+    ("Alex 🌈 Rivera", "alex.rivera"),
+    ("Grace Thompson", "grace.thompson"),
+    ("Liam Walsh", "liam.walsh"),
+    ("Emma Clarke", "emma.clarke"),
+    ("Noah Schmidt", "noah.schmidt"),
+    ("Chloé Dubois", "chloe.dubois"),
+    ("Lucas Martin", "lucas.martin"),
+    ("Ingrid Hansen", "ingrid.hansen"),
+    ("Pedro Alves", "pedro.alves"),
+    ("Hana Novák", "hana.novak"),
+    ("Tomás Ó Briain", "tomas.obriain"),
+    ("Freya Campbell", "freya.campbell"),
 )
 
 # Hostile values a person could plausibly have typed as a name: every one of them is an employee
@@ -225,23 +291,40 @@ _NAME_POOL: tuple[tuple[str, str], ...] = (
 _HOSTILE_NAMES = tuple(
     value
     for value in HOSTILE_VALUES
-    if not any(c in value for c in "\t\r\n")
-    and (value[:1] in "=+-@'" or not value.isascii() or value != value.strip())
+    if not any(c in value for c in "\t\r\n") and (value[:1] in "=+-@'" or not value.isascii() or value != value.strip())
 )
 
 # Free text, mostly empty: an empty string's share of the list is the share of rows without a note.
 _TIMESHEET_NOTES = ("",) * 16 + (
-    "Covered for a colleague", "Overtime agreed with the ward manager", "Stayed late for handover",
-    "Nachtdienst übernommen", "交代勤務", "Remplacement de dernière minute", "Badge reader was down",
+    "Covered for a colleague",
+    "Overtime agreed with the ward manager",
+    "Stayed late for handover",
+    "Nachtdienst übernommen",
+    "交代勤務",
+    "Remplacement de dernière minute",
+    "Badge reader was down",
     "Training day, no patients",
 )
 _SHIFT_NOTES = ("",) * 12 + (
-    "Handover at 07:00 sharp", "Bank staff requested", "Covering sickness", "Fire warden on duty",
-    "Nuit calme", "Bitte Schlüssel abgeben",
+    "Handover at 07:00 sharp",
+    "Bank staff requested",
+    "Covering sickness",
+    "Fire warden on duty",
+    "Nuit calme",
+    "Bitte Schlüssel abgeben",
 )
 _TIME_OFF_REASONS = {
-    "annual": ("", "", "Family wedding in Kraków", "School half-term", "Moving house", "春节 with family",
-               "Eid al-Fitr", "Hiking in the Alps", "Diwali"),
+    "annual": (
+        "",
+        "",
+        "Family wedding in Kraków",
+        "School half-term",
+        "Moving house",
+        "春节 with family",
+        "Eid al-Fitr",
+        "Hiking in the Alps",
+        "Diwali",
+    ),
     "sick": ("", "", "Flu", "Migraine", "Back pain", "Child is ill"),
     "parental": ("Parental leave", "Adoption leave", "Shared parental leave"),
     "unpaid": ("", "Personal reasons", "Caring for a relative", "Visa appointment abroad"),
@@ -311,20 +394,35 @@ def _seed_everything(rows: int) -> None:
     db.session.add_all(
         [
             Membership(
-                workspace_id=northwind.id, person_id=people[_ADMIN].id, role="admin",
-                grants=["schedules.manage", "schedules.external_recipients"], dataset_grants=list(ALL_DATASETS),
+                workspace_id=northwind.id,
+                person_id=people[_ADMIN].id,
+                role="admin",
+                grants=["schedules.manage", "schedules.external_recipients"],
+                dataset_grants=list(ALL_DATASETS),
             ),
             Membership(
-                workspace_id=northwind.id, person_id=people[_MEMBER].id, role="member",
-                grants=[], dataset_grants=list(ALL_DATASETS), team_scope=None,
+                workspace_id=northwind.id,
+                person_id=people[_MEMBER].id,
+                role="member",
+                grants=[],
+                dataset_grants=list(ALL_DATASETS),
+                team_scope=None,
             ),
             Membership(
-                workspace_id=northwind.id, person_id=people[_SCOPED].id, role="member",
-                grants=[], dataset_grants=list(SCOPED_MEMBER_DATASETS), team_scope=[scoped_team.id],
+                workspace_id=northwind.id,
+                person_id=people[_SCOPED].id,
+                role="member",
+                grants=[],
+                dataset_grants=list(SCOPED_MEMBER_DATASETS),
+                team_scope=[scoped_team.id],
             ),
             Membership(
-                workspace_id=globex.id, person_id=people[_GLOBEX].id, role="member",
-                grants=[], dataset_grants=list(ALL_DATASETS), team_scope=None,
+                workspace_id=globex.id,
+                person_id=people[_GLOBEX].id,
+                role="member",
+                grants=[],
+                dataset_grants=list(ALL_DATASETS),
+                team_scope=None,
             ),
         ]
     )
@@ -365,7 +463,10 @@ def _sample_names(rng: random.Random, count: int) -> list[str]:
 def _add_teams(workspace: Workspace, plan: _WorkspacePlan, now: datetime) -> list[Team]:
     teams = [
         Team(
-            workspace_id=workspace.id, code=code, name=name, location=location,
+            workspace_id=workspace.id,
+            code=code,
+            name=name,
+            location=location,
             created_at=(now - timedelta(days=800 - 37 * i)).replace(microsecond=0),
         )
         for i, (code, name, location, _size) in enumerate(plan.teams)
@@ -389,10 +490,15 @@ def _add_employees(
         local = emails.get(full_name) or f"employee.{len(employees) + 1:03d}"
         employees.append(
             TeamMember(
-                workspace_id=workspace.id, team_id=team.id, team_name=team.name, full_name=full_name,
-                email=f"{local}@{plan.email_domain}", job_title=title,
+                workspace_id=workspace.id,
+                team_id=team.id,
+                team_name=team.name,
+                full_name=full_name,
+                email=f"{local}@{plan.email_domain}",
+                job_title=title,
                 hourly_rate=Decimal(str(round(rng.uniform(low, high) * 4) / 4)).quantize(Decimal("0.01")),
-                started_on=today - timedelta(days=rng.randrange(30, 15 * 365)), active=rng.random() >= 0.05,
+                started_on=today - timedelta(days=rng.randrange(30, 15 * 365)),
+                active=rng.random() >= 0.05,
             )
         )
     db.session.add_all(employees)
@@ -448,9 +554,17 @@ def _add_saved_queries(workspace: Workspace, owner: Person, now: datetime) -> di
     for name, definition in _SAVED_QUERIES:
         normal = validate_definition(definition, max_rows)
         queries[name] = SavedQuery(
-            workspace_id=workspace.id, owner_id=owner.id, name=name, dataset=normal["dataset"],
-            columns=normal["columns"], filters=normal["filters"], sort=normal["sort"],
-            parameters=normal["parameters"], row_limit=normal["row_limit"], created_at=now, updated_at=now,
+            workspace_id=workspace.id,
+            owner_id=owner.id,
+            name=name,
+            dataset=normal["dataset"],
+            columns=normal["columns"],
+            filters=normal["filters"],
+            sort=normal["sort"],
+            parameters=normal["parameters"],
+            row_limit=normal["row_limit"],
+            created_at=now,
+            updated_at=now,
         )
     db.session.add_all(queries.values())
     return queries
@@ -533,8 +647,13 @@ def _add_sample_reports(
         query = queries[query_name]
         checked = validate_report(definition, query.dataset, list(query.columns))
         reports[checked["name"]] = Report(
-            workspace_id=workspace.id, owner_id=owner.id, source_query_id=query.id, version=1,
-            created_at=now, updated_at=now, **{key: checked[key] for key in STORED_FIELDS},
+            workspace_id=workspace.id,
+            owner_id=owner.id,
+            source_query_id=query.id,
+            version=1,
+            created_at=now,
+            updated_at=now,
+            **{key: checked[key] for key in STORED_FIELDS},
         )
     db.session.add_all(reports.values())
     return reports
@@ -557,17 +676,27 @@ _TEMPLATE_VERSIONS = (
 
 def _add_template(workspace: Workspace, author: Person, now: datetime) -> CommunicationTemplateVersion:
     """The workspace's message template: version 1 published, version 2 a draft. Returns version 1."""
-    template = CommunicationTemplate(workspace_id=workspace.id, name=TEMPLATE_NAME, created_by_id=author.id,
-                                     created_at=now - timedelta(days=60))
+    template = CommunicationTemplate(
+        workspace_id=workspace.id, name=TEMPLATE_NAME, created_by_id=author.id, created_at=now - timedelta(days=60)
+    )
     published_on = now - timedelta(days=59)
     (subject_1, body_1), (subject_2, body_2) = _TEMPLATE_VERSIONS
     template.versions = [
         CommunicationTemplateVersion(
-            number=1, status=TemplateStatus.PUBLISHED, subject=subject_1, body=body_1, created_by_id=author.id,
-            created_at=published_on, published_at=published_on,
+            number=1,
+            status=TemplateStatus.PUBLISHED,
+            subject=subject_1,
+            body=body_1,
+            created_by_id=author.id,
+            created_at=published_on,
+            published_at=published_on,
         ),
         CommunicationTemplateVersion(
-            number=2, status=TemplateStatus.DRAFT, subject=subject_2, body=body_2, created_by_id=author.id,
+            number=2,
+            status=TemplateStatus.DRAFT,
+            subject=subject_2,
+            body=body_2,
+            created_by_id=author.id,
             created_at=now - timedelta(days=2),
         ),
     ]
@@ -600,8 +729,13 @@ def _add_schedules(
     def schedule(name: str, timetable: dict, recipients: list[Person | str], **fields) -> Schedule:
         checked = Timetable.from_json(timetable, workspace.time_zone)
         row = Schedule(
-            workspace_id=workspace.id, name=name, owner_id=admin.id, timetable=checked.to_json(),
-            next_occurrence_at=next_occurrence(checked, now), created_at=created, updated_at=created,
+            workspace_id=workspace.id,
+            name=name,
+            owner_id=admin.id,
+            timetable=checked.to_json(),
+            next_occurrence_at=next_occurrence(checked, now),
+            created_at=created,
+            updated_at=created,
             **{"template_version_id": template_version.id, **fields},
         )
         row.recipients = [
@@ -616,8 +750,11 @@ def _add_schedules(
     def query_source(name: str) -> dict:
         query = queries[name]
         return {
-            "kind": "query", "source_query_id": query.id, "query_version": query.version,
-            "query_definition": validate_definition(query.definition(), max_rows), "heading": "names",
+            "kind": "query",
+            "source_query_id": query.id,
+            "query_version": query.version,
+            "query_definition": validate_definition(query.definition(), max_rows),
+            "heading": "names",
         }
 
     def report_source(name: str) -> dict:
@@ -664,7 +801,10 @@ def _add_schedules(
     )
     db.session.flush()
     audit.record(
-        workspace_id=workspace.id, actor_id=None, action=IMPORT_ACTION, subject_type="schedule",
+        workspace_id=workspace.id,
+        actor_id=None,
+        action=IMPORT_ACTION,
+        subject_type="schedule",
         subject_id=imported.id,
         reason="Imported from the old scheduling system; paused until the old delivery is switched off.",
         details={"legacy_ref": LEGACY_REF, "entry": 1, "file": "demo seed"},
@@ -676,59 +816,118 @@ def _add_failed_run(workspace: Workspace, schedule: Schedule, member: Person, no
     """The schedule's last occurrence: a transient failure, a retry that failed for good, and its
     recipient rows (one failed for want of a file, one skipped because it unsubscribed)."""
     timetable = Timetable.from_json(schedule.timetable, workspace.time_zone)
-    occurrence = max(instant for instant in next_occurrences(timetable, now - timedelta(days=8), 8)
-                     if instant <= now - timedelta(hours=1))
+    occurrence = max(
+        instant
+        for instant in next_occurrences(timetable, now - timedelta(days=8), 8)
+        if instant <= now - timedelta(hours=1)
+    )
     schedule.last_occurrence_at = occurrence
     first_end = occurrence + timedelta(seconds=38)
     retry_start = first_end + timedelta(minutes=2)
     settled = retry_start + timedelta(seconds=3)
-    detail = ("The report named a column its saved query no longer had; the report has been corrected since, "
-              "and the next run uses it.")
+    detail = (
+        "The report named a column its saved query no longer had; the report has been corrected since, "
+        "and the next run uses it."
+    )
     run = ScheduleRun(
-        workspace_id=workspace.id, schedule_id=schedule.id, occurrence_at=occurrence, trigger=RunTrigger.TIMETABLE,
-        skipped_occurrences=[], status=RunStatus.FAILED, attempt_count=2, created_at=occurrence,
-        dispatched_at=occurrence + timedelta(seconds=1), started_at=occurrence + timedelta(seconds=2),
-        completed_at=settled, failure_code="invalid_request", failure_detail=detail,
+        workspace_id=workspace.id,
+        schedule_id=schedule.id,
+        occurrence_at=occurrence,
+        trigger=RunTrigger.TIMETABLE,
+        skipped_occurrences=[],
+        status=RunStatus.FAILED,
+        attempt_count=2,
+        created_at=occurrence,
+        dispatched_at=occurrence + timedelta(seconds=1),
+        started_at=occurrence + timedelta(seconds=2),
+        completed_at=settled,
+        failure_code="invalid_request",
+        failure_detail=detail,
     )
     run.attempts = [
         ScheduleRunAttempt(
-            number=1, started_at=occurrence + timedelta(seconds=2), ended_at=first_end, outcome="failed",
-            error_code="storage_error", error_detail="The file store did not answer in time; retried.",
+            number=1,
+            started_at=occurrence + timedelta(seconds=2),
+            ended_at=first_end,
+            outcome="failed",
+            error_code="storage_error",
+            error_detail="The file store did not answer in time; retried.",
         ),
         ScheduleRunAttempt(
-            number=2, started_at=retry_start, ended_at=settled, outcome="failed", error_code="invalid_request",
+            number=2,
+            started_at=retry_start,
+            ended_at=settled,
+            outcome="failed",
+            error_code="invalid_request",
             error_detail=detail,
         ),
     ]
     run.deliveries = [
         RecipientDelivery(
-            address_key=f"person:{member.id}", person_id=member.id, status=DeliveryStatus.FAILED,
+            address_key=f"person:{member.id}",
+            person_id=member.id,
+            status=DeliveryStatus.FAILED,
             last_error="Not sent: the run failed, so there was no file to link to.",
-            link_nonce=secrets.token_urlsafe(32), created_at=settled,
+            link_nonce=secrets.token_urlsafe(32),
+            created_at=settled,
         ),
         RecipientDelivery(
-            address_key=HR_ARCHIVE_ADDRESS, email=HR_ARCHIVE_ADDRESS, status=DeliveryStatus.SKIPPED,
-            skip_reason=SkipReason.RECIPIENT_UNSUBSCRIBED, link_nonce=secrets.token_urlsafe(32), created_at=settled,
+            address_key=HR_ARCHIVE_ADDRESS,
+            email=HR_ARCHIVE_ADDRESS,
+            status=DeliveryStatus.SKIPPED,
+            skip_reason=SkipReason.RECIPIENT_UNSUBSCRIBED,
+            link_nonce=secrets.token_urlsafe(32),
+            created_at=settled,
         ),
     ]
-    db.session.add_all([
-        ScheduleUnsubscribe(schedule_id=schedule.id, address_key=HR_ARCHIVE_ADDRESS,
-                            created_at=occurrence - timedelta(days=3)),
-        run,
-    ])
+    db.session.add_all(
+        [
+            ScheduleUnsubscribe(
+                schedule_id=schedule.id, address_key=HR_ARCHIVE_ADDRESS, created_at=occurrence - timedelta(days=3)
+            ),
+            run,
+        ]
+    )
 
 
 _SHIFT_COLUMNS = (
-    "workspace_id", "team_id", "team_name", "person_id", "person_name",
-    "role", "starts_at", "ends_at", "break_minutes", "notes",
+    "workspace_id",
+    "team_id",
+    "team_name",
+    "person_id",
+    "person_name",
+    "role",
+    "starts_at",
+    "ends_at",
+    "break_minutes",
+    "notes",
 )
 _TIME_OFF_COLUMNS = (
-    "workspace_id", "team_id", "team_name", "person_id", "person_name",
-    "kind", "status", "starts_on", "ends_on", "days", "reason", "submitted_at",
+    "workspace_id",
+    "team_id",
+    "team_name",
+    "person_id",
+    "person_name",
+    "kind",
+    "status",
+    "starts_on",
+    "ends_on",
+    "days",
+    "reason",
+    "submitted_at",
 )
 _TIMESHEET_COLUMNS = (
-    "workspace_id", "team_id", "team_name", "person_id", "person_name",
-    "work_date", "hours", "project", "approved", "note", "recorded_at",
+    "workspace_id",
+    "team_id",
+    "team_name",
+    "person_id",
+    "person_name",
+    "work_date",
+    "hours",
+    "project",
+    "approved",
+    "note",
+    "recorded_at",
 )
 
 
@@ -738,7 +937,7 @@ def _spread_hostile_values(rows: list[tuple], column: str, columns: Sequence[str
     for k, value in enumerate(HOSTILE_VALUES):
         index = k * len(rows) // len(HOSTILE_VALUES)
         row = rows[index]
-        rows[index] = (*row[:position], value, *row[position + 1:])
+        rows[index] = (*row[:position], value, *row[position + 1 :])
     return rows
 
 
@@ -754,8 +953,16 @@ def _shift_rows(rng: random.Random, workspace_id: int, workers: list[_Worker], t
             role = worker.job_title if rng.random() >= 0.08 else f"{worker.job_title} (acting lead)"
             rows.append(
                 (
-                    workspace_id, worker.team_id, worker.team_name, worker.person_id, worker.person_name,
-                    role, starts_at, starts_at + timedelta(minutes=minutes), break_minutes, rng.choice(_SHIFT_NOTES),
+                    workspace_id,
+                    worker.team_id,
+                    worker.team_name,
+                    worker.person_id,
+                    worker.person_name,
+                    role,
+                    starts_at,
+                    starts_at + timedelta(minutes=minutes),
+                    break_minutes,
+                    rng.choice(_SHIFT_NOTES),
                 )
             )
     rows.sort(key=lambda row: row[_SHIFT_COLUMNS.index("starts_at")])
@@ -801,9 +1008,18 @@ def _time_off_rows(
             submitted_at = min(submitted_at, now - timedelta(hours=rng.randint(1, 72)))
             rows.append(
                 (
-                    workspace_id, worker.team_id, worker.team_name, worker.person_id, worker.person_name,
-                    kind, status, starts_on, _working_days_from(starts_on, working_days), days,
-                    rng.choice(_TIME_OFF_REASONS[kind]), submitted_at,
+                    workspace_id,
+                    worker.team_id,
+                    worker.team_name,
+                    worker.person_id,
+                    worker.person_name,
+                    kind,
+                    status,
+                    starts_on,
+                    _working_days_from(starts_on, working_days),
+                    days,
+                    rng.choice(_TIME_OFF_REASONS[kind]),
+                    submitted_at,
                 )
             )
     rows.sort(key=lambda row: row[_TIME_OFF_COLUMNS.index("submitted_at")])
@@ -848,8 +1064,17 @@ def _timesheet_batches(
             worker = crew[k]
             batch.append(
                 (
-                    workspace_id, worker.team_id, worker.team_name, worker.person_id, worker.person_name,
-                    days[d], hours[k], project, approved, note, recorded_at,
+                    workspace_id,
+                    worker.team_id,
+                    worker.team_name,
+                    worker.person_id,
+                    worker.person_name,
+                    days[d],
+                    hours[k],
+                    project,
+                    approved,
+                    note,
+                    recorded_at,
                 )
             )
         yield batch

@@ -54,8 +54,9 @@ def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
             description=f"workspace export {execution_id}",
         )
     except RedisError as exc:
-        log.warning("workspace export %s: enqueue of %s failed (%s); it will be dispatched again",
-                    execution_id, job_id, exc)
+        log.warning(
+            "workspace export %s: enqueue of %s failed (%s); it will be dispatched again", execution_id, job_id, exc
+        )
         return False
     log.info("workspace export %s dispatched as job %s", execution_id, job_id)
     return True

@@ -37,8 +37,13 @@ def settle_stalled_executions(now: datetime | None = None) -> int:
     now = now or utcnow()
     stall_seconds = current_app.config["SETTINGS"].package_stall_seconds
     stalled = db.session.execute(
-        select(ExportExecution.id, ExportExecution.workspace_id, ExportExecution.attempt_count,
-               ExportExecution.lease_holder, ExportExecution.lease_expires_at)
+        select(
+            ExportExecution.id,
+            ExportExecution.workspace_id,
+            ExportExecution.attempt_count,
+            ExportExecution.lease_holder,
+            ExportExecution.lease_expires_at,
+        )
         .where(
             ExportExecution.status == ExecutionStatus.RUNNING,
             or_(
@@ -63,8 +68,13 @@ def settle_stalled_executions(now: datetime | None = None) -> int:
             export_execution.settle_stalled(row.id, row.attempt_count, detail)
         except TransitionRefused:
             continue  # it moved on (finished, or a new attempt started) since it was read
-        log.warning("workspace export %s settled stalled (holder %s, attempt %s, lease lapsed: %s)",
-                    row.id, row.lease_holder, row.attempt_count, lapsed)
+        log.warning(
+            "workspace export %s settled stalled (holder %s, attempt %s, lease lapsed: %s)",
+            row.id,
+            row.lease_holder,
+            row.attempt_count,
+            lapsed,
+        )
         settled += 1
         _remove_leftovers(row.id, row.workspace_id, row.attempt_count)
         _notify_failed(row.id, row.workspace_id)
@@ -72,12 +82,13 @@ def settle_stalled_executions(now: datetime | None = None) -> int:
 
 
 def _remove_leftovers(execution_id: int, workspace_id: int, attempts: int) -> None:
-    package_prefixes = set(db.session.scalars(
-        select(ExportPackage.prefix).where(ExportPackage.execution_id == execution_id)
-    ))
+    package_prefixes = set(
+        db.session.scalars(select(ExportPackage.prefix).where(ExportPackage.execution_id == execution_id))
+    )
     db.session.rollback()
-    leftovers = [a for a in range(1, attempts + 1)
-                 if package_prefix(workspace_id, execution_id, a) not in package_prefixes]
+    leftovers = [
+        a for a in range(1, attempts + 1) if package_prefix(workspace_id, execution_id, a) not in package_prefixes
+    ]
     try:
         remove_attempt_leftovers(get_storage(), workspace_id, execution_id, leftovers)
     except Exception:  # settled already; the objects are listed in the log for the operator

@@ -83,8 +83,9 @@ def _handle_one(now: datetime) -> tuple[int | None, bool]:
         db.session.rollback()
         return None, False
     try:
-        timetable = cadence_timetable(row.cadence, row.cadence_time, row.cadence_weekday, row.cadence_day,
-                                      row.time_zone)
+        timetable = cadence_timetable(
+            row.cadence, row.cadence_time, row.cadence_weekday, row.cadence_day, row.time_zone
+        )
     except ValidationError as error:
         # Stored settings the timetable cannot read would be found due on every call: stop the cadence.
         log.error("workspace %s: export cadence stopped, its settings cannot be read: %s", row.workspace_id, error)
@@ -106,9 +107,7 @@ def _handle_one(now: datetime) -> tuple[int | None, bool]:
 def _period_admitted(workspace_id: int, key: str) -> bool:
     return bool(
         db.session.scalar(
-            select(
-                exists().where(ExportExecution.workspace_id == workspace_id, ExportExecution.cadence_key == key)
-            )
+            select(exists().where(ExportExecution.workspace_id == workspace_id, ExportExecution.cadence_key == key))
         )
     )
 

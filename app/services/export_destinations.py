@@ -31,11 +31,13 @@ CHANGED_ELSEWHERE = "Someone changed this destination after you opened it. Open 
 
 def list_destinations(workspace_id: int) -> list[ExportDestination]:
     """The workspace's live destinations, oldest first."""
-    return list(db.session.scalars(
-        select(ExportDestination)
-        .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
-        .order_by(ExportDestination.created_at, ExportDestination.id)
-    ))
+    return list(
+        db.session.scalars(
+            select(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
+            .order_by(ExportDestination.created_at, ExportDestination.id)
+        )
+    )
 
 
 def get_destination(access: RequesterContext, destination_id: int) -> ExportDestination | None:
@@ -63,8 +65,11 @@ def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     try:
         # The workspace row's lock serialises adds: the count below sees every committed add.
         db.session.execute(select(Workspace.id).where(Workspace.id == workspace_id).with_for_update())
-        live = db.session.scalar(select(func.count()).select_from(ExportDestination).where(
-            ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None)))
+        live = db.session.scalar(
+            select(func.count())
+            .select_from(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
+        )
         if live >= MAX_DESTINATIONS:
             raise ValidationError(
                 f"A workspace has at most {MAX_DESTINATIONS} destinations; remove one before adding another.", "form"
@@ -72,29 +77,40 @@ def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
         _refuse_taken(workspace_id, checked, None)
         now = utcnow()
         destination = ExportDestination(
-            workspace_id=workspace_id, created_at=now, updated_at=now, enabled=True, version=1,
+            workspace_id=workspace_id,
+            created_at=now,
+            updated_at=now,
+            enabled=True,
+            version=1,
             secret_ciphertext=encrypt_secret(checked.secret) if checked.secret else None,
             **_connection_values(checked),
         )
         db.session.add(destination)
         db.session.flush()
-        audit.record(workspace_id=workspace_id, actor_id=access.person_id, action="export_destination.added",
-                     subject_type="export_destination", subject_id=destination.id,
-                     details={"destination": _audited(checked), "secret_set": checked.secret is not None})
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.added",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"destination": _audited(checked), "secret_set": checked.secret is not None},
+        )
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
         _refuse_taken(workspace_id, checked, None)
-        raise ValidationError("The destination could not be added because another change happened at the same "
-                              "time. Try again.", "form") from None
+        raise ValidationError(
+            "The destination could not be added because another change happened at the same time. Try again.", "form"
+        ) from None
     except ValidationError:
         db.session.rollback()
         raise
     return destination
 
 
-def edit(access: RequesterContext, destination: ExportDestination, data: DestinationInput,
-         expected_version: int) -> ExportDestination:
+def edit(
+    access: RequesterContext, destination: ExportDestination, data: DestinationInput, expected_version: int
+) -> ExportDestination:
     """Change a destination's connection, path or name; an empty secret keeps the stored one."""
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
@@ -112,9 +128,14 @@ def edit(access: RequesterContext, destination: ExportDestination, data: Destina
     try:
         _refuse_taken(workspace_id, checked, destination.id)
         _guarded_update(destination, expected_version, updated_at=utcnow(), **values)
-        audit.record(workspace_id=workspace_id, actor_id=access.person_id, action="export_destination.changed",
-                     subject_type="export_destination", subject_id=destination.id,
-                     details={"changed": changed, "secret_replaced": checked.secret is not None})
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.changed",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"changed": changed, "secret_replaced": checked.secret is not None},
+        )
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -130,15 +151,26 @@ def edit(access: RequesterContext, destination: ExportDestination, data: Destina
 def set_enabled(access: RequesterContext, destination: ExportDestination, enabled: bool) -> ExportDestination:
     """Enable or disable deliveries to the destination (a disabled one's deliveries are withheld)."""
     refuse_changes(access.workspace_id)
-    return _simple_change(access, destination, "export_destination.enabled" if enabled else
-                          "export_destination.disabled", {}, enabled=enabled)
+    return _simple_change(
+        access,
+        destination,
+        "export_destination.enabled" if enabled else "export_destination.disabled",
+        {},
+        enabled=enabled,
+    )
 
 
 def remove(access: RequesterContext, destination: ExportDestination) -> ExportDestination:
     """Remove the destination from the workspace; its row stays for the deliveries' history."""
     refuse_changes(access.workspace_id)
-    return _simple_change(access, destination, "export_destination.removed", {"name": destination.name},
-                          removed_at=utcnow(), enabled=False)
+    return _simple_change(
+        access,
+        destination,
+        "export_destination.removed",
+        {"name": destination.name},
+        removed_at=utcnow(),
+        enabled=False,
+    )
 
 
 def replace_secret(access: RequesterContext, destination: ExportDestination, secret: str) -> ExportDestination:
@@ -147,8 +179,7 @@ def replace_secret(access: RequesterContext, destination: ExportDestination, sec
     if destination.kind != DestinationKind.S3:
         raise ValidationError("Only a bucket destination has a secret access key.", "secret")
     ciphertext = encrypt_secret(check_secret(secret))
-    return _simple_change(access, destination, "export_destination.secret_replaced", {},
-                          secret_ciphertext=ciphertext)
+    return _simple_change(access, destination, "export_destination.secret_replaced", {}, secret_ciphertext=ciphertext)
 
 
 def test(access: RequesterContext, destination: ExportDestination) -> ProbeResult:
@@ -163,26 +194,41 @@ def test(access: RequesterContext, destination: ExportDestination) -> ProbeResul
     now = utcnow()
     changed = db.session.execute(
         update(ExportDestination)
-        .where(ExportDestination.id == destination.id, ExportDestination.workspace_id == access.workspace_id,
-               ExportDestination.removed_at.is_(None))
+        .where(
+            ExportDestination.id == destination.id,
+            ExportDestination.workspace_id == access.workspace_id,
+            ExportDestination.removed_at.is_(None),
+        )
         .values(last_tested_at=now, last_test_ok=result.ok, last_test_message=message)
         .execution_options(synchronize_session=False)
     )
     if changed.rowcount == 1:
-        audit.record(workspace_id=access.workspace_id, actor_id=access.person_id,
-                     action="export_destination.tested", subject_type="export_destination",
-                     subject_id=destination.id, details={"ok": result.ok, "message": message})
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.tested",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"ok": result.ok, "message": message},
+        )
     db.session.commit()
     db.session.refresh(destination)
     return result
 
 
-def _simple_change(access: RequesterContext, destination: ExportDestination, action: str, details: dict,
-                   **values) -> ExportDestination:
+def _simple_change(
+    access: RequesterContext, destination: ExportDestination, action: str, details: dict, **values
+) -> ExportDestination:
     try:
         _guarded_update(destination, destination.version, updated_at=utcnow(), **values)
-        audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action=action,
-                     subject_type="export_destination", subject_id=destination.id, details=details)
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details=details,
+        )
         db.session.commit()
     except ValidationError:
         db.session.rollback()

@@ -63,8 +63,10 @@ def ineligibility(workspace_id: int) -> str | None:
     if workspace is None or workspace.status != "live":
         return "Workspace export is only for live workspaces; this workspace is not live."
     if workspace.sandbox:
-        return ("Workspace export is not available in a sandbox workspace: a sandbox holds practice data. "
-                "Use the live workspace to export.")
+        return (
+            "Workspace export is not available in a sandbox workspace: a sandbox holds practice data. "
+            "Use the live workspace to export."
+        )
     return None
 
 
@@ -84,12 +86,14 @@ def refuse_changes(workspace_id: int) -> None:
 
 def member_choices(workspace_id: int) -> list[Person]:
     """The people who may be notified: the workspace's current members, by name."""
-    return list(db.session.scalars(
-        select(Person)
-        .join(Membership, Membership.person_id == Person.id)
-        .where(Membership.workspace_id == workspace_id)
-        .order_by(func.lower(Person.name), Person.id)
-    ))
+    return list(
+        db.session.scalars(
+            select(Person)
+            .join(Membership, Membership.person_id == Person.id)
+            .where(Membership.workspace_id == workspace_id)
+            .order_by(func.lower(Person.name), Person.id)
+        )
+    )
 
 
 def workspace_zone(workspace_id: int) -> str:
@@ -134,10 +138,17 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
             settings = existing
             after = _audited(values)
             action = "export_settings.changed"
-            details = {"changed": {key: {"from": before[key], "to": after[key]}
-                                   for key in after if before[key] != after[key]}}
-        audit.record(workspace_id=workspace_id, actor_id=access.person_id, action=action,
-                     subject_type="export_settings", subject_id=settings.id, details=details)
+            details = {
+                "changed": {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+            }
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="export_settings",
+            subject_id=settings.id,
+            details=details,
+        )
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -162,15 +173,27 @@ def _values(checked: CheckedSettings, zone: str, now) -> dict:
         "cadence_day": checked.cadence_day,
         "next_cadence_at": next_cadence_at(
             checked.cadence, checked.cadence_time, checked.cadence_weekday, checked.cadence_day, zone, now
-        ) if cadence_runs else None,
+        )
+        if cadence_runs
+        else None,
         "notify_person_ids": checked.notify_person_ids,
         "status": checked.status,
         "updated_at": now,
     }
 
 
-_AUDITED_FIELDS = ("datasets", "format", "volume_size_mb", "retention_days", "cadence", "cadence_time",
-                   "cadence_weekday", "cadence_day", "notify_person_ids", "status")
+_AUDITED_FIELDS = (
+    "datasets",
+    "format",
+    "volume_size_mb",
+    "retention_days",
+    "cadence",
+    "cadence_time",
+    "cadence_weekday",
+    "cadence_day",
+    "notify_person_ids",
+    "status",
+)
 
 
 def _current_values(settings: ExportSettings) -> dict:

@@ -23,9 +23,7 @@ class CannotCancel(DomainError):
 
 def may_cancel(access: RequesterContext, export: QueryExport) -> bool:
     """Whether this person may cancel the file (whatever its status): its requester or an administrator."""
-    return export.workspace_id == access.workspace_id and (
-        export.requester_id == access.person_id or access.is_admin
-    )
+    return export.workspace_id == access.workspace_id and (export.requester_id == access.person_id or access.is_admin)
 
 
 def cancel_file(access: RequesterContext, export: QueryExport) -> None:

@@ -53,7 +53,10 @@ class Page:
 
 
 def newest_first(
-    statement: Select, at: InstrumentedAttribute, id_: InstrumentedAttribute, cursor: Cursor | None,
+    statement: Select,
+    at: InstrumentedAttribute,
+    id_: InstrumentedAttribute,
+    cursor: Cursor | None,
     size: int = PAGE_SIZE,
 ) -> Select:
     """`statement` ordered newest first by (at, id), after `cursor`, one row more than a page

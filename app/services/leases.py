@@ -118,4 +118,3 @@ def renewed_while_running(renew: Callable[[datetime], None], what: str) -> Itera
     finally:
         stopping.set()
         renewer.join()
-

@@ -40,8 +40,19 @@ from app.services import audit
 
 MAX_LEGACY_REF_LENGTH = 200
 ENTRY_FIELDS = frozenset(
-    {"id", "workspace_id", "name", "owner_email", "source", "format", "timing", "recipients", "message",
-     "send_when_empty", "header_row"}
+    {
+        "id",
+        "workspace_id",
+        "name",
+        "owner_email",
+        "source",
+        "format",
+        "timing",
+        "recipients",
+        "message",
+        "send_when_empty",
+        "header_row",
+    }
 )
 REQUIRED_FIELDS = ("id", "name", "owner_email", "source", "format", "timing", "recipients")
 SOURCE_FIELDS = frozenset({"type", "id"})
@@ -73,7 +84,7 @@ class EntryOutcome:
 
     @property
     def label(self) -> str:
-        """"Entry 2 (old id “sch-17”)", for a line of the command's report."""
+        """ "Entry 2 (old id “sch-17”)", for a line of the command's report."""
         return f"Entry {self.index}" + (f" (old id “{printable(self.legacy_ref)}”)" if self.legacy_ref else "")
 
 
@@ -151,8 +162,9 @@ def _import_entry(index: int, entry: object, workspace_id: int | None, origin: s
     except IntegrityError:
         # Another import (or a person) took the old id or the name between the checks and the commit.
         db.session.rollback()
-        current_app.logger.warning("legacy import: entry %s (old id %r) refused by the database", index, legacy_ref,
-                                   exc_info=True)
+        current_app.logger.warning(
+            "legacy import: entry %s (old id %r) refused by the database", index, legacy_ref, exc_info=True
+        )
         return EntryOutcome(index, legacy_ref, reason=_conflict(entry, legacy_ref, workspace_id))
     return EntryOutcome(index, legacy_ref, schedule_id=schedule.id, schedule_name=schedule.name)
 
@@ -186,18 +198,26 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
 
     owner, access = _owner(entry["owner_email"], workspace)
     schedule = Schedule(
-        workspace_id=workspace.id, name=name, owner_id=owner.id, status=ScheduleStatus.PAUSED,
-        pause_reason=PauseReason.LEGACY_IMPORT, paused_at=now, legacy_ref=legacy_ref,
+        workspace_id=workspace.id,
+        name=name,
+        owner_id=owner.id,
+        status=ScheduleStatus.PAUSED,
+        pause_reason=PauseReason.LEGACY_IMPORT,
+        paused_at=now,
+        legacy_ref=legacy_ref,
         custom_message=valid_custom_message(entry.get("message")),
-        send_when_empty=_flag(entry, "send_when_empty", default=False), created_at=now, updated_at=now,
+        send_when_empty=_flag(entry, "send_when_empty", default=False),
+        created_at=now,
+        updated_at=now,
     )
     _attach_source(schedule, entry["source"], entry["format"], workspace, access, _flag(entry, "header_row", True))
     timetable = _timetable(entry["timing"], workspace.time_zone)
     schedule.timetable = timetable.to_json()
     schedule.next_occurrence_at = next_occurrence(timetable, now)
     schedule.recipients = [
-        ScheduleRecipient(position=position, person_id=choice.person_id, email=choice.email,
-                          address_key=choice.address_key)
+        ScheduleRecipient(
+            position=position, person_id=choice.person_id, email=choice.email, address_key=choice.address_key
+        )
         for position, choice in enumerate(_recipients(entry["recipients"], workspace, access, owner.email))
     ]
     return schedule
@@ -238,9 +258,7 @@ def _owner(value: object, workspace: Workspace) -> tuple[Person, RequesterContex
     email = value.strip() if isinstance(value, str) else ""
     if not email:
         raise ValidationError("“owner_email” must be the owner's email address.")
-    person = db.session.execute(
-        select(Person).where(func.lower(Person.email) == email.lower())
-    ).scalar_one_or_none()
+    person = db.session.execute(select(Person).where(func.lower(Person.email) == email.lower())).scalar_one_or_none()
     access = current_context(workspace.id, person.id) if person is not None else None
     if person is None or access is None:
         raise ValidationError(f"The owner {email} is not a member of workspace {workspace.id}.")
@@ -248,7 +266,11 @@ def _owner(value: object, workspace: Workspace) -> tuple[Person, RequesterContex
 
 
 def _attach_source(
-    schedule: Schedule, source: object, file_format: object, workspace: Workspace, access: RequesterContext,
+    schedule: Schedule,
+    source: object,
+    file_format: object,
+    workspace: Workspace,
+    access: RequesterContext,
     header_row: bool,
 ) -> None:
     if not isinstance(source, dict):
@@ -312,8 +334,11 @@ def _timetable(timing: object, default_zone: str) -> Timetable:
         data["time"] = timing.get("time")
     if kind == "weekly":
         days = timing.get("weekdays")
-        data["days"] = [day.lower() for day in days] if isinstance(days, list) and all(
-            isinstance(day, str) for day in days) else None
+        data["days"] = (
+            [day.lower() for day in days]
+            if isinstance(days, list) and all(isinstance(day, str) for day in days)
+            else None
+        )
     if kind == "monthly":
         day = timing.get("day_of_month")
         data["day"] = "last" if day == LAST_DAY_OF_MONTH else day
@@ -329,9 +354,9 @@ def _recipients(
     if not isinstance(value, list) or not all(isinstance(address, str) for address in value):
         raise ValidationError("“recipients” must be a list of email addresses.")
     members = db.session.execute(
-        select(Person.id, Person.email).join(Membership, Membership.person_id == Person.id).where(
-            Membership.workspace_id == workspace.id
-        )
+        select(Person.id, Person.email)
+        .join(Membership, Membership.person_id == Person.id)
+        .where(Membership.workspace_id == workspace.id)
     ).all()
     try:
         return checked_recipients(
@@ -354,5 +379,7 @@ def _conflict(entry: object, legacy_ref: str | None, workspace_id: int | None) -
     ).scalar_one_or_none()
     if existing is not None:
         return f"Already imported as schedule {existing}."
-    return ("The database refused the entry because something changed meanwhile (another schedule took its "
-            "name, or its owner or source went); run the import again to see the reason.")
+    return (
+        "The database refused the entry because something changed meanwhile (another schedule took its "
+        "name, or its owner or source went); run the import again to see the reason."
+    )

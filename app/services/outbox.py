@@ -96,7 +96,9 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
         log.warning(
             "export file %s: enqueue of %s failed (%s); the periodic dispatcher will dispatch it again"
             " once the lost-job check finds it",
-            export_id, job_id, exc,
+            export_id,
+            job_id,
+            exc,
         )
         return False
     log.info("export file %s dispatched as job %s", export_id, job_id)

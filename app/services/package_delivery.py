@@ -118,7 +118,7 @@ def relative_key(package: ExportPackage, key: str) -> str:
     prefix = package.prefix.rstrip("/") + "/"
     check_key_under(key, prefix)
     moment = package.created_at.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix):]}"
+    return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix) :]}"
 
 
 def package_keys(package: ExportPackage) -> list[str]:
@@ -196,8 +196,13 @@ def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
     return store.location(top) + "/"
 
 
-def _record_failure(delivery: ExportDelivery, attempt: int, failure: DeliveryFailure,
-                    now: datetime | None = None, lease_lapsed_before: datetime | None = None) -> str:
+def _record_failure(
+    delivery: ExportDelivery,
+    attempt: int,
+    failure: DeliveryFailure,
+    now: datetime | None = None,
+    lease_lapsed_before: datetime | None = None,
+) -> str:
     """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
     permanent `retries_exhausted`. A permanent failure notifies."""
     now = now or utcnow()
@@ -210,8 +215,16 @@ def _record_failure(delivery: ExportDelivery, attempt: int, failure: DeliveryFai
             failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
             summary = f"Gave up after {attempt} attempts; the last one: {summary}"
     try:
-        export_delivery.failed(delivery.id, attempt, failure_class, code, summary, next_attempt_at, now=now,
-                               lease_lapsed_before=lease_lapsed_before)
+        export_delivery.failed(
+            delivery.id,
+            attempt,
+            failure_class,
+            code,
+            summary,
+            next_attempt_at,
+            now=now,
+            lease_lapsed_before=lease_lapsed_before,
+        )
     except TransitionRefused:
         return "stale"
     if failure_class == FailureClass.PERMANENT:
@@ -286,9 +299,9 @@ def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
         _deliverable(now).where(ExportDelivery.job_id.is_(None)).order_by(ExportDelivery.id).limit(limit)
     ).all()
     lost = db.session.execute(
-        _deliverable(now).where(
-            ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER
-        ).limit(limit)
+        _deliverable(now)
+        .where(ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER)
+        .limit(limit)
     ).all()
     db.session.rollback()
     dispatched = sum(dispatch(row.id, None) for row in fresh)
@@ -389,8 +402,11 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         subject_type="export_delivery",
         subject_id=delivery_id,
         reason=reason,
-        details={"replacement_id": replacement_id, "package_id": delivery.package_id,
-                 "destination_id": delivery.destination_id},
+        details={
+            "replacement_id": replacement_id,
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+        },
     )
     db.session.commit()
     dispatch(replacement_id, None)

@@ -53,4 +53,4 @@ def manifest_key(prefix: str) -> str:
 
 def relative_to_package(key: str, prefix: str) -> str:
     """A key as the manifest names it: relative to the package prefix."""
-    return check_key_under(key, prefix)[len(prefix):]
+    return check_key_under(key, prefix)[len(prefix) :]

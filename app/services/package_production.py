@@ -141,8 +141,11 @@ class _Production:
         try:
             package_id = self._produce()
         except Superseded:
-            log.info("workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
-                     self.execution_id, self.attempt)
+            log.info(
+                "workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
+                self.execution_id,
+                self.attempt,
+            )
             self._remove_own_leftovers()
             return "superseded"
         except Exception as exc:  # every failure settles the execution, after its objects are removed
@@ -156,11 +159,21 @@ class _Production:
             export_execution.succeed(self.execution_id, self.attempt)
         except TransitionRefused:
             # The package is available and stays so; only the execution's settlement moved on.
-            log.info("workspace export %s attempt %s is no longer current after its package %s was made",
-                     self.execution_id, self.attempt, package_id)
+            log.info(
+                "workspace export %s attempt %s is no longer current after its package %s was made",
+                self.execution_id,
+                self.attempt,
+                package_id,
+            )
             return "superseded"
-        log.info("workspace export %s succeeded: package %s, %s rows, %s bytes, %s volumes",
-                 self.execution_id, package_id, self.counts.rows, self.counts.bytes, self.counts.volumes)
+        log.info(
+            "workspace export %s succeeded: package %s, %s rows, %s bytes, %s volumes",
+            self.execution_id,
+            package_id,
+            self.counts.rows,
+            self.counts.bytes,
+            self.counts.volumes,
+        )
         return "succeeded"
 
     def _produce(self) -> int:
@@ -177,10 +190,13 @@ class _Production:
             if self.phase != ExecutionPhase.SNAPSHOT:
                 raise
             log.error("workspace export %s: the snapshot could not be taken", self.execution_id, exc_info=exc)
-            raise _PhaseFailure("snapshot_failed", (
-                "The workspace's data could not be read in one consistent snapshot. Try again later; if it keeps "
-                f"failing, contact support with the reference “workspace export {self.execution_id}”."
-            )) from exc
+            raise _PhaseFailure(
+                "snapshot_failed",
+                (
+                    "The workspace's data could not be read in one consistent snapshot. Try again later; if it keeps "
+                    f"failing, contact support with the reference “workspace export {self.execution_id}”."
+                ),
+            ) from exc
         return self._publish(snapshot.cutoff_at, manifest_datasets)
 
     def _take_snapshot(self, snapshot: PackageSnapshot, datasets: list[PackagedDataset]) -> dict[str, int]:
@@ -190,19 +206,27 @@ class _Production:
         self.counts.rows_expected = sum(expected.values())
         with self._fenced():
             export_execution.record_progress(
-                self.execution_id, self.attempt, datasets_count=len(datasets), rows_expected=self.counts.rows_expected,
-                rows_written=0, bytes_written=0, volumes_count=0,
+                self.execution_id,
+                self.attempt,
+                datasets_count=len(datasets),
+                rows_expected=self.counts.rows_expected,
+                rows_written=0,
+                bytes_written=0,
+                volumes_count=0,
             )
             export_execution.finish_phase(
-                self.execution_id, self.attempt, ExecutionPhase.SNAPSHOT,
+                self.execution_id,
+                self.attempt,
+                ExecutionPhase.SNAPSHOT,
                 f"Snapshot taken at {snapshot.cutoff_at.isoformat()}: {len(datasets)} datasets, "
                 f"{self.counts.rows_expected} rows.",
                 details={"cutoff_at": snapshot.cutoff_at.isoformat(), "rows": expected},
             )
         return expected
 
-    def _write(self, snapshot: PackageSnapshot, datasets: list[PackagedDataset],
-               expected: dict[str, int]) -> list[ManifestDataset]:
+    def _write(
+        self, snapshot: PackageSnapshot, datasets: list[PackagedDataset], expected: dict[str, int]
+    ) -> list[ManifestDataset]:
         self.phase = ExecutionPhase.WRITING
         with self._fenced():
             export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.WRITING)
@@ -230,21 +254,26 @@ class _Production:
                     modified=snapshot.cutoff_at,
                     progress=progress,
                 )
-            written.append(ManifestDataset(
-                name=dataset.name,
-                schema_version=dataset.declaration.schema_version,
-                content_hash=dataset.declaration.content_hash,
-                columns=dataset.declaration.columns,
-                volumes=[self._manifest_volume(volume) for volume in volumes],
-            ))
+            written.append(
+                ManifestDataset(
+                    name=dataset.name,
+                    schema_version=dataset.declaration.schema_version,
+                    content_hash=dataset.declaration.content_hash,
+                    columns=dataset.declaration.columns,
+                    volumes=[self._manifest_volume(volume) for volume in volumes],
+                )
+            )
             if written[-1].row_count != expected[dataset.name]:
                 # The snapshot cannot change under us; a difference is a bug, not a race.
-                raise RuntimeError(f"dataset {dataset.name}: counted {expected[dataset.name]} rows, "
-                                   f"wrote {written[-1].row_count}")
+                raise RuntimeError(
+                    f"dataset {dataset.name}: counted {expected[dataset.name]} rows, wrote {written[-1].row_count}"
+                )
         self._progress(force=True)
         with self._fenced():
             export_execution.finish_phase(
-                self.execution_id, self.attempt, ExecutionPhase.WRITING,
+                self.execution_id,
+                self.attempt,
+                ExecutionPhase.WRITING,
                 f"Wrote {self.counts.rows} rows in {self.counts.volumes} volumes ({self.counts.bytes} bytes).",
                 details={"rows": self.counts.rows, "bytes": self.counts.bytes, "volumes": self.counts.volumes},
             )
@@ -252,8 +281,9 @@ class _Production:
 
     def _manifest_volume(self, volume: VolumeResult) -> ManifestVolume:
         key = volume_key(self.prefix, volume.dataset, volume.sequence, self.format)
-        return ManifestVolume(relative_to_package(key, self.prefix), volume.entry_name, volume.size_bytes,
-                              volume.row_count, volume.sha256)
+        return ManifestVolume(
+            relative_to_package(key, self.prefix), volume.entry_name, volume.size_bytes, volume.row_count, volume.sha256
+        )
 
     def _publish(self, cutoff_at, datasets: list[ManifestDataset]) -> int:
         self.phase = ExecutionPhase.UPLOADING
@@ -261,23 +291,40 @@ class _Production:
             export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.UPLOADING)
         uid = str(uuid.uuid4())
         manifest = build_manifest(
-            package_uid=uid, execution_id=self.execution_id, workspace_id=self.workspace_id, cutoff_at=cutoff_at,
-            created_at=utcnow(), format=self.format, datasets=datasets,
+            package_uid=uid,
+            execution_id=self.execution_id,
+            workspace_id=self.workspace_id,
+            cutoff_at=cutoff_at,
+            created_at=utcnow(),
+            format=self.format,
+            datasets=datasets,
         )
         key = manifest_key(self.prefix)
         self._ensure_current()
         self.storage.put_bytes(key, manifest)
         with self._fenced():
             package = export_package.make_available(
-                execution_id=self.execution_id, attempt=self.attempt, uid=uid, workspace_id=self.workspace_id,
-                format=self.format, cutoff_at=cutoff_at, prefix=self.prefix, manifest_key=key,
-                manifest_size=len(manifest), manifest_sha256=hashlib.sha256(manifest).hexdigest(),
-                datasets_count=len(datasets), row_count=self.counts.rows, size_bytes=self.counts.bytes,
-                volumes_count=self.counts.volumes, retention_days=int(self.snapshot_settings["retention_days"]),
+                execution_id=self.execution_id,
+                attempt=self.attempt,
+                uid=uid,
+                workspace_id=self.workspace_id,
+                format=self.format,
+                cutoff_at=cutoff_at,
+                prefix=self.prefix,
+                manifest_key=key,
+                manifest_size=len(manifest),
+                manifest_sha256=hashlib.sha256(manifest).hexdigest(),
+                datasets_count=len(datasets),
+                row_count=self.counts.rows,
+                size_bytes=self.counts.bytes,
+                volumes_count=self.counts.volumes,
+                retention_days=int(self.snapshot_settings["retention_days"]),
             )
             package_id = package.id
             export_execution.finish_phase(
-                self.execution_id, self.attempt, ExecutionPhase.UPLOADING,
+                self.execution_id,
+                self.attempt,
+                ExecutionPhase.UPLOADING,
                 f"Manifest stored; package {uid} is available.",
                 details={"package_id": package_id, "manifest_bytes": len(manifest)},
             )
@@ -292,12 +339,13 @@ class _Production:
             db.session.rollback()
             log.exception("workspace export %s: delivering package %s failed", self.execution_id, package_id)
             export_execution.log_event(
-                self.execution_id, self.attempt, "warning",
+                self.execution_id,
+                self.attempt,
+                "warning",
                 "The package is available, but starting its deliveries failed; they are retried later.",
                 phase=ExecutionPhase.DELIVERING,
             )
-        export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING,
-                                      "Deliveries started.")
+        export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING, "Deliveries started.")
 
     def _notify_ready(self, package_id: int) -> None:
         self.phase = ExecutionPhase.NOTIFYING
@@ -308,13 +356,20 @@ class _Production:
             db.session.rollback()
             log.exception("workspace export %s: notifying package %s failed", self.execution_id, package_id)
             export_execution.log_event(
-                self.execution_id, self.attempt, "warning",
+                self.execution_id,
+                self.attempt,
+                "warning",
                 "The package is available, but its notices could not all be sent; they are retried later.",
                 phase=ExecutionPhase.NOTIFYING,
             )
             notices = 0
-        export_execution.finish_phase(self.execution_id, self.attempt, ExecutionPhase.NOTIFYING,
-                                      f"{notices} notices sent.", details={"notices_sent": notices})
+        export_execution.finish_phase(
+            self.execution_id,
+            self.attempt,
+            ExecutionPhase.NOTIFYING,
+            f"{notices} notices sent.",
+            details={"notices_sent": notices},
+        )
 
     # -- progress and fencing --------------------------------------------------------------------
 
@@ -323,7 +378,10 @@ class _Production:
             return
         with self._fenced():
             export_execution.record_progress(
-                self.execution_id, self.attempt, rows_written=self.counts.rows, bytes_written=self.counts.bytes,
+                self.execution_id,
+                self.attempt,
+                rows_written=self.counts.rows,
+                bytes_written=self.counts.bytes,
                 volumes_count=self.counts.volumes,
             )
         self.last_progress = time.monotonic()
@@ -337,8 +395,7 @@ class _Production:
 
     def _ensure_current(self) -> None:
         status, current = db.session.execute(
-            select(ExportExecution.status, ExportExecution.attempt_count).where(
-                ExportExecution.id == self.execution_id)
+            select(ExportExecution.status, ExportExecution.attempt_count).where(ExportExecution.id == self.execution_id)
         ).one()
         db.session.rollback()
         if status != ExecutionStatus.RUNNING or current != self.attempt:
@@ -362,8 +419,12 @@ class _Production:
             )
         if isinstance(exc, JobTimeoutException):
             return "timeout", "Producing the package took longer than the time a job is allowed."
-        log.error("workspace export %s: production failed unexpectedly in phase %s", self.execution_id, self.phase,
-                  exc_info=exc)
+        log.error(
+            "workspace export %s: production failed unexpectedly in phase %s",
+            self.execution_id,
+            self.phase,
+            exc_info=exc,
+        )
         return "internal", (
             "Something went wrong while producing the package, and the error was logged. Export again; if it "
             f"fails again, contact support with the reference {reference}."
@@ -373,8 +434,12 @@ class _Production:
         try:
             export_execution.fail(self.execution_id, self.attempt, code, detail)
         except TransitionRefused:
-            log.info("workspace export %s moved on before attempt %s could fail it with %s",
-                     self.execution_id, self.attempt, code)
+            log.info(
+                "workspace export %s moved on before attempt %s could fail it with %s",
+                self.execution_id,
+                self.attempt,
+                code,
+            )
             return "superseded"
         log.info("workspace export %s failed: %s: %s", self.execution_id, code, detail)
         try:
@@ -393,8 +458,7 @@ class _Production:
             remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, [self.attempt])
         except Exception:  # the watchdog's or a later attempt's clean-up tries again
             db.session.rollback()
-            log.exception("workspace export %s: removing attempt %s's objects failed", self.execution_id,
-                          self.attempt)
+            log.exception("workspace export %s: removing attempt %s's objects failed", self.execution_id, self.attempt)
 
 
 class _VolumeUpload:
@@ -441,6 +505,12 @@ class _VolumeUpload:
         if size != volume.size_bytes:
             raise StorageError(f"volume {self._key}: stored {size} bytes, wrote {volume.size_bytes}")
         with production._fenced():
-            export_volume.complete(self._volume_id, production.execution_id, production.attempt,
-                                   size_bytes=size, sha256=volume.sha256, row_count=volume.row_count)
+            export_volume.complete(
+                self._volume_id,
+                production.execution_id,
+                production.attempt,
+                size_bytes=size,
+                sha256=volume.sha256,
+                row_count=volume.row_count,
+            )
         production.counts.volumes += 1

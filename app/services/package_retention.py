@@ -63,8 +63,9 @@ def delete_early(workspace_id: int, package_id: int, person: Person, now: dateti
         finish_settled_package(package_id)
     except StorageError:
         # The deletion stands; the sweep removes the bytes once the store answers again.
-        log.exception("workspace export package %s: deleted, but its stored objects could not be removed yet",
-                      package_id)
+        log.exception(
+            "workspace export package %s: deleted, but its stored objects could not be removed yet", package_id
+        )
 
 
 def sweep_expired_packages(now: datetime | None = None) -> int:
@@ -142,8 +143,7 @@ def _expire_orphaned_deliveries() -> int:
     package_ids = db.session.scalars(
         select(ExportDelivery.package_id)
         .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
-        .where(ExportPackage.status != PackageStatus.AVAILABLE,
-               ExportDelivery.status.in_(export_delivery.UNFINISHED))
+        .where(ExportPackage.status != PackageStatus.AVAILABLE, ExportDelivery.status.in_(export_delivery.UNFINISHED))
         .distinct()
     ).all()
     db.session.rollback()

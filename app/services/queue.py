@@ -18,9 +18,7 @@ CLIENT_NAME = "rhythm-exports"
 
 def init_app(app: Flask) -> None:
     settings = app.config["SETTINGS"]
-    app.redis = Redis.from_url(
-        settings.redis_url, socket_connect_timeout=2, socket_timeout=10, client_name=CLIENT_NAME
-    )
+    app.redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=10, client_name=CLIENT_NAME)
     app.export_queue = Queue(settings.export_queue, connection=app.redis)
 
 

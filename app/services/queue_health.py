@@ -96,8 +96,11 @@ def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
         if job is None:
             continue
         kind, record_id = record_of(job)
-        failed_jobs.append(FailedJobView(job.id, job.description or job.func_name, kind, record_id,
-                                         _aware(job.ended_at), _error_type(job)))
+        failed_jobs.append(
+            FailedJobView(
+                job.id, job.description or job.func_name, kind, record_id, _aware(job.ended_at), _error_type(job)
+            )
+        )
     return QueueView(
         name=queue.name,
         length=queue.count,

@@ -231,15 +231,21 @@ def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
 
 
 def _write_pdf(
-    request: FileRequest, layout: ReportLayout, access: RequesterContext, out: BinaryIO, progress: Progress,
-    page: PdfLayout, warnings: Counter,
+    request: FileRequest,
+    layout: ReportLayout,
+    access: RequesterContext,
+    out: BinaryIO,
+    progress: Progress,
+    page: PdfLayout,
+    warnings: Counter,
 ) -> int:
     dataset = request_dataset(request)
     if layout.kind == "summary":
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
-        render_summary_pdf(page, summary.figures, summary.chart, out, chart_title=summary.chart_title,
-                           warnings=warnings)
+        render_summary_pdf(
+            page, summary.figures, summary.chart, out, chart_title=summary.chart_title, warnings=warnings
+        )
         progress(summary.rows, summary.rows)
         return summary.rows
 
@@ -254,11 +260,13 @@ def _write_pdf(
     try:
         if layout.kind == "coded":
             groups = coded_groups(rows, request, layout, dataset, page, counts)
-            return render_grouped_pdf(columns, groups, page, out, progress=progress, total=total,
-                                      max_rows=max_rows, warnings=warnings)
+            return render_grouped_pdf(
+                columns, groups, page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
+            )
         project = projector(request, [c.name for c in columns])
-        return render_table_pdf(columns, map(project, rows), page, out, progress=progress, total=total,
-                                max_rows=max_rows, warnings=warnings)
+        return render_table_pdf(
+            columns, map(project, rows), page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
+        )
     except PdfTooLarge:
         # The rows grew past the limit between the count and the read.
         raise _too_many_for_pdf(max_rows + 1, max_rows) from None
@@ -267,8 +275,14 @@ def _write_pdf(
 
 
 def _write_xlsx(
-    request: FileRequest, layout: ReportLayout, time_zone: str, access: RequesterContext, out: BinaryIO,
-    progress: Progress, page: PdfLayout, warnings: Counter,
+    request: FileRequest,
+    layout: ReportLayout,
+    time_zone: str,
+    access: RequesterContext,
+    out: BinaryIO,
+    progress: Progress,
+    page: PdfLayout,
+    warnings: Counter,
 ) -> int:
     # Imported here: openpyxl costs every process that loads it 22 MB.
     from app.rendering.report_xlsx import write_report_xlsx

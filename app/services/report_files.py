@@ -45,8 +45,9 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
     try:
         layout = validate_layout(report.layout(), query.dataset, list(query.columns))
     except ValidationError as exc:
-        raise ValidationError(f"The report no longer fits its query “{query.name}”: {exc} Edit the report.",
-                              "format") from None
+        raise ValidationError(
+            f"The report no longer fits its query “{query.name}”: {exc} Edit the report.", "format"
+        ) from None
     request = substitute(definition, today)
     if layout.kind == "coded":
         assert layout.code_column is not None

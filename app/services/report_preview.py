@@ -87,8 +87,9 @@ def report_preview(
         return [format_value(c, v, page) for c, v in zip(columns, values, strict=True)]
 
     if layout.kind == "table":
-        return ReportPreview("table", page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None,
-                             total)
+        return ReportPreview(
+            "table", page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None, total
+        )
 
     counts = group_counts(request, access, layout.code_column)
     amounts = {c.name for c in columns if c.numeric}

@@ -107,11 +107,15 @@ def get_report(access: RequesterContext, report_id: int) -> ReportListing | None
 
 def usable_queries(access: RequesterContext) -> list[SavedQuery]:
     """The saved queries a report of this person can present."""
-    queries = db.session.execute(
-        select(SavedQuery)
-        .where(SavedQuery.workspace_id == access.workspace_id)
-        .order_by(func.lower(SavedQuery.name), SavedQuery.id)
-    ).scalars().all()
+    queries = (
+        db.session.execute(
+            select(SavedQuery)
+            .where(SavedQuery.workspace_id == access.workspace_id)
+            .order_by(func.lower(SavedQuery.name), SavedQuery.id)
+        )
+        .scalars()
+        .all()
+    )
     return [q for q in queries if access.can_read_dataset(q.dataset)]
 
 

@@ -185,9 +185,10 @@ def formatted_preview(read: query_runner.PreviewRows, dates: WorkspaceDates) -> 
     """Typed preview rows with each cell turned into text: dates as the workspace shows them,
     the rest as the CSV export writes it."""
     on_screen = {"date": dates.date_text, "datetime": dates.datetime_text}
-    formatters = [on_screen.get(column.type, written) for column, written in zip(
-        read.columns, formatters_for(read.columns), strict=True
-    )]
+    formatters = [
+        on_screen.get(column.type, written)
+        for column, written in zip(read.columns, formatters_for(read.columns), strict=True)
+    ]
     return Preview(
         columns=read.columns,
         rows=[[format_value(value) for format_value, value in zip(formatters, row, strict=True)] for row in read.rows],

@@ -99,16 +99,20 @@ def _enqueue(claimed: list[tuple[int, str]]) -> int:
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
     """Enqueue queued runs not dispatched yet: admitted by "Run now", or whose retry is due."""
     now = now or utcnow()
-    rows = db.session.execute(
-        select(ScheduleRun.id)
-        .where(
-            ScheduleRun.status == RunStatus.QUEUED,
-            ScheduleRun.dispatched_at.is_(None),
-            (ScheduleRun.next_attempt_at.is_(None)) | (ScheduleRun.next_attempt_at <= now),
+    rows = (
+        db.session.execute(
+            select(ScheduleRun.id)
+            .where(
+                ScheduleRun.status == RunStatus.QUEUED,
+                ScheduleRun.dispatched_at.is_(None),
+                (ScheduleRun.next_attempt_at.is_(None)) | (ScheduleRun.next_attempt_at <= now),
+            )
+            .order_by(ScheduleRun.id)
+            .limit(limit)
         )
-        .order_by(ScheduleRun.id)
-        .limit(limit)
-    ).scalars().all()
+        .scalars()
+        .all()
+    )
     db.session.rollback()
     return dispatch_many(rows)
 
@@ -149,8 +153,9 @@ def redeliver_stalled(now: datetime | None = None) -> int:
         if row.attempt_count >= MAX_STALLS:
             handled += _give_up(row.id, row.attempt_count)
             continue
-        log.warning("schedule run %s: its holder %s stopped renewing its lease; dispatching it again",
-                    row.id, row.lease_holder)
+        log.warning(
+            "schedule run %s: its holder %s stopped renewing its lease; dispatching it again", row.id, row.lease_holder
+        )
         handled += dispatch(row.id, row.job_id)
     return handled
 
@@ -159,8 +164,12 @@ def _give_up(run_id: int, attempt: int) -> bool:
     try:
         run = db.session.get(ScheduleRun, run_id)
         schedule_id, workspace_id = run.schedule_id, run.workspace_id
-        schedule_run.fail(run_id, attempt, FailureCode.TIMEOUT,
-                          f"The run was started {attempt} times and each time its worker stopped, so it was given up.")
+        schedule_run.fail(
+            run_id,
+            attempt,
+            FailureCode.TIMEOUT,
+            f"The run was started {attempt} times and each time its worker stopped, so it was given up.",
+        )
         _settle_schedule(schedule_id, workspace_id, succeeded=False)
         db.session.commit()
     except TransitionRefused:
@@ -212,8 +221,10 @@ def _after_unexpected_error(run_id: int, attempt: int) -> str:
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
         return "missing"
-    detail = (f"Something went wrong while running the schedule, and the error was logged; "
-              f"the reference is “schedule run {run_id}”.")
+    detail = (
+        f"Something went wrong while running the schedule, and the error was logged; "
+        f"the reference is “schedule run {run_id}”."
+    )
     try:
         _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail)
     except _Stop as stop:
@@ -238,8 +249,9 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     # fenced out (its lease lapsed): this attempt may take them over.
     outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt), claimed_before=started_at)
     if outcome.waiting:
-        _retry_or_fail(run, attempt, MAIL_UNAVAILABLE,
-                       f"The mail server was not available for {outcome.waiting} recipient(s).")
+        _retry_or_fail(
+            run, attempt, MAIL_UNAVAILABLE, f"The mail server was not available for {outcome.waiting} recipient(s)."
+        )
     if outcome.held_elsewhere:
         # Only a newer attempt claims rows after this one started: this attempt is stale, and
         # settling below is refused.
@@ -250,29 +262,47 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     return "succeeded"
 
 
-def _check_access_and_source(run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None,
-                             attempt: int) -> None:
+def _check_access_and_source(
+    run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None, attempt: int
+) -> None:
     if owner is None:
-        _fail_and_pause(run, attempt, FailureCode.ACCESS_LOST,
-                        "The schedule's owner is no longer a member of this workspace.",
-                        PauseReason.OWNER_ACCESS_LOST)
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.ACCESS_LOST,
+            "The schedule's owner is no longer a member of this workspace.",
+            PauseReason.OWNER_ACCESS_LOST,
+        )
     if schedule.kind == "report":
         report = db.session.get(Report, schedule.report_id) if schedule.report_id is not None else None
         query = db.session.get(SavedQuery, report.source_query_id) if report is not None else None
         if report is None or query is None:
-            _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING,
-                            "The report this schedule prints was deleted.", PauseReason.SOURCE_REMOVED)
+            _fail_and_pause(
+                run,
+                attempt,
+                FailureCode.SOURCE_MISSING,
+                "The report this schedule prints was deleted.",
+                PauseReason.SOURCE_REMOVED,
+            )
         dataset = query.dataset
     else:
         dataset = (schedule.query_definition or {}).get("dataset")
         if get_dataset(dataset) is None:
-            _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING,
-                            f"The dataset {dataset!r} this schedule reads no longer exists.",
-                            PauseReason.SOURCE_REMOVED)
+            _fail_and_pause(
+                run,
+                attempt,
+                FailureCode.SOURCE_MISSING,
+                f"The dataset {dataset!r} this schedule reads no longer exists.",
+                PauseReason.SOURCE_REMOVED,
+            )
     if not owner.can_read_dataset(dataset):
-        _fail_and_pause(run, attempt, FailureCode.ACCESS_LOST,
-                        "The schedule's owner no longer has access to the dataset it reads.",
-                        PauseReason.OWNER_ACCESS_LOST)
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.ACCESS_LOST,
+            "The schedule's owner no longer has access to the dataset it reads.",
+            PauseReason.OWNER_ACCESS_LOST,
+        )
 
 
 def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> None:
@@ -285,8 +315,15 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
-        audit.record(workspace_id=workspace_id, actor_id=None, action="schedule.paused",
-                     subject_type="schedule", subject_id=schedule_id, reason=reason, details={"run_id": run_id})
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=None,
+            action="schedule.paused",
+            subject_type="schedule",
+            subject_id=schedule_id,
+            reason=reason,
+            details={"run_id": run_id},
+        )
     schedule_domain.record_run_outcome(schedule_id, succeeded=False)
     db.session.commit()
     raise _Stop(code)
@@ -338,9 +375,18 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
             request, print_params = file_request(report, query, now.date())
             source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
             export = queued_export(
-                owner, query, source_name=report.name, source_version=report.version, request=request,
-                file_format=schedule.format, requested_at=now, kind="report", report_id=report.id,
-                report_kind=report.kind, print_params=print_params.to_json(), heading="labels",
+                owner,
+                query,
+                source_name=report.name,
+                source_version=report.version,
+                request=request,
+                file_format=schedule.format,
+                requested_at=now,
+                kind="report",
+                report_id=report.id,
+                report_kind=report.kind,
+                print_params=print_params.to_json(),
+                heading="labels",
                 include_descriptions=False,
             )
     except ValidationError as exc:
@@ -354,8 +400,13 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        _fail_and_pause(run, attempt, FailureCode.SOURCE_MISSING, "The schedule's source was deleted meanwhile.",
-                        PauseReason.SOURCE_REMOVED)
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.SOURCE_MISSING,
+            "The schedule's source was deleted meanwhile.",
+            PauseReason.SOURCE_REMOVED,
+        )
     return export
 
 
@@ -411,5 +462,12 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 
 def _settle_schedule(schedule_id: int, workspace_id: int, succeeded: bool) -> None:
     if schedule_domain.record_run_outcome(schedule_id, succeeded):
-        audit.record(workspace_id=workspace_id, actor_id=None, action="schedule.paused", subject_type="schedule",
-                     subject_id=schedule_id, reason=PauseReason.FAILURE_STREAK, details={})
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=None,
+            action="schedule.paused",
+            subject_type="schedule",
+            subject_id=schedule_id,
+            reason=PauseReason.FAILURE_STREAK,
+            details={},
+        )

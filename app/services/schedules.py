@@ -240,8 +240,17 @@ def save_schedule(
 ) -> Schedule:
     """Create (`schedule` None) or change a schedule; ValidationError names the first bad field, nothing is written."""
     refuse_unstorable(
-        [data.name, data.source, data.format, data.heading, data.timetable, data.people, data.addresses,
-         data.template_version_id, data.custom_message],
+        [
+            data.name,
+            data.source,
+            data.format,
+            data.heading,
+            data.timetable,
+            data.people,
+            data.addresses,
+            data.template_version_id,
+            data.custom_message,
+        ],
         "form",
         "the form",
     )
@@ -275,8 +284,13 @@ def save_schedule(
     try:
         if schedule is None:
             schedule = Schedule(
-                workspace_id=access.workspace_id, owner_id=access.person_id, kind=kind, version=1,
-                status=ScheduleStatus.ACTIVE, created_at=now, **values,
+                workspace_id=access.workspace_id,
+                owner_id=access.person_id,
+                kind=kind,
+                version=1,
+                status=ScheduleStatus.ACTIVE,
+                created_at=now,
+                **values,
             )
             db.session.add(schedule)
             db.session.flush()
@@ -285,8 +299,11 @@ def save_schedule(
             version = schedule.version if expected_version is None else expected_version
             result = db.session.execute(
                 update(Schedule)
-                .where(Schedule.id == schedule.id, Schedule.workspace_id == access.workspace_id,
-                       Schedule.version == version)
+                .where(
+                    Schedule.id == schedule.id,
+                    Schedule.workspace_id == access.workspace_id,
+                    Schedule.version == version,
+                )
                 .values(kind=kind, version=Schedule.version + 1, **values)
                 .execution_options(synchronize_session=False)
             )
@@ -297,8 +314,13 @@ def save_schedule(
                 )
             action = "schedule.changed"
         _replace_recipients(schedule.id, recipients)
-        audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action=action,
-                     subject_type="schedule", subject_id=schedule.id)
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="schedule",
+            subject_id=schedule.id,
+        )
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -363,12 +385,22 @@ def _source_values(schedule: Schedule | None, kind: str, source: SavedQuery | Re
     if kind == "query":
         if schedule is not None and schedule.kind == "query" and schedule.source_query_id == source.id:
             return {}
-        return {"source_query_id": source.id, "query_definition": source.definition(),
-                "query_version": source.version, "report_id": None, "report_version_seen": None}
+        return {
+            "source_query_id": source.id,
+            "query_definition": source.definition(),
+            "query_version": source.version,
+            "report_id": None,
+            "report_version_seen": None,
+        }
     if schedule is not None and schedule.kind == "report" and schedule.report_id == source.id:
         return {}
-    return {"report_id": source.id, "report_version_seen": source.version, "source_query_id": None,
-            "query_definition": None, "query_version": None}
+    return {
+        "report_id": source.id,
+        "report_version_seen": source.version,
+        "source_query_id": None,
+        "query_definition": None,
+        "query_version": None,
+    }
 
 
 def checked_recipients(access: RequesterContext, people: list[str], addresses: str) -> list[Recipient]:
@@ -379,9 +411,9 @@ def checked_recipients(access: RequesterContext, people: list[str], addresses: s
     members = {
         person.id: person.email.lower()
         for person in db.session.scalars(
-            select(Person).join(Membership, Membership.person_id == Person.id).where(
-                Membership.workspace_id == access.workspace_id
-            )
+            select(Person)
+            .join(Membership, Membership.person_id == Person.id)
+            .where(Membership.workspace_id == access.workspace_id)
         )
     }
     by_address = {email: person_id for person_id, email in members.items()}
@@ -430,10 +462,15 @@ def checked_recipients(access: RequesterContext, people: list[str], addresses: s
 def _replace_recipients(schedule_id: int, recipients: list[Recipient]) -> None:
     db.session.execute(delete(ScheduleRecipient).where(ScheduleRecipient.schedule_id == schedule_id))
     for position, recipient in enumerate(recipients):
-        db.session.add(ScheduleRecipient(
-            schedule_id=schedule_id, position=position, person_id=recipient.person_id,
-            email=recipient.email, address_key=recipient.address_key,
-        ))
+        db.session.add(
+            ScheduleRecipient(
+                schedule_id=schedule_id,
+                position=position,
+                person_id=recipient.person_id,
+                email=recipient.email,
+                address_key=recipient.address_key,
+            )
+        )
     db.session.flush()
 
 
@@ -441,12 +478,9 @@ def _checked_template_version(workspace_id: int, text: str) -> int | None:
     if not (text or "").strip():
         return None
     version_id = database_id(text)
-    published = dict(
-        (version.id, name) for version, name in published_template_versions(workspace_id)
-    )
+    published = dict((version.id, name) for version, name in published_template_versions(workspace_id))
     if version_id not in published:
-        raise ValidationError("Choose a published version of one of this workspace's templates.",
-                              "template_version_id")
+        raise ValidationError("Choose a published version of one of this workspace's templates.", "template_version_id")
     return version_id
 
 
@@ -455,11 +489,15 @@ def _checked_template_version(workspace_id: int, text: str) -> int | None:
 
 def delete_schedule(access: RequesterContext, schedule: Schedule) -> None:
     """Remove the schedule with its recipients and runs; files it produced stay on the Files page."""
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.deleted",
-                 subject_type="schedule", subject_id=schedule.id, details={"name": schedule.name})
-    db.session.execute(
-        delete(Schedule).where(Schedule.id == schedule.id, Schedule.workspace_id == access.workspace_id)
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.deleted",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        details={"name": schedule.name},
     )
+    db.session.execute(delete(Schedule).where(Schedule.id == schedule.id, Schedule.workspace_id == access.workspace_id))
     db.session.commit()
 
 
@@ -472,13 +510,22 @@ def refresh_from_query(access: RequesterContext, schedule: Schedule) -> Schedule
     db.session.execute(
         update(Schedule)
         .where(Schedule.id == schedule.id, Schedule.workspace_id == access.workspace_id)
-        .values(query_definition=query.definition(), query_version=query.version,
-                version=Schedule.version + 1, updated_at=utcnow())
+        .values(
+            query_definition=query.definition(),
+            query_version=query.version,
+            version=Schedule.version + 1,
+            updated_at=utcnow(),
+        )
         .execution_options(synchronize_session=False)
     )
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.refreshed",
-                 subject_type="schedule", subject_id=schedule.id,
-                 details={"from_version": schedule.query_version, "to_version": query.version})
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.refreshed",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        details={"from_version": schedule.query_version, "to_version": query.version},
+    )
     db.session.commit()
     db.session.refresh(schedule)
     return schedule
@@ -500,8 +547,14 @@ def pause_schedule(access: RequesterContext, schedule: Schedule) -> None:
         lifecycle.pause(schedule.id, PauseReason.USER)
     except TransitionRefused:
         raise ValidationError("This schedule is paused already.", "status") from None
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.paused",
-                 subject_type="schedule", subject_id=schedule.id, reason=PauseReason.USER)
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        reason=PauseReason.USER,
+    )
     db.session.commit()
 
 
@@ -512,11 +565,15 @@ def resume_blockers(schedule: Schedule, legacy_confirmed: bool) -> list[str]:
         blockers.append("Tick the confirmation that the old system's delivery of this schedule has been switched off.")
     dataset = None
     if schedule.kind == "report":
-        row = db.session.execute(
-            select(Report.id, SavedQuery.dataset)
-            .join(SavedQuery, SavedQuery.id == Report.source_query_id)
-            .where(Report.id == schedule.report_id, Report.workspace_id == schedule.workspace_id)
-        ).one_or_none() if schedule.report_id is not None else None
+        row = (
+            db.session.execute(
+                select(Report.id, SavedQuery.dataset)
+                .join(SavedQuery, SavedQuery.id == Report.source_query_id)
+                .where(Report.id == schedule.report_id, Report.workspace_id == schedule.workspace_id)
+            ).one_or_none()
+            if schedule.report_id is not None
+            else None
+        )
         if row is None:
             blockers.append("Its report was deleted: edit the schedule and choose another source.")
         else:
@@ -525,11 +582,14 @@ def resume_blockers(schedule: Schedule, legacy_confirmed: bool) -> list[str]:
         dataset = (schedule.query_definition or {}).get("dataset")
     owner = current_context(schedule.workspace_id, schedule.owner_id)
     if owner is None:
-        blockers.append("Its owner is no longer a member of this workspace: someone with schedule authority "
-                        "can take ownership.")
+        blockers.append(
+            "Its owner is no longer a member of this workspace: someone with schedule authority can take ownership."
+        )
     elif dataset is not None and not owner.can_read_dataset(dataset):
-        blockers.append("Its owner can no longer read the data it sends: give the owner access again, "
-                        "or have someone with access take ownership.")
+        blockers.append(
+            "Its owner can no longer read the data it sends: give the owner access again, "
+            "or have someone with access take ownership."
+        )
     return blockers
 
 
@@ -549,9 +609,15 @@ def resume_schedule(access: RequesterContext, schedule: Schedule, legacy_confirm
         raise ValidationError("The schedule changed meanwhile. Reload the page and try again.", "status") from None
     # From now: the ticker does not catch up on the occurrences missed while paused.
     db.session.execute(update(Schedule).where(Schedule.id == schedule.id).values(last_occurrence_at=now))
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.resumed",
-                 subject_type="schedule", subject_id=schedule.id, reason=reason,
-                 details={"legacy_confirmed": True} if reason == PauseReason.LEGACY_IMPORT else None)
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.resumed",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        reason=reason,
+        details={"legacy_confirmed": True} if reason == PauseReason.LEGACY_IMPORT else None,
+    )
     db.session.commit()
 
 
@@ -565,9 +631,14 @@ def take_ownership(access: RequesterContext, schedule: Schedule) -> None:
         lifecycle.transfer_ownership(schedule.id, previous, access.person_id)
     except TransitionRefused:
         raise ValidationError("The owner changed meanwhile. Reload the page and try again.", "owner") from None
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.ownership_taken",
-                 subject_type="schedule", subject_id=schedule.id,
-                 details={"from_owner_id": previous, "to_owner_id": access.person_id})
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.ownership_taken",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        details={"from_owner_id": previous, "to_owner_id": access.person_id},
+    )
     db.session.commit()
 
 
@@ -575,12 +646,19 @@ def run_now(access: RequesterContext, schedule: Schedule) -> ScheduleRun:
     """Admit an immediate run; the timetable's next occurrence stays where it was."""
     if schedule.status != ScheduleStatus.ACTIVE:
         raise ValidationError("A paused schedule does not run. Resume it first.", "run")
-    run = admit_run(schedule_id=schedule.id, workspace_id=access.workspace_id, occurrence_at=utcnow(),
-                    trigger=RunTrigger.MANUAL)
+    run = admit_run(
+        schedule_id=schedule.id, workspace_id=access.workspace_id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
+    )
     if run is None:
         raise ValidationError("A run for this moment was started already.", "run")
-    audit.record(workspace_id=access.workspace_id, actor_id=access.person_id, action="schedule.run_requested",
-                 subject_type="schedule", subject_id=schedule.id, details={"run_id": run.id})
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action="schedule.run_requested",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        details={"run_id": run.id},
+    )
     db.session.commit()
     return run
 
@@ -633,18 +711,26 @@ class RunHistory:
 
 
 def run_history(schedule: Schedule) -> RunHistory:
-    runs = list(db.session.scalars(
-        select(ScheduleRun)
-        .where(ScheduleRun.schedule_id == schedule.id, ScheduleRun.workspace_id == schedule.workspace_id)
-        .order_by(ScheduleRun.occurrence_at.desc(), ScheduleRun.id.desc())
-        .limit(HISTORY_RUNS)
-    ))
+    runs = list(
+        db.session.scalars(
+            select(ScheduleRun)
+            .where(ScheduleRun.schedule_id == schedule.id, ScheduleRun.workspace_id == schedule.workspace_id)
+            .order_by(ScheduleRun.occurrence_at.desc(), ScheduleRun.id.desc())
+            .limit(HISTORY_RUNS)
+        )
+    )
     person_ids = {d.person_id for run in runs for d in run.deliveries if d.person_id is not None}
-    people = dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(person_ids))).all()) \
-        if person_ids else {}
+    people = (
+        dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(person_ids))).all())
+        if person_ids
+        else {}
+    )
     export_ids = {run.export_id for run in runs if run.export_id is not None}
-    files = {f.id: f for f in db.session.scalars(select(QueryExport).where(QueryExport.id.in_(export_ids)))} \
-        if export_ids else {}
+    files = (
+        {f.id: f for f in db.session.scalars(select(QueryExport).where(QueryExport.id.in_(export_ids)))}
+        if export_ids
+        else {}
+    )
     return RunHistory(runs, people, files)
 
 
@@ -655,8 +741,11 @@ def history_events(schedule: Schedule) -> list[tuple[AuditEvent, str | None]]:
         for event, name in db.session.execute(
             select(AuditEvent, Person.name)
             .outerjoin(Person, Person.id == AuditEvent.actor_id)
-            .where(AuditEvent.subject_type == "schedule", AuditEvent.subject_id == schedule.id,
-                   AuditEvent.workspace_id == schedule.workspace_id)
+            .where(
+                AuditEvent.subject_type == "schedule",
+                AuditEvent.subject_id == schedule.id,
+                AuditEvent.workspace_id == schedule.workspace_id,
+            )
             .order_by(AuditEvent.id.desc())
             .limit(50)
         ).all()
@@ -684,11 +773,13 @@ def person_names(ids: set[int]) -> dict[int, str]:
 
 
 def schedules_using_query(workspace_id: int, query_id: int) -> list[str]:
-    return list(db.session.scalars(
-        select(Schedule.name)
-        .where(Schedule.workspace_id == workspace_id, Schedule.source_query_id == query_id)
-        .order_by(func.lower(Schedule.name))
-    ))
+    return list(
+        db.session.scalars(
+            select(Schedule.name)
+            .where(Schedule.workspace_id == workspace_id, Schedule.source_query_id == query_id)
+            .order_by(func.lower(Schedule.name))
+        )
+    )
 
 
 def pause_for_removed_report(workspace_id: int, actor_id: int, report_id: int) -> None:
@@ -696,13 +787,22 @@ def pause_for_removed_report(workspace_id: int, actor_id: int, report_id: int) -
     now = utcnow()
     paused = db.session.scalars(
         update(Schedule)
-        .where(Schedule.workspace_id == workspace_id, Schedule.report_id == report_id,
-               Schedule.status == ScheduleStatus.ACTIVE)
+        .where(
+            Schedule.workspace_id == workspace_id,
+            Schedule.report_id == report_id,
+            Schedule.status == ScheduleStatus.ACTIVE,
+        )
         .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.SOURCE_REMOVED, paused_at=now)
         .returning(Schedule.id)
         .execution_options(synchronize_session=False)
     ).all()
     for schedule_id in paused:
-        audit.record(workspace_id=workspace_id, actor_id=actor_id, action="schedule.paused",
-                     subject_type="schedule", subject_id=schedule_id, reason=PauseReason.SOURCE_REMOVED,
-                     details={"report_id": report_id})
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=actor_id,
+            action="schedule.paused",
+            subject_type="schedule",
+            subject_id=schedule_id,
+            reason=PauseReason.SOURCE_REMOVED,
+            details={"report_id": report_id},
+        )

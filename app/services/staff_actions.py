@@ -40,8 +40,14 @@ def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None)
     reason = _reason(reason_text)
     try:
         export_suspension.suspend(workspace.id, reason)
-        audit.record(workspace_id=workspace.id, actor_id=actor.id, action="export.suspended",
-                     subject_type="workspace", subject_id=workspace.id, reason=reason)
+        audit.record(
+            workspace_id=workspace.id,
+            actor_id=actor.id,
+            action="export.suspended",
+            subject_type="workspace",
+            subject_id=workspace.id,
+            reason=reason,
+        )
         db.session.commit()
     except TransitionRefused as refused:
         raise ActionRefused(str(refused)) from None
@@ -56,8 +62,14 @@ def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) 
         export_suspension.resume(workspace.id)
     except TransitionRefused as refused:
         raise ActionRefused(str(refused)) from None
-    audit.record(workspace_id=workspace.id, actor_id=actor.id, action="export.resumed",
-                 subject_type="workspace", subject_id=workspace.id, reason=reason)
+    audit.record(
+        workspace_id=workspace.id,
+        actor_id=actor.id,
+        action="export.resumed",
+        subject_type="workspace",
+        subject_id=workspace.id,
+        reason=reason,
+    )
     db.session.commit()
 
 
@@ -65,14 +77,18 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
     """Mark a queued or running execution failed, at the attempt the staff member saw on the page."""
     reason = _reason(reason_text)
     try:
-        export_execution.stop_by_staff(
-            execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}"
-        )
+        export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
     except TransitionRefused as refused:
         raise ActionRefused(str(refused)) from None
-    audit.record(workspace_id=execution.workspace_id, actor_id=actor.id, action="export.execution_stopped",
-                 subject_type="execution", subject_id=execution.id, reason=reason,
-                 details={"attempt": seen_attempt})
+    audit.record(
+        workspace_id=execution.workspace_id,
+        actor_id=actor.id,
+        action="export.execution_stopped",
+        subject_type="execution",
+        subject_id=execution.id,
+        reason=reason,
+        details={"attempt": seen_attempt},
+    )
     db.session.commit()
 
 
@@ -96,11 +112,19 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     return sentence
 
 
-def _audit_requeue(workspace_id: int, actor: Person, subject_type: str, subject_id: int, reason: str,
-                   job_id: str) -> None:
+def _audit_requeue(
+    workspace_id: int, actor: Person, subject_type: str, subject_id: int, reason: str, job_id: str
+) -> None:
     # Added before the dispatch's claim commits, so the claim and its audit event commit together.
-    audit.record(workspace_id=workspace_id, actor_id=actor.id, action="job.requeued", subject_type=subject_type,
-                 subject_id=subject_id, reason=reason, details={"failed_job": job_id})
+    audit.record(
+        workspace_id=workspace_id,
+        actor_id=actor.id,
+        action="job.requeued",
+        subject_type=subject_type,
+        subject_id=subject_id,
+        reason=reason,
+        details={"failed_job": job_id},
+    )
 
 
 def _redispatch_file(export_id: int, actor: Person, reason: str, job_id: str) -> str:
@@ -108,8 +132,10 @@ def _redispatch_file(export_id: int, actor: Person, reason: str, job_id: str) ->
     if export is None:
         raise ActionRefused(f"File {export_id} no longer exists.")
     if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
-        raise ActionRefused(f"File {export_id} is already {export.status}: a settled file never runs again; "
-                            "its requester can request a new one.")
+        raise ActionRefused(
+            f"File {export_id} is already {export.status}: a settled file never runs again; "
+            "its requester can request a new one."
+        )
     _audit_requeue(export.workspace_id, actor, "file", export.id, reason, job_id)
     if not outbox.dispatch(export.outbox.id, export.id, export.outbox.dispatch_count):
         raise ActionRefused(f"File {export_id} could not be dispatched now. {_NOT_DISPATCHED}")

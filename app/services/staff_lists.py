@@ -38,18 +38,60 @@ class StaffList:
 LISTS: dict[str, StaffList] = {
     entry.kind: entry
     for entry in (
-        StaffList("files", "Files", QueryExport, QueryExport.requested_at, tuple(FileStatus), QueryExport.failure_code,
-                  detail=("staff.file", "file_id")),
-        StaffList("runs", "Schedule runs", ScheduleRun, ScheduleRun.created_at, tuple(RunStatus),
-                  ScheduleRun.failure_code, detail=("staff.run", "run_id")),
-        StaffList("schedules", "Schedules", Schedule, Schedule.created_at, tuple(ScheduleStatus),
-                  Schedule.pause_reason, "Pause reason"),
-        StaffList("executions", "Workspace exports", ExportExecution, ExportExecution.created_at,
-                  tuple(ExecutionStatus), ExportExecution.failure_code, detail=("staff.execution", "execution_id")),
-        StaffList("packages", "Packages", ExportPackage, ExportPackage.created_at, tuple(PackageStatus), None,
-                  detail=("staff.package", "package_id")),
-        StaffList("deliveries", "Package deliveries", ExportDelivery, ExportDelivery.created_at,
-                  tuple(DeliveryStatus), ExportDelivery.failure_code, detail=("staff.delivery", "delivery_id")),
+        StaffList(
+            "files",
+            "Files",
+            QueryExport,
+            QueryExport.requested_at,
+            tuple(FileStatus),
+            QueryExport.failure_code,
+            detail=("staff.file", "file_id"),
+        ),
+        StaffList(
+            "runs",
+            "Schedule runs",
+            ScheduleRun,
+            ScheduleRun.created_at,
+            tuple(RunStatus),
+            ScheduleRun.failure_code,
+            detail=("staff.run", "run_id"),
+        ),
+        StaffList(
+            "schedules",
+            "Schedules",
+            Schedule,
+            Schedule.created_at,
+            tuple(ScheduleStatus),
+            Schedule.pause_reason,
+            "Pause reason",
+        ),
+        StaffList(
+            "executions",
+            "Workspace exports",
+            ExportExecution,
+            ExportExecution.created_at,
+            tuple(ExecutionStatus),
+            ExportExecution.failure_code,
+            detail=("staff.execution", "execution_id"),
+        ),
+        StaffList(
+            "packages",
+            "Packages",
+            ExportPackage,
+            ExportPackage.created_at,
+            tuple(PackageStatus),
+            None,
+            detail=("staff.package", "package_id"),
+        ),
+        StaffList(
+            "deliveries",
+            "Package deliveries",
+            ExportDelivery,
+            ExportDelivery.created_at,
+            tuple(DeliveryStatus),
+            ExportDelivery.failure_code,
+            detail=("staff.delivery", "delivery_id"),
+        ),
     )
 }
 
@@ -146,32 +188,69 @@ def attention(now: datetime | None = None) -> list[Attention]:
         return db.session.scalar(select(func.count()).select_from(statement.subquery())) or 0
 
     items = [
-        Attention("Files failed in the last day",
-                  count(select(QueryExport.id).where(QueryExport.status == FileStatus.FAILED,
-                                                     QueryExport.requested_at >= day_ago)),
-                  "files", {"status": "failed", "since": since}),
-        Attention("Schedule runs failed in the last day",
-                  count(select(ScheduleRun.id).where(ScheduleRun.status == RunStatus.FAILED,
-                                                     ScheduleRun.created_at >= day_ago)),
-                  "runs", {"status": "failed", "since": since}),
+        Attention(
+            "Files failed in the last day",
+            count(
+                select(QueryExport.id).where(
+                    QueryExport.status == FileStatus.FAILED, QueryExport.requested_at >= day_ago
+                )
+            ),
+            "files",
+            {"status": "failed", "since": since},
+        ),
+        Attention(
+            "Schedule runs failed in the last day",
+            count(
+                select(ScheduleRun.id).where(ScheduleRun.status == RunStatus.FAILED, ScheduleRun.created_at >= day_ago)
+            ),
+            "runs",
+            {"status": "failed", "since": since},
+        ),
     ]
-    paused = dict(db.session.execute(
-        select(Schedule.pause_reason, func.count()).where(Schedule.status == ScheduleStatus.PAUSED)
-        .group_by(Schedule.pause_reason)
-    ).all())
+    paused = dict(
+        db.session.execute(
+            select(Schedule.pause_reason, func.count())
+            .where(Schedule.status == ScheduleStatus.PAUSED)
+            .group_by(Schedule.pause_reason)
+        ).all()
+    )
     for reason in PauseReason:
-        items.append(Attention(f"Schedules paused: {reason.replace('_', ' ')}", paused.get(reason, 0),
-                               "schedules", {"status": "paused", "code": reason}))
+        items.append(
+            Attention(
+                f"Schedules paused: {reason.replace('_', ' ')}",
+                paused.get(reason, 0),
+                "schedules",
+                {"status": "paused", "code": reason},
+            )
+        )
     for status in (DeliveryStatus.FAILED, DeliveryStatus.WITHHELD):
-        items.append(Attention(f"Package deliveries {status}",
-                               count(select(ExportDelivery.id).where(ExportDelivery.status == status)),
-                               "deliveries", {"status": status}))
-    items.append(Attention("Workspace exports stalled",
-                           count(select(ExportExecution.id).where(ExportExecution.failure_code == "stalled")),
-                           "executions", {"status": "failed", "code": "stalled"}))
-    items.append(Attention("Workspace exports failed in the last day",
-                           count(select(ExportExecution.id).where(ExportExecution.status == ExecutionStatus.FAILED,
-                                                                  ExportExecution.created_at >= day_ago)),
-                           "executions", {"status": "failed", "since": since}))
+        items.append(
+            Attention(
+                f"Package deliveries {status}",
+                count(select(ExportDelivery.id).where(ExportDelivery.status == status)),
+                "deliveries",
+                {"status": status},
+            )
+        )
+    items.append(
+        Attention(
+            "Workspace exports stalled",
+            count(select(ExportExecution.id).where(ExportExecution.failure_code == "stalled")),
+            "executions",
+            {"status": "failed", "code": "stalled"},
+        )
+    )
+    items.append(
+        Attention(
+            "Workspace exports failed in the last day",
+            count(
+                select(ExportExecution.id).where(
+                    ExportExecution.status == ExecutionStatus.FAILED, ExportExecution.created_at >= day_ago
+                )
+            ),
+            "executions",
+            {"status": "failed", "since": since},
+        )
+    )
     db.session.rollback()
     return items

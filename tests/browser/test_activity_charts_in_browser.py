@@ -16,8 +16,13 @@ pytestmark = pytest.mark.browser
 def test_each_chart_is_drawn_with_a_line_per_outcome(browser_page, live_server, world, browser_console_errors):
     query = factories.make_query(world.workspace, world.admin)
     for days_ago in (0, 2, 2):
-        factories.make_export(query, world.admin, status="failed", failure_code="internal",
-                              requested_at=utcnow() - timedelta(days=days_ago))
+        factories.make_export(
+            query,
+            world.admin,
+            status="failed",
+            failure_code="internal",
+            requested_at=utcnow() - timedelta(days=days_ago),
+        )
     sign_in(browser_page, live_server, world.admin.email)
     browser_page.goto(f"{live_server}/w/{world.workspace.id}/activity/")
     browser_page.wait_for_function("window.Chart && Object.keys(window.Chart.instances).length === 3")

@@ -72,9 +72,11 @@ def test_main_pages_report_no_policy_violation(world, live_server, browser_page,
     workspace = f"{live_server}/w/{world.workspace.id}"
     page.on(
         "response",
-        lambda response: response.request.resource_type == "document"
-        and "content-security-policy" not in response.headers
-        and violations.append(f"no policy on {response.url}"),
+        lambda response: (
+            response.request.resource_type == "document"
+            and "content-security-policy" not in response.headers
+            and violations.append(f"no policy on {response.url}")
+        ),
     )
 
     sign_in(page, live_server, world.member.email)

@@ -43,7 +43,11 @@ def test_an_administrator_configures_settings_and_an_s3_destination_and_tests_it
     page.get_by_text("Export settings saved (version 1).").wait_for()
     settings = fresh(select(ExportSettings)).scalar_one()
     assert (settings.format, settings.volume_size_mb, settings.retention_days, settings.cadence) == (
-        "jsonl", 128, 10, "weekly")
+        "jsonl",
+        128,
+        10,
+        "weekly",
+    )
     assert "shifts" not in settings.datasets
     assert (settings.cadence_weekday, settings.notify_person_ids) == (4, [world.member.id])
     assert settings.next_cadence_at.weekday() == 4

@@ -59,9 +59,7 @@ def test_the_current_section_is_marked_by_more_than_colour(live_server, browser_
 
     def look(name: str) -> tuple[str, str]:
         link = page.get_by_role("navigation", name="Workspace").get_by_role("link", name=name, exact=True)
-        return link.evaluate(
-            "a => [getComputedStyle(a).fontWeight, getComputedStyle(a).borderBottomColor]"
-        )
+        return link.evaluate("a => [getComputedStyle(a).fontWeight, getComputedStyle(a).borderBottomColor]")
 
     current_weight, current_bar = look("Files")
     other_weight, other_bar = look("Queries")

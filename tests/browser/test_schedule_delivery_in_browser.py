@@ -151,10 +151,14 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
     page.wait_for_url(re.compile(r"/schedules/\d+$"))
     schedule = fresh(select(Schedule)).scalar_one()
     assert (schedule.name, schedule.format, schedule.timetable) == (
-        SCHEDULE_NAME, "xlsx", {"kind": "daily", "time": "06:45", "zone": WORKSPACE_ZONE}
+        SCHEDULE_NAME,
+        "xlsx",
+        {"kind": "daily", "time": "06:45", "zone": WORKSPACE_ZONE},
     )
     assert {(r.person_id, r.email) for r in schedule.recipients} == {
-        (world.member.id, None), (world.scoped.id, None), (None, EXTERNAL_ADDRESS)
+        (world.member.id, None),
+        (world.scoped.id, None),
+        (None, EXTERNAL_ADDRESS),
     }
 
     page.get_by_role("button", name="Run now").click()
@@ -167,7 +171,10 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
     rows = expected_rows(world.workspace.id)
     assert set(factories.hostile_values()) <= {row[COLUMNS.index("note")] for row in rows}
     assert (run.status, run.row_count, export.schedule_id, export.row_count) == (
-        "succeeded", len(rows), schedule.id, len(rows)
+        "succeeded",
+        len(rows),
+        schedule.id,
+        len(rows),
     )
     assert [len(message.recipients) for message in smtp_server.messages] == [1, 1, 1]
     assert {message.message["Subject"].split(":")[0] for message in smtp_server.messages} == {SCHEDULE_NAME}

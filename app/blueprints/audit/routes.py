@@ -11,5 +11,6 @@ def index(workspace_id: int):
     """The workspace's audit log, for its administrators (404 for everyone else)."""
     filters = audit_log.parse_filters(request.args)
     actions, people = audit_log.actions_and_people(workspace_id)
-    return render_template("audit/index.html", page=audit_log.page(workspace_id, filters), filters=filters,
-                           actions=actions, people=people)
+    return render_template(
+        "audit/index.html", page=audit_log.page(workspace_id, filters), filters=filters, actions=actions, people=people
+    )

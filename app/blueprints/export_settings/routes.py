@@ -34,6 +34,7 @@ CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly"
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
 KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: "Directory on this server"}
 
+
 @bp.context_processor
 def vocabulary() -> dict:
     return {
@@ -54,8 +55,9 @@ def _form_error(form) -> ValidationError | None:
     for name, messages in form.errors.items():
         if messages:
             if name == "csrf_token":
-                return ValidationError("The form expired or was damaged on its way here. Reload the page and try "
-                                       "again.", "form")
+                return ValidationError(
+                    "The form expired or was damaged on its way here. Reload the page and try again.", "form"
+                )
             return ValidationError(str(messages[0]), name)
     return None
 
@@ -93,8 +95,9 @@ def _settings_page(form: SettingsForm, current, error: ValidationError | None = 
         datasets=active_datasets(),
         people=export_settings.member_choices(g.workspace_id),
         zone=zone,
-        cadence_text=describe_cadence(current.cadence, current.cadence_time, current.cadence_weekday,
-                                      current.cadence_day, zone),
+        cadence_text=describe_cadence(
+            current.cadence, current.cadence_time, current.cadence_weekday, current.cadence_day, zone
+        ),
         next_cadence_label=_in_zone(current.next_cadence_at, zone),
     ), status
 
@@ -208,16 +211,22 @@ def _back_to(found_or_page, destination_id: int):
 @bp.post("/destinations/<int:destination_id>/enable")
 @workspace_administrator
 def enable_destination(workspace_id: int, destination_id: int):
-    outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, True),
-                   "Destination enabled: new packages are delivered to it.")
+    outcome = _act(
+        destination_id,
+        lambda found, form: export_destinations.set_enabled(g.access, found, True),
+        "Destination enabled: new packages are delivered to it.",
+    )
     return _back_to(outcome, destination_id)
 
 
 @bp.post("/destinations/<int:destination_id>/disable")
 @workspace_administrator
 def disable_destination(workspace_id: int, destination_id: int):
-    outcome = _act(destination_id, lambda found, form: export_destinations.set_enabled(g.access, found, False),
-                   "Destination disabled: deliveries to it are withheld until it is enabled again.")
+    outcome = _act(
+        destination_id,
+        lambda found, form: export_destinations.set_enabled(g.access, found, False),
+        "Destination disabled: deliveries to it are withheld until it is enabled again.",
+    )
     return _back_to(outcome, destination_id)
 
 
@@ -236,8 +245,11 @@ def replace_secret(workspace_id: int, destination_id: int):
 @bp.post("/destinations/<int:destination_id>/remove")
 @workspace_administrator
 def remove_destination(workspace_id: int, destination_id: int):
-    outcome = _act(destination_id, lambda found, form: export_destinations.remove(g.access, found),
-                   "Destination removed. Its past deliveries stay in the packages' history.")
+    outcome = _act(
+        destination_id,
+        lambda found, form: export_destinations.remove(g.access, found),
+        "Destination removed. Its past deliveries stay in the packages' history.",
+    )
     if isinstance(outcome, tuple):
         return outcome
     return redirect(url_for(".destinations", workspace_id=workspace_id))

@@ -76,9 +76,7 @@ class QueryForm:
             dataset=query.dataset,
             columns=list(query.columns),
             column_order=list(query.columns),
-            filters=[
-                FilterRow(f["column"], f["op"], _value_text(f.get("value")), _picked(f)) for f in query.filters
-            ],
+            filters=[FilterRow(f["column"], f["op"], _value_text(f.get("value")), _picked(f)) for f in query.filters],
             sort=[SortRow(s["column"], s["direction"]) for s in query.sort],
             parameters=[ParameterRow(p["column"], p["range"]) for p in query.parameters],
             row_limit="" if query.row_limit is None else str(query.row_limit),

@@ -78,9 +78,7 @@ def edit(workspace_id: int, query_id: int):
     if action != "save":
         return _rework(form, action, listing)
     try:
-        query = saved_queries.update_query(
-            g.access, listing.query, form.name, form.definition(), form.expected_version
-        )
+        query = saved_queries.update_query(g.access, listing.query, form.name, form.definition(), form.expected_version)
     except ValidationError as error:
         return _builder_page(form, listing, error=error), 400
     flash(f"Saved “{query.name}” as version {query.version}.")

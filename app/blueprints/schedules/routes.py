@@ -63,8 +63,9 @@ def _form_error(form: ScheduleForm) -> ValidationError | None:
     return None
 
 
-def _render_form(form: ScheduleForm, listing: ScheduleListing | None, error: ValidationError | None = None,
-                 status: int = 200):
+def _render_form(
+    form: ScheduleForm, listing: ScheduleListing | None, error: ValidationError | None = None, status: int = 200
+):
     return render_template(
         "schedules/form.html",
         form=form,
@@ -81,8 +82,10 @@ def _render_form(form: ScheduleForm, listing: ScheduleListing | None, error: Val
 
 def _upcoming(form: TimetableFields) -> dict:
     try:
-        return {"upcoming": schedules.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
-                "upcoming_error": None}
+        return {
+            "upcoming": schedules.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
+            "upcoming_error": None,
+        }
     except ValidationError as error:
         return {"upcoming": None, "upcoming_error": error}
 
@@ -104,11 +107,15 @@ def new(workspace_id: int):
     form = ScheduleForm()
     if request.method == "GET":
         wanted = request.args.get("source", "")
-        form.fill(schedules.ScheduleInput(
-            source=wanted if isinstance(wanted, str) else "", format="csv",
-            timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
-            people=[str(g.access.person_id)],
-        ), 0)
+        form.fill(
+            schedules.ScheduleInput(
+                source=wanted if isinstance(wanted, str) else "",
+                format="csv",
+                timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
+                people=[str(g.access.person_id)],
+            ),
+            0,
+        )
         form.version.data = ""
         return _render_form(form, None)
     if not form.validate():
@@ -141,8 +148,9 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
     schedule = listing.schedule
     history = schedules.run_history(schedule)
     events = schedules.history_events(schedule)
-    former_owners = {event.details.get("from_owner_id") for event, _ in events
-                     if event.action == "schedule.ownership_taken"}
+    former_owners = {
+        event.details.get("from_owner_id") for event, _ in events if event.action == "schedule.ownership_taken"
+    }
     return render_template(
         "schedules/show.html",
         listing=listing,
@@ -232,8 +240,11 @@ def _act(schedule_id: int, action, done: str):
 @bp.post("/<int:schedule_id>/pause")
 @workspace_member
 def pause(workspace_id: int, schedule_id: int):
-    return _act(schedule_id, lambda listing, form: schedules.pause_schedule(g.access, listing.schedule),
-                "Schedule paused. It sends nothing until it is resumed.")
+    return _act(
+        schedule_id,
+        lambda listing, form: schedules.pause_schedule(g.access, listing.schedule),
+        "Schedule paused. It sends nothing until it is resumed.",
+    )
 
 
 @bp.post("/<int:schedule_id>/resume")
@@ -251,19 +262,28 @@ def resume(workspace_id: int, schedule_id: int):
 @bp.post("/<int:schedule_id>/take-ownership")
 @workspace_member
 def take_ownership(workspace_id: int, schedule_id: int):
-    return _act(schedule_id, lambda listing, form: schedules.take_ownership(g.access, listing.schedule),
-                "You own this schedule now: its runs use your access.")
+    return _act(
+        schedule_id,
+        lambda listing, form: schedules.take_ownership(g.access, listing.schedule),
+        "You own this schedule now: its runs use your access.",
+    )
 
 
 @bp.post("/<int:schedule_id>/run-now")
 @workspace_member
 def run_now(workspace_id: int, schedule_id: int):
-    return _act(schedule_id, lambda listing, form: schedules.run_now(g.access, listing.schedule),
-                "A run was started. Its progress shows below; the timetable is unchanged.")
+    return _act(
+        schedule_id,
+        lambda listing, form: schedules.run_now(g.access, listing.schedule),
+        "A run was started. Its progress shows below; the timetable is unchanged.",
+    )
 
 
 @bp.post("/<int:schedule_id>/refresh-source")
 @workspace_member
 def refresh_source(workspace_id: int, schedule_id: int):
-    return _act(schedule_id, lambda listing, form: schedules.refresh_from_query(g.access, listing.schedule),
-                "The schedule now sends the saved query as it is now.")
+    return _act(
+        schedule_id,
+        lambda listing, form: schedules.refresh_from_query(g.access, listing.schedule),
+        "The schedule now sends the saved query as it is now.",
+    )

@@ -47,8 +47,13 @@ def records(kind: str):
     staff_list = staff_lists.LISTS[kind]
     filters = staff_lists.parse_filters(staff_list, request.args)
     page = staff_lists.list_page(staff_list, filters)
-    return render_template("staff/list.html", staff_list=staff_list, filters=filters, page=page,
-                           workspaces=db.session.query(Workspace).order_by(Workspace.name).limit(500).all())
+    return render_template(
+        "staff/list.html",
+        staff_list=staff_list,
+        filters=filters,
+        page=page,
+        workspaces=db.session.query(Workspace).order_by(Workspace.name).limit(500).all(),
+    )
 
 
 @bp.get("/files/<int:file_id>")
@@ -132,16 +137,22 @@ def _act(action, done: str, back: str):
 @staff_executor
 def suspend_export(workspace_id: int):
     found = _record_or_404(Workspace, workspace_id)
-    return _act(lambda: staff_actions.suspend_export(found, current_user, request.form.get("reason")),
-                "The workspace's export is suspended.", url_for("staff.workspace", workspace_id=found.id))
+    return _act(
+        lambda: staff_actions.suspend_export(found, current_user, request.form.get("reason")),
+        "The workspace's export is suspended.",
+        url_for("staff.workspace", workspace_id=found.id),
+    )
 
 
 @bp.post("/workspaces/<int:workspace_id>/export/resume")
 @staff_executor
 def resume_export(workspace_id: int):
     found = _record_or_404(Workspace, workspace_id)
-    return _act(lambda: staff_actions.resume_export(found, current_user, request.form.get("reason")),
-                "The workspace's export is resumed.", url_for("staff.workspace", workspace_id=found.id))
+    return _act(
+        lambda: staff_actions.resume_export(found, current_user, request.form.get("reason")),
+        "The workspace's export is resumed.",
+        url_for("staff.workspace", workspace_id=found.id),
+    )
 
 
 @bp.post("/executions/<int:execution_id>/stop")
@@ -153,8 +164,11 @@ def stop_execution(execution_id: int):
     if not seen.isdigit():
         flash("The page was out of date; look at the execution again before stopping it.")
         return redirect(back)
-    return _act(lambda: staff_actions.stop_execution(found, int(seen), current_user, request.form.get("reason")),
-                "The workspace export is marked failed.", back)
+    return _act(
+        lambda: staff_actions.stop_execution(found, int(seen), current_user, request.form.get("reason")),
+        "The workspace export is marked failed.",
+        back,
+    )
 
 
 @bp.get("/queues")
@@ -168,8 +182,11 @@ def queues():
 @staff_executor
 def requeue():
     job_id = (request.form.get("job_id") or "")[:200]
-    return _act(lambda: staff_actions.requeue_failed_job(job_id, current_user, request.form.get("reason")),
-                "The job's record was dispatched again.", url_for("staff.queues"))
+    return _act(
+        lambda: staff_actions.requeue_failed_job(job_id, current_user, request.form.get("reason")),
+        "The job's record was dispatched again.",
+        url_for("staff.queues"),
+    )
 
 
 @bp.get("/coverage")

@@ -111,9 +111,7 @@ def new_version(workspace_id: int, template_id: int, version_id: int):
     except TransitionRefused as refusal:
         return _detail_refused(template, str(refusal))
     flash(f"Version {version.number} is a draft copied from version {source.number}.")
-    return redirect(
-        url_for(".edit_draft", workspace_id=workspace_id, template_id=template.id, version_id=version.id)
-    )
+    return redirect(url_for(".edit_draft", workspace_id=workspace_id, template_id=template.id, version_id=version.id))
 
 
 def _require_manager() -> None:

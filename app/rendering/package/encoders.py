@@ -188,4 +188,3 @@ def encoder_for(format: str, names: Sequence[str], types: Sequence[str]) -> CsvE
 def conventions(format: str) -> dict[str, Any]:
     specific = CSV_CONVENTIONS if format == "csv" else JSONL_CONVENTIONS
     return {**COMMON_CONVENTIONS, **specific}
-

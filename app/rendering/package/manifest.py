@@ -66,8 +66,11 @@ def build_manifest(
         "workspace_id": workspace_id,
         "cutoff_at": iso_timestamp(cutoff_at),
         "created_at": iso_timestamp(created_at),
-        "format": {"name": format, "container": "zip (one file per volume, deflated)",
-                   "conventions": conventions(format)},
+        "format": {
+            "name": format,
+            "container": "zip (one file per volume, deflated)",
+            "conventions": conventions(format),
+        },
         "datasets": [
             {
                 "name": dataset.name,
@@ -76,8 +79,13 @@ def build_manifest(
                 "row_count": dataset.row_count,
                 "columns": [{"name": name, "type": type_} for name, type_ in dataset.columns],
                 "volumes": [
-                    {"key": v.key, "entry": v.entry, "size_bytes": v.size_bytes, "row_count": v.row_count,
-                     "sha256": v.sha256}
+                    {
+                        "key": v.key,
+                        "entry": v.entry,
+                        "size_bytes": v.size_bytes,
+                        "row_count": v.row_count,
+                        "sha256": v.sha256,
+                    }
                     for v in dataset.volumes
                 ],
             }

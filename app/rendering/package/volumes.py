@@ -80,8 +80,9 @@ class _Records:
         return self._records
 
 
-def encoded_batches(encoder: CsvEncoder | JsonLinesEncoder,
-                    batches: Iterable[Sequence[Sequence]]) -> Iterator[RecordBatch]:
+def encoded_batches(
+    encoder: CsvEncoder | JsonLinesEncoder, batches: Iterable[Sequence[Sequence]]
+) -> Iterator[RecordBatch]:
     """Batches of rows (tuples of typed values), encoded by `encoder` as they are written."""
     return (_EncodedRows(encoder, batch) for batch in batches if batch)
 
@@ -104,8 +105,7 @@ def entry_name(dataset: str, sequence: int, extension: str) -> str:
 
 
 class _Volume:
-    def __init__(self, target: VolumeTarget, dataset: str, sequence: int, name: str, modified: datetime,
-                 level: int):
+    def __init__(self, target: VolumeTarget, dataset: str, sequence: int, name: str, modified: datetime, level: int):
         self.target = target
         self.dataset = dataset
         self.sequence = sequence
@@ -120,8 +120,9 @@ class _Volume:
 
     def finish(self) -> VolumeResult:
         self.zip.close()
-        result = VolumeResult(self.dataset, self.sequence, self.name, self.rows, self.zip.size,
-                              self._sha256.hexdigest())
+        result = VolumeResult(
+            self.dataset, self.sequence, self.name, self.rows, self.zip.size, self._sha256.hexdigest()
+        )
         self.target.close(result)
         return result
 
@@ -146,8 +147,14 @@ def write_dataset_volumes(
     rows_written = 0
 
     def start(sequence: int) -> _Volume:
-        volume = _Volume(open_volume(sequence), dataset, sequence,
-                         entry_name(dataset, sequence, extension), modified, compression_level)
+        volume = _Volume(
+            open_volume(sequence),
+            dataset,
+            sequence,
+            entry_name(dataset, sequence, extension),
+            modified,
+            compression_level,
+        )
         if header:
             if not fits(volume, len(header)):
                 raise VolumeTooSmall(

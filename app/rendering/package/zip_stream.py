@@ -64,8 +64,13 @@ class ZipEntryStream:
     bound tight again; `close()` writes the trailer. `size` is the bytes written out so far.
     """
 
-    def __init__(self, write_out: Callable[[bytes], object], name: str, modified: datetime,
-                 level: int = DEFAULT_COMPRESSION_LEVEL):
+    def __init__(
+        self,
+        write_out: Callable[[bytes], object],
+        name: str,
+        modified: datetime,
+        level: int = DEFAULT_COMPRESSION_LEVEL,
+    ):
         self._write_out = write_out
         self._name = name.encode("utf-8")
         self._time, self._date = _dos_time(modified)
@@ -77,8 +82,19 @@ class ZipEntryStream:
         self._closed = False
         extra = _ZIP64_LOCAL_EXTRA.pack(1, 16, 0, 0)
         self._emit(
-            _LOCAL_HEADER.pack(b"PK\x03\x04", _ZIP64_VERSION, _FLAGS, _DEFLATED, self._time, self._date,
-                               0, _MAX32, _MAX32, len(self._name), len(extra))
+            _LOCAL_HEADER.pack(
+                b"PK\x03\x04",
+                _ZIP64_VERSION,
+                _FLAGS,
+                _DEFLATED,
+                self._time,
+                self._date,
+                0,
+                _MAX32,
+                _MAX32,
+                len(self._name),
+                len(extra),
+            )
             + self._name
             + extra
         )
@@ -122,9 +138,25 @@ class ZipEntryStream:
         extra = struct.pack(f"<HH{len(sizes)}Q", 1, 8 * len(sizes), *sizes) if sizes else b""
         self._emit(
             _CENTRAL_HEADER.pack(
-                b"PK\x01\x02", _ZIP64_VERSION, _UNIX, _ZIP64_VERSION, 0, _FLAGS, _DEFLATED, self._time,
-                self._date, self._crc, min(compressed, _MAX32), min(self._input_size, _MAX32),
-                len(self._name), len(extra), 0, 0, 0, _REGULAR_FILE_MODE, 0,
+                b"PK\x01\x02",
+                _ZIP64_VERSION,
+                _UNIX,
+                _ZIP64_VERSION,
+                0,
+                _FLAGS,
+                _DEFLATED,
+                self._time,
+                self._date,
+                self._crc,
+                min(compressed, _MAX32),
+                min(self._input_size, _MAX32),
+                len(self._name),
+                len(extra),
+                0,
+                0,
+                0,
+                _REGULAR_FILE_MODE,
+                0,
             )
             + self._name
             + extra
@@ -132,7 +164,19 @@ class ZipEntryStream:
         central_size = self.size - central_offset
         if central_offset >= _MAX32:
             end64_offset = self.size
-            self._emit(_ZIP64_END.pack(b"PK\x06\x06", _ZIP64_END.size - 12, _ZIP64_VERSION, _ZIP64_VERSION,
-                                       0, 0, 1, 1, central_size, central_offset))
+            self._emit(
+                _ZIP64_END.pack(
+                    b"PK\x06\x06",
+                    _ZIP64_END.size - 12,
+                    _ZIP64_VERSION,
+                    _ZIP64_VERSION,
+                    0,
+                    0,
+                    1,
+                    1,
+                    central_size,
+                    central_offset,
+                )
+            )
             self._emit(_ZIP64_LOCATOR.pack(b"PK\x06\x07", 0, end64_offset, 1))
         self._emit(_END.pack(b"PK\x05\x06", 0, 0, 1, 1, central_size, min(central_offset, _MAX32), 0))

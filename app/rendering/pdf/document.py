@@ -78,8 +78,9 @@ class Styles:
         key = (style.bold, size)
         smaller = self._smaller.get(key)
         if smaller is None:
-            smaller = self._smaller[key] = TextStyle(bold=style.bold, size=size,
-                                                     leading=style.leading * size / style.size)
+            smaller = self._smaller[key] = TextStyle(
+                bold=style.bold, size=size, leading=style.leading * size / style.size
+            )
         return smaller
 
 
@@ -111,8 +112,9 @@ class _Row:
 class _Table:
     """The columns' geometry and the rows of one document, laid out as they are made."""
 
-    def __init__(self, columns: Sequence[PdfColumn], layout: PdfLayout, width: float, styles: Styles,
-                 warnings: Counter) -> None:
+    def __init__(
+        self, columns: Sequence[PdfColumn], layout: PdfLayout, width: float, styles: Styles, warnings: Counter
+    ) -> None:
         if not columns:
             raise ValueError("a PDF table needs at least one column")
         self.columns = list(columns)
@@ -146,16 +148,22 @@ class _Table:
         lines = style.lay_out(text, inner, self.warnings)
         return _Cell(self.xs[index], width, self.aligns[index], lines, style)
 
-    def _span(self, start: int, end: int, text: str, style: TextStyle, align: str = "left",
-              warnings: Counter | None = None) -> _Cell:
+    def _span(
+        self, start: int, end: int, text: str, style: TextStyle, align: str = "left", warnings: Counter | None = None
+    ) -> _Cell:
         x = self.xs[start]
         width = sum(self.widths[start:end])
         counted = self.warnings if warnings is None else warnings
         return _Cell(x, width, align, style.lay_out(text, width - 2 * PAD_X, counted), style)
 
     @staticmethod
-    def _row(kind: str, cells: list[_Cell], data_rows: int = 0, continuation: _Row | None = None,
-             keep_with_next: bool = False) -> _Row:
+    def _row(
+        kind: str,
+        cells: list[_Cell],
+        data_rows: int = 0,
+        continuation: _Row | None = None,
+        keep_with_next: bool = False,
+    ) -> _Row:
         height = max((len(cell.lines) * cell.style.leading for cell in cells), default=0.0)
         height = max(height, CELL_LEADING, max(cell.style.leading for cell in cells)) + 2 * PAD_Y
         return _Row(kind, cells, height, data_rows, continuation, keep_with_next)
@@ -184,14 +192,16 @@ class _Table:
         return self._row("data", cells, 1, continuation)
 
     def heading(self, text: str) -> _Row:
-        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)],
-                         keep_with_next=True)
+        return self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading)], keep_with_next=True)
 
     def continued_heading(self, text: str) -> _Row:
         """The heading that opens a page breaking inside a group: counted on each page it opens."""
         counted: Counter = Counter()
-        row = self._row("heading", [self._span(0, len(self.columns), text, self.styles.heading, warnings=counted)],
-                        keep_with_next=True)
+        row = self._row(
+            "heading",
+            [self._span(0, len(self.columns), text, self.styles.heading, warnings=counted)],
+            keep_with_next=True,
+        )
         row.counted_when_drawn = counted
         return row
 
@@ -208,8 +218,9 @@ class _Table:
             if i >= self.lead and totals.get(column.name) is not None
         ]
         if self.lead == 0:
-            label_row = self._row(kind, [self._span(0, len(self.columns), label, style)], 0, continuation,
-                                  keep_with_next=True)
+            label_row = self._row(
+                kind, [self._span(0, len(self.columns), label, style)], 0, continuation, keep_with_next=True
+            )
             return [label_row, self._row(f"{kind}-figures", numbers or [self._cell(0, "", style)], 0, continuation)]
         return [self._row(kind, [self._span(0, self.lead, label, style), *numbers], 0, continuation)]
 
@@ -485,8 +496,17 @@ def build_document(
             canvas.restoreState()
 
     def frame(name: str, height: float) -> Frame:
-        return Frame(MARGIN_SIDE, MARGIN_BOTTOM, content_width, height, id=name,
-                     leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
+        return Frame(
+            MARGIN_SIDE,
+            MARGIN_BOTTOM,
+            content_width,
+            height,
+            id=name,
+            leftPadding=0,
+            rightPadding=0,
+            topPadding=0,
+            bottomPadding=0,
+        )
 
     doc = BaseDocTemplate(
         out,
@@ -585,8 +605,14 @@ def render_table_pdf(
     past the limit arrives. Characters no font has and clipped cells are counted in ``warnings``.
     """
     return render_body(
-        columns, layout, out, lambda table: table_rows(table, rows),
-        progress=progress, total=total, max_rows=max_rows, warnings=Counter() if warnings is None else warnings,
+        columns,
+        layout,
+        out,
+        lambda table: table_rows(table, rows),
+        progress=progress,
+        total=total,
+        max_rows=max_rows,
+        warnings=Counter() if warnings is None else warnings,
     )
 
 
@@ -608,6 +634,12 @@ def render_grouped_pdf(
     grand total is the sum of the subtotals printed. Returns the number of data rows rendered.
     """
     return render_body(
-        columns, layout, out, lambda table: grouped_rows(table, groups, grand_total=grand_total),
-        progress=progress, total=total, max_rows=max_rows, warnings=Counter() if warnings is None else warnings,
+        columns,
+        layout,
+        out,
+        lambda table: grouped_rows(table, groups, grand_total=grand_total),
+        progress=progress,
+        total=total,
+        max_rows=max_rows,
+        warnings=Counter() if warnings is None else warnings,
     )

@@ -78,6 +78,7 @@ class Piece:
     # The characters the glyphs stand for, in drawing order, where the glyphs alone do not say.
     actual: str | None
 
+
 @dataclass(frozen=True, slots=True)
 class Line:
     pieces: tuple[Piece, ...]
@@ -325,8 +326,10 @@ def _drawn_with(char: str, glyphs: frozenset[int]) -> str:
 
 def _shaped(text: str, font: str, size: float) -> str:
     """``text`` laid out by HarfBuzz; discretionary ligatures stay off (a name is not a calligraphy)."""
-    word = shapeFragWord([stringWidth(text, font, size), (ABag(fontName=font, fontSize=size), text)],
-                         features={"kern": True, "liga": True})
+    word = shapeFragWord(
+        [stringWidth(text, font, size), (ABag(fontName=font, fontSize=size), text)],
+        features={"kern": True, "liga": True},
+    )
     return word[1][1]
 
 

@@ -60,8 +60,9 @@ class _Figures(_Rows):
 
     margin = 10.0
 
-    def __init__(self, figures: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
-                 warnings: Counter) -> None:
+    def __init__(
+        self, figures: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles, warnings: Counter
+    ) -> None:
         super().__init__()
         self.width = width
         self.label_style, self.value_style = styles.figure_label, styles.figure_value
@@ -69,8 +70,10 @@ class _Figures(_Rows):
         rows = []
         for start in range(0, len(figures), FIGURES_PER_ROW):
             cells = [
-                (self.label_style.lay_out(str(label), cell, warnings),
-                 self.value_style.lay_out(figure_text(value, layout), cell, warnings))
+                (
+                    self.label_style.lay_out(str(label), cell, warnings),
+                    self.value_style.lay_out(figure_text(value, layout), cell, warnings),
+                )
                 for label, value in figures[start : start + FIGURES_PER_ROW]
             ]
             height = max(len(lb) * self.label_style.leading + len(v) * self.value_style.leading for lb, v in cells)
@@ -101,8 +104,9 @@ class _Chart(_Rows):
     ones right, so a bar's length and side both read as its value.
     """
 
-    def __init__(self, chart: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles,
-                 warnings: Counter) -> None:
+    def __init__(
+        self, chart: Sequence[tuple[str, Any]], layout: PdfLayout, width: float, styles: Styles, warnings: Counter
+    ) -> None:
         super().__init__()
         self.width = width
         self.style = styles.cell
@@ -137,8 +141,9 @@ class _Chart(_Rows):
                 draw_line(canvas, line, self.width - line.width, baseline - offset * style.leading, style.size)
             if abs(length) >= 0.5:
                 canvas.setFillColor(BAR if length > 0 else NEGATIVE_BAR)
-                canvas.rect(min(self.zero, self.zero + length), top - height + 2, abs(length), height - 4,
-                            stroke=0, fill=1)
+                canvas.rect(
+                    min(self.zero, self.zero + length), top - height + 2, abs(length), height - 4, stroke=0, fill=1
+                )
             top -= height
 
 

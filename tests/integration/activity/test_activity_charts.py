@@ -18,8 +18,7 @@ def files_on(world, days_ago: int, count: int, **overrides):
 
 
 def test_files_are_counted_per_day_and_outcome(world):
-    files_on(world, 0, 2, status="succeeded", completed_at=utcnow(), expires_at=utcnow(), size_bytes=1,
-             row_count=1)
+    files_on(world, 0, 2, status="succeeded", completed_at=utcnow(), expires_at=utcnow(), size_bytes=1, row_count=1)
     files_on(world, 0, 1, status="failed", failure_code="internal")
     files_on(world, 3, 1)  # queued
     files_on(world, 40, 5, status="failed", failure_code="internal")  # outside the window
@@ -51,8 +50,9 @@ def test_schedule_runs_are_counted_per_day_and_outcome(world):
 
 def test_packages_show_their_size_and_the_duration_of_their_execution(world):
     started = utcnow() - timedelta(minutes=10)
-    execution = factories.make_execution(world.workspace, started_at=started, completed_at=started + timedelta(
-        seconds=95))
+    execution = factories.make_execution(
+        world.workspace, started_at=started, completed_at=started + timedelta(seconds=95)
+    )
     factories.make_package(execution, size_bytes=2_500_000)
     db.session.commit()
     (line,) = activity_charts.package_history(world.workspace.id)

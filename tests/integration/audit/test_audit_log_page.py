@@ -14,8 +14,14 @@ from tests import factories
 
 
 def record(workspace, actor, action="schedule.paused", reason=None, days_ago=0, subject_id=1):
-    event = audit.record(workspace_id=workspace.id, actor_id=actor.id if actor else None, action=action,
-                         subject_type="schedule", subject_id=subject_id, reason=reason)
+    event = audit.record(
+        workspace_id=workspace.id,
+        actor_id=actor.id if actor else None,
+        action=action,
+        subject_type="schedule",
+        subject_id=subject_id,
+        reason=reason,
+    )
     event.created_at = utcnow() - timedelta(days=days_ago)
     db.session.commit()
     return event

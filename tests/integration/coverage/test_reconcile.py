@@ -73,9 +73,7 @@ def test_changed_columns_under_a_recorded_version_are_refused_and_nothing_is_wri
     renamed = tuple(("mail", t) if name == "email" else (name, t) for name, t in people.columns)
     # A status change and a new dataset in the same run must not be written either.
     declarations = (*_with("people", columns=renamed), replace(people, dataset="rosters"))
-    declarations = tuple(
-        replace(d, status=CoverageStatus.RETIRED) if d.dataset == "teams" else d for d in declarations
-    )
+    declarations = tuple(replace(d, status=CoverageStatus.RETIRED) if d.dataset == "teams" else d for d in declarations)
 
     with pytest.raises(CoverageConflict) as refusal:
         reconcile_coverage(declarations)
@@ -91,9 +89,7 @@ def test_status_change_updates_the_row_and_advances_the_registry(app_context):
 
     outcome = reconcile_coverage(_with("time_off_requests", status=CoverageStatus.DEFERRED))
 
-    status = db.session.scalar(
-        select(CoverageDataset.status).where(CoverageDataset.dataset == "time_off_requests")
-    )
+    status = db.session.scalar(select(CoverageDataset.status).where(CoverageDataset.dataset == "time_off_requests"))
     assert status == "deferred"
     assert outcome.status_changes == ["time_off_requests v1 active → deferred"]
     assert _registry_versions() == [1, 2]
@@ -160,8 +156,13 @@ def test_a_reconcile_waits_for_a_concurrent_one_and_then_finds_nothing_to_do(app
             first.execute(
                 insert(CoverageDataset.__table__),
                 [
-                    {"dataset": d.dataset, "schema_version": d.schema_version, "status": d.status.value,
-                     "content_hash": d.content_hash, "recorded_at": utcnow()}
+                    {
+                        "dataset": d.dataset,
+                        "schema_version": d.schema_version,
+                        "status": d.status.value,
+                        "content_hash": d.content_hash,
+                        "recorded_at": utcnow(),
+                    }
                     for d in DECLARATIONS
                 ],
             )

@@ -255,8 +255,12 @@ def test_a_forged_or_other_purpose_unsubscribe_token_is_not_found(client, delive
     world, schedule, run, export, to_person, to_address = delivered
     download_token = link_token(to_address.link_nonce, "download")
     for token in ("forged", download_token, download_token[:-2] + "xx"):
-        response = client.open(f"/u/{token}", method=method, data="List-Unsubscribe=One-Click",
-                               content_type="application/x-www-form-urlencoded")
+        response = client.open(
+            f"/u/{token}",
+            method=method,
+            data="List-Unsubscribe=One-Click",
+            content_type="application/x-www-form-urlencoded",
+        )
         _assert_invalid_page(response, 404)
     assert _unsubscribes() == []
 

@@ -61,8 +61,9 @@ def test_notifying_twice_records_and_sends_one_notice_per_person(world, smtp_ser
     factories.make_export_settings(world.workspace, notify_person_ids=[world.member.id])
     package = _package(world.workspace)
 
-    sent = [export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
-            for _ in range(2)]
+    sent = [
+        export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) for _ in range(2)
+    ]
 
     assert sent == [2, 0]
     assert [(n.person_id, n.status) for n in _notices()] == [(world.admin.id, "sent"), (world.member.id, "sent")]
@@ -83,8 +84,9 @@ def test_the_package_ready_email_links_to_the_package_page(world, app, smtp_serv
 
 
 def test_the_execution_failed_email_links_to_the_execution_page(world, app, smtp_server, mail_to_smtp_server):
-    execution = factories.make_execution(world.workspace, status="failed", failure_code="stalled",
-                                         failure_detail="The export stopped making progress.")
+    execution = factories.make_execution(
+        world.workspace, status="failed", failure_code="stalled", failure_detail="The export stopped making progress."
+    )
 
     export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution.id, world.workspace.id)
 
@@ -96,8 +98,9 @@ def test_the_execution_failed_email_links_to_the_execution_page(world, app, smtp
 def test_the_mail_server_down_leaves_the_notice_pending_and_it_is_sent_once_later(
     world, smtp_server, smtp_settings, use_mailer, free_port
 ):
-    use_mailer(parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>",
-                                   timeout_seconds=2))
+    use_mailer(
+        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
+    )
     package = _package(world.workspace)
 
     assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
@@ -138,7 +141,11 @@ def test_hostile_workspace_and_destination_names_survive_in_the_delivery_failed_
         destination = factories.make_destination(workspace, name=value[:100])
         package = _package(workspace)
         delivery = factories.make_package_delivery(
-            package, destination, status="failed", failure_class="permanent", failure_code="AccessDenied",
+            package,
+            destination,
+            status="failed",
+            failure_class="permanent",
+            failure_code="AccessDenied",
             failure_summary="AccessDenied: " + value[:200],
         )
 

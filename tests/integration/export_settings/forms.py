@@ -67,6 +67,8 @@ def counts() -> tuple[int, int, int]:
 
 def audit_events(action_prefix: str) -> list[AuditEvent]:
     db.session.rollback()
-    return list(db.session.scalars(
-        select(AuditEvent).where(AuditEvent.action.startswith(action_prefix)).order_by(AuditEvent.id)
-    ))
+    return list(
+        db.session.scalars(
+            select(AuditEvent).where(AuditEvent.action.startswith(action_prefix)).order_by(AuditEvent.id)
+        )
+    )

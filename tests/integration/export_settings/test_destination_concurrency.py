@@ -47,13 +47,17 @@ def _add_concurrently(app, workspace_id: int, people: list[int], inputs: list[De
 def _sessions_waiting_for_locks() -> int:
     """Sessions of this database waiting for a lock: behind a row lock the second waiter queues on
     the first one, so the holder's own waiter count would say one."""
-    return db.session.scalar(text(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"))
+    return db.session.scalar(
+        text("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    )
 
 
 def _live_count(workspace_id: int) -> int:
-    return db.session.scalar(select(func.count()).select_from(ExportDestination).where(
-        ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None)))
+    return db.session.scalar(
+        select(func.count())
+        .select_from(ExportDestination)
+        .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
+    )
 
 
 @pytest.fixture
@@ -67,8 +71,12 @@ def test_two_concurrent_adds_to_four_destinations_make_five_not_six(app, two_adm
     for n in range(4):
         factories.make_destination(world.workspace, path=f"existing/{n}")
     workspace_lock = hold_lock("SELECT id FROM workspaces WHERE id = :id FOR UPDATE", id=world.workspace.id)
-    threads, outcomes = _add_concurrently(current_app._get_current_object(), world.workspace.id, people,
-                                          [_input(name="Fifth", path="new/a"), _input(name="Sixth", path="new/b")])
+    threads, outcomes = _add_concurrently(
+        current_app._get_current_object(),
+        world.workspace.id,
+        people,
+        [_input(name="Fifth", path="new/a"), _input(name="Sixth", path="new/b")],
+    )
     try:
         wait_for(lambda: _sessions_waiting_for_locks() == 2, what="both adds waiting for the workspace lock")
     finally:
@@ -85,8 +93,9 @@ def test_two_concurrent_adds_to_four_destinations_make_five_not_six(app, two_adm
 def test_two_concurrent_adds_of_one_bucket_and_path_make_one(app, two_admins, hold_lock):
     world, people = two_admins
     workspace_lock = hold_lock("SELECT id FROM workspaces WHERE id = :id FOR UPDATE", id=world.workspace.id)
-    threads, outcomes = _add_concurrently(current_app._get_current_object(), world.workspace.id, people,
-                                          [_input(name="One"), _input(name="Two")])
+    threads, outcomes = _add_concurrently(
+        current_app._get_current_object(), world.workspace.id, people, [_input(name="One"), _input(name="Two")]
+    )
     try:
         wait_for(lambda: _sessions_waiting_for_locks() == 2, what="both adds waiting for the workspace lock")
     finally:

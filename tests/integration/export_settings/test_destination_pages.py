@@ -21,21 +21,40 @@ def admin(client, auth, world):
 
 def _destinations(workspace) -> list[ExportDestination]:
     db.session.rollback()
-    return list(db.session.scalars(
-        select(ExportDestination).where(ExportDestination.workspace_id == workspace.id).order_by(ExportDestination.id)
-    ))
+    return list(
+        db.session.scalars(
+            select(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace.id)
+            .order_by(ExportDestination.id)
+        )
+    )
 
 
 def _s3_destination(workspace, **overrides) -> ExportDestination:
-    values = {"kind": "s3", "bucket": "bucket-one", "region": "us-east-1", "access_key_id": "AKIAEXAMPLE",
-              "secret_ciphertext": encrypt_secret("old-secret"), "connection_key": "s3:aws/bucket-one"}
+    values = {
+        "kind": "s3",
+        "bucket": "bucket-one",
+        "region": "us-east-1",
+        "access_key_id": "AKIAEXAMPLE",
+        "secret_ciphertext": encrypt_secret("old-secret"),
+        "connection_key": "s3:aws/bucket-one",
+    }
     return factories.make_destination(workspace, **{**values, **overrides})
 
 
 def _edit_form(destination: ExportDestination, **overrides) -> dict:
-    return s3_form(**{"name": destination.name, "bucket": destination.bucket, "region": destination.region,
-                      "access_key_id": destination.access_key_id, "secret": "", "path": destination.path,
-                      "version": str(destination.version), **overrides})
+    return s3_form(
+        **{
+            "name": destination.name,
+            "bucket": destination.bucket,
+            "region": destination.region,
+            "access_key_id": destination.access_key_id,
+            "secret": "",
+            "path": destination.path,
+            "version": str(destination.version),
+            **overrides,
+        }
+    )
 
 
 def test_an_administrator_adds_an_s3_destination(client, admin):
@@ -44,7 +63,12 @@ def test_an_administrator_adds_an_s3_destination(client, admin):
     assert response.status_code == 302
     assert response.headers["Location"].endswith(f"/export/destinations/{added.id}")
     assert (added.name, added.bucket, added.region, added.path, added.enabled) == (
-        "Warehouse bucket", "northwind-exports", "eu-west-1", "rhythm/packages", True)
+        "Warehouse bucket",
+        "northwind-exports",
+        "eu-west-1",
+        "rhythm/packages",
+        True,
+    )
     assert added.connection_key == "s3:aws/northwind-exports"
 
 
@@ -57,8 +81,10 @@ def test_the_secret_is_stored_encrypted_and_appears_nowhere_in_plain(client, adm
     [event] = audit_events("export_destination.")
     assert SECRET not in str(event.details)
     assert event.details["secret_set"] is True
-    for page in (client.get(destinations_url(admin.workspace)), client.get(destinations_url(admin.workspace,
-                                                                                             f"/{added.id}"))):
+    for page in (
+        client.get(destinations_url(admin.workspace)),
+        client.get(destinations_url(admin.workspace, f"/{added.id}")),
+    ):
         assert page.status_code == 200
         assert SECRET not in page.text
     assert "Set" in client.get(destinations_url(admin.workspace, f"/{added.id}")).text
@@ -68,7 +94,10 @@ def test_adding_is_audited_with_the_destination_but_not_the_secret(client, admin
     client.post(destinations_url(admin.workspace), data=s3_form())
     [event] = audit_events("export_destination.")
     assert (event.action, event.actor_id, event.workspace_id) == (
-        "export_destination.added", admin.admin.id, admin.workspace.id)
+        "export_destination.added",
+        admin.admin.id,
+        admin.workspace.id,
+    )
     assert event.details["destination"]["bucket"] == "northwind-exports"
     assert "secret" not in event.details["destination"]
 
@@ -115,8 +144,10 @@ def test_the_same_bucket_under_another_path_is_accepted(client, admin):
 def test_editing_with_an_empty_secret_keeps_the_stored_one(client, admin):
     destination = _s3_destination(admin.workspace)
     ciphertext, old_name = destination.secret_ciphertext, destination.name
-    response = client.post(destinations_url(admin.workspace, f"/{destination.id}"),
-                           data=_edit_form(destination, name="Renamed", region="eu-central-1"))
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}"),
+        data=_edit_form(destination, name="Renamed", region="eu-central-1"),
+    )
     assert response.status_code == 302
     [edited] = _destinations(admin.workspace)
     assert (edited.name, edited.region, edited.version) == ("Renamed", "eu-central-1", 2)
@@ -130,8 +161,10 @@ def test_an_edit_from_a_stale_page_is_refused(client, admin):
     destination = _s3_destination(admin.workspace)
     client.post(destinations_url(admin.workspace, f"/{destination.id}"), data=_edit_form(destination, name="First"))
     before = counts()
-    response = client.post(destinations_url(admin.workspace, f"/{destination.id}"),
-                           data=_edit_form(destination, name="Second", version="1"))
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}"),
+        data=_edit_form(destination, name="Second", version="1"),
+    )
     assert response.status_code == 400
     assert "Someone changed this destination after you opened it" in response.text
     assert _destinations(admin.workspace)[0].name == "First"
@@ -140,8 +173,9 @@ def test_an_edit_from_a_stale_page_is_refused(client, admin):
 
 def test_replacing_the_secret_encrypts_the_new_one_and_audits_without_it(client, admin):
     destination = _s3_destination(admin.workspace)
-    response = client.post(destinations_url(admin.workspace, f"/{destination.id}/secret"),
-                           data={"secret": "brand-new-secret-123"})
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}/secret"), data={"secret": "brand-new-secret-123"}
+    )
     assert response.status_code == 302
     [replaced] = _destinations(admin.workspace)
     assert decrypt_secret(replaced.secret_ciphertext) == "brand-new-secret-123"
@@ -166,7 +200,9 @@ def test_disabling_and_enabling_are_audited(client, admin):
     client.post(destinations_url(admin.workspace, f"/{destination.id}/enable"))
     assert _destinations(admin.workspace)[0].enabled is True
     assert [e.action for e in audit_events("export_destination.")] == [
-        "export_destination.disabled", "export_destination.enabled"]
+        "export_destination.disabled",
+        "export_destination.enabled",
+    ]
 
 
 def test_removing_is_audited_and_keeps_the_row(client, admin):
@@ -189,7 +225,11 @@ def test_a_directory_destination_is_added_when_a_root_is_configured(client, admi
     assert response.status_code == 302
     [added] = _destinations(admin.workspace)
     assert (added.kind, added.bucket, added.secret_ciphertext, added.connection_key) == (
-        "directory", None, None, "directory:")
+        "directory",
+        None,
+        None,
+        "directory:",
+    )
 
 
 def test_a_plain_member_gets_404_from_every_destination_page(client, auth, world):

@@ -66,8 +66,14 @@ def admin(client, auth, world):
 
 def _rows(workspace) -> list[tuple]:
     db.session.rollback()
-    return [tuple(getattr(d, c.key) for c in ExportDestination.__table__.columns) for d in db.session.scalars(
-        select(ExportDestination).where(ExportDestination.workspace_id == workspace.id).order_by(ExportDestination.id))]
+    return [
+        tuple(getattr(d, c.key) for c in ExportDestination.__table__.columns)
+        for d in db.session.scalars(
+            select(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace.id)
+            .order_by(ExportDestination.id)
+        )
+    ]
 
 
 @pytest.mark.parametrize(("overrides", "message"), BAD_DESTINATIONS)
@@ -79,13 +85,16 @@ def test_a_bad_new_destination_is_refused_with_a_message_and_nothing_is_saved(cl
     assert counts() == (0, 0, 0)
 
 
-@pytest.mark.parametrize(
-    ("overrides", "message"), [case for case in BAD_DESTINATIONS if case[0].get("secret") != ""]
-)
+@pytest.mark.parametrize(("overrides", "message"), [case for case in BAD_DESTINATIONS if case[0].get("secret") != ""])
 def test_a_bad_edit_leaves_the_destination_and_the_audit_unchanged(client, admin, overrides, message):
     destination = factories.make_destination(
-        admin.workspace, kind="s3", bucket="kept-bucket", region="us-east-1", access_key_id="AKIAKEPT",
-        secret_ciphertext=encrypt_secret("kept-secret"), connection_key="s3:aws/kept-bucket",
+        admin.workspace,
+        kind="s3",
+        bucket="kept-bucket",
+        region="us-east-1",
+        access_key_id="AKIAKEPT",
+        secret_ciphertext=encrypt_secret("kept-secret"),
+        connection_key="s3:aws/kept-bucket",
     )
     before_rows, before_counts = _rows(admin.workspace), counts()
     form = s3_form(**{"secret": "", "version": str(destination.version), **overrides})
@@ -100,9 +109,10 @@ def test_every_hostile_value_in_every_field_gets_a_page_not_a_500(client, admin)
     fields = ["name", "kind", "bucket", "region", "endpoint_url", "access_key_id", "secret", "path"]
     for value in factories.hostile_values():
         for field in fields:
-            response = client.post(destinations_url(admin.workspace),
-                                   data=s3_form(**{field: value, "path": f"h/{field}"} if field != "path"
-                                                else {field: value}))
+            response = client.post(
+                destinations_url(admin.workspace),
+                data=s3_form(**{field: value, "path": f"h/{field}"} if field != "path" else {field: value}),
+            )
             assert response.status_code in (302, 400), (field, value)
             assert "Traceback" not in response.text
         db.session.rollback()

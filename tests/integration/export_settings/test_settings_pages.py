@@ -29,7 +29,11 @@ def test_an_administrator_saves_settings_with_the_next_cadence_time(client, auth
     assert response.status_code == 302
     saved = _settings(world.workspace)
     assert (saved.datasets, saved.format, saved.volume_size_mb, saved.retention_days) == (
-        ["teams", "shifts"], "jsonl", 64, 14)
+        ["teams", "shifts"],
+        "jsonl",
+        64,
+        14,
+    )
     assert saved.notify_person_ids == [world.member.id]
     assert saved.version == 1
     assert saved.next_cadence_at is not None and saved.next_cadence_at > datetime.now(UTC)

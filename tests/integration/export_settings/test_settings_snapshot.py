@@ -8,8 +8,13 @@ from tests import factories
 
 def test_the_snapshot_has_the_fixed_shape_with_volume_size_in_bytes(world):
     settings = factories.make_export_settings(
-        world.workspace, datasets=["teams", "shifts"], format="jsonl", volume_size_mb=64, retention_days=3,
-        notify_person_ids=[world.member.id], version=4,
+        world.workspace,
+        datasets=["teams", "shifts"],
+        format="jsonl",
+        volume_size_mb=64,
+        retention_days=3,
+        notify_person_ids=[world.member.id],
+        version=4,
     )
     assert snapshot(settings) == {
         "datasets": ["teams", "shifts"],

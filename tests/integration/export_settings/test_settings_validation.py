@@ -87,8 +87,16 @@ def test_more_than_twenty_people_to_notify_are_refused(client, admin):
 
 
 def test_every_hostile_value_in_every_field_gets_a_page_not_a_500(client, admin):
-    fields = ["format", "volume_size_mb", "retention_days", "cadence", "cadence_time", "cadence_weekday",
-              "cadence_day", "status"]
+    fields = [
+        "format",
+        "volume_size_mb",
+        "retention_days",
+        "cadence",
+        "cadence_time",
+        "cadence_weekday",
+        "cadence_day",
+        "status",
+    ]
     for value in factories.hostile_values():
         for field in fields:
             response = client.post(settings_url(admin.workspace), data=settings_form(**{field: value}))

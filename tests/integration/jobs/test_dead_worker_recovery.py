@@ -29,8 +29,6 @@ RECOVERY_SECONDS = 60
 SHORT_LEASE_SECONDS = 2
 
 
-
-
 def worker_name(worker: BackgroundProcess) -> str:
     """The name jobs/worker.py gives the RQ worker it runs."""
     return f"exports-{socket.gethostname()}-{worker.pid}"

@@ -109,7 +109,6 @@ def test_redelivered_running_file_restarts_into_the_same_key(export_scenario, is
     assert pending_uploads(isolated_storage) == []
 
 
-
 def test_a_stored_request_not_in_its_shape_fails_the_file_with_invalid_request(export_scenario, isolated_storage):
     """A damaged request column (a sort key stored as bare text) fails the file with a message saying
     what is wrong, not as an unexpected error, and stores nothing."""

@@ -36,9 +36,7 @@ def _assert_cancelled(export) -> None:
     assert (settled.status, settled.failure_code) == (FileStatus.FAILED, FailureCode.CANCELLED)
 
 
-def test_queued_file_cancelled_before_a_worker_takes_it_is_never_made(
-    export_scenario, isolated_storage, start_worker
-):
+def test_queued_file_cancelled_before_a_worker_takes_it_is_never_made(export_scenario, isolated_storage, start_worker):
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1

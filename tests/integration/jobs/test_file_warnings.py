@@ -89,10 +89,18 @@ def test_xlsx_does_not_depend_on_the_sessions_time_zone(world, app):
     """On a connection defaulting to Asia/Kolkata, 9999-12-31 23:59:59.999999 UTC is written as that day."""
     last = datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
     factories.make_timesheet_entry(world.employees[0], recorded_at=last)
-    export = _xlsx_export(world, heading="none", request={
-        "dataset": "timesheet_entries", "columns": ["recorded_at"], "filters": [], "sort": [], "row_limit": None,
-        "parameters_applied": [],
-    })
+    export = _xlsx_export(
+        world,
+        heading="none",
+        request={
+            "dataset": "timesheet_entries",
+            "columns": ["recorded_at"],
+            "filters": [],
+            "sort": [],
+            "row_limit": None,
+            "parameters_applied": [],
+        },
+    )
     access = current_context(world.workspace.id, world.admin.id)
     options = {"connect_args": {"options": "-c timezone=Asia/Kolkata"}}
     elsewhere = create_app(

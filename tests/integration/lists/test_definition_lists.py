@@ -79,8 +79,13 @@ def test_query_pages_cover_every_query_once(world):
 def test_report_kind_filter_and_source_search(world):
     query = factories.make_query(world.workspace, world.member, name="Hours by ward")
     factories.make_report(query, world.member, name="Table of hours")
-    factories.make_report(query, world.member, name="Summary of hours", kind="summary",
-                          summary={"measures": [{"column": "hours", "aggregate": "sum"}]})
+    factories.make_report(
+        query,
+        world.member,
+        name="Summary of hours",
+        kind="summary",
+        summary={"measures": [{"column": "hours", "aggregate": "sum"}]},
+    )
 
     assert _report_names(world, world.member, kind="summary") == ["Summary of hours"]
     assert _report_names(world, world.member, q="by ward") == ["Summary of hours", "Table of hours"]

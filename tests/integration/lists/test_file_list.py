@@ -56,7 +56,7 @@ def _walk(world, person, **args) -> list[int]:
 
 
 def test_search_ignores_case_and_reads_source_and_file_names(world, query, owner):
-    """"harbour" finds "Harbour hours" by its source name and another file by its file name."""
+    """ "harbour" finds "Harbour hours" by its source name and another file by its file name."""
     by_source = _file(query, owner, "Harbour hours")
     by_file_name = _file(query, owner, "Weekly", file_name="HARBOUR-weekly.csv")
     _file(query, owner, "Night shifts")
@@ -122,8 +122,17 @@ def test_format_filter_shows_only_files_of_that_format(world, query, owner):
 def test_source_filter_tells_report_files_from_query_files(world, query, owner):
     report = factories.make_report(query, owner, name="Monthly report")
     _file(query, owner, "from the query")
-    _file(query, owner, "Monthly report", kind="report", report_id=report.id, report_kind="table", format="pdf",
-          dataset=None, request=None)
+    _file(
+        query,
+        owner,
+        "Monthly report",
+        kind="report",
+        report_id=report.id,
+        report_kind="table",
+        format="pdf",
+        dataset=None,
+        request=None,
+    )
 
     assert _names(_page(world, owner, source="report")) == ["Monthly report"]
     assert _names(_page(world, owner, source="query")) == ["from the query"]

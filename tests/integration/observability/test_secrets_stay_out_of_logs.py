@@ -46,8 +46,12 @@ def test_files_mail_and_sign_ins_log_no_secret(
     export = export_scenario.request_file("xlsx")
     assert dispatch_pending() == 1
     schedule = factories.make_schedule(export_scenario.query, export_scenario.requester)
-    run = admit_run(schedule_id=schedule.id, workspace_id=schedule.workspace_id,
-                    occurrence_at=utcnow() - timedelta(minutes=1), trigger=RunTrigger.MANUAL)
+    run = admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=utcnow() - timedelta(minutes=1),
+        trigger=RunTrigger.MANUAL,
+    )
     assert dispatch_queued() == 1
     wait_for(lambda: file_row(export.id).status == "succeeded", timeout=60, what="the file")
     wait_for(lambda: len(smtp_server.messages) == 1, timeout=60, what="the schedule's email (sent with SMTP AUTH)")
@@ -82,6 +86,8 @@ def test_a_workspace_export_delivered_to_a_bucket_logs_no_destination_secret(
     logs = {"web": json_log.getvalue(), "worker": worker.output()}
     assert f"package_execution {execution.id}" in logs["worker"]
     for process, text in logs.items():
-        for name, secret in (("the destination's secret", s3_account.secret),
-                             ("CREDENTIALS_KEY", test_environment["CREDENTIALS_KEY"])):
+        for name, secret in (
+            ("the destination's secret", s3_account.secret),
+            ("CREDENTIALS_KEY", test_environment["CREDENTIALS_KEY"]),
+        ):
             assert secret not in text, f"{name} appears in the {process} log"

@@ -21,8 +21,9 @@ def test_a_forged_request_id_is_replaced(client):
 
 def test_log_lines_written_during_a_request_carry_its_id(client, world, json_log):
     # A sign-in with a wrong password is logged by the authentication service.
-    response = client.post("/login", data={"email": world.admin.email, "password": "wrong"},
-                           headers={"X-Request-ID": "signin-request-1"})
+    response = client.post(
+        "/login", data={"email": world.admin.email, "password": "wrong"}, headers={"X-Request-ID": "signin-request-1"}
+    )
     assert response.headers["X-Request-ID"] == "signin-request-1"
     lines = [json.loads(line) for line in json_log.getvalue().splitlines()]
     assert lines, "the failed sign-in wrote no log line"

@@ -69,9 +69,14 @@ def stored_package(world, isolated_storage) -> StoredPackage:
     package = store_package(world.workspace, isolated_storage, volumes)
     # A volume of an earlier, discarded attempt: never delivered.
     _save(
-        ExportVolume(execution_id=package.execution_id, attempt=0, dataset="people", sequence=1,
-                     key=f"packages/w{world.workspace.id}/e{package.execution_id}/a0/people-0001.csv.zip",
-                     status="discarded")
+        ExportVolume(
+            execution_id=package.execution_id,
+            attempt=0,
+            dataset="people",
+            sequence=1,
+            key=f"packages/w{world.workspace.id}/e{package.execution_id}/a0/people-0001.csv.zip",
+            status="discarded",
+        )
     )
     objects = {**volumes, "manifest.json": b'{"package": "test"}'}
     return StoredPackage(world.workspace, world.admin, package, objects)

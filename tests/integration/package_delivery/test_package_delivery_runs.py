@@ -124,7 +124,10 @@ def test_a_transient_failure_waits_for_its_retry_time(stored_package, world, s3_
 
     row = _delivery(delivery.id)
     assert (outcome, row.status, row.failure_class, row.failure_code) == (
-        "retry_later", "failed", "transient", "connection_failed"
+        "retry_later",
+        "failed",
+        "transient",
+        "connection_failed",
     )
     assert before + timedelta(minutes=1) <= row.next_attempt_at <= utcnow() + timedelta(minutes=1)
     assert package_delivery.run_delivery(delivery.id) == "not_due"
@@ -170,8 +173,9 @@ def test_a_destination_disabled_before_its_pending_delivery_ran_withholds_it(sto
     assert _delivery(delivery.id).status == DeliveryStatus.WITHHELD
 
 
-def test_a_directory_destination_without_a_root_fails_permanently(stored_package, world, smtp_server,
-                                                                   mail_to_smtp_server):
+def test_a_directory_destination_without_a_root_fails_permanently(
+    stored_package, world, smtp_server, mail_to_smtp_server
+):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
 
     assert package_delivery.run_delivery(delivery.id) == "failed"

@@ -114,8 +114,7 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     jobs = [
-        export_queue().enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}")
-        for name in ("a", "b")
+        export_queue().enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}") for name in ("a", "b")
     ]
 
     wait_for(lambda: _starts_waiting_for_a_lock() == 2, what="both workers waiting for the delivery's row lock")

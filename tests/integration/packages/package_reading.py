@@ -33,17 +33,27 @@ def fill_every_dataset(workspace: Workspace, timesheet_rows: int = 0) -> None:
     hostile = factories.hostile_values()
     teams = [factories.make_team(workspace, name=hostile[16]), factories.make_team(workspace, name=hostile[0])]
     people = [
-        factories.make_team_member(teams[i % 2], full_name=value, job_title=hostile[(i + 7) % len(hostile)],
-                                   hourly_rate=Decimal("21.50") + i)
+        factories.make_team_member(
+            teams[i % 2], full_name=value, job_title=hostile[(i + 7) % len(hostile)], hourly_rate=Decimal("21.50") + i
+        )
         for i, value in enumerate(hostile[:6])
     ]
     start = datetime(2026, 11, 2, 7, 0, tzinfo=UTC)
     for i, value in enumerate(hostile):
         person = people[i % len(people)]
-        factories.make_shift(person, notes=value, starts_at=start + timedelta(days=i),
-                             ends_at=start + timedelta(days=i, hours=8, minutes=i))
-        factories.make_timesheet_entry(person, note=value, hours=Decimal(i % 40) / 4, approved=i % 2 == 0,
-                                       work_date=date(2026, 1, 1) + timedelta(days=i))
+        factories.make_shift(
+            person,
+            notes=value,
+            starts_at=start + timedelta(days=i),
+            ends_at=start + timedelta(days=i, hours=8, minutes=i),
+        )
+        factories.make_timesheet_entry(
+            person,
+            note=value,
+            hours=Decimal(i % 40) / 4,
+            approved=i % 2 == 0,
+            work_date=date(2026, 1, 1) + timedelta(days=i),
+        )
         if i % 3 == 0:
             factories.make_time_off(person, reason=value)
     if timesheet_rows:
@@ -60,9 +70,16 @@ def add_timesheet_rows(workspace: Workspace, employee: TeamMember, count: int) -
             " (g % 40) * 0.25, 'Ward ' || (g % 7), g % 2 = 0, 'note ' || md5(g::text), :recorded_at"
             " FROM generate_series(1, :count) AS g"
         ),
-        {"workspace_id": workspace.id, "team_id": employee.team_id, "team_name": employee.team_name,
-         "person_id": employee.id, "person_name": employee.full_name, "first_day": date(2026, 1, 1),
-         "recorded_at": datetime(2026, 11, 2, 18, 0, tzinfo=UTC), "count": count},
+        {
+            "workspace_id": workspace.id,
+            "team_id": employee.team_id,
+            "team_name": employee.team_name,
+            "person_id": employee.id,
+            "person_name": employee.full_name,
+            "first_day": date(2026, 1, 1),
+            "recorded_at": datetime(2026, 11, 2, 18, 0, tzinfo=UTC),
+            "count": count,
+        },
     )
     db.session.commit()
 
@@ -84,7 +101,8 @@ def database_rows(workspace_id: int, dataset: str) -> list[list[str]]:
     spec = DATASETS[dataset]
     table = spec.table
     rows = db.session.execute(
-        select(*(table.c[c.name] for c in spec.columns)).where(table.c.workspace_id == workspace_id)
+        select(*(table.c[c.name] for c in spec.columns))
+        .where(table.c.workspace_id == workspace_id)
         .order_by(table.c.id)
     ).all()
     db.session.rollback()
@@ -105,8 +123,11 @@ class ReadPackage:
         return rows
 
     def json_rows(self, dataset: str) -> list[dict]:
-        return [json.loads(line, parse_float=Decimal) for data in self.volumes[dataset]
-                for line in data.decode("utf-8").splitlines()]
+        return [
+            json.loads(line, parse_float=Decimal)
+            for data in self.volumes[dataset]
+            for line in data.decode("utf-8").splitlines()
+        ]
 
     def dataset(self, name: str) -> dict:
         return next(d for d in self.manifest["datasets"] if d["name"] == name)

@@ -55,8 +55,11 @@ def test_admission_is_audited_with_the_execution(export_world):
     execution = admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 
     [event] = _audit("export.execution_admitted")
-    assert (event.subject_type, event.subject_id, event.actor_id) == ("export_execution", execution.id,
-                                                                        export_world.admin.id)
+    assert (event.subject_type, event.subject_id, event.actor_id) == (
+        "export_execution",
+        execution.id,
+        export_world.admin.id,
+    )
     assert event.details["allowance_used"] == 1
 
 
@@ -148,8 +151,13 @@ def test_the_allowance_refuses_an_export_beyond_the_plan_and_says_when_one_frees
     db.session.commit()
     oldest = utcnow() - timedelta(days=29)
     factories.make_execution(export_world.workspace, export_world.admin, status="succeeded", created_at=oldest)
-    factories.make_execution(export_world.workspace, export_world.admin, status="failed", failure_code="stalled",
-                             created_at=utcnow() - timedelta(days=3))
+    factories.make_execution(
+        export_world.workspace,
+        export_world.admin,
+        status="failed",
+        failure_code="stalled",
+        created_at=utcnow() - timedelta(days=3),
+    )
 
     with pytest.raises(AdmissionRefused) as refusal:
         admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
@@ -164,8 +172,9 @@ def test_cancelled_and_older_executions_do_not_count_against_the_allowance(expor
     export_world.workspace.export_allowance = 1
     db.session.commit()
     factories.make_execution(export_world.workspace, export_world.admin, status="cancelled")
-    factories.make_execution(export_world.workspace, export_world.admin, status="succeeded",
-                             created_at=utcnow() - timedelta(days=31))
+    factories.make_execution(
+        export_world.workspace, export_world.admin, status="succeeded", created_at=utcnow() - timedelta(days=31)
+    )
 
     execution = admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 

@@ -47,8 +47,11 @@ def test_a_due_cadence_admits_one_execution_for_its_period_and_moves_on(export_w
     assert admit_due_cadences(NOW, dispatch=False) == 1
 
     [execution] = _executions()
-    assert (execution.trigger, execution.cadence_key, execution.requested_by_id) == ("cadence", "daily:2026-12-01",
-                                                                                      None)
+    assert (execution.trigger, execution.cadence_key, execution.requested_by_id) == (
+        "cadence",
+        "daily:2026-12-01",
+        None,
+    )
     assert _next_cadence_at(settings) == DUE + timedelta(days=1)
     [event] = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "export.execution_admitted")).all()
     assert event.actor_id is None and event.details["cadence_key"] == "daily:2026-12-01"
@@ -64,8 +67,9 @@ def test_a_cadence_not_yet_due_admits_nothing(export_world):
 
 def test_a_period_already_admitted_is_not_admitted_again(export_world):
     settings = _daily(export_world)
-    factories.make_execution(export_world.workspace, trigger="cadence", cadence_key="daily:2026-12-01",
-                             status="succeeded")
+    factories.make_execution(
+        export_world.workspace, trigger="cadence", cadence_key="daily:2026-12-01", status="succeeded"
+    )
 
     admit_due_cadences(NOW, dispatch=False)
 

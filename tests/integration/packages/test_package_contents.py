@@ -65,8 +65,9 @@ def test_a_small_volume_size_splits_a_dataset_into_volumes_under_the_cap(app_con
     ]
     assert read.csv_rows("timesheet_entries") == database_rows(workspace.id, "timesheet_entries")
     stored = sorted(isolated_storage.list_keys(package.prefix))
-    assert stored == sorted([package.manifest_key] + [package.prefix + v["key"] for d in read.manifest["datasets"]
-                                                      for v in d["volumes"]])
+    assert stored == sorted(
+        [package.manifest_key] + [package.prefix + v["key"] for d in read.manifest["datasets"] for v in d["volumes"]]
+    )
     assert pending_uploads(isolated_storage) == []
 
 
@@ -134,7 +135,11 @@ def test_volumes_and_parts_are_recorded_complete_with_their_checksums(app_contex
         for entry in dataset["volumes"]:
             volume = by_key[package.prefix + entry["key"]]
             assert (volume.status, volume.size_bytes, volume.sha256, volume.row_count) == (
-                "complete", entry["size_bytes"], entry["sha256"], entry["row_count"])
+                "complete",
+                entry["size_bytes"],
+                entry["sha256"],
+                entry["row_count"],
+            )
             assert sum(part.size_bytes for part in volume.parts) == volume.size_bytes
             assert volume.upload_id
 

@@ -38,9 +38,11 @@ def _package(package_id: int) -> ExportPackage:
 
 def _delivery_statuses(package: ExportPackage) -> dict[int, str]:
     db.session.rollback()
-    return dict(db.session.execute(
-        select(ExportDelivery.destination_id, ExportDelivery.status).where(ExportDelivery.package_id == package.id)
-    ).all())
+    return dict(
+        db.session.execute(
+            select(ExportDelivery.destination_id, ExportDelivery.status).where(ExportDelivery.package_id == package.id)
+        ).all()
+    )
 
 
 def test_early_deletion_removes_the_bytes_and_is_audited(export_world):
@@ -55,8 +57,11 @@ def test_early_deletion_removes_the_bytes_and_is_audited(export_world):
     assert get_storage().list_keys(package.prefix) == []
     assert len(get_storage().list_keys(neighbour.prefix)) == 3
     [event] = db.session.scalars(select(AuditEvent).where(AuditEvent.action == "export.package_deleted")).all()
-    assert (event.subject_type, event.subject_id, event.actor_id) == ("export_package", package.id,
-                                                                        export_world.admin.id)
+    assert (event.subject_type, event.subject_id, event.actor_id) == (
+        "export_package",
+        package.id,
+        export_world.admin.id,
+    )
 
 
 def test_a_second_deletion_is_refused_with_a_message(export_world):
@@ -87,15 +92,19 @@ def test_early_deletion_expires_the_unfinished_deliveries_and_keeps_the_delivere
     package = _stored_package(export_world)
     pending, failed, withheld, delivered = (factories.make_destination(export_world.workspace) for _ in range(4))
     factories.make_package_delivery(package, pending)
-    factories.make_package_delivery(package, failed, status="failed", failure_code="timeout",
-                                    failure_class="transient", next_attempt_at=utcnow())
+    factories.make_package_delivery(
+        package, failed, status="failed", failure_code="timeout", failure_class="transient", next_attempt_at=utcnow()
+    )
     factories.make_package_delivery(package, withheld, status="withheld")
     factories.make_package_delivery(package, delivered, status="delivered", location="exports/x")
 
     delete_early(export_world.workspace.id, package.id, export_world.admin)
 
     assert _delivery_statuses(package) == {
-        pending.id: "expired", failed.id: "expired", withheld.id: "expired", delivered.id: "delivered",
+        pending.id: "expired",
+        failed.id: "expired",
+        withheld.id: "expired",
+        delivered.id: "delivered",
     }
 
 
@@ -137,8 +146,9 @@ def test_the_sweep_finishes_a_deletion_whose_bytes_were_left(export_world):
 def test_the_sweep_expires_a_delivery_that_failed_after_its_package_settled(export_world):
     package = _stored_package(export_world, status="expired", settled_at=utcnow(), bytes_removed_at=utcnow())
     destination = factories.make_destination(export_world.workspace)
-    factories.make_package_delivery(package, destination, status="failed", failure_code="timeout",
-                                    failure_class="transient")
+    factories.make_package_delivery(
+        package, destination, status="failed", failure_code="timeout", failure_class="transient"
+    )
 
     assert sweep_expired_packages(utcnow()) == 1
     assert _delivery_statuses(package) == {destination.id: "expired"}

@@ -62,15 +62,20 @@ def _start_job(workspace, **snapshot) -> tuple[ExportExecution, Job]:
     return execution, export_queue().enqueue(JOB, execution.id)
 
 
-def test_a_worker_produces_a_package_into_s3_that_round_trips(use_storage, s3_bucket, s3_client, start_worker,
-                                                              app_context, tmp_path):
+def test_a_worker_produces_a_package_into_s3_that_round_trips(
+    use_storage, s3_bucket, s3_client, start_worker, app_context, tmp_path
+):
     """Every volume unzips, every checksum matches the manifest, every row equals the database's; the
     package is delivered to the workspace's destination and its administrator is told."""
     endpoint, bucket = s3_bucket
     destinations_root = tmp_path / "destinations"
     destinations_root.mkdir()
-    storage = use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint,
-                          STORAGE_PART_SIZE=str(PART_SIZE), DESTINATIONS_ROOT=str(destinations_root))
+    storage = use_storage(
+        STORAGE_URL=f"s3://{bucket}/{PREFIX}",
+        S3_ENDPOINT_URL=endpoint,
+        STORAGE_PART_SIZE=str(PART_SIZE),
+        DESTINATIONS_ROOT=str(destinations_root),
+    )
     workspace = factories.make_workspace()
     admin = factories.make_member(workspace, role="admin")
     destination = factories.make_destination(workspace)
@@ -88,11 +93,16 @@ def test_a_worker_produces_a_package_into_s3_that_round_trips(use_storage, s3_bu
         assert read.csv_rows(dataset) == database_rows(workspace.id, dataset), dataset
     assert len(read.dataset("timesheet_entries")["volumes"]) > 1
     assert (done.rows_written, done.rows_expected, done.volumes_count, done.bytes_written) == (
-        package.row_count, package.row_count, package.volumes_count, package.size_bytes)
+        package.row_count,
+        package.row_count,
+        package.volumes_count,
+        package.size_bytes,
+    )
     assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     phases = db.session.scalars(
-        select(ExportJobEvent.phase).where(ExportJobEvent.execution_id == execution.id,
-                                           ExportJobEvent.kind == "phase_finished").order_by(ExportJobEvent.id)
+        select(ExportJobEvent.phase)
+        .where(ExportJobEvent.execution_id == execution.id, ExportJobEvent.kind == "phase_finished")
+        .order_by(ExportJobEvent.id)
     ).all()
     assert phases == ["snapshot", "writing", "uploading", "delivering", "notifying"]
     delivery = db.session.scalars(select(ExportDelivery).where(ExportDelivery.package_id == package.id)).one()
@@ -132,8 +142,7 @@ def test_rows_committed_during_the_export_are_absent_from_the_package(isolated_s
         assert len(database_rows(workspace.id, dataset)) > len(before[dataset])
 
 
-def test_a_stale_attempt_stops_without_a_package_and_removes_its_objects(isolated_storage, start_worker,
-                                                                         app_context):
+def test_a_stale_attempt_stops_without_a_package_and_removes_its_objects(isolated_storage, start_worker, app_context):
     """The watchdog or a redelivery took the execution over while the worker waited: it changes nothing."""
     workspace = factories.make_workspace()
     fill_every_dataset(workspace)
@@ -172,8 +181,9 @@ def test_a_stale_attempt_cannot_make_its_package_available(isolated_storage, app
     assert {v.status for v in db.session.scalars(select(ExportVolume))} == {"discarded"}
 
 
-def test_a_worker_killed_mid_package_settles_stalled_and_leaves_nothing(isolated_storage, start_worker, hold_lock,
-                                                                        app_context):
+def test_a_worker_killed_mid_package_settles_stalled_and_leaves_nothing(
+    isolated_storage, start_worker, hold_lock, app_context
+):
     """SIGKILL with a volume's upload open: the watchdog settles `stalled`, aborts it, and the workspace
     can export again."""
     workspace = factories.make_workspace()
@@ -202,8 +212,9 @@ def test_a_worker_killed_mid_package_settles_stalled_and_leaves_nothing(isolated
     assert factories.make_execution(workspace).status == "queued"
 
 
-def test_a_restarted_attempt_removes_what_the_killed_one_left_and_completes(isolated_storage, start_worker,
-                                                                            hold_lock, app_context):
+def test_a_restarted_attempt_removes_what_the_killed_one_left_and_completes(
+    isolated_storage, start_worker, hold_lock, app_context
+):
     """The first worker dies with a volume stored and another open; the next attempt aborts and deletes
     them, marks them discarded, and its package is the only thing under the execution."""
     workspace = factories.make_workspace()
@@ -214,8 +225,9 @@ def test_a_restarted_attempt_removes_what_the_killed_one_left_and_completes(isol
     wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
     worker.kill()
     lock.release()
-    db.session.execute(text("UPDATE data_export_executions SET lease_expires_at = NULL WHERE id = :id"),
-                       {"id": execution.id})
+    db.session.execute(
+        text("UPDATE data_export_executions SET lease_expires_at = NULL WHERE id = :id"), {"id": execution.id}
+    )
     db.session.commit()
 
     assert run_execution(execution.id) == "succeeded"
@@ -249,8 +261,11 @@ def test_a_worker_killed_mid_package_leaves_no_multipart_upload_or_object_in_s3(
 ):
     """The same SIGKILL against moto's S3: the watchdog aborts the open multipart upload there too."""
     endpoint, bucket = s3_bucket
-    environment = {"STORAGE_URL": f"s3://{bucket}/{PREFIX}", "S3_ENDPOINT_URL": endpoint,
-                   "STORAGE_PART_SIZE": str(PART_SIZE)}
+    environment = {
+        "STORAGE_URL": f"s3://{bucket}/{PREFIX}",
+        "S3_ENDPOINT_URL": endpoint,
+        "STORAGE_PART_SIZE": str(PART_SIZE),
+    }
     use_storage(**environment)
     workspace = factories.make_workspace()
     fill_every_dataset(workspace, timesheet_rows=500)

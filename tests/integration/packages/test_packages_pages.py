@@ -49,12 +49,24 @@ def _running(export_world, **counts) -> ExportExecution:
 def _package_with_volume(export_world) -> tuple[ExportPackage, ExportVolume]:
     execution = factories.make_execution(export_world.workspace, export_world.admin)
     package = factories.make_package(
-        execution, datasets_count=1, row_count=3, size_bytes=len(VOLUME_BYTES), volumes_count=1,
-        manifest_size=len(MANIFEST_BYTES), manifest_sha256=hashlib.sha256(MANIFEST_BYTES).hexdigest(),
+        execution,
+        datasets_count=1,
+        row_count=3,
+        size_bytes=len(VOLUME_BYTES),
+        volumes_count=1,
+        manifest_size=len(MANIFEST_BYTES),
+        manifest_sha256=hashlib.sha256(MANIFEST_BYTES).hexdigest(),
     )
     volume = ExportVolume(
-        execution_id=execution.id, attempt=1, dataset="teams", sequence=1, key=package.prefix + "teams-0001.csv.zip",
-        status="complete", row_count=3, size_bytes=len(VOLUME_BYTES), sha256=hashlib.sha256(VOLUME_BYTES).hexdigest(),
+        execution_id=execution.id,
+        attempt=1,
+        dataset="teams",
+        sequence=1,
+        key=package.prefix + "teams-0001.csv.zip",
+        status="complete",
+        row_count=3,
+        size_bytes=len(VOLUME_BYTES),
+        sha256=hashlib.sha256(VOLUME_BYTES).hexdigest(),
     )
     db.session.add(volume)
     db.session.commit()
@@ -169,8 +181,9 @@ def test_the_execution_page_polls_its_live_part_while_it_runs(admin_client, expo
 
 
 def test_progress_shows_rows_written_against_the_expected_total(admin_client, export_world):
-    execution = _running(export_world, rows_expected=200, rows_written=50, datasets_count=2, bytes_written=2048,
-                         volumes_count=1)
+    execution = _running(
+        export_world, rows_expected=200, rows_written=50, datasets_count=2, bytes_written=2048, volumes_count=1
+    )
 
     body = admin_client.get(_url(export_world, f"executions/{execution.id}/live")).get_data(as_text=True)
 
@@ -260,16 +273,39 @@ def test_the_package_page_lists_each_delivery_with_every_attempt(admin_client, e
     package, _ = _package_with_volume(export_world)
     destination = factories.make_destination(export_world.workspace, name="Warehouse <b>bucket</b>")
     delivery = factories.make_package_delivery(
-        package, destination, status="failed", failure_class="transient", failure_code="timeout",
-        failure_summary="Read timed out", attempt_count=2,
+        package,
+        destination,
+        status="failed",
+        failure_class="transient",
+        failure_code="timeout",
+        failure_summary="Read timed out",
+        attempt_count=2,
     )
     now = utcnow()
-    db.session.add_all([
-        ExportDeliveryAttempt(delivery_id=delivery.id, number=1, started_at=now, ended_at=now, outcome="failed",
-                              failure_class="transient", failure_code="throttled", summary="Slow down"),
-        ExportDeliveryAttempt(delivery_id=delivery.id, number=2, started_at=now, ended_at=now, outcome="failed",
-                              failure_class="transient", failure_code="timeout", summary="Read timed out"),
-    ])
+    db.session.add_all(
+        [
+            ExportDeliveryAttempt(
+                delivery_id=delivery.id,
+                number=1,
+                started_at=now,
+                ended_at=now,
+                outcome="failed",
+                failure_class="transient",
+                failure_code="throttled",
+                summary="Slow down",
+            ),
+            ExportDeliveryAttempt(
+                delivery_id=delivery.id,
+                number=2,
+                started_at=now,
+                ended_at=now,
+                outcome="failed",
+                failure_class="transient",
+                failure_code="timeout",
+                summary="Read timed out",
+            ),
+        ]
+    )
     db.session.commit()
 
     page = admin_client.get(_url(export_world, f"packages/{package.id}")).get_data(as_text=True)
@@ -405,21 +441,34 @@ def test_a_bad_volume_parameter_answers_404(admin_client, export_world, volume):
     assert admin_client.get(_url(export_world, f"packages/{package.id}/volume?volume={volume}")).status_code == 404
 
 
-@pytest.mark.parametrize("tail", [
-    "executions/99999999999999999999", "executions/99999999999999999999/live",
-    "packages/99999999999999999999", "packages/99999999999999999999/manifest", "packages/0/delete",
-])
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "executions/99999999999999999999",
+        "executions/99999999999999999999/live",
+        "packages/99999999999999999999",
+        "packages/99999999999999999999/manifest",
+        "packages/0/delete",
+    ],
+)
 def test_ids_beyond_the_database_range_answer_404(admin_client, export_world, tail):
     assert admin_client.get(_url(export_world, tail)).status_code == 404
 
 
-@pytest.mark.parametrize("form", [
-    {"confirm": "\x00"}, {"confirm": "y" * 100_000}, {"confirm": ["y", "n"]}, {"unknown": "=1+2"},
-])
+@pytest.mark.parametrize(
+    "form",
+    [
+        {"confirm": "\x00"},
+        {"confirm": "y" * 100_000},
+        {"confirm": ["y", "n"]},
+        {"unknown": "=1+2"},
+    ],
+)
 def test_odd_form_values_never_fail_with_500(admin_client, export_world, form):
     package, _ = _package_with_volume(export_world)
-    execution = factories.make_execution(export_world.workspace, export_world.admin, status="failed",
-                                         failure_code="internal")
+    execution = factories.make_execution(
+        export_world.workspace, export_world.admin, status="failed", failure_code="internal"
+    )
 
     responses = [
         admin_client.post(_url(export_world, f"packages/{package.id}/delete"), data=form),

@@ -40,8 +40,14 @@ def write_csv_rows(request, access, heading, out, progress, total, exact_values=
     """The portable way: typed rows formatted by the writer."""
     with closing(iter_rows(request, access)) as rows:
         return write_csv(
-            request_columns(request), rows, out, heading=heading, exact_values=exact_values, progress=progress,
-            total=total, warnings=Counter(),
+            request_columns(request),
+            rows,
+            out,
+            heading=heading,
+            exact_values=exact_values,
+            progress=progress,
+            total=total,
+            warnings=Counter(),
         )
 
 
@@ -130,7 +136,8 @@ def test_every_text_field_is_quoted_and_numbers_are_not(world):
     factories.make_timesheet_entry(world.employees[0], note="plain", hours=-42)
     access = current_context(world.workspace.id, world.admin.id)
     request = _request(
-        "timesheet_entries", ["id", "note", "hours", "work_date", "approved"],
+        "timesheet_entries",
+        ["id", "note", "hours", "work_date", "approved"],
         filters=[{"column": "note", "op": "eq", "value": "plain"}],
     )
     copied, formatted = _both_paths(request, access, heading="none")
@@ -139,7 +146,7 @@ def test_every_text_field_is_quoted_and_numbers_are_not(world):
 
 
 def test_exact_values_keep_formula_like_text_as_stored(world):
-    """"For data tools": the CSV holds each hostile note exactly, with no added quote, on both paths."""
+    """ "For data tools": the CSV holds each hostile note exactly, with no added quote, on both paths."""
     access = current_context(world.workspace.id, world.admin.id)
     request = _request("timesheet_entries", ["note"], sort=[{"column": "id", "direction": "asc"}])
     copied, formatted = _both_paths(request, access, heading="none", exact_values=True)

@@ -53,9 +53,13 @@ def _expected(value, column_type):
 def test_every_cell_equals_the_database_value(world):
     """Each cell of each row is the stored value: text exact (OOXML-escaped), numbers, dates and booleans typed."""
     rows = _workbook_rows(world)[1:]
-    entries = db.session.execute(
-        select(TimesheetEntry).where(TimesheetEntry.workspace_id == world.workspace.id).order_by(TimesheetEntry.id)
-    ).scalars().all()
+    entries = (
+        db.session.execute(
+            select(TimesheetEntry).where(TimesheetEntry.workspace_id == world.workspace.id).order_by(TimesheetEntry.id)
+        )
+        .scalars()
+        .all()
+    )
     assert len(rows) == len(entries) == len(factories.hostile_values())
     for cells, entry in zip(rows, entries, strict=True):
         expected = [_expected(getattr(entry, c.name), c.type) for c in DATASET.columns]

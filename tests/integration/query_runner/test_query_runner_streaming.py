@@ -28,6 +28,7 @@ def preview(
     """The preview as the queries page gets it: the data layer's rows, formatted by the saved-queries service."""
     return formatted_preview(preview_rows(definition, access, limit=limit), dates or WorkspaceDates())
 
+
 ROWS = 20_000
 REQUEST = FileRequest(
     "timesheet_entries",
@@ -76,12 +77,16 @@ def test_rows_are_fetched_through_a_server_side_cursor(many_rows):
     """While rows stream, the database shows a FETCH from a declared cursor on another connection."""
     rows = iter_rows(REQUEST, many_rows, batch_size=1000)
     next(rows)
-    activity = db.session.execute(
-        text(
-            "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid() AND query LIKE 'FETCH FORWARD %'"
+    activity = (
+        db.session.execute(
+            text(
+                "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND query LIKE 'FETCH FORWARD %'"
+            )
         )
-    ).scalars().all()
+        .scalars()
+        .all()
+    )
     rows.close()
     assert len(activity) == 1
 
@@ -133,9 +138,12 @@ def test_preview_total_counts_only_the_persons_own_rows(world):
     access = RequesterContext.of(world.scoped_membership)
     result = preview({"dataset": "timesheet_entries", "columns": ["team_name"]}, access, limit=1)
     assert result.total == len(preview({"dataset": "timesheet_entries", "columns": ["team_name"]}, access).rows)
-    assert result.total < preview(
-        {"dataset": "timesheet_entries", "columns": ["id"]}, current_context(world.workspace.id, world.admin.id)
-    ).total
+    assert (
+        result.total
+        < preview(
+            {"dataset": "timesheet_entries", "columns": ["id"]}, current_context(world.workspace.id, world.admin.id)
+        ).total
+    )
 
 
 def test_preview_shows_at_most_the_limit(world):

@@ -86,8 +86,9 @@ class ReportKit:
         assert access is not None
         return access
 
-    def request(self, report: Report, file_format: str = "pdf", person: Person | None = None,
-                dispatch_now: bool = False) -> QueryExport:
+    def request(
+        self, report: Report, file_format: str = "pdf", person: Person | None = None, dispatch_now: bool = False
+    ) -> QueryExport:
         """Admission as the report page does it, by default stopped before the immediate dispatch
         so the test drives the dispatcher itself."""
         access = self.access(person or self.world.admin)

@@ -51,8 +51,13 @@ def test_run_retried_after_its_file_was_cancelled_fails_and_admits_no_new_file(r
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
     export = factories.make_export(
-        run_scenario.query, run_scenario.owner, status="failed", failure_code=FailureCode.CANCELLED,
-        failure_detail="Cancelled by the owner.", cancelled_by_id=run_scenario.owner.id, schedule_id=schedule.id,
+        run_scenario.query,
+        run_scenario.owner,
+        status="failed",
+        failure_code=FailureCode.CANCELLED,
+        failure_detail="Cancelled by the owner.",
+        cancelled_by_id=run_scenario.owner.id,
+        schedule_id=schedule.id,
     )
     db.session.get(ScheduleRun, run.id).export_id = export.id
     db.session.commit()

@@ -51,8 +51,13 @@ def make_report(run_scenario, **overrides) -> Report:
 
 def report_schedule(run_scenario, report: Report, version_seen: int) -> Schedule:
     return run_scenario.make_schedule(
-        kind="report", format="pdf", source_query_id=None, query_definition=None, query_version=None,
-        report_id=report.id, report_version_seen=version_seen,
+        kind="report",
+        format="pdf",
+        source_query_id=None,
+        query_definition=None,
+        query_version=None,
+        report_id=report.id,
+        report_version_seen=version_seen,
     )
 
 
@@ -155,8 +160,7 @@ def test_run_already_settled_is_acknowledged_without_a_new_attempt(run_scenario,
     assert len(smtp_server.messages) == 1
 
 
-def test_snapshot_that_can_no_longer_be_run_fails_the_run_with_a_reason(run_scenario, mail_to_smtp_server,
-                                                                         smtp_server):
+def test_snapshot_that_can_no_longer_be_run_fails_the_run_with_a_reason(run_scenario, mail_to_smtp_server, smtp_server):
     broken = {**run_scenario.query.definition(), "columns": ["id", "no_such_column"]}
     schedule = run_scenario.make_schedule(recipients=("colleague",), query_definition=broken)
     run = run_scenario.admit(schedule)

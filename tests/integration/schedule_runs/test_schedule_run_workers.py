@@ -65,8 +65,13 @@ def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
     run = run_scenario.admit(schedule)
     long_ago = utcnow() - timedelta(hours=1)
     db.session.execute(
-        update(ScheduleRun).where(ScheduleRun.id == run.id).values(
-            status="running", attempt_count=MAX_STALLS, dispatched_at=long_ago, lease_expires_at=long_ago,
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run.id)
+        .values(
+            status="running",
+            attempt_count=MAX_STALLS,
+            dispatched_at=long_ago,
+            lease_expires_at=long_ago,
             job_id="schedule-run-gone",
         )
     )

@@ -119,9 +119,7 @@ def test_four_ticker_processes_admit_exactly_one_run_per_occurrence(run_scenario
     # The tickers shared the schedules (SKIP LOCKED batches) rather than each doing them all.
     assert sum(json.loads(output)["handled"] for output in outputs) == len(schedules)
 
-    counts = db.session.execute(
-        select(ScheduleRun.schedule_id, func.count()).group_by(ScheduleRun.schedule_id)
-    ).all()
+    counts = db.session.execute(select(ScheduleRun.schedule_id, func.count()).group_by(ScheduleRun.schedule_id)).all()
     assert len(counts) == len(schedules)
     assert {count for _, count in counts} == {1}
 

@@ -91,7 +91,10 @@ def test_example_report_entries_keep_the_report_and_its_version(demo):
     monthly = db.session.execute(select(Schedule).where(Schedule.legacy_ref == "SCH-1012")).scalar_one()
     report = db.session.get(Report, 3)
     assert (monthly.kind, monthly.format, monthly.report_id, monthly.report_version_seen) == (
-        "report", "pdf", report.id, report.version
+        "report",
+        "pdf",
+        report.id,
+        report.version,
     )
     assert monthly.timetable == {"kind": "monthly", "time": "17:00", "day": "last", "zone": demo.time_zone}
     cron = db.session.execute(select(Schedule).where(Schedule.legacy_ref == "SCH-1023")).scalar_one()
@@ -116,8 +119,13 @@ def sources(world):
     reports = {}
     for kind in ("table", "coded", "summary"):
         reports[kind] = Report(
-            workspace_id=world.workspace.id, owner_id=world.admin.id, name=f"Hours {kind}", kind=kind,
-            source_query_id=query.id, title=f"Hours {kind}", columns=[{"name": "hours", "width": None}],
+            workspace_id=world.workspace.id,
+            owner_id=world.admin.id,
+            name=f"Hours {kind}",
+            kind=kind,
+            source_query_id=query.id,
+            title=f"Hours {kind}",
+            columns=[{"name": "hours", "width": None}],
             code_column="team_name" if kind == "coded" else None,
         )
     db.session.add_all(reports.values())
@@ -163,7 +171,8 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
         ),
         "query-missing": (e(source={"type": "saved_query", "id": 999_999}), "Saved query 999999 does not exist"),
         "query-of-other-workspace": (
-            e(source={"type": "saved_query", "id": other_query.id}), f"Saved query {other_query.id} does not exist"
+            e(source={"type": "saved_query", "id": other_query.id}),
+            f"Saved query {other_query.id} does not exist",
         ),
         "report-missing": (e(source={"type": "report", "id": 999_999}, format="pdf"), "Report 999999 does not exist"),
         "source-type": (e(source={"type": "dashboard", "id": 1}), "“source” must have a “type”"),
@@ -173,7 +182,8 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
             "A schedule of a summary report makes PDF files.",
         ),
         "more-than-hourly": (
-            e(timing={"frequency": "cron", "cron": "*/15 * * * *"}), "A schedule runs at most once an hour"
+            e(timing={"frequency": "cron", "cron": "*/15 * * * *"}),
+            "A schedule runs at most once an hour",
         ),
         "bad-frequency": (e(timing={"frequency": "fortnightly", "time": "07:00"}), "must be hourly, daily"),
         "bad-zone": (e(timing={"frequency": "daily", "time": "07:00", "timezone": "Mars/Olympus"}), "not a time zone"),
@@ -185,7 +195,8 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
             "at most 50 recipients; this one has 51",
         ),
         "duplicate-address": (
-            e(recipients=["a@outside.example", "A@Outside.Example"]), "“A@Outside.Example” is listed twice"
+            e(recipients=["a@outside.example", "A@Outside.Example"]),
+            "“A@Outside.Example” is listed twice",
         ),
         "person-twice": (e(recipients=[world.member.email, world.member.email.upper()]), "is listed twice"),
         "bad-address": (e(recipients=["not an address"]), "“not an address” is not an email address."),
@@ -205,12 +216,38 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
 
 
 BAD_CASES = [
-    "not-an-object", "missing-fields", "unknown-field", "id-not-text", "owner-not-member", "owner-unknown",
-    "owner-without-dataset", "query-missing", "query-of-other-workspace", "report-missing", "source-type",
-    "query-as-pdf", "summary-as-xlsx", "more-than-hourly", "bad-frequency", "bad-zone", "day-31", "bad-weekday",
-    "no-recipients", "fifty-one-recipients", "duplicate-address", "person-twice", "bad-address",
-    "recipient-not-text", "external-without-grant", "nul-in-name", "lone-surrogate-in-message",
-    "send-when-empty-text", "no-workspace", "unknown-workspace", "workspace-true", "source-id-true",
+    "not-an-object",
+    "missing-fields",
+    "unknown-field",
+    "id-not-text",
+    "owner-not-member",
+    "owner-unknown",
+    "owner-without-dataset",
+    "query-missing",
+    "query-of-other-workspace",
+    "report-missing",
+    "source-type",
+    "query-as-pdf",
+    "summary-as-xlsx",
+    "more-than-hourly",
+    "bad-frequency",
+    "bad-zone",
+    "day-31",
+    "bad-weekday",
+    "no-recipients",
+    "fifty-one-recipients",
+    "duplicate-address",
+    "person-twice",
+    "bad-address",
+    "recipient-not-text",
+    "external-without-grant",
+    "nul-in-name",
+    "lone-surrogate-in-message",
+    "send-when-empty-text",
+    "no-workspace",
+    "unknown-workspace",
+    "workspace-true",
+    "source-id-true",
 ]
 
 
@@ -241,7 +278,10 @@ def test_a_report_entry_in_an_allowed_format_imports_with_labels(world, sources)
     [outcome] = import_legacy_schedules([entry], now=NOW)
     schedule = db.session.get(Schedule, outcome.schedule_id)
     assert (schedule.kind, schedule.format, schedule.heading, schedule.query_definition) == (
-        "report", "xlsx", "labels", None
+        "report",
+        "xlsx",
+        "labels",
+        None,
     )
 
 
@@ -251,7 +291,10 @@ def test_an_imported_schedule_arrives_paused_for_legacy_import_with_an_audit_eve
     [outcome] = import_legacy_schedules([_entry(world, query, "SCH-5")], origin="old.json", now=NOW)
     schedule = db.session.get(Schedule, outcome.schedule_id)
     assert (schedule.status, schedule.pause_reason, schedule.paused_at, schedule.legacy_ref) == (
-        "paused", "legacy_import", NOW, "SCH-5"
+        "paused",
+        "legacy_import",
+        NOW,
+        "SCH-5",
     )
     assert schedule.next_occurrence_at == datetime(2026, 12, 1, 6, 30, tzinfo=UTC)
     events = db.session.execute(select(AuditEvent)).scalars().all()
@@ -288,8 +331,15 @@ def test_the_same_old_id_may_be_imported_into_another_workspace(world, sources):
     query, _reports = sources
     import_legacy_schedules([_entry(world, query, "SCH-8")], now=NOW)
     other_query = factories.make_query(world.other_workspace, world.outsider)
-    entry = _entry(world, query, "SCH-8", workspace_id=world.other_workspace.id, owner_email=world.outsider.email,
-                   source={"type": "saved_query", "id": other_query.id}, recipients=[world.outsider.email])
+    entry = _entry(
+        world,
+        query,
+        "SCH-8",
+        workspace_id=world.other_workspace.id,
+        owner_email=world.outsider.email,
+        source={"type": "saved_query", "id": other_query.id},
+        recipients=[world.outsider.email],
+    )
     [outcome] = import_legacy_schedules([entry], now=NOW)
     assert outcome.imported, outcome.reason
 
@@ -299,10 +349,19 @@ def test_the_database_refuses_a_second_schedule_with_the_same_old_id(world, sour
     query, _reports = sources
     [outcome] = import_legacy_schedules([_entry(world, query, "SCH-R")], now=NOW)
     copy = db.session.get(Schedule, outcome.schedule_id)
-    db.session.add(Schedule(
-        workspace_id=copy.workspace_id, name="Copy", kind="query", owner_id=copy.owner_id, format="csv",
-        query_definition=copy.query_definition, query_version=1, timetable=copy.timetable, legacy_ref="SCH-R",
-    ))
+    db.session.add(
+        Schedule(
+            workspace_id=copy.workspace_id,
+            name="Copy",
+            kind="query",
+            owner_id=copy.owner_id,
+            format="csv",
+            query_definition=copy.query_definition,
+            query_version=1,
+            timetable=copy.timetable,
+            legacy_ref="SCH-R",
+        )
+    )
     with pytest.raises(IntegrityError, match="schedules_legacy_ref_uidx"):
         db.session.commit()
     db.session.rollback()
@@ -356,11 +415,19 @@ def test_an_import_racing_another_for_the_same_old_id_reports_it_already_importe
     rival = db.engine.connect()
     rival_transaction = rival.begin()
     rival_id = rival.execute(
-        insert(Schedule.__table__).values(
-            workspace_id=workspace_id, name="Imported elsewhere", kind="query", owner_id=admin_id, format="csv",
-            query_definition=query.definition(), query_version=1, timetable={"kind": "daily", "time": "07:00"},
+        insert(Schedule.__table__)
+        .values(
+            workspace_id=workspace_id,
+            name="Imported elsewhere",
+            kind="query",
+            owner_id=admin_id,
+            format="csv",
+            query_definition=query.definition(),
+            query_version=1,
+            timetable={"kind": "daily", "time": "07:00"},
             legacy_ref="RACE-1",
-        ).returning(Schedule.__table__.c.id)
+        )
+        .returning(Schedule.__table__.c.id)
     ).scalar_one()
     outcomes: list = []
 
@@ -373,9 +440,12 @@ def test_an_import_racing_another_for_the_same_old_id_reports_it_already_importe
     with db.engine.connect() as observer:
         waiting = 0
         while racer.is_alive() and not waiting:
-            waiting = observer.execute(text(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )).scalar_one()
+            waiting = observer.execute(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+            ).scalar_one()
             observer.rollback()
             time.sleep(0.02)
     rival_transaction.commit()
@@ -427,9 +497,7 @@ def test_hostile_names_and_messages_are_stored_as_written_and_reported_on_one_li
     """Every hostile value survives as a name and a message (trimmed); each command line stays one line."""
     query, _reports = sources
     values = factories.hostile_values()
-    entries = [
-        _entry(world, query, f"H-{n}", name=f"{n} {value}", message=value) for n, value in enumerate(values)
-    ]
+    entries = [_entry(world, query, f"H-{n}", name=f"{n} {value}", message=value) for n, value in enumerate(values)]
     result = app.test_cli_runner().invoke(args=["schedules", "import-legacy", _write(tmp_path, entries)])
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == len(values) + 1

@@ -273,10 +273,8 @@ def test_admin_saved_queries_are_valid_definitions(seeded):
 
 
 def test_approved_hours_query_filters_approved_entries_of_the_last_seven_days(seeded):
-    """"Approved hours last 7 days" has the last_7_days parameter on work_date and an approved filter."""
-    query = db.session.execute(
-        select(SavedQuery).where(SavedQuery.name == "Approved hours last 7 days")
-    ).scalar_one()
+    """ "Approved hours last 7 days" has the last_7_days parameter on work_date and an approved filter."""
+    query = db.session.execute(select(SavedQuery).where(SavedQuery.name == "Approved hours last 7 days")).scalar_one()
     assert query.dataset == "timesheet_entries"
     assert query.parameters == [{"column": "work_date", "range": "last_7_days"}]
     assert {"column": "approved", "op": "is_true", "value": None} in query.filters
@@ -286,9 +284,9 @@ def test_admin_sample_reports_of_each_kind_are_stored_as_validate_report_returns
     """The administrator owns a coded, a table and a summary report over the starter queries, each in normal form."""
     admin = _person("admin@northwind.example")
     rows = db.session.execute(
-        select(Report, SavedQuery).join(SavedQuery, SavedQuery.id == Report.source_query_id).where(
-            Report.owner_id == admin.id
-        )
+        select(Report, SavedQuery)
+        .join(SavedQuery, SavedQuery.id == Report.source_query_id)
+        .where(Report.owner_id == admin.id)
     ).all()
     assert sorted((report.name, report.kind, query.name) for report, query in rows) == [
         ("Hours by team", "coded", "Approved hours last 7 days"),
@@ -317,7 +315,8 @@ def test_the_message_template_has_a_published_version_and_a_draft(seeded):
     template = db.session.execute(select(CommunicationTemplate)).scalar_one()
     assert template.workspace_id == _workspace(DEMO_WORKSPACE).id
     assert [(v.number, v.status, v.published_at is not None) for v in template.versions] == [
-        (1, "published", True), (2, "draft", False)
+        (1, "published", True),
+        (2, "draft", False),
     ]
 
 
@@ -339,8 +338,9 @@ def test_every_demo_schedule_has_a_valid_timetable_and_its_next_occurrence(seede
     for schedule in db.session.execute(select(Schedule)).scalars():
         timetable = Timetable.from_json(schedule.timetable, "UTC")
         assert timetable.to_json() == schedule.timetable
-        assert schedule.next_occurrence_at == next_occurrence(timetable, schedule.next_occurrence_at - timedelta(
-            seconds=1)) and schedule.next_occurrence_at > datetime.now(UTC) - timedelta(minutes=5)
+        assert schedule.next_occurrence_at == next_occurrence(
+            timetable, schedule.next_occurrence_at - timedelta(seconds=1)
+        ) and schedule.next_occurrence_at > datetime.now(UTC) - timedelta(minutes=5)
 
 
 def test_query_schedules_hold_the_saved_query_snapshot_and_report_schedules_the_version_seen(seeded):
@@ -380,15 +380,20 @@ def test_the_failed_run_has_two_failed_attempts_and_failed_and_skipped_recipient
     schedule = _schedule("Team roster for HR, Fridays")
     [run] = db.session.execute(select(ScheduleRun)).scalars().all()
     assert (run.schedule_id, run.status, run.attempt_count, run.failure_code) == (
-        schedule.id, "failed", 2, "invalid_request"
+        schedule.id,
+        "failed",
+        2,
+        "invalid_request",
     )
     assert [(a.number, a.outcome, a.error_code) for a in run.attempts] == [
-        (1, "failed", "storage_error"), (2, "failed", "invalid_request")
+        (1, "failed", "storage_error"),
+        (2, "failed", "invalid_request"),
     ]
     assert run.occurrence_at == schedule.last_occurrence_at < datetime.now(UTC)
     assert all(a.started_at < a.ended_at <= run.completed_at < datetime.now(UTC) for a in run.attempts)
     assert sorted((d.status, d.skip_reason) for d in run.deliveries) == [
-        ("failed", None), ("skipped", "recipient_unsubscribed")
+        ("failed", None),
+        ("skipped", "recipient_unsubscribed"),
     ]
     skipped = next(d for d in run.deliveries if d.status == "skipped")
     unsubscribed = db.session.execute(select(ScheduleUnsubscribe)).scalar_one()

@@ -9,8 +9,11 @@ from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
 
 def test_a_real_worker_shows_with_its_state_and_heartbeat(client, auth, staff, rq_worker):
     auth.login(staff.email)
-    page = wait_for(lambda: (text := client.get("/staff/queues").text) and "<td>idle</td>" in text and text,
-                    timeout=30, what="the worker to register and wait for work")
+    page = wait_for(
+        lambda: (text := client.get("/staff/queues").text) and "<td>idle</td>" in text and text,
+        timeout=30,
+        what="the worker to register and wait for work",
+    )
     assert "No worker listens" not in page
     assert "exports-" in page
 

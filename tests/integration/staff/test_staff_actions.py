@@ -28,8 +28,11 @@ def settings_of(workspace) -> ExportSettings | None:
 def test_suspending_a_workspace_export_records_the_reason_and_audits_it(client, auth, world, staff):
     factories.make_export_settings(world.workspace)
     auth.login(staff.email)
-    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend",
-                           data={"reason": "Unpaid invoice 2026-11"}, follow_redirects=True)
+    response = client.post(
+        f"/staff/workspaces/{world.workspace.id}/export/suspend",
+        data={"reason": "Unpaid invoice 2026-11"},
+        follow_redirects=True,
+    )
     assert "The workspace&#39;s export is suspended." in response.text
     settings = settings_of(world.workspace)
     assert (settings.status, settings.suspended_reason) == ("suspended", "Unpaid invoice 2026-11")
@@ -45,8 +48,9 @@ def test_a_workspace_without_settings_is_suspended_too(client, auth, world, staf
 def test_suspending_twice_is_refused_and_audited_once(client, auth, world, staff):
     factories.make_export_settings(world.workspace, status="suspended", suspended_reason="First")
     auth.login(staff.email)
-    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend",
-                           data={"reason": "Second"}, follow_redirects=True)
+    response = client.post(
+        f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": "Second"}, follow_redirects=True
+    )
     assert "already suspended" in response.text
     assert settings_of(world.workspace).suspended_reason == "First"
     assert audit_actions() == []
@@ -56,8 +60,9 @@ def test_suspending_twice_is_refused_and_audited_once(client, auth, world, staff
 def test_an_action_without_a_usable_reason_changes_nothing(client, auth, world, staff, reason):
     factories.make_export_settings(world.workspace)
     auth.login(staff.email)
-    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": reason},
-                           follow_redirects=True)
+    response = client.post(
+        f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": reason}, follow_redirects=True
+    )
     assert response.status_code == 200
     assert "reason" in response.text.lower()
     assert settings_of(world.workspace).status == "active"
@@ -76,8 +81,9 @@ def test_resuming_makes_the_export_active_again(client, auth, world, staff):
 def test_resuming_what_is_not_suspended_is_refused(client, auth, world, staff):
     factories.make_export_settings(world.workspace)
     auth.login(staff.email)
-    response = client.post(f"/staff/workspaces/{world.workspace.id}/export/resume", data={"reason": "Oops"},
-                           follow_redirects=True)
+    response = client.post(
+        f"/staff/workspaces/{world.workspace.id}/export/resume", data={"reason": "Oops"}, follow_redirects=True
+    )
     assert "not suspended" in response.text
     assert audit_actions() == []
 
@@ -110,8 +116,9 @@ def test_a_stuck_execution_is_marked_failed_at_the_attempt_staff_saw(client, aut
 def test_an_execution_that_moved_on_since_the_page_was_shown_is_left_alone(client, auth, world, staff):
     execution = factories.make_execution(world.workspace, status="running", attempt_count=3)
     auth.login(staff.email)
-    response = client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "2", "reason": "Stuck"},
-                           follow_redirects=True)
+    response = client.post(
+        f"/staff/executions/{execution.id}/stop", data={"attempt": "2", "reason": "Stuck"}, follow_redirects=True
+    )
     assert "moved on" in response.text
     assert execution_row(execution.id).status == "running"
     assert audit_actions() == []
@@ -138,8 +145,9 @@ def test_a_failed_job_of_a_queued_file_is_requeued_through_the_outbox(client, au
     job_id = failed_job_for(export)
     auth.login(staff.email)
 
-    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"},
-                           follow_redirects=True)
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"}, follow_redirects=True
+    )
 
     assert f"File {export.id} was dispatched again." in response.text
     db.session.rollback()
@@ -168,6 +176,7 @@ def test_a_failed_job_of_a_settled_file_is_not_requeued(client, auth, export_sce
 
 def test_requeueing_an_unknown_job_says_so(client, auth, world, staff):
     auth.login(staff.email)
-    response = client.post("/staff/queues/requeue", data={"job_id": "no-such-job", "reason": "Try"},
-                           follow_redirects=True)
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": "no-such-job", "reason": "Try"}, follow_redirects=True
+    )
     assert "no longer among the failed jobs" in response.text

@@ -61,9 +61,7 @@ def test_people_who_are_not_staff_get_404(client, auth, world, failed_delivery, 
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
 
 
-def test_staff_with_view_permission_see_the_delivery_and_its_attempts_without_the_action(
-    client, auth, failed_delivery
-):
+def test_staff_with_view_permission_see_the_delivery_and_its_attempts_without_the_action(client, auth, failed_delivery):
     auth.login(_staff("staff.view").email)
 
     page = client.get(_url(failed_delivery.id)).get_data(as_text=True)
@@ -96,11 +94,16 @@ def test_staff_with_execute_permission_supersede_and_start_the_replacement(clien
     assert response.headers["Location"].endswith(_url(replacement.id))
     assert (old.status, old.superseded_by_id) == (DeliveryStatus.SUPERSEDED, staff.id)
     assert (replacement.status, replacement.package_id, replacement.destination_id) == (
-        DeliveryStatus.PENDING, old.package_id, old.destination_id
+        DeliveryStatus.PENDING,
+        old.package_id,
+        old.destination_id,
     )
     event = db.session.scalars(select(AuditEvent)).one()
     assert (event.action, event.actor_id, event.subject_id, event.reason) == (
-        "export_delivery.superseded", staff.id, old.id, "Customer fixed the bucket policy"
+        "export_delivery.superseded",
+        staff.id,
+        old.id,
+        "Customer fixed the bucket policy",
     )
     assert export_queue().job_ids == [replacement.job_id]
 

@@ -48,8 +48,9 @@ def test_files_are_filtered_by_status_workspace_code_and_dates(client, auth, wor
     failed = make_files(world, 2, status="failed", failure_code="storage_error")
     make_files(world, 2)
     old = make_files(world, 1, status="failed", failure_code="timeout")[0]
-    db.session.execute(update(QueryExport).where(QueryExport.id == old.id)
-                       .values(requested_at=utcnow() - timedelta(days=10)))
+    db.session.execute(
+        update(QueryExport).where(QueryExport.id == old.id).values(requested_at=utcnow() - timedelta(days=10))
+    )
     db.session.commit()
     auth.login(staff.email)
 
@@ -76,8 +77,7 @@ def test_pages_follow_each_other_without_gaps_or_repeats_while_rows_arrive(clien
     assert "?after=" not in second
 
 
-@pytest.mark.parametrize("cursor", ["garbage", "MjAyNi0xMi0wMVQwMDowMDowMHw=", "=" * 40, "x" * 500,
-                                    Cursor.__name__])
+@pytest.mark.parametrize("cursor", ["garbage", "MjAyNi0xMi0wMVQwMDowMDowMHw=", "=" * 40, "x" * 500, Cursor.__name__])
 def test_a_forged_cursor_shows_the_first_page(client, auth, world, staff, cursor):
     files = make_files(world, 3)
     auth.login(staff.email)

@@ -81,9 +81,12 @@ def test_a_plain_member_sees_templates_but_cannot_manage_them(client, auth, worl
     assert client.get(_url(world, "new")).status_code == 404
     assert client.post(_url(world, "new"), data={"name": "x", "subject": "s", "body": "b"}).status_code == 404
     assert client.post(_url(world, f"{template.id}/versions/{draft.id}/publish")).status_code == 404
-    assert client.post(
-        _url(world, f"{template.id}/versions/{draft.id}/edit"), data={"subject": "Changed", "body": "b"}
-    ).status_code == 404
+    assert (
+        client.post(
+            _url(world, f"{template.id}/versions/{draft.id}/edit"), data={"subject": "Changed", "body": "b"}
+        ).status_code
+        == 404
+    )
     assert _versions(template.id) == [(1, "draft", draft.subject, draft.body)]
     assert _count(CommunicationTemplate) == 1
 
@@ -92,14 +95,18 @@ def test_the_list_shows_each_templates_latest_version_and_status(client, auth, w
     template = factories.make_template(world.workspace, manager, published=True, name="Monthly")
     db.session.add(
         CommunicationTemplateVersion(
-            template_id=template.id, number=2, status="draft", subject="Next subject", body="b",
+            template_id=template.id,
+            number=2,
+            status="draft",
+            subject="Next subject",
+            body="b",
             created_by_id=manager.id,
         )
     )
     db.session.commit()
     auth.login(world.member.email)
     page = client.get(_url(world)).get_data(as_text=True)
-    row = page[page.index("Monthly"):]
+    row = page[page.index("Monthly") :]
     row = row[: row.index("</tr>")]
     assert '<td class="num">2</td>' in row and "draft" in row and "Next subject" in row
 
@@ -177,7 +184,11 @@ def test_every_version_is_listed_on_the_template_page(client, auth, world, manag
     template = factories.make_template(world.workspace, manager, published=True, subject="First words")
     db.session.add(
         CommunicationTemplateVersion(
-            template_id=template.id, number=2, status="draft", subject="Second words", body="b",
+            template_id=template.id,
+            number=2,
+            status="draft",
+            subject="Second words",
+            body="b",
             created_by_id=manager.id,
         )
     )
@@ -193,9 +204,7 @@ def test_hostile_text_is_stored_and_shown_escaped(client, auth, world, manager, 
     """Every hostile value the house keeps either saves as a subject/body and shows escaped, or is refused clearly."""
     auth.login(manager.email)
     subject = value.strip()[:200] or "Subject"
-    response = client.post(
-        _url(world, "new"), data={"name": "Hostile", "subject": subject, "body": value or "Body"}
-    )
+    response = client.post(_url(world, "new"), data={"name": "Hostile", "subject": subject, "body": value or "Body"})
     if response.status_code == 400:
         assert "Nothing was saved." in response.get_data(as_text=True)
         assert _count(CommunicationTemplate) == 0

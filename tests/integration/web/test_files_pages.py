@@ -58,7 +58,10 @@ def test_requesting_a_csv_creates_one_queued_file_and_one_outbox_row(client, aut
     assert _count(QueryExportRequest) == 1
     first, last = resolve_range("last_7_days", utcnow().date())
     assert (export.status, export.format, export.heading, export.requester_id) == (
-        "queued", "csv", "labels", world.member.id,
+        "queued",
+        "csv",
+        "labels",
+        world.member.id,
     )
     assert {"column": "work_date", "op": "between", "value": [first.isoformat(), last.isoformat()]} in (
         export.request["filters"]

@@ -101,8 +101,19 @@ BAD_INPUT = [
     "x" * 5000,
 ]
 ACTIONS = [
-    "save", "preview", "refresh", "dataset", "add_filter", "add_parameter", "remove_filter:0", "remove_filter:²",
-    "remove_filter:" + "9" * 5000, "remove_parameter:٣", "up:hours", "down:work_date", "up:",
+    "save",
+    "preview",
+    "refresh",
+    "dataset",
+    "add_filter",
+    "add_parameter",
+    "remove_filter:0",
+    "remove_filter:²",
+    "remove_filter:" + "9" * 5000,
+    "remove_parameter:٣",
+    "up:hours",
+    "down:work_date",
+    "up:",
 ]
 OUT_OF_RANGE_IDS = ["0", "2147483647", "2147483648", "9" * 23, "9" * 5000]
 
@@ -186,8 +197,10 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
     query_version = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == query.id)) or 1
     report_version = db.session.scalar(select(Report.version).where(Report.id == report.id)) or 1
     schedule_version = db.session.scalar(select(Schedule.version).where(Schedule.source_query_id == query.id)) or 1
-    destination_version = db.session.scalar(
-        select(ExportDestination.version).where(ExportDestination.name == _FUZZ_DESTINATION["name"])) or 1
+    destination_version = (
+        db.session.scalar(select(ExportDestination.version).where(ExportDestination.name == _FUZZ_DESTINATION["name"]))
+        or 1
+    )
     settings_version = db.session.scalar(select(ExportSettings.version)) or ""
     db.session.rollback()
     query_form = _valid_query_form()
@@ -295,7 +308,9 @@ def member_with_data(world):
     world.link_nonce = delivery.link_nonce
     columns = {key: value for key, value in _FUZZ_DESTINATION.items() if key != "secret"}
     destination = factories.make_destination(
-        world.workspace, **columns, secret_ciphertext=encrypt_secret("fuzzed-secret"),
+        world.workspace,
+        **columns,
+        secret_ciphertext=encrypt_secret("fuzzed-secret"),
         connection_key="s3:http://127.0.0.1:9/fuzzed-bucket",
     )
     package = factories.make_package(factories.make_execution(world.workspace, world.admin))
@@ -315,9 +330,7 @@ def member_with_data(world):
 
 def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
     """The field list is read from the pages, so it holds the builder's, the report form's and sign-in's fields."""
-    assert {"name", "filters-0-value", "width-hours", "figures-0-label", "email", "password", "version"} <= set(
-        FIELDS
-    )
+    assert {"name", "filters-0-value", "width-hours", "figures-0-label", "email", "password", "version"} <= set(FIELDS)
 
 
 @pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in ROUTES])

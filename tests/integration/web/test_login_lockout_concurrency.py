@@ -65,9 +65,7 @@ def test_concurrent_attempts_check_no_more_passwords_than_the_limit(app, live_se
     passwords[RIGHT_PASSWORD_AT] = factories.PASSWORD
 
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
-        statuses = list(
-            pool.map(lambda i: _sign_in(live_server, pages[i], email, passwords[i]), range(ATTEMPTS))
-        )
+        statuses = list(pool.map(lambda i: _sign_in(live_server, pages[i], email, passwords[i]), range(ATTEMPTS)))
 
     assert statuses.count(401) == limit
     assert statuses.count(429) == ATTEMPTS - limit

@@ -46,8 +46,13 @@ def test_the_section_of_a_detail_page_is_marked_current(client, auth, world):
 
 @pytest.mark.parametrize(
     ("path", "section"),
-    [("", "Overview"), ("reports/", "Reports"), ("schedules/", "Schedules"), ("files/", "Files"),
-     ("templates/", "Templates")],
+    [
+        ("", "Overview"),
+        ("reports/", "Reports"),
+        ("schedules/", "Schedules"),
+        ("files/", "Files"),
+        ("templates/", "Templates"),
+    ],
 )
 def test_each_section_marks_its_own_entry(client, auth, world, path, section):
     auth.login(world.admin.email)

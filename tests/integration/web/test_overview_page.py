@@ -33,17 +33,25 @@ def _section(page: str, section_id: str) -> str:
 def _succeeded(query, person, name, expires_in):
     now = utcnow()
     return factories.make_export(
-        query, person, source_name=name, status="succeeded", completed_at=now, size_bytes=10, row_count=1,
+        query,
+        person,
+        source_name=name,
+        status="succeeded",
+        completed_at=now,
+        size_bytes=10,
+        row_count=1,
         expires_at=now + expires_in,
     )
 
 
 def test_failed_files_need_attention_with_a_link_but_cancelled_ones_do_not(signed_in, world):
     query = factories.make_query(world.workspace, world.member)
-    failed = factories.make_export(query, world.member, source_name="Broken export", status="failed",
-                                   failure_code=FailureCode.TIMEOUT)
-    factories.make_export(query, world.member, source_name="Stopped export", status="failed",
-                          failure_code=FailureCode.CANCELLED)
+    failed = factories.make_export(
+        query, world.member, source_name="Broken export", status="failed", failure_code=FailureCode.TIMEOUT
+    )
+    factories.make_export(
+        query, world.member, source_name="Stopped export", status="failed", failure_code=FailureCode.CANCELLED
+    )
 
     failed_list = _section(_overview(signed_in, world), "failed-files")
 
@@ -71,8 +79,9 @@ def test_nothing_needs_attention_says_so(signed_in, world):
 def test_recent_files_show_their_outcome_and_only_the_persons_own(signed_in, world):
     query = factories.make_query(world.workspace, world.member)
     _succeeded(query, world.member, "Ready one", timedelta(days=10))
-    factories.make_export(query, world.member, source_name="Stopped one", status="failed",
-                          failure_code=FailureCode.CANCELLED)
+    factories.make_export(
+        query, world.member, source_name="Stopped one", status="failed", failure_code=FailureCode.CANCELLED
+    )
     factories.make_export(query, world.admin, source_name="The admin's file")
 
     recent = _section(_overview(signed_in, world), "recent-files")

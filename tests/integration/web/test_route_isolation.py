@@ -42,8 +42,17 @@ FORGED_TOKENS = ["forged-token", "InVhbnl0aGluZyI.c2lnbmF0dXJl", "9" * 5000]
 ROUTES = collect_routes()
 # Ids of records that belong to one workspace; each route taking one is tried across workspaces.
 WORKSPACE_RECORD_IDS = {
-    "workspace_id", "query_id", "file_id", "report_id", "template_id", "schedule_id", "run_id",
-    "execution_id", "package_id", "destination_id", "delivery_id",
+    "workspace_id",
+    "query_id",
+    "file_id",
+    "report_id",
+    "template_id",
+    "schedule_id",
+    "run_id",
+    "execution_id",
+    "package_id",
+    "destination_id",
+    "delivery_id",
 }
 # Workspace export and the audit log are for administrators: a plain member gets 404 from every page of them.
 ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.", "activity.")
@@ -187,8 +196,11 @@ def test_a_member_of_another_workspace_gets_404(client, app, auth, intrusion, ro
 
 @pytest.mark.parametrize(
     "route",
-    _cases(lambda route: not route.endpoint.startswith("staff.")
-           and (WORKSPACE_RECORD_IDS - {"workspace_id"}) & route.arguments),
+    _cases(
+        lambda route: (
+            not route.endpoint.startswith("staff.") and (WORKSPACE_RECORD_IDS - {"workspace_id"}) & route.arguments
+        )
+    ),
 )
 def test_ids_of_another_workspace_are_not_found_in_ones_own(client, app, auth, intrusion, route):
     """A member of workspace B using A's query, file, report and schedule ids under B's own URL gets 404."""
@@ -208,6 +220,8 @@ def test_a_plain_member_gets_404_for_someone_elses_file(client, app, auth, intru
 @pytest.mark.parametrize("route", _cases(lambda route: route.endpoint in TEMPLATE_MANAGEMENT_ENDPOINTS))
 def test_a_plain_member_gets_404_from_the_pages_that_change_templates(client, app, auth, intrusion, route):
     """Members read templates; only administrators and schedule managers reach the pages that change them."""
+
+
 @pytest.mark.parametrize("route", _cases(lambda route: "schedule_id" in route.arguments))
 def test_a_member_without_schedule_authority_gets_404_for_someone_elses_schedule(client, app, auth, intrusion, route):
     """A member of the same workspace without `schedules.manage` gets 404 from every route of the admin's schedule."""

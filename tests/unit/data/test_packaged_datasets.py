@@ -25,9 +25,7 @@ def test_an_unknown_dataset_is_refused_by_name():
 
 @pytest.mark.parametrize("status", [CoverageStatus.DEFERRED, CoverageStatus.RETIRED])
 def test_a_dataset_that_is_not_active_is_refused_with_its_status(monkeypatch, status):
-    declarations = tuple(
-        dataclasses.replace(d, status=status) if d.dataset == "shifts" else d for d in DECLARATIONS
-    )
+    declarations = tuple(dataclasses.replace(d, status=status) if d.dataset == "shifts" else d for d in DECLARATIONS)
     monkeypatch.setattr(package_snapshot, "DECLARATIONS", declarations)
     with pytest.raises(DatasetNotCovered, match=rf"'shifts' \({status}\)"):
         packaged_datasets(["teams", "shifts"])

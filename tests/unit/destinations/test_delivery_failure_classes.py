@@ -21,8 +21,14 @@ def _client_error(code: str, status: int, message: str = "The store said no.") -
 
 @pytest.mark.parametrize(
     ("code", "status"),
-    [("SlowDown", 503), ("Throttling", 400), ("RequestTimeout", 400), ("InternalError", 500), ("BadGateway", 502),
-     ("TooManyRequests", 429)],
+    [
+        ("SlowDown", 503),
+        ("Throttling", 400),
+        ("RequestTimeout", 400),
+        ("InternalError", 500),
+        ("BadGateway", 502),
+        ("TooManyRequests", 429),
+    ],
 )
 def test_throttling_timeouts_and_server_errors_are_transient(code, status):
     failure = classify_error(_client_error(code, status))

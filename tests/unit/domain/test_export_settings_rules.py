@@ -20,17 +20,30 @@ MEMBERS = frozenset({1, 2, 3})
 
 def settings_input(**overrides) -> SettingsInput:
     values = {
-        "datasets": ["shifts", "teams"], "format": "csv", "volume_size_mb": "256", "retention_days": "7",
-        "cadence": "off", "cadence_time": "02:00", "cadence_weekday": "", "cadence_day": "",
-        "notify_person_ids": [], "status": "active",
+        "datasets": ["shifts", "teams"],
+        "format": "csv",
+        "volume_size_mb": "256",
+        "retention_days": "7",
+        "cadence": "off",
+        "cadence_time": "02:00",
+        "cadence_weekday": "",
+        "cadence_day": "",
+        "notify_person_ids": [],
+        "status": "active",
     }
     return SettingsInput(**{**values, **overrides})
 
 
 def destination_input(**overrides) -> DestinationInput:
     values = {
-        "name": " Bucket ", "kind": "s3", "bucket": "my-bucket", "region": "us-east-1", "endpoint_url": "",
-        "access_key_id": "AKIAEXAMPLE", "secret": "s3cr3t", "path": "exports/",
+        "name": " Bucket ",
+        "kind": "s3",
+        "bucket": "my-bucket",
+        "region": "us-east-1",
+        "endpoint_url": "",
+        "access_key_id": "AKIAEXAMPLE",
+        "secret": "s3cr3t",
+        "path": "exports/",
     }
     return DestinationInput(**{**values, **overrides})
 
@@ -79,10 +92,15 @@ def test_a_new_bucket_destination_needs_a_secret():
 
 
 def test_a_directory_destination_ignores_the_bucket_fields():
-    checked = check_destination(destination_input(kind="directory", bucket="BAD BUCKET"), creating=True,
-                                directory_root_configured=True)
+    checked = check_destination(
+        destination_input(kind="directory", bucket="BAD BUCKET"), creating=True, directory_root_configured=True
+    )
     assert (checked.bucket, checked.access_key_id, checked.secret, checked.connection_key) == (
-        None, None, None, "directory:")
+        None,
+        None,
+        None,
+        "directory:",
+    )
 
 
 def test_a_directory_destination_is_refused_without_a_root():

@@ -118,12 +118,18 @@ def _with_layout(base: dict, **changes) -> dict:
         (_with_layout(CODED, code_descriptions={"A": 1}), "layout.code_descriptions['A'] should be text"),
         (_with_layout(CODED, code_descriptions=["A"]), "layout.code_descriptions should be an object"),
         (_with_layout(SUMMARY, summary={}), "layout.summary should be the figures of a summary report"),
-        (_with_layout(SUMMARY, summary={"group_column": None, "figures": []}),
-         "layout.summary.figures should be a list of at least one figure"),
-        (_with_layout(SUMMARY, summary={"figures": [{"function": "median", "column": "hours", "label": "M"}]}),
-         "layout.summary.figures[0].function should be one of count, sum, avg, min, max"),
-        (_with_layout(SUMMARY, summary={"figures": [{"function": "sum", "label": "Hours"}]}),
-         "layout.summary.figures[0].column should be the column a “sum” figure is taken of"),
+        (
+            _with_layout(SUMMARY, summary={"group_column": None, "figures": []}),
+            "layout.summary.figures should be a list of at least one figure",
+        ),
+        (
+            _with_layout(SUMMARY, summary={"figures": [{"function": "median", "column": "hours", "label": "M"}]}),
+            "layout.summary.figures[0].function should be one of count, sum, avg, min, max",
+        ),
+        (
+            _with_layout(SUMMARY, summary={"figures": [{"function": "sum", "label": "Hours"}]}),
+            "layout.summary.figures[0].column should be the column a “sum” figure is taken of",
+        ),
     ],
 )
 def test_print_parameters_not_in_their_shape_are_refused_with_where_they_are_wrong(stored, named):

@@ -88,9 +88,16 @@ def test_a_summary_without_figures_is_refused():
 def test_summary_figures_get_default_labels():
     """A count has no column; the other figures are labelled by function and column."""
     checked = validate_report(
-        definition(kind="summary", summary={"group_column": "team_name", "figures": [
-            {"function": "count", "column": "hours"}, {"function": "avg", "column": "hours", "label": ""},
-        ]}),
+        definition(
+            kind="summary",
+            summary={
+                "group_column": "team_name",
+                "figures": [
+                    {"function": "count", "column": "hours"},
+                    {"function": "avg", "column": "hours", "label": ""},
+                ],
+            },
+        ),
         "timesheet_entries",
         QUERY_COLUMNS,
     )

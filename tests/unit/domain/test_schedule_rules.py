@@ -26,7 +26,9 @@ def _check(entries, may_add_external=True):
 
 def test_addresses_of_members_become_person_recipients_whatever_their_case():
     assert _check(["ANN@Northwind.example", 8, "x@contoso.example"]) == [
-        RecipientChoice(person_id=7), RecipientChoice(person_id=8), RecipientChoice(email="x@contoso.example")
+        RecipientChoice(person_id=7),
+        RecipientChoice(person_id=8),
+        RecipientChoice(email="x@contoso.example"),
     ]
 
 
@@ -55,7 +57,8 @@ def test_an_outside_address_needs_the_grant_and_the_message_names_who_lacks_it()
     with pytest.raises(ValidationError, match="“x@contoso.example” is not a person of this workspace.*needs you"):
         _check([7, "x@contoso.example"], may_add_external=False)
     assert _check([7, "BO@Northwind.example"], may_add_external=False) == [
-        RecipientChoice(person_id=7), RecipientChoice(person_id=8)
+        RecipientChoice(person_id=7),
+        RecipientChoice(person_id=8),
     ]
 
 
@@ -68,9 +71,18 @@ def test_an_id_that_is_not_a_member_and_an_empty_list_are_refused():
 
 @pytest.mark.parametrize(
     "address",
-    ["plain", "two@@contoso.example", "a b@contoso.example", "josé@contoso.example", "a@localhost",
-     "a@-contoso.example", ".a@contoso.example", "a@contoso.example\nBcc: b@contoso.example",
-     "x" * 250 + "@c.example", "a@b\x00.example"],
+    [
+        "plain",
+        "two@@contoso.example",
+        "a b@contoso.example",
+        "josé@contoso.example",
+        "a@localhost",
+        "a@-contoso.example",
+        ".a@contoso.example",
+        "a@contoso.example\nBcc: b@contoso.example",
+        "x" * 250 + "@c.example",
+        "a@b\x00.example",
+    ],
 )
 def test_addresses_the_mailer_cannot_send_to_are_refused(address):
     with pytest.raises(ValidationError):
@@ -83,8 +95,12 @@ def test_a_valid_address_is_kept_as_typed_without_surrounding_spaces():
 
 @pytest.mark.parametrize(
     ("kind", "report_kind", "formats"),
-    [("query", None, ("csv", "xlsx")), ("report", "table", ("pdf", "xlsx")), ("report", "coded", ("pdf", "xlsx")),
-     ("report", "summary", ("pdf",))],
+    [
+        ("query", None, ("csv", "xlsx")),
+        ("report", "table", ("pdf", "xlsx")),
+        ("report", "coded", ("pdf", "xlsx")),
+        ("report", "summary", ("pdf",)),
+    ],
 )
 def test_formats_follow_the_source(kind, report_kind, formats):
     assert allowed_formats(kind, report_kind) == formats

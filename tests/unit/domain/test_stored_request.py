@@ -17,7 +17,7 @@ STORED = {
     "dataset": "timesheet_entries",
     "columns": ["id", "person_name", "work_date", "hours", "approved", "recorded_at"],
     "filters": [
-        {"column": "person_name", "op": "contains", "value": "=1+2 \"quoted\" ‮"},
+        {"column": "person_name", "op": "contains", "value": '=1+2 "quoted" ‮'},
         {"column": "id", "op": "ge", "value": 3},
         {"column": "hours", "op": "between", "value": ["1.5", "8"]},
         {"column": "person_name", "op": "in", "value": ["Ana", "Bo"]},
@@ -27,9 +27,7 @@ STORED = {
     ],
     "sort": [{"column": "hours", "direction": "desc"}, {"column": "id", "direction": "asc"}],
     "row_limit": 500,
-    "parameters_applied": [
-        {"column": "work_date", "range": "last_7_days", "from": "2026-11-04", "to": "2026-11-10"}
-    ],
+    "parameters_applied": [{"column": "work_date", "range": "last_7_days", "from": "2026-11-04", "to": "2026-11-10"}],
 }
 
 
@@ -116,8 +114,10 @@ def _with(**changes) -> dict:
         (_with(row_limit="100"), "row_limit should be a whole number of at least 1"),
         (_with(row_limit=0), "row_limit should be a whole number of at least 1"),
         (_with(row_limit=True), "row_limit should be a whole number of at least 1"),
-        (_with(parameters_applied=[{"column": "work_date", "range": "today", "from": "2026-11-10"}]),
-         "parameters_applied[0].to should be present"),
+        (
+            _with(parameters_applied=[{"column": "work_date", "range": "today", "from": "2026-11-10"}]),
+            "parameters_applied[0].to should be present",
+        ),
         (_with(parameters=[]), "request.parameters should be absent"),
     ],
 )

@@ -34,8 +34,11 @@ def kinds_at(day: date, at: time, zone: str) -> dict[str, Timetable]:
     clock = f"{at:%H:%M}"
     shapes = {
         "daily": {"kind": "daily", "time": clock},
-        "weekly": {"kind": "weekly", "days": [("mon", "tue", "wed", "thu", "fri", "sat", "sun")[day.weekday()]],
-                   "time": clock},
+        "weekly": {
+            "kind": "weekly",
+            "days": [("mon", "tue", "wed", "thu", "fri", "sat", "sun")[day.weekday()]],
+            "time": clock,
+        },
         "monthly": {"kind": "monthly", "day": day.day, "time": clock},
         "cron": {"kind": "cron", "expression": f"{at.minute} {at.hour} * * *"},
         "cron on that date": {"kind": "cron", "expression": f"{at.minute} {at.hour} {day.day} {day.month} *"},
@@ -90,8 +93,11 @@ def test_a_time_the_clock_shows_twice_runs_once_at_the_first_of_the_two(
     assert [(run.time(), run.utcoffset()) for run in runs] == [(repeated, offset_on(zone, fall - timedelta(1)))]
 
 
-@pytest.mark.parametrize(("zone", "spring", "skipped", "_after_gap", "_fall", "_repeated"), WHOLE_HOUR_CHANGES,
-                         ids=[case[0] for case in WHOLE_HOUR_CHANGES])
+@pytest.mark.parametrize(
+    ("zone", "spring", "skipped", "_after_gap", "_fall", "_repeated"),
+    WHOLE_HOUR_CHANGES,
+    ids=[case[0] for case in WHOLE_HOUR_CHANGES],
+)
 def test_an_hourly_timetable_runs_in_each_of_the_23_real_hours_of_a_spring_forward_day(
     zone, spring, skipped, _after_gap, _fall, _repeated
 ):
@@ -101,8 +107,11 @@ def test_an_hourly_timetable_runs_in_each_of_the_23_real_hours_of_a_spring_forwa
     assert gaps_in_utc(runs) == {timedelta(hours=1)}
 
 
-@pytest.mark.parametrize(("zone", "_spring", "_skipped", "_after_gap", "fall", "repeated"), WHOLE_HOUR_CHANGES,
-                         ids=[case[0] for case in WHOLE_HOUR_CHANGES])
+@pytest.mark.parametrize(
+    ("zone", "_spring", "_skipped", "_after_gap", "fall", "repeated"),
+    WHOLE_HOUR_CHANGES,
+    ids=[case[0] for case in WHOLE_HOUR_CHANGES],
+)
 def test_an_hourly_timetable_runs_in_both_repeated_hours_of_a_fall_back_day_an_hour_apart(
     zone, _spring, _skipped, _after_gap, fall, repeated
 ):
@@ -110,7 +119,8 @@ def test_an_hourly_timetable_runs_in_both_repeated_hours_of_a_fall_back_day_an_h
     runs = runs_on(hourly, fall)
     assert len(runs) == 25
     assert [run.utcoffset() for run in runs if run.time() == repeated] == [
-        offset_on(zone, fall - timedelta(1)), offset_on(zone, fall + timedelta(1))
+        offset_on(zone, fall - timedelta(1)),
+        offset_on(zone, fall + timedelta(1)),
     ]
     assert gaps_in_utc(runs) == {timedelta(hours=1)}
 
@@ -169,5 +179,7 @@ def test_the_last_day_of_the_month_follows_the_calendar_in_the_zone():
     last = Timetable.from_json({"kind": "monthly", "day": "last", "time": "23:30", "zone": "Pacific/Chatham"}, "UTC")
     runs = next_occurrences(last, datetime(2028, 1, 15, tzinfo=UTC), 3)
     assert [f"{run.astimezone(ZoneInfo('Pacific/Chatham')):%Y-%m-%d %H:%M}" for run in runs] == [
-        "2028-01-31 23:30", "2028-02-29 23:30", "2028-03-31 23:30"
+        "2028-01-31 23:30",
+        "2028-02-29 23:30",
+        "2028-03-31 23:30",
     ]

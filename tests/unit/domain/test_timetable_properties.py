@@ -18,9 +18,20 @@ from hypothesis import strategies as st
 from app.domain.timetable import Due, Timetable, due_occurrences, next_occurrences
 
 ZONES = [
-    "Europe/London", "America/New_York", "Australia/Sydney", "Asia/Kolkata", "Pacific/Chatham",
-    "America/Santiago", "Australia/Lord_Howe", "America/Caracas", "Pacific/Apia", "Antarctica/Troll",
-    "America/St_Johns", "Asia/Tehran", "Asia/Kathmandu", "UTC",
+    "Europe/London",
+    "America/New_York",
+    "Australia/Sydney",
+    "Asia/Kolkata",
+    "Pacific/Chatham",
+    "America/Santiago",
+    "Australia/Lord_Howe",
+    "America/Caracas",
+    "Pacific/Apia",
+    "Antarctica/Troll",
+    "America/St_Johns",
+    "Asia/Tehran",
+    "Asia/Kathmandu",
+    "UTC",
 ]
 FIRST_YEAR, LAST_YEAR = 2005, 2040
 COUNT = 40
@@ -60,10 +71,13 @@ def cases(draw, kinds=("hourly", "daily", "weekly", "monthly", "cron")) -> tuple
         zone = ZoneInfo(zone_name)
         offsets = {(change + timedelta(seconds=side)).astimezone(zone).utcoffset() for side in (-1, 0)}
         # Wall-clock hours on both sides of the change, the skipped or repeated ones included.
-        near = sorted({
-            (change.replace(tzinfo=None) + offset + timedelta(minutes=shift)).hour
-            for offset in offsets for shift in range(-90, 91, 30)
-        })
+        near = sorted(
+            {
+                (change.replace(tzinfo=None) + offset + timedelta(minutes=shift)).hour
+                for offset in offsets
+                for shift in range(-90, 91, 30)
+            }
+        )
         hour = draw(st.sampled_from(near)) if draw(st.integers(0, 3)) > 0 else draw(st.integers(0, 23))
     else:
         after = draw(st.datetimes(datetime(FIRST_YEAR, 1, 1), datetime(LAST_YEAR, 1, 1), timezones=st.just(UTC)))
@@ -80,10 +94,21 @@ def cases(draw, kinds=("hourly", "daily", "weekly", "monthly", "cron")) -> tuple
     elif kind == "monthly":
         data = {"time": at, "day": draw(st.one_of(st.integers(1, 28), st.just("last")))}
     else:
-        hours = draw(st.sampled_from([
-            "*", "*/2", "*/3", "0-23", f"{hour}", f"{hour},{(hour + 1) % 24}", f"{max(hour - 1, 0)}-{hour}",
-            f"{max(hour - 1, 0)}-{min(hour + 1, 23)}", f"{hour}-23/2",
-        ]))
+        hours = draw(
+            st.sampled_from(
+                [
+                    "*",
+                    "*/2",
+                    "*/3",
+                    "0-23",
+                    f"{hour}",
+                    f"{hour},{(hour + 1) % 24}",
+                    f"{max(hour - 1, 0)}-{hour}",
+                    f"{max(hour - 1, 0)}-{min(hour + 1, 23)}",
+                    f"{hour}-23/2",
+                ]
+            )
+        )
         minutes = draw(st.sampled_from([f"{minute}", f"{minute}-{minute}"]))
         day = draw(st.sampled_from(["*", "*", "1", "15", "L", "1-7", "*/10", "28-31"]))
         month = draw(st.sampled_from(["*", "*", "3", "3,4,9,10,11", "*/2", "OCT"]))

@@ -93,7 +93,8 @@ def test_a_minute_that_is_not_a_whole_number_is_refused(minute):
 def test_a_time_that_is_not_on_the_24_hour_clock_is_refused(at):
     refused = refusal(kind="daily", time=at)
     assert (refused.field, str(refused)) == (
-        "time", "Enter the time as hours and minutes on the 24-hour clock, such as 07:30."
+        "time",
+        "Enter the time as hours and minutes on the 24-hour clock, such as 07:30.",
     )
 
 
@@ -227,23 +228,35 @@ def test_input_that_is_not_a_mapping_is_refused():
         ({"kind": "hourly", "minute": 1}, "Every hour at 1 minute past the hour (Europe/London)"),
         ({"kind": "hourly", "minute": 15}, "Every hour at 15 minutes past the hour (Europe/London)"),
         ({"kind": "daily", "time": "7:05", "zone": "Asia/Kolkata"}, "Every day at 07:05 (Asia/Kolkata)"),
-        ({"kind": "weekly", "days": ["thu", "mon"], "time": "07:30"},
-         "Every Monday and Thursday at 07:30 (Europe/London)"),
-        ({"kind": "weekly", "days": ["mon", "wed", "fri"], "time": "07:30"},
-         "Every Monday, Wednesday and Friday at 07:30 (Europe/London)"),
+        (
+            {"kind": "weekly", "days": ["thu", "mon"], "time": "07:30"},
+            "Every Monday and Thursday at 07:30 (Europe/London)",
+        ),
+        (
+            {"kind": "weekly", "days": ["mon", "wed", "fri"], "time": "07:30"},
+            "Every Monday, Wednesday and Friday at 07:30 (Europe/London)",
+        ),
         ({"kind": "weekly", "days": ["sun"], "time": "18:00"}, "Every Sunday at 18:00 (Europe/London)"),
-        ({"kind": "weekly", "days": ["mon", "tue", "wed", "thu", "fri"], "time": "07:30"},
-         "Every weekday (Monday to Friday) at 07:30 (Europe/London)"),
-        ({"kind": "weekly", "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "time": "07:30"},
-         "Every day at 07:30 (Europe/London)"),
+        (
+            {"kind": "weekly", "days": ["mon", "tue", "wed", "thu", "fri"], "time": "07:30"},
+            "Every weekday (Monday to Friday) at 07:30 (Europe/London)",
+        ),
+        (
+            {"kind": "weekly", "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "time": "07:30"},
+            "Every day at 07:30 (Europe/London)",
+        ),
         ({"kind": "monthly", "day": 1, "time": "06:00"}, "On the 1st of every month at 06:00 (Europe/London)"),
         ({"kind": "monthly", "day": 2, "time": "06:00"}, "On the 2nd of every month at 06:00 (Europe/London)"),
         ({"kind": "monthly", "day": 13, "time": "06:00"}, "On the 13th of every month at 06:00 (Europe/London)"),
         ({"kind": "monthly", "day": 23, "time": "06:00"}, "On the 23rd of every month at 06:00 (Europe/London)"),
-        ({"kind": "monthly", "day": "last", "time": "06:00"},
-         "On the last day of every month at 06:00 (Europe/London)"),
-        ({"kind": "cron", "expression": "30 7 * * 1,4"},
-         "At 07:30 on Monday and Thursday (cron “30 7 * * 1,4”, Europe/London)"),
+        (
+            {"kind": "monthly", "day": "last", "time": "06:00"},
+            "On the last day of every month at 06:00 (Europe/London)",
+        ),
+        (
+            {"kind": "cron", "expression": "30 7 * * 1,4"},
+            "At 07:30 on Monday and Thursday (cron “30 7 * * 1,4”, Europe/London)",
+        ),
     ],
 )
 def test_a_timetable_describes_itself_in_a_sentence(data, sentence):

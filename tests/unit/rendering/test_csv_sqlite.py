@@ -75,11 +75,13 @@ def test_sqlite_contains_filter_treats_percent_literally(sqlite_world):
     """LIKE wildcards in a contains value are escaped on SQLite as on PostgreSQL."""
     factories.make_timesheet_entry(sqlite_world.employee, note="50% done")
     factories.make_timesheet_entry(sqlite_world.employee, note="500 done")
-    request = FileRequest.from_json({
-        **factories.stored_request(sqlite_world.query),
-        "columns": ["note"],
-        "filters": [{"column": "note", "op": "contains", "value": "0%"}],
-    })
+    request = FileRequest.from_json(
+        {
+            **factories.stored_request(sqlite_world.query),
+            "columns": ["note"],
+            "filters": [{"column": "note", "op": "contains", "value": "0%"}],
+        }
+    )
     assert [row[0] for row in iter_rows(request, sqlite_world.access)] == ["50% done"]
 
 

@@ -370,13 +370,14 @@ def test_long_unbroken_text_wraps_inside_its_column(tmp_path):
         columns,
         [(word, "short", Decimal("1.50")), ("x", url, Decimal("1234567.891")), ("y", "z", -3)],
     )
-    bbox = subprocess.run(
-        ["pdftotext", "-bbox", "-", "-"], input=data, capture_output=True, check=True
-    ).stdout.decode()
+    bbox = subprocess.run(["pdftotext", "-bbox", "-", "-"], input=data, capture_output=True, check=True).stdout.decode()
     words = [
         (float(x0), float(x1), text)
-        for x0, x1, text in re.findall(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" '
-                                       r'yMax="[\d.]+">([^<]*)</word>', bbox)
+        for x0, x1, text in re.findall(
+            r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" '
+            r'yMax="[\d.]+">([^<]*)</word>',
+            bbox,
+        )
     ]
     page_width = 595.28
     content = page_width - 2 * pdf.MARGIN_SIDE
@@ -405,8 +406,7 @@ def test_grouped_render_prints_subtotals_and_grand_total(tmp_path):
     spec = {"A10": ("Retail clients", 7), "B20": ("Wholesale", 90), "C30": ("Дистрибьюторы", 4)}
     groups_rows = {
         code: [
-            (code, f"{code} client {i}", i * 3 + len(code), Decimal(i * 1001 + 7) / Decimal(100))
-            for i in range(count)
+            (code, f"{code} client {i}", i * 3 + len(code), Decimal(i * 1001 + 7) / Decimal(100)) for i in range(count)
         ]
         for code, (_, count) in spec.items()
     }
@@ -438,14 +438,19 @@ def test_a_page_break_between_two_blocks_of_a_group_opens_the_page_with_its_head
     """When a page ends exactly where one block of rows ends (ROWS_PER_BLOCK rows, the group's
     heading first) and the next page starts the next block, inside the group, that page opens
     with the group's heading marked "(continued)", as every page does that breaks inside a group."""
-    columns = [PdfColumn("n", "No.", width=1), PdfColumn("name", "Name", width=4),
-               PdfColumn("amount", "Amount", "decimal", width=2)]
+    columns = [
+        PdfColumn("n", "No.", width=1),
+        PdfColumn("name", "Name", width=4),
+        PdfColumn("amount", "Amount", "decimal", width=2),
+    ]
     last_of_first_block = ROWS_PER_BLOCK - 1
     # Two-line rows at the top move every page end up the list of rows; some count of them
     # makes a page end exactly at the first block's last row.
     for two_line in range(60):
-        rows = [(str(i), f"row {i}" + ("\nsecond line" if i <= two_line else ""), Decimal(i))
-                for i in range(1, ROWS_PER_BLOCK + 80)]
+        rows = [
+            (str(i), f"row {i}" + ("\nsecond line" if i <= two_line else ""), Decimal(i))
+            for i in range(1, ROWS_PER_BLOCK + 80)
+        ]
         out = io.BytesIO()
         render_grouped_pdf(columns, [Group("G", "Main", rows)], PdfLayout(title="Blocks"), out)
         pages = pdftotext(out.getvalue(), tmp_path, "-layout")
@@ -520,9 +525,25 @@ def test_summary_prints_figures_and_chart(tmp_path):
     pages = pdftotext(out.getvalue(), tmp_path, "-layout")
     assert len(pages) == 1
     text = norm(pages[0])
-    for expected in ["Summary", "June", "Clients", "12,345", "Revenue", "98,765.40", "Yes", "Nordics",
-                     "Orders by region", "North", "120", "South", "80.5", "Έβρος", "Refunds", "-40",
-                     "Page 1 of 1"]:
+    for expected in [
+        "Summary",
+        "June",
+        "Clients",
+        "12,345",
+        "Revenue",
+        "98,765.40",
+        "Yes",
+        "Nordics",
+        "Orders by region",
+        "North",
+        "120",
+        "South",
+        "80.5",
+        "Έβρος",
+        "Refunds",
+        "-40",
+        "Page 1 of 1",
+    ]:
         assert expected in text
 
 
@@ -538,8 +559,7 @@ def test_empty_table_renders_a_header_and_a_note(tmp_path):
 
 def test_letter_landscape_page_size():
     """Letter landscape pages are 792 x 612 points."""
-    data, _ = render([PdfColumn("a", "A")], [("x",)], PdfLayout(title="L", page_size="Letter",
-                                                                  orientation="landscape"))
+    data, _ = render([PdfColumn("a", "A")], [("x",)], PdfLayout(title="L", page_size="Letter", orientation="landscape"))
     page = PdfReader(io.BytesIO(data)).pages[0]
     assert (round(float(page.mediabox.width)), round(float(page.mediabox.height))) == (792, 612)
 
@@ -579,9 +599,7 @@ def test_number_date_and_boolean_formatting():
     assert format_boolean(None) == ""
     layout = PdfLayout(title="t", date_format="%m/%d/%Y")
     assert format_value(PdfColumn("d", "D", "date"), date(2024, 12, 31), layout) == "12/31/2024"
-    assert format_value(PdfColumn("d", "D", "datetime"), datetime(2024, 12, 31, 8, 0), layout) == (
-        "12/31/2024 08:00"
-    )
+    assert format_value(PdfColumn("d", "D", "datetime"), datetime(2024, 12, 31, 8, 0), layout) == ("12/31/2024 08:00")
     assert format_value(PdfColumn("d", "D", "datetime"), date(2024, 12, 31), layout) == "12/31/2024"
     assert format_value(PdfColumn("i", "I", "integer"), 1000, layout) == "1,000"
     assert format_value(PdfColumn("t", "T"), None, layout) == ""
@@ -620,8 +638,13 @@ def test_every_script_of_the_demo_data_prints_with_its_own_font_and_reads_back(t
     warnings: Counter = Counter()
     columns = [PdfColumn("script", "Script", width=2), PdfColumn("name", "Name", width=5)]
     out = io.BytesIO()
-    render_table_pdf(columns, [(script, name) for script, (name, _) in SCRIPT_NAMES.items()],
-                     PdfLayout(title="Scripts"), out, warnings=warnings)
+    render_table_pdf(
+        columns,
+        [(script, name) for script, (name, _) in SCRIPT_NAMES.items()],
+        PdfLayout(title="Scripts"),
+        out,
+        warnings=warnings,
+    )
     data = out.getvalue()
     lines = [norm(line) for line in "\n".join(pdftotext(data, tmp_path, "-layout")).splitlines()]
     fonts = pdf_font_names(data)
@@ -642,8 +665,9 @@ def test_arabic_and_hebrew_extract_as_their_own_letters_in_logical_order(tmp_pat
     presentation forms, no normalisation), in logical order: in reading, layout and raw mode."""
     arabic, hebrew = SCRIPT_NAMES["Arabic"][0], SCRIPT_NAMES["Hebrew"][0]
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("name", "Name")], [(arabic,), (hebrew,), ("Zoë Ødegaard",)],
-                     PdfLayout(title="Right to left"), out)
+    render_table_pdf(
+        [PdfColumn("name", "Name")], [(arabic,), (hebrew,), ("Zoë Ødegaard",)], PdfLayout(title="Right to left"), out
+    )
     lines = [
         " ".join(line.translate(POPPLER_EMBEDDINGS).split())
         for line in "\n".join(pdftotext(out.getvalue(), tmp_path, *mode)).splitlines()
@@ -667,8 +691,9 @@ def test_a_character_no_font_has_is_counted_and_kept_in_the_text_layer(tmp_path)
     two of them does not; the text layer still has them."""
     warnings: Counter = Counter()
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("s", "S")], [("🙂 emoji 👩‍💻",), ("plain",)], PdfLayout(title="T"), out,
-                     warnings=warnings)
+    render_table_pdf(
+        [PdfColumn("s", "S")], [("🙂 emoji 👩‍💻",), ("plain",)], PdfLayout(title="T"), out, warnings=warnings
+    )
     assert warnings[GLYPH_MISSING] == 3
     assert norm("🙂 emoji 👩‍💻") in norm("\n".join(pdftotext(out.getvalue(), tmp_path)))
 
@@ -693,8 +718,13 @@ def test_a_huge_note_is_clipped_with_a_marker_and_counted(tmp_path):
     warnings: Counter = Counter()
     note = ("Lorem ipsum dolor sit amet " * 4000)[:100_000]
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("n", "N", "integer", width=1), PdfColumn("note", "Note", width=6)],
-                     [(1, note), (2, "short")], PdfLayout(title="Notes"), out, warnings=warnings)
+    render_table_pdf(
+        [PdfColumn("n", "N", "integer", width=1), PdfColumn("note", "Note", width=6)],
+        [(1, note), (2, "short")],
+        PdfLayout(title="Notes"),
+        out,
+        warnings=warnings,
+    )
     pages = pdftotext(out.getvalue(), tmp_path, "-layout")
     assert len(pages) == 1
     assert CLIP_MARKER in pages[0] and "short" in pages[0]
@@ -705,8 +735,11 @@ def words_with_boxes(data: bytes) -> list[tuple[float, float, str]]:
     bbox = subprocess.run(["pdftotext", "-bbox", "-", "-"], input=data, capture_output=True, check=True).stdout
     return [
         (float(x0), float(x1), text)
-        for x0, x1, text in re.findall(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" '
-                                       r'yMax="[\d.]+">([^<]*)</word>', bbox.decode())
+        for x0, x1, text in re.findall(
+            r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" '
+            r'yMax="[\d.]+">([^<]*)</word>',
+            bbox.decode(),
+        )
     ]
 
 
@@ -718,8 +751,11 @@ def test_an_email_address_wraps_at_its_punctuation_within_its_column():
     render_table_pdf(columns, [(email, "x")], PdfLayout(title="Emails"), out)
     content = 595.28 - 2 * pdf.MARGIN_SIDE
     column_right = pdf.MARGIN_SIDE + content / 4
-    pieces = [w for w in words_with_boxes(out.getvalue()) if w[2] not in {"Email", "Other", "x", "Emails"}
-              and not w[2].startswith("Page") and w[2] not in {"1", "of"}]
+    pieces = [
+        w
+        for w in words_with_boxes(out.getvalue())
+        if w[2] not in {"Email", "Other", "x", "Emails"} and not w[2].startswith("Page") and w[2] not in {"1", "of"}
+    ]
     assert "".join(text for _, _, text in pieces) == email
     assert len(pieces) > 1
     assert all(x1 <= column_right + 0.5 for _, x1, _ in pieces)
@@ -761,8 +797,7 @@ def test_a_repeated_value_is_counted_every_time_it_prints():
     """Laying out the same missing glyph twice counts it twice (layouts are reused, counts are not)."""
     warnings: Counter = Counter()
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out,
-                     warnings=warnings)
+    render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out, warnings=warnings)
     assert warnings[GLYPH_MISSING] == 3
 
 
@@ -778,19 +813,34 @@ def _render_hostile(kind: str, values: list[str], warnings: Counter) -> tuple[by
     out = io.BytesIO()
     layout = PdfLayout(title="Hostile values")
     if kind == "table":
-        render_table_pdf([PdfColumn("n", "N", "integer", width=1), PdfColumn("v", "Value", width=8)],
-                         list(enumerate(values, start=1)), layout, out, warnings=warnings)
+        render_table_pdf(
+            [PdfColumn("n", "N", "integer", width=1), PdfColumn("v", "Value", width=8)],
+            list(enumerate(values, start=1)),
+            layout,
+            out,
+            warnings=warnings,
+        )
         return out.getvalue(), 1
     if kind == "coded":
         # Each value is a group's description (in its heading) and its only row's text.
         groups = [Group(f"G{i}", value, [(value, i)]) for i, value in enumerate(values, start=1)]
-        render_grouped_pdf([PdfColumn("v", "Value", width=6), PdfColumn("n", "N", "integer", width=1)],
-                           groups, layout, out, warnings=warnings)
+        render_grouped_pdf(
+            [PdfColumn("v", "Value", width=6), PdfColumn("n", "N", "integer", width=1)],
+            groups,
+            layout,
+            out,
+            warnings=warnings,
+        )
         return out.getvalue(), 2
     # A figure's label and a chart bar's label.
-    render_summary_pdf(layout, [(value, i) for i, value in enumerate(values, start=1)],
-                       [(value, i) for i, value in enumerate(values, start=1)], out, chart_title="Chart",
-                       warnings=warnings)
+    render_summary_pdf(
+        layout,
+        [(value, i) for i, value in enumerate(values, start=1)],
+        [(value, i) for i, value in enumerate(values, start=1)],
+        out,
+        chart_title="Chart",
+        warnings=warnings,
+    )
     return out.getvalue(), 2
 
 
@@ -836,8 +886,9 @@ def test_spaces_and_controls_a_font_lacks_stay_in_the_text_layer(tmp_path):
     warnings: Counter = Counter()
     values = ["Ann\u3000Lee", "Ogham\u1680space", "bell\x07", "escape\x1b[0m"]
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("v", "Value")], [(v,) for v in values], PdfLayout(title="Spaces"), out,
-                     warnings=warnings)
+    render_table_pdf(
+        [PdfColumn("v", "Value")], [(v,) for v in values], PdfLayout(title="Spaces"), out, warnings=warnings
+    )
     lines = "\n".join(pdftotext(out.getvalue(), tmp_path, "-raw")).splitlines()
     for value in values:
         assert value in lines
@@ -874,9 +925,13 @@ def test_a_continued_group_heading_counts_its_missing_glyphs_on_each_page_it_ope
     "(continued)" heading opens, and not for the pages it does not."""
     warnings: Counter = Counter()
     out = io.BytesIO()
-    render_grouped_pdf([PdfColumn("v", "Value")],
-                       [Group("A", "🙂 Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
-                       PdfLayout(title="Groups"), out, warnings=warnings)
+    render_grouped_pdf(
+        [PdfColumn("v", "Value")],
+        [Group("A", "🙂 Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
+        PdfLayout(title="Groups"),
+        out,
+        warnings=warnings,
+    )
     pages = pdftotext(out.getvalue(), tmp_path, "-raw")
     continued = sum("A — 🙂 Team (continued)" in page for page in pages)
     assert continued >= 2
@@ -888,8 +943,13 @@ def test_a_summary_chart_of_long_labels_runs_on_to_the_next_page(tmp_path):
     goes on over the next, every bar printed."""
     labels = [f"Group {i:02d} " + "long label " * 200 for i in range(30)]
     out = io.BytesIO()
-    render_summary_pdf(PdfLayout(title="Summary"), [("Rows", 30)], [(label, i) for i, label in enumerate(labels)],
-                       out, chart_title="By group")
+    render_summary_pdf(
+        PdfLayout(title="Summary"),
+        [("Rows", 30)],
+        [(label, i) for i, label in enumerate(labels)],
+        out,
+        chart_title="By group",
+    )
     pages = pdftotext(out.getvalue(), tmp_path, "-raw")
     assert len(pages) > 1
     text = "\n".join(pages)
@@ -901,8 +961,12 @@ def test_a_right_to_left_group_description_keeps_the_row_count_after_it():
     of the Arabic name: the name is set apart for the bidi algorithm, which would otherwise read
     the number with the Arabic and print it before the name."""
     out = io.BytesIO()
-    render_grouped_pdf([PdfColumn("v", "Value")], [Group("A1", "محمد الأمين", [("x",), ("y",)], row_count=9)],
-                       PdfLayout(title="Headings"), out)
+    render_grouped_pdf(
+        [PdfColumn("v", "Value")],
+        [Group("A1", "محمد الأمين", [("x",), ("y",)], row_count=9)],
+        PdfLayout(title="Headings"),
+        out,
+    )
     words = words_with_boxes(out.getvalue())
     arabic = [x1 for _, x1, text in words if _RIGHT_TO_LEFT.search(text)]
     (count,) = [x0 for x0, _, text in words if text == "9"]
@@ -957,14 +1021,55 @@ def test_a_time_with_an_offset_prints_in_utc():
 def test_numbers_dates_and_header_words_too_wide_for_their_column_are_set_smaller_not_broken():
     """Fourteen columns on a portrait page: each amount, date and time prints as one word inside
     its column (smaller), never as "-12,345." over "25"; each header word stays whole."""
-    labels = ["Entry ID", "Employee", "Team", "Work date", "Hours worked", "Approved", "Note", "Project",
-              "Recorded at", "Hourly rate", "Days", "Role", "Shift starts", "Amount owed"]
-    kinds = ["integer", "text", "text", "date", "decimal", "boolean", "text", "text", "datetime", "decimal",
-             "decimal", "text", "datetime", "decimal"]
+    labels = [
+        "Entry ID",
+        "Employee",
+        "Team",
+        "Work date",
+        "Hours worked",
+        "Approved",
+        "Note",
+        "Project",
+        "Recorded at",
+        "Hourly rate",
+        "Days",
+        "Role",
+        "Shift starts",
+        "Amount owed",
+    ]
+    kinds = [
+        "integer",
+        "text",
+        "text",
+        "date",
+        "decimal",
+        "boolean",
+        "text",
+        "text",
+        "datetime",
+        "decimal",
+        "decimal",
+        "text",
+        "datetime",
+        "decimal",
+    ]
     columns = [PdfColumn(f"c{i}", label, kind) for i, (label, kind) in enumerate(zip(labels, kinds, strict=True))]
-    row = (1, "Ann Lee", "Team A", date(2026, 10, 1), Decimal("1234567.50"), True, "note", "Ward 1",
-           datetime(2026, 11, 2, 18, 0), Decimal("-12345.25"), Decimal("5.5"), "Role", datetime(2026, 11, 2, 7, 0),
-           Decimal("98765432.10"))
+    row = (
+        1,
+        "Ann Lee",
+        "Team A",
+        date(2026, 10, 1),
+        Decimal("1234567.50"),
+        True,
+        "note",
+        "Ward 1",
+        datetime(2026, 11, 2, 18, 0),
+        Decimal("-12345.25"),
+        Decimal("5.5"),
+        "Role",
+        datetime(2026, 11, 2, 7, 0),
+        Decimal("98765432.10"),
+    )
     data, _ = render(columns, [row])
     words = words_with_boxes(data)
     texts = [text for _, _, text in words]

@@ -137,8 +137,13 @@ def test_text_longer_than_excel_allows_is_counted_as_a_warning():
 
 @pytest.mark.parametrize(
     ("day", "serial"),
-    [(date(1900, 1, 1), 1), (date(1900, 2, 28), 59), (date(1900, 3, 1), 61), (date(2026, 11, 2), 46328),
-     (date(9999, 12, 31), 2958465)],
+    [
+        (date(1900, 1, 1), 1),
+        (date(1900, 2, 28), 59),
+        (date(1900, 3, 1), 61),
+        (date(2026, 11, 2), 46328),
+        (date(9999, 12, 31), 2958465),
+    ],
 )
 def test_date_serials_follow_excels_1900_system(day, serial):
     """1900-01-01 is serial 1 and 1900-02-28 is 59 (Excel's phantom 1900-02-29 is 60), 1900-03-01 is 61."""
@@ -304,8 +309,16 @@ def test_refuses_a_known_total_beyond_the_sheet_before_writing():
     """A total that cannot fit (heading included) raises TooManyRows and writes nothing."""
     out = io.BytesIO()
     with pytest.raises(TooManyRows, match="1,048,575"):
-        write_xlsx(COLUMNS, iter([ROW]), out, heading="names", include_descriptions=False,
-                   progress=lambda n, t: None, total=1_048_576, warnings=Counter())
+        write_xlsx(
+            COLUMNS,
+            iter([ROW]),
+            out,
+            heading="names",
+            include_descriptions=False,
+            progress=lambda n, t: None,
+            total=1_048_576,
+            warnings=Counter(),
+        )
     assert out.getvalue() == b""
 
 

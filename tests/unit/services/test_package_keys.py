@@ -8,8 +8,21 @@ from app.services.package_keys import manifest_key, package_prefix, relative_to_
 from app.storage import InvalidKey, check_key_under
 
 HOSTILE_IDS = [0, -1, True, "1", "1/../2", 1.0, None, "../../etc"]
-HOSTILE_DATASETS = ["../people", "people/../../x", "", "People", "a b", "teams\n", "/abs", "x" * 100, ".", "..",
-                    "teams/evil", "tëams", "teams\x00"]
+HOSTILE_DATASETS = [
+    "../people",
+    "people/../../x",
+    "",
+    "People",
+    "a b",
+    "teams\n",
+    "/abs",
+    "x" * 100,
+    ".",
+    "..",
+    "teams/evil",
+    "tëams",
+    "teams\x00",
+]
 
 
 def test_the_prefix_names_workspace_execution_and_attempt():
@@ -52,8 +65,11 @@ def test_a_volume_key_refuses_a_bad_sequence(sequence):
         volume_key(package_prefix(1, 2, 3), "teams", sequence, "csv")
 
 
-@pytest.mark.parametrize("prefix", ["packages/w1/e2/a3", "../packages/", "/packages/w1/", "packages/w1/../../",
-                                    "", "packages//w1/"], ids=repr)
+@pytest.mark.parametrize(
+    "prefix",
+    ["packages/w1/e2/a3", "../packages/", "/packages/w1/", "packages/w1/../../", "", "packages//w1/"],
+    ids=repr,
+)
 def test_keys_refuse_a_prefix_that_is_not_a_clean_folder(prefix):
     with pytest.raises(InvalidKey):
         volume_key(prefix, "teams", 1, "csv")

@@ -17,8 +17,17 @@ def test_plausible_addresses_are_accepted(address):
 
 @pytest.mark.parametrize(
     "address",
-    ["ann", "ann@", "@example.org", "ann@example", "ann@@example.org", "ann smith@example.org",
-     "Ann <ann@example.org>", "ann@example.org, bob@example.org", "ann@example."],
+    [
+        "ann",
+        "ann@",
+        "@example.org",
+        "ann@example",
+        "ann@@example.org",
+        "ann smith@example.org",
+        "Ann <ann@example.org>",
+        "ann@example.org, bob@example.org",
+        "ann@example.",
+    ],
 )
 def test_implausible_addresses_are_refused(address):
     assert not _ADDRESS.fullmatch(address)

@@ -11,10 +11,7 @@ from app.supervisor import MAX_BACKOFF_SECONDS, STEADY_SECONDS, Child, Superviso
 
 #: A child that runs until the file named after it exists, then exits with code 3.
 RUNS_UNTIL_RELEASED = (
-    "import os, sys, time\n"
-    "while not os.path.exists(sys.argv[1]):\n"
-    "    time.sleep(0.02)\n"
-    "raise SystemExit(3)\n"
+    "import os, sys, time\nwhile not os.path.exists(sys.argv[1]):\n    time.sleep(0.02)\nraise SystemExit(3)\n"
 )
 
 

@@ -53,8 +53,14 @@ def test_json_lines_keep_types_and_exact_decimals():
     assert line.endswith("\n") and line.count("\n") == 1
     assert '"rate":21.50' in line
     parsed = json.loads(line, parse_float=Decimal)
-    assert parsed == {"id": 7, "name": "Zoë", "rate": Decimal("21.50"), "at": "2026-11-02T18:00:00.000000+00:00",
-                      "active": True, "on": "2026-03-01"}
+    assert parsed == {
+        "id": 7,
+        "name": "Zoë",
+        "rate": Decimal("21.50"),
+        "at": "2026-11-02T18:00:00.000000+00:00",
+        "active": True,
+        "on": "2026-03-01",
+    }
     assert list(parsed) == NAMES
 
 

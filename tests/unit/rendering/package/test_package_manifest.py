@@ -10,32 +10,63 @@ from app.rendering.package.manifest import ManifestDataset, ManifestVolume, buil
 
 def _manifest(format: str = "csv") -> dict:
     datasets = [
-        ManifestDataset("teams", 1, "ab" * 32, [("id", "integer"), ("name", "text")],
-                        [ManifestVolume("teams/teams-00001.csv.zip", "teams-00001.csv", 120, 3, "cd" * 32)]),
-        ManifestDataset("shifts", 2, "ef" * 32, [("id", "integer"), ("starts_at", "datetime")],
-                        [ManifestVolume("shifts/shifts-00001.csv.zip", "shifts-00001.csv", 1000, 10, "01" * 32),
-                         ManifestVolume("shifts/shifts-00002.csv.zip", "shifts-00002.csv", 500, 4, "23" * 32)]),
+        ManifestDataset(
+            "teams",
+            1,
+            "ab" * 32,
+            [("id", "integer"), ("name", "text")],
+            [ManifestVolume("teams/teams-00001.csv.zip", "teams-00001.csv", 120, 3, "cd" * 32)],
+        ),
+        ManifestDataset(
+            "shifts",
+            2,
+            "ef" * 32,
+            [("id", "integer"), ("starts_at", "datetime")],
+            [
+                ManifestVolume("shifts/shifts-00001.csv.zip", "shifts-00001.csv", 1000, 10, "01" * 32),
+                ManifestVolume("shifts/shifts-00002.csv.zip", "shifts-00002.csv", 500, 4, "23" * 32),
+            ],
+        ),
     ]
-    data = build_manifest(package_uid="u-1", execution_id=5, workspace_id=9,
-                          cutoff_at=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
-                          created_at=datetime(2026, 12, 1, 2, 5, tzinfo=UTC), format=format, datasets=datasets)
+    data = build_manifest(
+        package_uid="u-1",
+        execution_id=5,
+        workspace_id=9,
+        cutoff_at=datetime(2026, 12, 1, 2, 0, tzinfo=UTC),
+        created_at=datetime(2026, 12, 1, 2, 5, tzinfo=UTC),
+        format=format,
+        datasets=datasets,
+    )
     return json.loads(data.decode("utf-8"))
 
 
 def test_the_manifest_identifies_the_package_and_its_cutoff():
     manifest = _manifest()
-    assert (manifest["manifest_version"], manifest["package_uid"], manifest["execution_id"],
-            manifest["workspace_id"]) == (1, "u-1", 5, 9)
+    assert (
+        manifest["manifest_version"],
+        manifest["package_uid"],
+        manifest["execution_id"],
+        manifest["workspace_id"],
+    ) == (1, "u-1", 5, 9)
     assert manifest["cutoff_at"] == "2026-12-01T02:00:00.000000+00:00"
 
 
 def test_the_manifest_lists_every_dataset_with_schema_columns_rows_and_volumes():
     shifts = _manifest()["datasets"][1]
     assert (shifts["name"], shifts["schema_version"], shifts["content_hash"], shifts["row_count"]) == (
-        "shifts", 2, "ef" * 32, 14)
+        "shifts",
+        2,
+        "ef" * 32,
+        14,
+    )
     assert shifts["columns"] == [{"name": "id", "type": "integer"}, {"name": "starts_at", "type": "datetime"}]
-    assert shifts["volumes"][1] == {"key": "shifts/shifts-00002.csv.zip", "entry": "shifts-00002.csv",
-                                    "size_bytes": 500, "row_count": 4, "sha256": "23" * 32}
+    assert shifts["volumes"][1] == {
+        "key": "shifts/shifts-00002.csv.zip",
+        "entry": "shifts-00002.csv",
+        "size_bytes": 500,
+        "row_count": 4,
+        "sha256": "23" * 32,
+    }
 
 
 def test_the_manifest_totals_add_up():

@@ -39,9 +39,13 @@ def _write(rows, cap: int, batch: int = 500, format: str = "csv", progress=None)
     batches = [rows[i : i + batch] for i in range(0, len(rows), batch)]
     encoder = encoder_for(format, ["id", "note"], ["integer", "text"])
     results = write_dataset_volumes(
-        dataset="notes", header=encoder.header, extension=encoder.extension,
-        batches=encoded_batches(encoder, batches), volume_size_bytes=cap,
-        open_volume=lambda sequence: _Target(store, sequence), modified=MODIFIED,
+        dataset="notes",
+        header=encoder.header,
+        extension=encoder.extension,
+        batches=encoded_batches(encoder, batches),
+        volume_size_bytes=cap,
+        open_volume=lambda sequence: _Target(store, sequence),
+        modified=MODIFIED,
         progress=progress,
     )
     return results, store
@@ -113,10 +117,15 @@ def test_json_lines_volumes_split_on_whole_lines():
 
 def test_records_from_copy_end_with_crlf_and_keep_their_own_line_breaks():
     store: dict[int, tuple[bytes, VolumeResult]] = {}
-    records = [b'1,"a"\n', b'2,"two\nlines"\n', b'3,\n']
+    records = [b'1,"a"\n', b'2,"two\nlines"\n', b"3,\n"]
     write_dataset_volumes(
-        dataset="notes", header=b'"id","note"\r\n', extension="csv", batches=record_batches(iter(records)),
-        volume_size_bytes=10_000, open_volume=lambda sequence: _Target(store, sequence), modified=MODIFIED,
+        dataset="notes",
+        header=b'"id","note"\r\n',
+        extension="csv",
+        batches=record_batches(iter(records)),
+        volume_size_bytes=10_000,
+        open_volume=lambda sequence: _Target(store, sequence),
+        modified=MODIFIED,
     )
     data, volume = store[1]
     assert volume.row_count == 3
