@@ -1,13 +1,17 @@
 """The Flask extensions, created once and bound to the app in create_app()."""
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
 from flask_htmx import HTMX
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
-from sqlalchemy import MetaData, event
-from sqlalchemy.engine import Engine
+from sqlalchemy import MetaData, Table, TextClause, event
+from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.sql.dml import UpdateBase
 
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {
@@ -22,12 +26,33 @@ NAMING = {
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
+    if TYPE_CHECKING:
+        # SQLAlchemy types it as any FROM clause; every model here is declared on a Table.
+        __table__: ClassVar[Table]
+
 
 db = SQLAlchemy(model_class=Base)
+
+# The base class of every model. Flask-SQLAlchemy builds db.Model at run time (Base plus its own
+# mixins), so a type checker cannot see it as a class; to the checker it is the declarative Base.
+if TYPE_CHECKING:
+    Model = Base
+else:
+    Model = db.Model
 migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
 htmx = HTMX()
+
+
+def execute_dml(statement: UpdateBase | TextClause, params: Mapping[str, Any] | None = None) -> CursorResult[Any]:
+    """Run an INSERT, UPDATE or DELETE (or such a statement as text) in the session; its result
+    tells how many rows it changed.
+
+    Session.execute is typed to return a plain Result, which has no rowcount, whatever the
+    statement; for a data-changing statement it is always a CursorResult, which has.
+    """
+    return cast(CursorResult[Any], db.session.execute(statement, params))
 
 
 @event.listens_for(Engine, "connect")

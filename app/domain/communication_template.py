@@ -14,7 +14,7 @@ from sqlalchemy import update
 
 from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.text_rules import refuse_unstorable
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models.schedule import CommunicationTemplateVersion, TemplateStatus
 
 MAX_NAME = 200
@@ -62,7 +62,7 @@ def validate_text(subject: str, body: str) -> TemplateText:
 
 def _apply_to_draft(version_id: int, values: dict, action: str) -> None:
     version = CommunicationTemplateVersion
-    result = db.session.execute(
+    result = execute_dml(
         update(version)
         .where(version.id == version_id, version.status == TemplateStatus.DRAFT)
         .values(**values)

@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import or_, update
 
 from app.domain.errors import TransitionRefused
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models.schedule import DeliveryStatus, RecipientDelivery
 from app.models.types import utcnow
 
@@ -24,7 +24,7 @@ ERROR_LIMIT = 500
 
 
 def _apply(delivery_id: int, guard: list, values: dict, action: str) -> None:
-    result = db.session.execute(
+    result = execute_dml(
         update(RecipientDelivery)
         .where(RecipientDelivery.id == delivery_id, *guard)
         .values(**values)

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import text, update
 
 from app.domain.errors import TransitionRefused
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models.schedule import PauseReason, Schedule, ScheduleStatus
 from app.models.types import utcnow
 
@@ -24,7 +24,7 @@ FAILURE_STREAK_LIMIT = 3
 
 
 def _apply(schedule_id: int, guard: list, values: dict, action: str) -> None:
-    result = db.session.execute(
+    result = execute_dml(
         update(Schedule)
         .where(Schedule.id == schedule_id, *guard)
         .values(**values)
@@ -90,7 +90,7 @@ def record_run_outcome(schedule_id: int, succeeded: bool, now: datetime | None =
     db.session.execute(
         update(Schedule).where(Schedule.id == schedule_id).values(failure_streak=Schedule.failure_streak + 1)
     )
-    result = db.session.execute(
+    result = execute_dml(
         update(Schedule)
         .where(
             Schedule.id == schedule_id,
@@ -123,7 +123,7 @@ def record_occurrences(moves: list[tuple[int, datetime, datetime | None, datetim
     if db.engine.dialect.name != "postgresql":
         # SQLite (the one-machine default) has no arrays: the same guard, one row at a time.
         return sum(
-            db.session.execute(
+            execute_dml(
                 update(Schedule)
                 .where(Schedule.id == schedule_id, Schedule.next_occurrence_at == seen_next)
                 .values(last_occurrence_at=admitted_at, next_occurrence_at=next_at)
@@ -132,7 +132,7 @@ def record_occurrences(moves: list[tuple[int, datetime, datetime | None, datetim
             for schedule_id, admitted_at, next_at, seen_next in moves
         )
     ids, admitted, following, seen = (list(column) for column in zip(*moves, strict=True))
-    result = db.session.execute(
+    result = execute_dml(
         text(
             "UPDATE schedules AS s SET last_occurrence_at = m.admitted_at, next_occurrence_at = m.next_at"
             " FROM unnest(CAST(:ids AS integer[]), CAST(:admitted AS timestamptz[]),"

@@ -9,11 +9,11 @@ from datetime import datetime
 from sqlalchemy import JSON, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, utcnow
 
 
-class AuditEvent(db.Model):
+class AuditEvent(Model):
     __tablename__ = "audit_events"
     __table_args__ = (Index("ix_audit_events_workspace_time", "workspace_id", "created_at"),)
 

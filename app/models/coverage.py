@@ -12,11 +12,11 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, utcnow
 
 
-class CoverageDataset(db.Model):
+class CoverageDataset(Model):
     __tablename__ = "export_coverage_datasets"
     __table_args__ = (
         UniqueConstraint("dataset", "schema_version", name="export_coverage_datasets_version_uidx"),
@@ -33,7 +33,7 @@ class CoverageDataset(db.Model):
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class CoverageVersion(db.Model):
+class CoverageVersion(Model):
     __tablename__ = "export_coverage_versions"
 
     version: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)

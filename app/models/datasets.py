@@ -13,11 +13,11 @@ from decimal import Decimal
 from sqlalchemy import ForeignKey, Index, Numeric, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
-class Team(db.Model):
+class Team(Model):
     __tablename__ = "data_teams"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -28,7 +28,7 @@ class Team(db.Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-class TeamMember(db.Model):
+class TeamMember(Model):
     """An employee as the people dataset shows them (not someone who logs in to the console)."""
 
     __tablename__ = "data_people"
@@ -45,7 +45,7 @@ class TeamMember(db.Model):
     active: Mapped[bool]
 
 
-class Shift(db.Model):
+class Shift(Model):
     __tablename__ = "data_shifts"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -61,7 +61,7 @@ class Shift(db.Model):
     notes: Mapped[str] = mapped_column(Text, default="")
 
 
-class TimeOffRequest(db.Model):
+class TimeOffRequest(Model):
     __tablename__ = "data_time_off_requests"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -79,7 +79,7 @@ class TimeOffRequest(db.Model):
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-class TimesheetEntry(db.Model):
+class TimesheetEntry(Model):
     """The largest dataset; SEED_ROWS scales it."""
 
     __tablename__ = "data_timesheet_entries"

@@ -13,7 +13,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 
@@ -49,7 +49,7 @@ def _one_of(column: str, values: type[StrEnum]) -> str:
     return f"{column} IN ({', '.join(repr(value.value) for value in values)})"
 
 
-class QueryExport(LeaseColumns, db.Model):
+class QueryExport(LeaseColumns, Model):
     __tablename__ = "query_exports"
     __table_args__ = (
         CheckConstraint(_one_of("status", FileStatus), name="status"),
@@ -165,7 +165,7 @@ class QueryExport(LeaseColumns, db.Model):
         return int(elapsed * remaining / self.rows_written)
 
 
-class QueryExportRequest(db.Model):
+class QueryExportRequest(Model):
     """The outbox row committed with its file (INV-01); the dispatcher moves it onto RQ."""
 
     __tablename__ = "query_export_requests"

@@ -7,11 +7,11 @@ from datetime import datetime
 from sqlalchemy import JSON, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, utcnow
 
 
-class SavedQuery(db.Model):
+class SavedQuery(Model):
     __tablename__ = "saved_queries"
     __table_args__ = (
         UniqueConstraint("workspace_id", "name"),

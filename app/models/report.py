@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, utcnow
 
 REPORT_KINDS = ("table", "coded", "summary")
@@ -24,7 +24,7 @@ ORIENTATIONS = ("portrait", "landscape")
 PRINT_PARAMETERS = ("title", "subtitle", "page_size", "orientation", "show_filters", "show_generated_at")
 
 
-class Report(db.Model):
+class Report(Model):
     __tablename__ = "reports"
     __table_args__ = (
         UniqueConstraint("workspace_id", "name"),

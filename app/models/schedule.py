@@ -18,7 +18,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 MAX_RECIPIENTS = 50
@@ -72,7 +72,7 @@ class TemplateStatus(StrEnum):
     PUBLISHED = "published"
 
 
-class CommunicationTemplate(db.Model):
+class CommunicationTemplate(Model):
     """A workspace's message template; its text lives in numbered versions."""
 
     __tablename__ = "communication_templates"
@@ -89,7 +89,7 @@ class CommunicationTemplate(db.Model):
     )
 
 
-class CommunicationTemplateVersion(db.Model):
+class CommunicationTemplateVersion(Model):
     """One version of a template: `draft → published`; a published version never changes again."""
 
     __tablename__ = "communication_template_versions"
@@ -112,7 +112,7 @@ class CommunicationTemplateVersion(db.Model):
     template: Mapped[CommunicationTemplate] = relationship(back_populates="versions")
 
 
-class Schedule(db.Model):
+class Schedule(Model):
     __tablename__ = "schedules"
     __table_args__ = (
         UniqueConstraint("workspace_id", "name"),
@@ -181,7 +181,7 @@ class Schedule(db.Model):
     )
 
 
-class ScheduleRecipient(db.Model):
+class ScheduleRecipient(Model):
     """A person of the workspace or an email address; `address_key` makes entries distinct."""
 
     __tablename__ = "query_schedule_recipients"
@@ -201,7 +201,7 @@ class ScheduleRecipient(db.Model):
     schedule: Mapped[Schedule] = relationship(back_populates="recipients")
 
 
-class ScheduleRun(LeaseColumns, db.Model):
+class ScheduleRun(LeaseColumns, Model):
     """One occurrence of a schedule: `queued → running → succeeded | failed`, attempts appended."""
 
     __tablename__ = "schedule_runs"
@@ -245,7 +245,7 @@ class ScheduleRun(LeaseColumns, db.Model):
     )
 
 
-class ScheduleRunAttempt(db.Model):
+class ScheduleRunAttempt(Model):
     """One attempt of a run, appended: number, start, end, outcome, error and the file it made."""
 
     __tablename__ = "schedule_run_attempts"
@@ -267,7 +267,7 @@ class ScheduleRunAttempt(db.Model):
     run: Mapped[ScheduleRun] = relationship(back_populates="attempts")
 
 
-class RecipientDelivery(db.Model):
+class RecipientDelivery(Model):
     """One recipient of one run: `pending → submitted | skipped | failed`.
 
     A row is claimed (`claimed_at`, under a conditional UPDATE) before its message is sent, and
@@ -306,7 +306,7 @@ class RecipientDelivery(db.Model):
     run: Mapped[ScheduleRun] = relationship(back_populates="deliveries")
 
 
-class ScheduleUnsubscribe(db.Model):
+class ScheduleUnsubscribe(Model):
     """A recipient who asked for no more messages of one schedule (one-click, RFC 8058)."""
 
     __tablename__ = "schedule_unsubscribes"

@@ -9,7 +9,7 @@ from flask_login import UserMixin
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import UTCDateTime, utcnow
 
 WORKSPACE_STATUSES = ("live", "suspended", "closed")
@@ -18,7 +18,7 @@ MEMBERSHIP_GRANTS = ("schedules.manage", "schedules.external_recipients")
 STAFF_PERMISSIONS = ("staff.view", "staff.execute")
 
 
-class Workspace(db.Model):
+class Workspace(Model):
     __tablename__ = "workspaces"
     __table_args__ = (CheckConstraint("status IN ('live', 'suspended', 'closed')", name="status"),)
 
@@ -37,7 +37,7 @@ class Workspace(db.Model):
     memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")
 
 
-class Person(UserMixin, db.Model):
+class Person(UserMixin, Model):
     """Someone who can log in: a workspace member, an administrator, or Rhythm staff."""
 
     __tablename__ = "people"
@@ -60,7 +60,7 @@ class Person(UserMixin, db.Model):
         return self.session_token
 
 
-class Membership(db.Model):
+class Membership(Model):
     """A person's place in a workspace: role, grants, dataset grants and optional team row scope."""
 
     __tablename__ = "memberships"

@@ -14,7 +14,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.extensions import db
+from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
 MAX_DESTINATIONS = 5
@@ -117,7 +117,7 @@ class NoticeStatus(StrEnum):
     FAILED = "failed"
 
 
-class ExportSettings(db.Model):
+class ExportSettings(Model):
     """One record per workspace (INV-09): what a package holds, how long it is kept, when it runs."""
 
     __tablename__ = "data_export_definitions"
@@ -156,7 +156,7 @@ class ExportSettings(db.Model):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
-class ExportDestination(db.Model):
+class ExportDestination(Model):
     """A customer's storage a package is copied to: at most five per workspace, unique by
     connection and path. The secret is encrypted at rest (app/security/credentials.py) and never
     shown again. A removed destination keeps its row for the delivery history."""
@@ -203,7 +203,7 @@ class ExportDestination(db.Model):
     removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
-class ExportExecution(LeaseColumns, db.Model):
+class ExportExecution(LeaseColumns, Model):
     """One admitted workspace export: `queued → running → succeeded | failed`, `queued → cancelled`.
 
     At most one queued or running per workspace (INV-09, the partial unique index). Admission
@@ -266,7 +266,7 @@ class ExportExecution(LeaseColumns, db.Model):
     )
 
 
-class ExportJobEvent(db.Model):
+class ExportJobEvent(Model):
     """The execution's append-only event log: phases started and finished, counts, warnings, errors."""
 
     __tablename__ = "data_export_job_events"
@@ -289,7 +289,7 @@ class ExportJobEvent(db.Model):
     execution: Mapped[ExportExecution] = relationship(back_populates="events")
 
 
-class ExportPackage(db.Model):
+class ExportPackage(Model):
     """A produced package (seed 001): `available → expired | deleted`. Made `available` only after
     its manifest is stored; `expires_at` is its retention deadline."""
 
@@ -333,7 +333,7 @@ class ExportPackage(db.Model):
     )
 
 
-class ExportVolume(db.Model):
+class ExportVolume(Model):
     """A volume file of an execution's package, recorded as it is uploaded (the seed's staging
     table): a restarted execution aborts or removes what an earlier attempt left."""
 
@@ -364,7 +364,7 @@ class ExportVolume(db.Model):
     )
 
 
-class ExportPart(db.Model):
+class ExportPart(Model):
     """One uploaded part of a volume's multipart upload (the seed's part table)."""
 
     __tablename__ = "data_export_parts"
@@ -379,7 +379,7 @@ class ExportPart(db.Model):
     volume: Mapped[ExportVolume] = relationship(back_populates="parts")
 
 
-class ExportDelivery(LeaseColumns, db.Model):
+class ExportDelivery(LeaseColumns, Model):
     """A package's delivery to one destination (seed 000). A superseded row stays as history; its
     replacement is a new row (`replaces_id`)."""
 
@@ -429,7 +429,7 @@ class ExportDelivery(LeaseColumns, db.Model):
     )
 
 
-class ExportDeliveryAttempt(db.Model):
+class ExportDeliveryAttempt(Model):
     """One transfer attempt, appended; its number is allocated under the delivery's row lock."""
 
     __tablename__ = "data_export_delivery_attempts"
@@ -452,7 +452,7 @@ class ExportDeliveryAttempt(db.Model):
     delivery: Mapped[ExportDelivery] = relationship(back_populates="attempts")
 
 
-class ExportNotice(db.Model):
+class ExportNotice(Model):
     """A notice email, recorded once per (subject, kind, person) so a retried step never notifies twice."""
 
     __tablename__ = "data_export_notices"

@@ -19,7 +19,7 @@ from flask import current_app
 from sqlalchemy import and_, case, func, literal, or_, select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import Membership, Person
 from app.models.types import UTCDateTime, utcnow
 
@@ -100,7 +100,7 @@ def _count_attempt(person: Person) -> None:
     lock_end = now + timedelta(seconds=settings.login_lockout_seconds)
     lock_expired = and_(Person.locked_until.is_not(None), Person.locked_until <= now)
     attempts = case((lock_expired, 1), else_=Person.failed_logins + 1)
-    result = db.session.execute(
+    result = execute_dml(
         update(Person)
         .where(
             Person.id == person.id,

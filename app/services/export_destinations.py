@@ -18,7 +18,7 @@ from app.destinations import ProbeResult, test_connection
 from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import MAX_DESTINATIONS, SUMMARY_LIMIT, DestinationKind, ExportDestination
@@ -65,11 +65,11 @@ def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     try:
         # The workspace row's lock serialises adds: the count below sees every committed add.
         db.session.execute(select(Workspace.id).where(Workspace.id == workspace_id).with_for_update())
-        live = db.session.scalar(
+        live = db.session.execute(
             select(func.count())
             .select_from(ExportDestination)
             .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
-        )
+        ).scalar_one()
         if live >= MAX_DESTINATIONS:
             raise ValidationError(
                 f"A workspace has at most {MAX_DESTINATIONS} destinations; remove one before adding another.", "form"
@@ -192,7 +192,7 @@ def test(access: RequesterContext, destination: ExportDestination) -> ProbeResul
     result = test_connection(destination)
     message = (result.message or ("Connected." if result.ok else "The test failed."))[:SUMMARY_LIMIT]
     now = utcnow()
-    changed = db.session.execute(
+    changed = execute_dml(
         update(ExportDestination)
         .where(
             ExportDestination.id == destination.id,
@@ -238,7 +238,7 @@ def _simple_change(
 
 
 def _guarded_update(destination: ExportDestination, expected_version: int, **values) -> None:
-    result = db.session.execute(
+    result = execute_dml(
         update(ExportDestination)
         .where(
             ExportDestination.id == destination.id,

@@ -15,7 +15,7 @@ from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.domain.export_cadence import next_cadence_at
 from app.domain.export_settings_rules import CheckedSettings, SettingsInput, active_datasets, check_settings
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import Membership, Person, Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import (
@@ -122,7 +122,7 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
             if expected_version is None:
                 raise ValidationError(CHANGED_ELSEWHERE, "version")
             before = _audited(_current_values(existing))
-            result = db.session.execute(
+            result = execute_dml(
                 update(ExportSettings)
                 .where(
                     ExportSettings.id == existing.id,

@@ -26,6 +26,7 @@ from typing import Any
 from flask import current_app
 from itsdangerous import BadData, URLSafeSerializer
 from sqlalchemy import Select, literal, or_, tuple_
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.extensions import db
@@ -37,6 +38,8 @@ SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM = "q", "sort", "after"
 # PostgreSQL text cannot hold NUL, so no name contains one (and a parameter with one is refused).
 _UNSEARCHABLE = re.compile("\x00")
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
+# What a list sorts and searches by: a model's column attribute or an SQL expression over one.
+ListColumn = ColumnElement[Any] | QueryableAttribute[Any]
 
 TEXT, MOMENT, NUMBER = "text", "moment", "number"
 
@@ -50,7 +53,7 @@ class SortOrder:
     """
 
     label: str
-    keys: tuple[ColumnElement, ...]
+    keys: tuple[ListColumn, ...]
     kinds: tuple[str, ...]
     descending: bool = False
 
@@ -66,7 +69,7 @@ class ListSpec:
     name: str
     sorts: Mapping[str, SortOrder]  # the first is the default
     filters: Mapping[str, ListFilter]
-    search_columns: tuple[ColumnElement, ...]
+    search_columns: tuple[ListColumn, ...]
     page_size: int = PAGE_SIZE
 
     @property
@@ -141,7 +144,7 @@ def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
     return ListRequest(search, filters, sort, args.get(CURSOR_PARAM) or None, tuple(notices))
 
 
-def contains_text(columns: Sequence[ColumnElement], search: str) -> ColumnElement[bool]:
+def contains_text(columns: Sequence[ListColumn], search: str) -> ColumnElement[bool]:
     """Any of `columns` contains `search`, ignoring case, with LIKE's wildcards taken literally."""
     pattern = "%" + _LIKE_SPECIAL.sub(r"\\\1", search) + "%"
     return or_(*(column.ilike(pattern, escape="\\") for column in columns))

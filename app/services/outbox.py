@@ -19,7 +19,7 @@ from rq.job import Job, JobStatus
 from rq.worker import Worker
 from sqlalchemy import select, update
 
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
@@ -71,7 +71,7 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
     """
     number = seen_dispatch_count + 1
     job_id = job_id_for(export_id, number)
-    claimed = db.session.execute(
+    claimed = execute_dml(
         update(QueryExportRequest)
         .where(QueryExportRequest.id == request_id, QueryExportRequest.dispatch_count == seen_dispatch_count)
         .values(dispatch_count=number, dispatched_at=utcnow(), job_id=job_id)

@@ -20,7 +20,7 @@ from app.domain.catalog import DATASETS
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import QueryInUse, validate_report
 from app.domain.text_rules import database_id
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
 from app.models.types import utcnow
@@ -165,7 +165,7 @@ def update_report(access: RequesterContext, report: Report, data: dict, expected
     _refuse_taken_name(access, checked["name"], excluding_id=report.id)
     version = report.version if expected_version is None else expected_version
     try:
-        result = db.session.execute(
+        result = execute_dml(
             update(Report)
             .where(Report.id == report.id, Report.workspace_id == access.workspace_id, Report.version == version)
             .values(

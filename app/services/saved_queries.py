@@ -19,7 +19,7 @@ from app.domain.catalog import DATASETS, Column, Dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import validate_definition
 from app.domain.text_rules import refuse_unstorable
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
@@ -123,7 +123,7 @@ def update_query(
     checked = _checked_definition(access, definition)
     version = query.version if expected_version is None else expected_version
     try:
-        result = db.session.execute(
+        result = execute_dml(
             update(SavedQuery)
             .where(
                 SavedQuery.id == query.id,

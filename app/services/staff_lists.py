@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.extensions import db
@@ -26,7 +27,14 @@ from app.services import keyset
 class StaffList:
     kind: str
     title: str
-    model: type
+    model: (
+        type[QueryExport]
+        | type[ScheduleRun]
+        | type[Schedule]
+        | type[ExportExecution]
+        | type[ExportPackage]
+        | type[ExportDelivery]
+    )
     at: InstrumentedAttribute
     statuses: tuple[str, ...]
     code: InstrumentedAttribute | None
@@ -152,7 +160,7 @@ def parse_filters(staff_list: StaffList, args) -> Filters:
 def list_page(staff_list: StaffList, filters: Filters) -> keyset.Page:
     """One page of (record, workspace name) rows matching the filters."""
     model = staff_list.model
-    statement = select(model, Workspace.name.label("workspace_name")).join(
+    statement: Select[Any] = select(model, Workspace.name.label("workspace_name")).join(
         Workspace, Workspace.id == model.workspace_id
     )
     if filters.workspace_id:
@@ -212,7 +220,9 @@ def attention(now: datetime | None = None) -> list[Attention]:
             select(Schedule.pause_reason, func.count())
             .where(Schedule.status == ScheduleStatus.PAUSED)
             .group_by(Schedule.pause_reason)
-        ).all()
+        )
+        .tuples()
+        .all()
     )
     for reason in PauseReason:
         items.append(
