@@ -24,7 +24,8 @@ _TICK_SECONDS = 0.5
 
 def run_forever() -> None:
     configure_logging("scheduler")
-    app = current_app._get_current_object() if has_app_context() else worker_app()
+    # Flask types current_app as a Flask, though it is a LocalProxy whose object this takes.
+    app = current_app._get_current_object() if has_app_context() else worker_app()  # type: ignore[attr-defined]
     stopping = threading.Event()
 
     def stop(signum, _frame) -> None:

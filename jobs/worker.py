@@ -12,6 +12,7 @@ from rq import Worker
 
 from app.observability.logs import configure_logging
 from app.observability.metrics import PROCESS_VARIABLE
+from app.services.queue import queue_connections
 from jobs.app_context import worker_app
 
 
@@ -20,9 +21,11 @@ def main() -> None:
     name = f"exports-{socket.gethostname()}-{os.getpid()}"
     # The work-horses this worker forks, one job at a time, share one metrics file (app/observability/metrics.py).
     os.environ[PROCESS_VARIABLE] = name
-    app = worker_app()
+    connections = queue_connections(worker_app())
     # The app's own client: the worker and the jobs it runs share the app's connection pool.
-    Worker([app.export_queue], connection=app.redis, name=name).work(with_scheduler=True, logging_level="INFO")
+    Worker([connections.export_queue], connection=connections.redis, name=name).work(
+        with_scheduler=True, logging_level="INFO"
+    )
 
 
 if __name__ == "__main__":

@@ -96,7 +96,8 @@ def renewed_while_running(renew: Callable[[datetime], None], what: str) -> Itera
     or a newer attempt took it over); renewing then stops, and the work finds out for itself.
     Any other error (the database briefly unreachable) is logged and the next turn tries again.
     """
-    app = current_app._get_current_object()
+    # Flask types current_app as a Flask, though it is a LocalProxy whose object the thread needs.
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
     interval = lease_seconds() / RENEWALS_PER_LEASE
     stopping = threading.Event()
 

@@ -18,7 +18,7 @@ from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, redispatch_lost
-from app.services.queue import export_queue
+from app.services.queue import export_queue, queue_connections
 from app.storage import get_storage
 from tests import factories
 
@@ -219,7 +219,7 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
     unreachable = Redis(port=_unused_port(), socket_connect_timeout=1)
-    monkeypatch.setattr(app, "export_queue", Queue(app.export_queue.name, connection=unreachable))
+    monkeypatch.setattr(queue_connections(app), "export_queue", Queue(export_queue().name, connection=unreachable))
     with caplog.at_level(logging.WARNING, logger="app.services.outbox"):
         response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     monkeypatch.undo()
