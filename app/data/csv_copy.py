@@ -20,7 +20,7 @@ never show in the file; parallel workers are off for it (see `_stream_copy`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 
 from sqlalchemy import ColumnElement, Select, Text, and_, case, cast, func, literal
 
@@ -88,7 +88,9 @@ def copy_statement(statement: Select, columns: Sequence[Column], exact_values: b
     return statement.with_only_columns(*cells, maintain_column_froms=True)
 
 
-def copy_records(request: FileRequest, access: RequesterContext, *, exact_values: bool) -> Iterator[memoryview]:
+def copy_records(
+    request: FileRequest, access: RequesterContext, *, exact_values: bool
+) -> Generator[memoryview, None, None]:
     """The request's rows as CSV records, each one row ending with `\\n`, as COPY sends them.
 
     Access and validation errors are raised here, at the call, before any record. Each record
@@ -106,9 +108,11 @@ def copy_records(request: FileRequest, access: RequesterContext, *, exact_values
     return _stream_copy(sql, compiled.params)
 
 
-def _stream_copy(sql: str, params: dict) -> Iterator[memoryview]:
+def _stream_copy(sql: str, params: dict) -> Generator[memoryview, None, None]:
     raw = db.engine.raw_connection()
     try:
+        if raw.driver_connection is None:
+            raise RuntimeError("the pool lent a connection whose database connection is closed")
         with raw.driver_connection.cursor() as cursor:
             # Dates print as YYYY-MM-DD and times are formatted in UTC, whatever the server's defaults.
             cursor.execute("SET LOCAL datestyle = 'ISO, YMD'")

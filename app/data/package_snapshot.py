@@ -22,12 +22,12 @@ Only datasets whose coverage declaration (app/domain/coverage.py) is active may 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, Text, case, cast, func, literal, select
+from sqlalchemy import ColumnElement, Connection, Row, Text, case, cast, func, literal, select
 
 from app.domain.catalog import DATASETS, Dataset
 from app.domain.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
@@ -101,7 +101,7 @@ class PackageSnapshot:
         """Whether `csv_records` is available (PostgreSQL)."""
         return self._connection.dialect.name == "postgresql"
 
-    def csv_records(self, dataset: PackagedDataset) -> Iterator[memoryview]:
+    def csv_records(self, dataset: PackagedDataset) -> Generator[memoryview, None, None]:
         """The dataset's rows as CSV records (each ending with `\\n`, no header), in id order, from
         COPY in this snapshot. Each record is valid until the next is asked for."""
         table = dataset.dataset.table
@@ -114,10 +114,14 @@ class PackageSnapshot:
         # COPY takes no server-side parameters: psycopg binds them client-side as quoted literals.
         sql = f"COPY ({compiled.string}) TO STDOUT WITH (FORMAT csv{force_quote})"
         driver = self._connection.connection.driver_connection
+        if driver is None:
+            raise RuntimeError("the snapshot's database connection is closed")
         with driver.cursor() as cursor, cursor.copy(sql, compiled.params) as copy:
             yield from copy
 
-    def batches(self, dataset: PackagedDataset, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[Sequence[tuple]]:
+    def batches(
+        self, dataset: PackagedDataset, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> Generator[Sequence[Row], None, None]:
         """The dataset's rows (every declared column, in id order), `batch_size` at a time."""
         table = dataset.dataset.table
         statement = self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
@@ -135,6 +139,7 @@ _BARE_TYPES = ("integer", "decimal")
 
 def _csv_cell(column, name: str, type_: str):
     """The CSV text of one cell as SQL, labelled with the column's name; NULL stays NULL."""
+    text: ColumnElement
     if type_ == "datetime":
         text = func.to_char(column, literal('YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"', Text))
     elif type_ == "boolean":

@@ -8,7 +8,7 @@ flow and memory stays flat however many rows there are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -215,7 +215,7 @@ def _read_times_in_utc(connection: Connection) -> None:
         connection.exec_driver_sql("SET LOCAL timezone = 'UTC'")
 
 
-def _stream(statement: Select, batch_size: int) -> Iterator[tuple]:
+def _stream(statement: Select, batch_size: int) -> Generator[tuple, None, None]:
     # Its own connection: the caller commits progress on db.session while rows flow, and a
     # commit there would close a server-side cursor opened on the session's connection.
     with db.engine.connect() as connection:
@@ -225,7 +225,7 @@ def _stream(statement: Select, batch_size: int) -> Iterator[tuple]:
             yield from map(tuple, batch)
 
 
-def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 5000) -> Iterator[tuple]:
+def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 5000) -> Generator[tuple, None, None]:
     """The request's rows as tuples of typed Python values, fetched `batch_size` at a time.
 
     Access and validation errors are raised here, at the call; the rows come as the iterator is

@@ -36,6 +36,13 @@ class Dataset:
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 
+    def known_column(self, name: str) -> Column:
+        """The column called `name`, a name already checked against the dataset; KeyError otherwise."""
+        column = self.column(name)
+        if column is None:
+            raise KeyError(f"the {self.name} dataset has no column {name!r}")
+        return column
+
     @property
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]

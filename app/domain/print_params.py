@@ -101,6 +101,13 @@ class ReportLayout:
     def column_names(self) -> list[str]:
         return [column.name for column in self.columns]
 
+    @property
+    def grouped_by(self) -> str:
+        """The column a coded report groups its rows by (from_json refuses a coded layout without one)."""
+        if self.code_column is None:
+            raise ValueError(f"a {self.kind} report layout names no column to group by")
+        return self.code_column
+
     @classmethod
     def from_json(cls, data: Any, path: str = "layout") -> ReportLayout:
         data = _SHAPE.mapping(data, path, ("kind",), ("columns", "code_column", "code_descriptions", "summary"))

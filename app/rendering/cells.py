@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any
 
 from app.domain.catalog import Column
 from app.rendering.neutralise import neutralise
 
-CellFormatter = Callable[[object], str]
+# Each formatter takes the values of its own column type (or None), as the rows bring them.
+CellFormatter = Callable[[Any], str]
 
 
 def _text(value: str | None) -> str:

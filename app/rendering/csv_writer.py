@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from app.domain.catalog import Column
-from app.rendering.cells import FORMATTERS
+from app.rendering.cells import FORMATTERS, CellFormatter
 from app.rendering.neutralise import neutralise
 
 Progress = Callable[[int, int | None], None]
@@ -74,7 +74,7 @@ def _exact(text: str) -> str:
     return text
 
 
-def field_writers(columns: Sequence[Column], exact_values: bool) -> list[Callable[[object], str]]:
+def field_writers(columns: Sequence[Column], exact_values: bool) -> list[CellFormatter]:
     """One function per column giving a value's CSV field, quoting included."""
     text_field = _quoted_text(_exact if exact_values else neutralise)
     return [text_field if column.type == "text" else FORMATTERS[column.type] for column in columns]

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime
 from itertools import chain, islice
-from typing import Any, BinaryIO
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from openpyxl import Workbook
@@ -31,7 +31,7 @@ from openpyxl.utils import get_column_letter
 
 from app.domain.catalog import Column
 from app.domain.report_spec import is_amount, is_identifier
-from app.rendering import TooManyRows
+from app.rendering import ByteSink, TooManyRows
 from app.rendering.pdf import Group, PdfLayout, add_to, rows_label
 from app.rendering.pdf.formatting import format_datetime
 from app.rendering.xlsx_cells import (
@@ -250,7 +250,7 @@ def _read_ahead_groups(groups: Iterable[Group]) -> tuple[list[Sequence[Any]], It
 def write_report_xlsx(
     columns: list[Column],
     page: PdfLayout,
-    out: BinaryIO,
+    out: ByteSink,
     *,
     rows: Iterable[Sequence[Any]] | None = None,
     groups: Iterable[Group] | None = None,
@@ -268,9 +268,9 @@ def write_report_xlsx(
     if groups is not None:
         sample, groups = _read_ahead_groups(groups)
     else:
-        rows = iter(rows or ())
-        sample = list(islice(rows, WIDTH_SAMPLE_ROWS))
-        rows = chain(sample, rows)
+        remaining = iter(rows or ())
+        sample = list(islice(remaining, WIDTH_SAMPLE_ROWS))
+        table_rows = chain(sample, remaining)
     sheet.widths(sample)
     sheet.append([sheet.cell(page.title, bold=True)])
     if page.subtitle:
@@ -305,7 +305,7 @@ def write_report_xlsx(
                 add_to(grand, name, value)
         sheet.label_row(f"Grand total · {rows_label(written)}", grand)
     else:
-        for values in rows:
+        for values in table_rows:
             sheet.row(values)
             written += 1
             if written % 1000 == 0:

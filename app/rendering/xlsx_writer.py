@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, tzinfo
 from decimal import Decimal
 from itertools import chain, islice
+from typing import Any
 from xml.sax.saxutils import quoteattr
 from zoneinfo import ZoneInfo
 
@@ -90,7 +91,7 @@ def _string_cell(ref: str, text: str, style: int, warnings: Counter[str]) -> str
     )
 
 
-def _cell_writers(warnings: Counter[str], zone: tzinfo) -> dict[str, Callable[[object, str], str]]:
+def _cell_writers(warnings: Counter[str], zone: tzinfo) -> dict[str, Callable[[Any, str], str]]:
     """One function per column type turning a value into its cell's XML (empty for a missing value)."""
 
     def text(value: str | None, ref: str) -> str:
@@ -168,7 +169,7 @@ def description_texts(columns: Sequence[Column], zone_name: str) -> list[str]:
     return texts
 
 
-def _shown_text(column_type: str, value: object) -> str:
+def _shown_text(column_type: str, value: Any) -> str:
     """About what a cell of the column shows, for its width; dates, time stamps and booleans have
     fixed widths, which the type's floor already covers."""
     if value is None:

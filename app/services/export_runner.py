@@ -130,6 +130,8 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
         code, detail = _failure(exc, settings.export_job_timeout, export_id)
         return _settle_failed(export_id, attempt, code, detail)
 
+    if out.size is None:
+        raise RuntimeError("the writer's block ended cleanly, yet its upload recorded no size")
     try:
         export_file.succeed(
             export_id,
@@ -206,6 +208,8 @@ def _remove_object(export_id: int) -> None:
     """Delete the object under a failed file's key; the expiry sweep retries what this cannot."""
     key = db.session.scalar(select(QueryExport.storage_key).where(QueryExport.id == export_id))
     db.session.rollback()
+    if key is None:
+        return  # the record was deleted meanwhile: no key is left here to name its object
     with contextlib.suppress(StorageError):
         get_storage().delete(key)
 

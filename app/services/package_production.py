@@ -23,10 +23,12 @@ the log with the execution id) and sends an EXECUTION_FAILED notice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import logging
 import time
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass, field
 
 from flask import current_app
@@ -240,7 +242,13 @@ class _Production:
 
             encoder = encoder_for(self.format, dataset.column_names, dataset.column_types)
             copying = self.format == "csv" and snapshot.can_copy
-            source = snapshot.csv_records(dataset) if copying else snapshot.batches(dataset)
+            source: Generator
+            if copying:
+                source = snapshot.csv_records(dataset)
+                batches = record_batches(source)
+            else:
+                source = snapshot.batches(dataset)
+                batches = encoded_batches(encoder, source)
             # Closed however the writing ends, so a failure mid-COPY ends the COPY before the
             # snapshot's transaction is rolled back.
             with contextlib.closing(source):
@@ -248,9 +256,9 @@ class _Production:
                     dataset=dataset.name,
                     header=encoder.header,
                     extension=encoder.extension,
-                    batches=record_batches(source) if copying else encoded_batches(encoder, source),
+                    batches=batches,
                     volume_size_bytes=int(self.snapshot_settings["volume_size_bytes"]),
-                    open_volume=lambda sequence, name=dataset.name: _VolumeUpload(self, name, sequence),
+                    open_volume=functools.partial(_VolumeUpload, self, dataset.name),
                     modified=snapshot.cutoff_at,
                     progress=progress,
                 )

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, BinaryIO
+from typing import Any
 
 from flask import current_app
 
@@ -35,7 +35,7 @@ from app.domain.report_spec import is_identifier
 from app.domain.stored_request import FileRequest
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.rendering import TooManyRows
+from app.rendering import ByteSink, TooManyRows
 from app.rendering.pdf import (
     Group,
     PdfColumn,
@@ -139,7 +139,7 @@ def filters_text(request: FileRequest, dataset: Dataset, date_format: str, time_
         value = condition.value
         if condition.op in VALUELESS:
             parts.append(f"{column.label} {operator}")
-        elif condition.op == "between":
+        elif condition.op == "between" and isinstance(value, tuple):
             low, high = (_value_text(column, v, date_format, time_zone) for v in value)
             parts.append(f"{column.label} between {low} and {high}")
         elif isinstance(value, tuple):
@@ -234,7 +234,7 @@ def _write_pdf(
     request: FileRequest,
     layout: ReportLayout,
     access: RequesterContext,
-    out: BinaryIO,
+    out: ByteSink,
     progress: Progress,
     page: PdfLayout,
     warnings: Counter,
@@ -254,7 +254,7 @@ def _write_pdf(
     if total > max_rows:
         raise _too_many_for_pdf(total, max_rows)
     progress(0, total)
-    counts = group_counts(request, access, layout.code_column) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
     columns = printed_columns(dataset, layout)
     rows = iter_rows(request, access)
     try:
@@ -279,7 +279,7 @@ def _write_xlsx(
     layout: ReportLayout,
     time_zone: str,
     access: RequesterContext,
-    out: BinaryIO,
+    out: ByteSink,
     progress: Progress,
     page: PdfLayout,
     warnings: Counter,
@@ -291,7 +291,7 @@ def _write_xlsx(
     names = layout.column_names
     total = count_rows(request, access)
     progress(0, total)
-    counts = group_counts(request, access, layout.code_column) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
     rows = iter_rows(request, access)
     try:
         if layout.kind == "coded":
@@ -299,7 +299,7 @@ def _write_xlsx(
         else:
             body = {"rows": map(projector(request, names), rows)}
         return write_report_xlsx(
-            [dataset.column(name) for name in names],
+            [dataset.known_column(name) for name in names],
             page,
             out,
             **body,
@@ -313,7 +313,7 @@ def _write_xlsx(
 
 
 def write_report_file(
-    export: QueryExport, access: RequesterContext, out: BinaryIO, progress: Progress, warnings: Counter
+    export: QueryExport, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
 ) -> int:
     """Write the report file's bytes to `out`; returns the number of data rows it presents.
     What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in

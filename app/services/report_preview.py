@@ -91,7 +91,7 @@ def report_preview(
             "table", page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None, total
         )
 
-    counts = group_counts(request, access, layout.code_column)
+    counts = group_counts(request, access, layout.grouped_by)
     amounts = {c.name for c in columns if c.numeric}
     groups = []
     for group in coded_groups(rows, request, layout, dataset, page, counts):

@@ -18,13 +18,14 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
 from reportlab import rl_config
 from reportlab.lib.colors import HexColor
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import BaseDocTemplate, Flowable, Frame, FrameBreak, NextPageTemplate, PageTemplate
 
+from app.rendering import ByteSink
 from app.rendering.pdf.formatting import add_exact, format_datetime, format_value, rows_label
 from app.rendering.pdf.lines import Line, LineWriter, TextStyle, draw_line, isolated
 from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP, Group, PdfColumn, PdfLayout, PdfTooLarge
@@ -471,7 +472,7 @@ def _numbered_canvas(footer_style: TextStyle, page_width: float):
 
 def build_document(
     layout: PdfLayout,
-    out: BinaryIO,
+    out: ByteSink,
     story: Callable[[float, Styles], Iterable[Flowable]],
     *,
     header: Callable[[float, Styles], _Row] | None = None,
@@ -551,7 +552,7 @@ def _blocks(rows: Iterable[_Row], width: float, placement: _Placement, max_rows:
 def render_body(
     columns: Sequence[PdfColumn],
     layout: PdfLayout,
-    out: BinaryIO,
+    out: ByteSink,
     body: Callable[[_Table], Iterable[_Row]],
     *,
     progress: Progress | None,
@@ -591,7 +592,7 @@ def render_table_pdf(
     columns: list[PdfColumn],
     rows: Iterable[Sequence[Any]],
     layout: PdfLayout,
-    out: BinaryIO,
+    out: ByteSink,
     *,
     progress: Progress | None = None,
     total: int | None = None,
@@ -620,7 +621,7 @@ def render_grouped_pdf(
     columns: list[PdfColumn],
     groups: Iterable[Group],
     layout: PdfLayout,
-    out: BinaryIO,
+    out: ByteSink,
     *,
     progress: Progress | None = None,
     total: int | None = None,

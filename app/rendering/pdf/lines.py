@@ -179,7 +179,7 @@ class TextStyle:
             if index == _MISSING:
                 # Each character no font has prints as the replacement mark; the text layer keeps it.
                 warnings[GLYPH_MISSING] += sum(_counted_missing(ch) for ch in run)
-                actual = "".join(REPLACEMENT if unicodedata.category(ch) == "Cs" else ch for ch in run)
+                actual: str | None = "".join(REPLACEMENT if unicodedata.category(ch) == "Cs" else ch for ch in run)
                 pieces.append(Piece(primary, drawn, stringWidth(drawn, primary, self.size), actual))
                 continue
             face = faces[index]

@@ -6,11 +6,12 @@ import copy
 from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any, BinaryIO
+from typing import Any
 
 from reportlab.lib.colors import HexColor
 from reportlab.platypus import Flowable
 
+from app.rendering import ByteSink
 from app.rendering.pdf.document import GREY, TEXT, Styles, TextBlock, build_document, title_block
 from app.rendering.pdf.formatting import exact_number, figure_text
 from app.rendering.pdf.lines import draw_line
@@ -49,7 +50,7 @@ class _Rows(Flowable):
             part = copy.copy(self)
             # platypus marks a flowable it has moved to a new page (_postponed) and gives up when
             # it cannot place it a second time; a part is a new flowable.
-            vars(part).pop("_postponed", None)
+            part.__dict__.pop("_postponed", None)
             part._set_rows(rows)
             parts.append(part)
         return parts
@@ -122,11 +123,11 @@ class _Chart(_Rows):
         room = self.bar_width - 3
         self.zero = self.label_width - min(least, 0.0) / span * room
         rows = []
-        for (label, value), number in zip(chart, numbers, strict=True):
+        for (label, value), bar in zip(chart, numbers, strict=True):
             label_lines = self.style.lay_out(str(label), self.label_width - 3, warnings)
             value_lines = self.style.lay_out(figure_text(value, layout), self.value_width - 3, warnings)
             height = max(len(label_lines), len(value_lines), 1) * self.style.leading + 3
-            rows.append((label_lines, number / span * room, value_lines, height))
+            rows.append((label_lines, bar / span * room, value_lines, height))
         self._set_rows(rows)
 
     def draw(self):
@@ -151,7 +152,7 @@ def render_summary_pdf(
     layout: PdfLayout,
     figures: list[tuple[str, Any]],
     chart: list[tuple[str, float | int | Decimal]] | None,
-    out: BinaryIO,
+    out: ByteSink,
     *,
     chart_title: str | None = None,
     warnings: Counter | None = None,
