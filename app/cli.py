@@ -40,8 +40,10 @@ def scheduler_command() -> None:
 def _redis_answers() -> bool:
     from redis.exceptions import RedisError
 
+    from app.services.queue import redis_connection
+
     try:
-        return bool(current_app.redis.ping())
+        return bool(redis_connection().ping())
     except RedisError:
         return False
 
@@ -185,11 +187,11 @@ def import_legacy_command(file: str, workspace_id: int | None) -> None:
         if outcome.imported:
             # Names and reasons quote the file's text: one line each, no terminal control characters.
             click.echo(
-                f"{outcome.label}: imported as schedule {outcome.schedule_id} “{printable(outcome.schedule_name)}”, "
-                "paused until the old delivery is switched off."
+                f"{outcome.label}: imported as schedule {outcome.schedule_id} "
+                f"“{printable(outcome.schedule_name or '')}”, paused until the old delivery is switched off."
             )
         else:
-            click.echo(f"{outcome.label}: refused: {printable(outcome.reason)}", err=True)
+            click.echo(f"{outcome.label}: refused: {printable(outcome.reason or '')}", err=True)
     refused = sum(1 for outcome in outcomes if not outcome.imported)
     click.echo(f"{len(outcomes) - refused} imported, {refused} refused.")
     if refused:

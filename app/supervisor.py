@@ -67,8 +67,8 @@ class Supervisor:
         for child in self.children:
             if child.process is None:
                 if child.restart_at is not None and now >= child.restart_at:
-                    self._start(child)
-                    self._say(f"{child.name} restarted (pid {child.process.pid}).")
+                    process = self._start(child)
+                    self._say(f"{child.name} restarted (pid {process.pid}).")
                 continue
             returncode = child.process.poll()
             if returncode is None:
@@ -97,7 +97,8 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 process.kill()
 
-    def _start(self, child: Child) -> None:
+    def _start(self, child: Child) -> subprocess.Popen:
         child.process = subprocess.Popen(child.command, env=self._env)
         child.started_at = self._clock()
         child.restart_at = None
+        return child.process

@@ -103,6 +103,8 @@ class SmtpBackend:
     def __init__(self, settings: MailSettings) -> None:
         assert settings.host is not None and settings.port is not None
         self.settings = settings
+        self._host: str = settings.host
+        self._port: int = settings.port
 
     def __repr__(self) -> str:
         return f"SmtpBackend({self.settings.security.value}://{self.settings.server})"
@@ -143,9 +145,9 @@ class SmtpBackend:
         settings = self.settings
         if settings.security is Security.TLS:
             return smtplib.SMTP_SSL(
-                settings.host, settings.port, timeout=settings.timeout_seconds, context=ssl.create_default_context()
+                self._host, self._port, timeout=settings.timeout_seconds, context=ssl.create_default_context()
             )
-        return smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout_seconds)
+        return smtplib.SMTP(self._host, self._port, timeout=settings.timeout_seconds)
 
     def _submit(self, smtp: smtplib.SMTP, sender: str, recipient: str, payload: bytes, server: str) -> str:
         """MAIL, RCPT, DATA step by step, since `sendmail` drops the final answer with the queue id."""

@@ -162,14 +162,21 @@ def _checked_cadence(data: SettingsInput, zone: str) -> tuple[str, str, int | No
             28,
         )
     at = (data.cadence_time or "").strip()
-    timetable_fields = {"time": "cadence_time", "days": "cadence_weekday", "day": "cadence_day", "zone": "cadence"}
+    timetable_fields: dict[str | None, str] = {
+        "time": "cadence_time",
+        "days": "cadence_weekday",
+        "day": "cadence_day",
+        "zone": "cadence",
+    }
     try:
         timetable = cadence_timetable(
             data.cadence if data.cadence != Cadence.OFF else Cadence.DAILY, at, weekday, day, zone
         )
     except ValidationError as refused:
         raise ValidationError(str(refused), timetable_fields.get(refused.field, "cadence")) from None
-    return data.cadence, timetable.at.strftime("%H:%M"), weekday, day
+    if timetable is None:
+        raise ValueError("an off cadence is checked as a daily one, so it has a timetable")
+    return data.cadence, timetable.time_of_day.strftime("%H:%M"), weekday, day
 
 
 def _checked_people(values: list[str], member_ids: frozenset[int]) -> list[int]:

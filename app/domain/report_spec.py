@@ -8,6 +8,7 @@ checked layout is a ReportLayout (app/domain/print_params.py), which the file ke
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from app.domain.catalog import Column, Dataset, get_dataset
@@ -111,7 +112,7 @@ def _validate_columns(dataset: Dataset, query_columns: list[str], raw_columns: l
     return tuple(columns)
 
 
-def _validate_code_descriptions(raw: object) -> dict[str, str]:
+def _validate_code_descriptions(raw: Mapping[object, object] | None) -> dict[str, str]:
     descriptions = dict(raw or {})
     if len(descriptions) > MAX_CODE_DESCRIPTIONS:
         raise ValidationError(f"Describe at most {MAX_CODE_DESCRIPTIONS} codes.", "code_descriptions")

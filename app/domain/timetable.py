@@ -107,7 +107,7 @@ class Timetable:
         elif self.kind == "cron":
             data["expression"] = self.expression
         else:
-            data["time"] = self.at.strftime("%H:%M")
+            data["time"] = self.time_of_day.strftime("%H:%M")
             if self.kind == "weekly":
                 data["days"] = [WEEKDAY_KEYS[day - 1] for day in self.weekdays]
             elif self.kind == "monthly":
@@ -125,7 +125,7 @@ class Timetable:
             return f"Every hour at {self.minute} {unit} past the hour {zone}"
         if self.kind == "cron":
             return f"{_cron(self.expression).explain()} (cron “{self.expression}”, {self.zone})"
-        at = self.at.strftime("%H:%M")
+        at = self.time_of_day.strftime("%H:%M")
         if self.kind == "daily" or len(self.weekdays) == len(WEEKDAY_KEYS):
             return f"Every day at {at} {zone}"
         if self.kind == "weekly":
@@ -134,16 +134,36 @@ class Timetable:
             return f"Every {_spoken_list([WEEKDAY_NAMES[day - 1] for day in self.weekdays])} at {at} {zone}"
         if self.month_day == LAST_DAY:
             return f"On the last day of every month at {at} {zone}"
-        return f"On the {_ordinal(self.month_day)} of every month at {at} {zone}"
+        return f"On the {_ordinal(self._numbered_day)} of every month at {at} {zone}"
+
+    @property
+    def time_of_day(self) -> time:
+        """The wall-clock time a daily, weekly or monthly timetable runs at."""
+        if self.at is None:
+            raise ValueError(f"a {self.kind} timetable has no time of day")
+        return self.at
+
+    @property
+    def _cron_text(self) -> str:
+        if self.expression is None:
+            raise ValueError(f"a {self.kind} timetable has no cron expression")
+        return self.expression
+
+    @property
+    def _numbered_day(self) -> int:
+        """The day of the month of a monthly timetable that does not run on the last day."""
+        if not isinstance(self.month_day, int):
+            raise ValueError(f"a {self.kind} timetable on day {self.month_day!r} has no numbered day")
+        return self.month_day
 
     @property
     def cron_expression(self) -> str:
         """The wall-clock times this timetable names, as a five-field cron expression."""
         if self.kind == "cron":
-            return self.expression
+            return self._cron_text
         if self.kind == "hourly":
             return f"{self.minute} * * * *"
-        head = f"{self.at.minute} {self.at.hour}"
+        head = f"{self.time_of_day.minute} {self.time_of_day.hour}"
         if self.kind == "daily":
             return f"{head} * * *"
         if self.kind == "weekly":

@@ -130,7 +130,7 @@ class S3Storage(Storage):
         if prefix:
             check_key(prefix.rstrip("/"))
         base = f"{self.prefix}/" if self.prefix else ""
-        keys = []
+        keys: list[str] = []
         with _translated("list", self._location(base + prefix)):
             pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base + prefix)
             for page in pages:

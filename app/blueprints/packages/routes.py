@@ -64,7 +64,7 @@ def _package_or_404(package_id: int) -> ExportPackage:
 
 
 def _person() -> Person:
-    return db.session.get(Person, g.access.person_id)
+    return db.session.get_one(Person, g.access.person_id)
 
 
 # Overview and Export now

@@ -144,7 +144,7 @@ class QueryForm:
         ranked = [n for n in order if n in chosen] + [n for n in chosen if n not in order]
         rest = [n for n in order if n not in chosen] + [n for n in dataset.column_names if n not in order]
         names = list(dict.fromkeys(ranked + rest))
-        return [dataset.column(name) for name in names]
+        return [c for c in (dataset.column(name) for name in names) if c is not None]
 
     def sort_rows(self) -> list[SortRow]:
         """The chosen sort keys and empty rows up to the limit."""

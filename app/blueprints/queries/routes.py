@@ -131,7 +131,7 @@ def filter_values(workspace_id: int):
     dataset = get_dataset(request.args.get("dataset", ""))
     column = dataset.column(row.column) if dataset else None
     choices = None
-    if column is not None and row.op not in VALUELESS:
+    if dataset is not None and column is not None and row.op not in VALUELESS:
         choices = saved_queries.offered_values(g.access, dataset.name, column.name)
     return render_template(
         "queries/_filter_value.html", i=int(index), f=row, column=column, choices=choices, error=None

@@ -128,8 +128,8 @@ class ReportForm:
 
     def query_columns(self, query: SavedQuery | None) -> list[Column]:
         """The chosen query's columns, in the query's order: what a report of it can print."""
-        dataset = get_dataset(query.dataset) if query else None
-        if dataset is None:
+        dataset = get_dataset(query.dataset) if query is not None else None
+        if query is None or dataset is None:
             return []
         return [c for c in (dataset.column(name) for name in query.columns) if c is not None]
 

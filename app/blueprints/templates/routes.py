@@ -74,12 +74,12 @@ def edit_draft(workspace_id: int, template_id: int, version_id: int):
         )
         return page, 400
     except TransitionRefused:
-        error = ValidationError(
+        published = ValidationError(
             f"Version {version.number} was published meanwhile and can no longer change. "
             "Make a new version to change the text."
         )
         page = render_template(
-            "message_templates/form.html", form=form, template=template, version=version, error=error
+            "message_templates/form.html", form=form, template=template, version=version, error=published
         )
         return page, 409
     flash(f"Saved version {version.number} of “{template.name}” (still a draft).")
