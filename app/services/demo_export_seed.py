@@ -41,6 +41,8 @@ def seed_demo_export() -> str:
     if db.session.scalar(select(ExportSettings.id).where(ExportSettings.workspace_id == workspace.id)) is not None:
         return "The demo workspace export was set up before; left as it is."
     access = current_context(workspace.id, admin.id)
+    if access is None:
+        return "The demo administrator is not a member of the demo workspace; no workspace export was set up."
     export_settings.save(
         access,
         SettingsInput(

@@ -483,7 +483,7 @@ def _add_employees(
     emails = dict(_NAME_POOL)
     sizes = [size for *_rest, size in plan.teams]
     job_weights = [weight for *_rest, weight in plan.jobs]
-    employees = []
+    employees: list[TeamMember] = []
     for i, full_name in enumerate(names):
         team = teams[i % len(teams)] if i < 3 * len(teams) else rng.choices(teams, weights=sizes)[0]
         title, low, high, _weight = rng.choices(plan.jobs, weights=job_weights)[0]
@@ -1088,12 +1088,15 @@ def _insert_rows(table: Table, columns: Sequence[str], batches: Iterable[list[tu
     """
     connection = db.session.connection()
     if connection.dialect.name == "postgresql":
-        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        copy_statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
             sql.Identifier(table.name), sql.SQL(", ").join(map(sql.Identifier, columns))
         )
-        with connection.connection.driver_connection.cursor() as cursor:
+        driver = connection.connection.driver_connection
+        if driver is None:
+            raise RuntimeError("the session's database connection is closed")
+        with driver.cursor() as cursor:
             for batch in batches:
-                with cursor.copy(statement) as copy:
+                with cursor.copy(copy_statement) as copy:
                     for row in batch:
                         copy.write_row(row)
         return

@@ -11,6 +11,7 @@ notice's id, so the same notice is recognisable however many attempts it took.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -60,9 +61,9 @@ SUBJECT_TYPES = {
 def recipients(workspace_id: int) -> list[int]:
     """The workspace's administrators plus the settings' notification people who are members now."""
     members = dict(
-        db.session.execute(
-            select(Membership.person_id, Membership.role).where(Membership.workspace_id == workspace_id)
-        ).all()
+        db.session.execute(select(Membership.person_id, Membership.role).where(Membership.workspace_id == workspace_id))
+        .tuples()
+        .all()
     )
     settings = db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
     chosen = {person_id for person_id, role in members.items() if role == "admin"}
@@ -122,7 +123,7 @@ def send_pending(now: datetime | None = None, limit: int = 200) -> int:
     return _send_each(due, now)
 
 
-def _send_each(notice_ids: list[int], now: datetime) -> int:
+def _send_each(notice_ids: Sequence[int], now: datetime) -> int:
     sent = 0
     for notice_id in notice_ids:
         sent += _send(notice_id, now)
@@ -134,8 +135,8 @@ def _send(notice_id: int, now: datetime) -> bool:
         attempt = export_notice.claim(notice_id, now)
     except TransitionRefused:
         return False  # sent, failed, not due, or another sender has it
-    notice = db.session.get(ExportNotice, notice_id, populate_existing=True)
-    person = db.session.get(Person, notice.person_id)
+    notice = db.session.get_one(ExportNotice, notice_id, populate_existing=True)
+    person = db.session.get_one(Person, notice.person_id)
     mailer = get_mailer()
     message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
     try:
@@ -242,8 +243,8 @@ def _content(notice: ExportNotice) -> NoticeContent:
     delivery = db.session.get(ExportDelivery, notice.subject_id)
     if delivery is None:
         raise _SubjectGone
-    destination = db.session.get(ExportDestination, delivery.destination_id)
-    package = db.session.get(ExportPackage, delivery.package_id)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id)
+    package = db.session.get_one(ExportPackage, delivery.package_id)
     return NoticeContent(
         subject=f"Workspace export not delivered: {workspace.name}",
         heading="A package could not be delivered",

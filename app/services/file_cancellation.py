@@ -34,7 +34,7 @@ def cancel_file(access: RequesterContext, export: QueryExport) -> None:
     if not may_cancel(access, export):
         raise AccessDenied("Only the person who asked for this file, or an administrator, can cancel it.")
     export_id, status = export.id, export.status
-    name = db.session.get(Person, access.person_id).name
+    name = db.session.get_one(Person, access.person_id).name
     audit.record(
         workspace_id=access.workspace_id,
         actor_id=access.person_id,

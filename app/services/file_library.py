@@ -173,10 +173,13 @@ def open_download(export: QueryExport, now: datetime) -> Download:
 
     Storage errors (the object gone, the store down) are raised as the storage raises them.
     """
-    if export.is_expired(now):
-        raise FileExpired(export.expires_at)
     if export.status != FileStatus.SUCCEEDED:
         raise FileNotReady("This file is not ready to download.")
+    if export.expires_at is None or export.size_bytes is None:
+        # The table's check constraint gives every succeeded file its expiry and size.
+        raise ValueError(f"succeeded file {export.id} has no expiry or size")
+    if export.is_expired(now):
+        raise FileExpired(export.expires_at)
     chunks = get_storage().read_chunks(export.storage_key)
     return Download(
         file_name=export.file_name,

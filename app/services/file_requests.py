@@ -11,6 +11,7 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Protocol
 
 from flask import current_app
 from sqlalchemy import select
@@ -76,9 +77,19 @@ def storage_key_for(workspace_id: int, extension: str) -> str:
     return f"files/w{workspace_id}/{uuid.uuid4().hex}.{extension}"
 
 
+class FileSource(Protocol):
+    """What a file records of the saved query it reads: its id (None once it is deleted) and dataset."""
+
+    @property
+    def id(self) -> int | None: ...
+
+    @property
+    def dataset(self) -> str: ...
+
+
 def queued_export(
     access: RequesterContext,
-    query: SavedQuery,
+    query: FileSource,
     *,
     source_name: str,
     source_version: int,

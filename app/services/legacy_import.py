@@ -276,7 +276,9 @@ def _attach_source(
     if not isinstance(source, dict):
         raise ValidationError("“source” must be an object with a “type” (saved_query or report) and an “id”.")
     _known_fields(source, SOURCE_FIELDS, "“source”")
-    kind = SOURCE_TYPES.get(source.get("type"))
+    # A JSON list or object as the type cannot be looked up (it is unhashable): it names no type.
+    source_type = source.get("type")
+    kind = SOURCE_TYPES.get(source_type) if isinstance(source_type, str) else None
     source_id = _id(source.get("id"))
     if kind is None or source_id is None:
         raise ValidationError("“source” must have a “type” (saved_query or report) and an “id” (a whole number).")
@@ -300,7 +302,7 @@ def _attach_source(
     report = db.session.get(Report, source_id)
     if report is None or report.workspace_id != workspace.id:
         raise ValidationError(f"Report {source_id} does not exist in workspace {workspace.id}.")
-    query = db.session.get(SavedQuery, report.source_query_id)
+    query = db.session.get_one(SavedQuery, report.source_query_id)
     _readable(access, query, f"report {source_id}")
     schedule.format = valid_format(file_format, "report", report.kind)
     schedule.report_id = report.id
@@ -311,7 +313,7 @@ def _attach_source(
 
 def _readable(access: RequesterContext, query: SavedQuery, what: str) -> None:
     if not access.can_read_dataset(query.dataset):
-        owner = db.session.get(Person, access.person_id)
+        owner = db.session.get_one(Person, access.person_id)
         raise ValidationError(
             f"The owner {owner.email} has no access to the “{query.dataset}” dataset that {what} reads."
         )

@@ -141,10 +141,10 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
         return "missing"
     if delivery.status in _CANNOT_START:
         return f"already_{delivery.status}"
-    package = db.session.get(ExportPackage, delivery.package_id)
+    package = db.session.get_one(ExportPackage, delivery.package_id)
     if package.status != PackageStatus.AVAILABLE:
         return _expire_for_package(delivery)
-    destination = db.session.get(ExportDestination, delivery.destination_id)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id)
     if not destination.enabled or destination.removed_at is not None:
         # Disabled since the row was made: a pending delivery is withheld; a failed one waits,
         # its retry not dispatched while the destination stays disabled.
@@ -324,7 +324,7 @@ def settle_lapsed(now: datetime | None = None) -> int:
     db.session.rollback()
     settled = 0
     for row in rows:
-        delivery = db.session.get(ExportDelivery, row.id)
+        delivery = db.session.get_one(ExportDelivery, row.id)
         summary = f"The worker running this attempt ({row.lease_holder or 'unknown'}) stopped before it finished."
         failure = DeliveryFailure(FailureClass.TRANSIENT, WORKER_STOPPED, summary)
         outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
@@ -363,9 +363,9 @@ def staff_view(delivery_id: int) -> StaffDeliveryView | None:
     return StaffDeliveryView(
         delivery=delivery,
         attempts=attempts,
-        workspace=db.session.get(Workspace, delivery.workspace_id),
-        destination=db.session.get(ExportDestination, delivery.destination_id),
-        package=db.session.get(ExportPackage, delivery.package_id),
+        workspace=db.session.get_one(Workspace, delivery.workspace_id),
+        destination=db.session.get_one(ExportDestination, delivery.destination_id),
+        package=db.session.get_one(ExportPackage, delivery.package_id),
         replaced_by_id=replaced_by,
     )
 

@@ -47,7 +47,7 @@ def delete_early(workspace_id: int, package_id: int, person: Person, now: dateti
     try:
         export_package.delete(package_id, person.id, now)
     except TransitionRefused:
-        status = db.session.get(ExportPackage, package_id, populate_existing=True).status
+        status = db.session.get_one(ExportPackage, package_id, populate_existing=True).status
         raise PackageNotDeletable(f"This package cannot be deleted: it is already {status}.") from None
     audit.record(
         workspace_id=workspace_id,

@@ -35,7 +35,7 @@ class WorkerView:
 @dataclass(frozen=True)
 class FailedJobView:
     id: str
-    description: str
+    description: str | None
     record_kind: str | None
     record_id: int | None
     ended_at: datetime | None
@@ -61,7 +61,7 @@ def _aware(moment: datetime | None) -> datetime | None:
 
 
 def record_of(job: Job) -> tuple[str | None, int | None]:
-    kind = JOB_RECORDS.get(job.func_name)
+    kind = JOB_RECORDS.get(job.func_name) if job.func_name is not None else None
     if kind is None or len(job.args) != 1 or not isinstance(job.args[0], int):
         return None, None
     return kind, job.args[0]

@@ -14,6 +14,7 @@ import logging
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import NoReturn
 
 from flask import current_app
 from redis.exceptions import RedisError
@@ -162,7 +163,7 @@ def redeliver_stalled(now: datetime | None = None) -> int:
 
 def _give_up(run_id: int, attempt: int) -> bool:
     try:
-        run = db.session.get(ScheduleRun, run_id)
+        run = db.session.get_one(ScheduleRun, run_id)
         schedule_id, workspace_id = run.schedule_id, run.workspace_id
         schedule_run.fail(
             run_id,
@@ -235,8 +236,8 @@ def _after_unexpected_error(run_id: int, attempt: int) -> str:
 
 
 def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
-    run = db.session.get(ScheduleRun, run_id, populate_existing=True)
-    schedule = db.session.get(Schedule, run.schedule_id)
+    run = db.session.get_one(ScheduleRun, run_id, populate_existing=True)
+    schedule = db.session.get_one(Schedule, run.schedule_id)
     owner = current_context(schedule.workspace_id, schedule.owner_id)
     _check_access_and_source(run, schedule, owner, attempt)
     assert owner is not None
@@ -286,15 +287,17 @@ def _check_access_and_source(
             )
         dataset = query.dataset
     else:
-        dataset = (schedule.query_definition or {}).get("dataset")
-        if get_dataset(dataset) is None:
+        named = (schedule.query_definition or {}).get("dataset")
+        found = get_dataset(named) if isinstance(named, str) else None
+        if found is None:
             _fail_and_pause(
                 run,
                 attempt,
                 FailureCode.SOURCE_MISSING,
-                f"The dataset {dataset!r} this schedule reads no longer exists.",
+                f"The dataset {named!r} this schedule reads no longer exists.",
                 PauseReason.SOURCE_REMOVED,
             )
+        dataset = found.name
     if not owner.can_read_dataset(dataset):
         _fail_and_pause(
             run,
@@ -305,7 +308,7 @@ def _check_access_and_source(
         )
 
 
-def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> None:
+def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> NoReturn:
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
     db.session.commit()
@@ -340,7 +343,7 @@ def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, att
     if not export.is_settled:
         run_export_file(export.id)
     db.session.rollback()
-    return db.session.get(QueryExport, export.id, populate_existing=True)
+    return db.session.get_one(QueryExport, export.id, populate_existing=True)
 
 
 def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
@@ -352,6 +355,9 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     source_changed = False
     try:
         if schedule.kind == "query":
+            if schedule.query_definition is None or schedule.query_version is None:
+                # The table's check constraint keeps both on every query schedule.
+                raise ValueError(f"query schedule {schedule.id} has no query definition or version")
             query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
             definition = validate_definition(schedule.query_definition, settings.max_export_rows)
             export = queued_export(
@@ -370,8 +376,8 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
             )
             export.dataset = definition["dataset"]
         else:
-            report = db.session.get(Report, schedule.report_id)
-            query = db.session.get(SavedQuery, report.source_query_id)
+            report = db.session.get_one(Report, schedule.report_id)
+            query = db.session.get_one(SavedQuery, report.source_query_id)
             request, print_params = file_request(report, query, now.date())
             source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
             export = queued_export(
@@ -425,7 +431,7 @@ def _current_job_id() -> str | None:
     return job.id if job is not None else None
 
 
-def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> None:
+def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> NoReturn:
     """Settle the run after its file failed: retry the transient failures, pause for lost access or a
     removed source, and fail the run for the rest (a cancelled file among them: a person's choice)."""
     code = export.failure_code or FailureCode.INTERNAL
@@ -443,7 +449,7 @@ def _retry_at(attempt: int) -> datetime:
     return utcnow() + RETRY_BACKOFF[min(attempt, len(RETRY_BACKOFF)) - 1]
 
 
-def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> None:
+def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> NoReturn:
     if attempt >= MAX_ATTEMPTS:
         _settle_failed(run, attempt, code, f"{detail} (after {attempt} attempts)")
     schedule_run.retry_later(run.id, attempt, code, detail, _retry_at(attempt))
@@ -451,7 +457,7 @@ def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
     raise _Stop("retry_later")
 
 
-def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> None:
+def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> NoReturn:
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
     _settle_schedule(schedule_id, workspace_id, succeeded=False)

@@ -23,7 +23,7 @@ from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id, refuse_unstorable
 from app.domain.timetable import OccurrenceInZones, Timetable, next_occurrence, next_occurrences, viewer_times
-from app.extensions import db
+from app.extensions import db, execute_dml
 from app.models import AuditEvent, Membership, Person, QueryExport, Report, SavedQuery, Workspace
 from app.models.schedule import (
     MAX_RECIPIENTS,
@@ -103,7 +103,11 @@ class Recipient:
 
     @property
     def address_key(self) -> str:
-        return f"person:{self.person_id}" if self.person_id is not None else self.email.lower()
+        if self.person_id is not None:
+            return f"person:{self.person_id}"
+        if self.email is None:
+            raise ValueError("a recipient is a person or an email address")
+        return self.email.lower()
 
 
 # Seeing
@@ -278,7 +282,7 @@ def save_schedule(
         "send_when_empty": bool(data.send_when_empty),
         "updated_at": now,
     }
-    values.update(_source_values(schedule, kind, source))
+    values.update(_source_values(schedule, source))
     if schedule is None or schedule.timetable != values["timetable"]:
         values["next_occurrence_at"] = next_occurrence(timetable, now)
     try:
@@ -297,7 +301,7 @@ def save_schedule(
             action = "schedule.created"
         else:
             version = schedule.version if expected_version is None else expected_version
-            result = db.session.execute(
+            result = execute_dml(
                 update(Schedule)
                 .where(
                     Schedule.id == schedule.id,
@@ -351,20 +355,20 @@ def _checked_source(access: RequesterContext, text: str) -> tuple[str, SavedQuer
     """The query or report the form names, if the person may read it."""
     kind, _, raw_id = (text or "").partition(":")
     source_id = database_id(raw_id)
-    found = None
+    found: SavedQuery | Report | None = None
     if kind == "query" and source_id is not None:
-        listing = saved_queries.get_query(access, source_id)
-        found = listing.query if listing else None
+        query_listing = saved_queries.get_query(access, source_id)
+        found = query_listing.query if query_listing else None
     elif kind == "report" and source_id is not None:
-        listing = reports.get_report(access, source_id)
-        found = listing.report if listing else None
+        report_listing = reports.get_report(access, source_id)
+        found = report_listing.report if report_listing else None
     if found is None:
         raise ValidationError("Choose the saved query or report the schedule sends.", "source")
     return kind, found
 
 
 def _checked_format(kind: str, source: SavedQuery | Report, text: str) -> str:
-    allowed = QUERY_FORMATS if kind == "query" else {fmt: REPORT_FORMATS[fmt] for fmt in source.formats}
+    allowed = QUERY_FORMATS if isinstance(source, SavedQuery) else {fmt: REPORT_FORMATS[fmt] for fmt in source.formats}
     if text not in allowed:
         spoken = " or ".join(allowed.values())
         raise ValidationError(f"Choose the file format: this {kind} can be sent as {spoken}.", "format")
@@ -380,9 +384,9 @@ def _checked_heading(kind: str, text: str) -> str:
     return text
 
 
-def _source_values(schedule: Schedule | None, kind: str, source: SavedQuery | Report) -> dict:
+def _source_values(schedule: Schedule | None, source: SavedQuery | Report) -> dict:
     """The source columns; a query schedule keeps its snapshot while it names the same query (INV-07)."""
-    if kind == "query":
+    if isinstance(source, SavedQuery):
         if schedule is not None and schedule.kind == "query" and schedule.source_query_id == source.id:
             return {}
         return {
@@ -601,6 +605,9 @@ def resume_schedule(access: RequesterContext, schedule: Schedule, legacy_confirm
     if blockers:
         raise ValidationError("The schedule was not resumed. " + " ".join(blockers), "status")
     reason = schedule.pause_reason
+    if reason is None:
+        # The table's check constraint gives every paused schedule its reason.
+        raise ValueError(f"paused schedule {schedule.id} has no pause reason")
     now = utcnow()
     following = next_occurrence(Timetable.from_json(schedule.timetable, "UTC"), now)
     try:
@@ -721,7 +728,7 @@ def run_history(schedule: Schedule) -> RunHistory:
     )
     person_ids = {d.person_id for run in runs for d in run.deliveries if d.person_id is not None}
     people = (
-        dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(person_ids))).all())
+        dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(person_ids))).tuples().all())
         if person_ids
         else {}
     )
@@ -759,14 +766,16 @@ def unsubscribed_since(schedule: Schedule) -> dict[str, datetime]:
             select(ScheduleUnsubscribe.address_key, ScheduleUnsubscribe.created_at).where(
                 ScheduleUnsubscribe.schedule_id == schedule.id
             )
-        ).all()
+        )
+        .tuples()
+        .all()
     )
 
 
 def person_names(ids: set[int]) -> dict[int, str]:
     if not ids:
         return {}
-    return dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(ids))).all())
+    return dict(db.session.execute(select(Person.id, Person.name).where(Person.id.in_(ids))).tuples().all())
 
 
 # What other areas call

@@ -105,7 +105,7 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
         raise ActionRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
     kind, record_id = record_of(job)
     dispatchers = {"file": _redispatch_file, "run": _redispatch_run}
-    if kind not in dispatchers:
+    if kind not in dispatchers or record_id is None:
         raise ActionRefused("This job is not one the product can dispatch again.")
     sentence = dispatchers[kind](record_id, actor, reason, job_id)
     registry.remove(job, delete_job=True)

@@ -212,6 +212,7 @@ def _bad_cases(world, query, reports) -> dict[str, tuple[object, str]]:
         "unknown-workspace": (e(workspace_id=999_999), "Workspace 999999 does not exist."),
         "workspace-true": (e(workspace_id=True), "“workspace_id” must be a workspace's id"),
         "source-id-true": (e(source={"type": "saved_query", "id": True}), "“source” must have a “type”"),
+        "source-type-list": (e(source={"type": ["saved_query"], "id": 1}), "“source” must have a “type”"),
     }
 
 
@@ -248,6 +249,7 @@ BAD_CASES = [
     "unknown-workspace",
     "workspace-true",
     "source-id-true",
+    "source-type-list",
 ]
 
 
