@@ -54,9 +54,11 @@ install-dev: install $(VENV)/.dev $(AXE)
 run: install
 	$(FLASK) serve-all
 
+# mypy reads its settings, and the folders it checks (app/ and jobs/), from pyproject.toml.
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # The unit tier needs no service: it runs with PostgreSQL's and Redis's URLs pointing at a closed
 # port, so a unit test that reaches for either fails here rather than quietly needing them.
