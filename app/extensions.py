@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     Model = Base
 else:
     Model = db.Model
+
 migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
