@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -34,8 +33,8 @@ from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
-from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
-from app.services.queue import export_queue, redis_connection
+from app.services.outbox import LOST_AFTER, job_is_lost
+from app.services.queue import ClaimedJob, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
 
 log = logging.getLogger(__name__)
@@ -59,41 +58,18 @@ def job_id_for(run_id: int) -> str:
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
     """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job_id = job_id_for(run_id)
-    try:
-        schedule_run.claim_dispatch(run_id, seen_job_id, job_id)
-    except TransitionRefused:
-        return False
-    return _enqueue([(run_id, job_id)]) == 1
+    job = _run_job(run_id, job_id_for(run_id))
+    return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    return _enqueue(schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8]))
+    claimed = schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8])
+    return enqueue_claimed([_run_job(run_id, job_id) for run_id, job_id in claimed])
 
 
-def _enqueue(claimed: list[tuple[int, str]]) -> int:
-    if not claimed:
-        return 0
-    queue = export_queue()
-    timeout = current_app.config["SETTINGS"].export_job_timeout
-    jobs = [
-        queue.prepare_data(
-            RUN_JOB,
-            args=(run_id,),
-            job_id=job_id,
-            timeout=timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=f"schedule run {run_id}",
-        )
-        for run_id, job_id in claimed
-    ]
-    try:
-        queue.enqueue_many(jobs)
-    except RedisError as exc:
-        log.warning("enqueueing %s schedule runs failed (%s); they will be dispatched again", len(jobs), exc)
-        return 0
-    return len(jobs)
+def _run_job(run_id: int, job_id: str) -> ClaimedJob:
+    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}")
 
 
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
