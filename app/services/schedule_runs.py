@@ -146,7 +146,7 @@ def _give_up(run_id: int, attempt: int) -> bool:
             FailureCode.TIMEOUT,
             f"The run was started {attempt} times and each time its worker stopped, so it was given up.",
         )
-        _settle_schedule(schedule_id, workspace_id, succeeded=False)
+        _settle_schedule(schedule_id, workspace_id, failed=True)
         db.session.commit()
     except TransitionRefused:
         return False
@@ -233,7 +233,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
         # settling below is refused.
         log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
     schedule_run.succeed(run_id, attempt, export.row_count)
-    _settle_schedule(schedule.id, schedule.workspace_id, succeeded=True)
+    _settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
     return "succeeded"
 
@@ -300,7 +300,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
             reason=reason,
             details={"run_id": run_id},
         )
-    schedule_domain.record_run_outcome(schedule_id, succeeded=False)
+    schedule_domain.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
 
@@ -430,14 +430,16 @@ def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> None:
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
-    _settle_schedule(schedule_id, workspace_id, succeeded=False)
+    # A run whose file a person cancelled failed by their choice, not by the schedule's: it ends
+    # the failure streak rather than extending it (a run of failures shows something is wrong).
+    _settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
     db.session.commit()
     schedule_delivery.fail_pending(run_id, detail)
     raise _Stop(code)
 
 
-def _settle_schedule(schedule_id: int, workspace_id: int, succeeded: bool) -> None:
-    if schedule_domain.record_run_outcome(schedule_id, succeeded):
+def _settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
+    if schedule_domain.record_run_outcome(schedule_id, failed):
         audit.record(
             workspace_id=workspace_id,
             actor_id=None,
