@@ -52,6 +52,17 @@ def _package(workspace, notify_person_ids=()):
     return factories.make_package(execution, row_count=1234, size_bytes=5_000_000)
 
 
+def _use_a_mail_server_that_is_down(use_mailer, free_port) -> None:
+    use_mailer(
+        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
+    )
+
+
+def _remove_from_the_workspace(person) -> None:
+    db.session.execute(delete(Membership).where(Membership.person_id == person.id))
+    db.session.commit()
+
+
 def _notices() -> list[ExportNotice]:
     db.session.rollback()
     return list(db.session.scalars(select(ExportNotice).order_by(ExportNotice.person_id)))
@@ -107,9 +118,7 @@ def test_the_execution_failed_email_links_to_the_execution_page(world, app, smtp
 def test_the_mail_server_down_leaves_the_notice_pending_and_it_is_sent_once_later(
     world, smtp_server, smtp_settings, use_mailer, free_port
 ):
-    use_mailer(
-        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
-    )
+    _use_a_mail_server_that_is_down(use_mailer, free_port)
     package = _package(world.workspace)
 
     assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
@@ -214,8 +223,7 @@ def test_a_snapshot_person_removed_from_the_workspace_since_admission_is_not_not
     world, smtp_server, mail_to_smtp_server
 ):
     execution = _admitted_with_notify_people(world.workspace, world.admin, [world.member])
-    db.session.execute(delete(Membership).where(Membership.person_id == world.member.id))
-    db.session.commit()
+    _remove_from_the_workspace(world.member)
 
     export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution.id, world.workspace.id)
 
@@ -238,13 +246,10 @@ def test_an_administrator_demoted_since_admission_and_not_named_in_the_snapshot_
 def test_a_person_removed_before_a_notices_retry_is_not_mailed_and_the_notice_says_why(
     world, smtp_server, smtp_settings, use_mailer, free_port
 ):
-    use_mailer(
-        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
-    )
+    _use_a_mail_server_that_is_down(use_mailer, free_port)
     package = _package(world.workspace, notify_person_ids=[world.member.id])
     assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
-    db.session.execute(delete(Membership).where(Membership.person_id == world.member.id))
-    db.session.commit()
+    _remove_from_the_workspace(world.member)
 
     use_mailer(smtp_settings)  # the server is back
     assert export_notices.send_pending(utcnow() + timedelta(minutes=2)) == 1

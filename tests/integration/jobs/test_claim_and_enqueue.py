@@ -30,7 +30,7 @@ from tests import factories
 
 @pytest.fixture
 def redis_down(app, monkeypatch, free_port):
-    """Until `restore()`, the app's export queue talks to a port where no Redis listens."""
+    """Until `.undo()`, the app's export queue talks to a port where no Redis listens."""
     unreachable = Redis(port=free_port, socket_connect_timeout=1)
     monkeypatch.setattr(app, "export_queue", Queue(app.export_queue.name, connection=unreachable))
     return monkeypatch
@@ -40,8 +40,17 @@ def _job(execution: ExportExecution, job_id: str) -> ClaimedJob:
     return ClaimedJob(execution_dispatch.EXECUTION_JOB, execution.id, job_id, f"workspace export {execution.id}")
 
 
-def _claim(execution: ExportExecution, job: ClaimedJob):
-    return lambda: export_execution.claim_dispatch(execution.id, None, job.job_id)
+def _claim_and_enqueue(execution: ExportExecution, job_id: str) -> bool:
+    """The execution's first dispatch under `job_id`, through the helper under test."""
+    return claim_and_enqueue(
+        lambda: export_execution.claim_dispatch(execution.id, None, job_id), _job(execution, job_id)
+    )
+
+
+def _jobs_of_two_claimed_executions(world) -> list[ClaimedJob]:
+    """Jobs for queued executions of two workspaces (each workspace has one at most)."""
+    executions = [factories.make_execution(workspace) for workspace in (world.workspace, world.other_workspace)]
+    return [_job(execution, f"package-execution-batch-{execution.id}") for execution in executions]
 
 
 def _claimed_job_id(execution_id: int) -> str | None:
@@ -51,9 +60,8 @@ def _claimed_job_id(execution_id: int) -> str | None:
 
 def test_a_claimed_row_has_its_job_enqueued_with_the_export_timeout_and_a_week_of_failures(app, world):
     execution = factories.make_execution(world.workspace)
-    job = _job(execution, "package-execution-claimed")
 
-    assert claim_and_enqueue(_claim(execution, job), job) is True
+    assert _claim_and_enqueue(execution, "package-execution-claimed") is True
 
     queued = Job.fetch("package-execution-claimed", connection=redis_connection())
     assert (queued.func_name, queued.args, queued.description) == (
@@ -67,9 +75,8 @@ def test_a_claimed_row_has_its_job_enqueued_with_the_export_timeout_and_a_week_o
 
 def test_a_refused_claim_enqueues_nothing(world):
     execution = factories.make_execution(world.workspace, status="cancelled")
-    job = _job(execution, "package-execution-refused")
 
-    assert claim_and_enqueue(_claim(execution, job), job) is False
+    assert _claim_and_enqueue(execution, "package-execution-refused") is False
 
     assert export_queue().get_job_ids() == []
     assert _claimed_job_id(execution.id) is None
@@ -77,9 +84,8 @@ def test_a_refused_claim_enqueues_nothing(world):
 
 def test_with_redis_down_the_claim_stays_and_the_lost_job_check_enqueues_it_once_redis_is_back(world, redis_down):
     execution = factories.make_execution(world.workspace)
-    job = _job(execution, "package-execution-during-outage")
 
-    assert claim_and_enqueue(_claim(execution, job), job) is False
+    assert _claim_and_enqueue(execution, "package-execution-during-outage") is False
     redis_down.undo()
 
     assert _claimed_job_id(execution.id) == "package-execution-during-outage"
@@ -89,8 +95,7 @@ def test_with_redis_down_the_claim_stays_and_the_lost_job_check_enqueues_it_once
 
 
 def test_a_batch_of_claimed_rows_is_enqueued_in_one_call(world):
-    executions = [factories.make_execution(workspace) for workspace in (world.workspace, world.other_workspace)]
-    jobs = [_job(execution, f"package-execution-batch-{execution.id}") for execution in executions]
+    jobs = _jobs_of_two_claimed_executions(world)
 
     assert enqueue_claimed(jobs) == 2
 
@@ -98,8 +103,7 @@ def test_a_batch_of_claimed_rows_is_enqueued_in_one_call(world):
 
 
 def test_with_redis_down_a_batch_enqueues_none_and_the_log_names_each_job(world, redis_down, caplog):
-    executions = [factories.make_execution(workspace) for workspace in (world.workspace, world.other_workspace)]
-    jobs = [_job(execution, f"package-execution-batch-{execution.id}") for execution in executions]
+    jobs = _jobs_of_two_claimed_executions(world)
 
     with caplog.at_level(logging.WARNING, logger="app.services.queue"):
         assert enqueue_claimed(jobs) == 0

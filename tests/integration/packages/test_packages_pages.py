@@ -351,10 +351,15 @@ def test_a_plain_member_cannot_download(client, auth, export_world):
     assert client.get(_url(export_world, f"packages/{package.id}/volume?volume={volume.id}")).status_code == 404
 
 
+def _from_the_other_workspace(auth, export_world, tail: str) -> str:
+    """Signed in as the other workspace's administrator: `tail` under their own workspace's URL."""
+    auth.login(export_world.other_admin.email)
+    return f"/w/{export_world.other_workspace.id}/export/{tail}"
+
+
 def test_another_workspaces_package_is_not_found_from_ones_own(client, auth, export_world):
     package, volume = _package_with_volume(export_world)
-    auth.login(export_world.other_admin.email)
-    own = f"/w/{export_world.other_workspace.id}/export/packages/{package.id}"
+    own = _from_the_other_workspace(auth, export_world, f"packages/{package.id}")
 
     assert client.get(own).status_code == 404
     assert client.get(own + "/manifest").status_code == 404
@@ -363,8 +368,7 @@ def test_another_workspaces_package_is_not_found_from_ones_own(client, auth, exp
 
 def test_another_workspaces_package_cannot_be_deleted_from_ones_own(client, auth, export_world):
     package, _ = _package_with_volume(export_world)
-    auth.login(export_world.other_admin.email)
-    own = f"/w/{export_world.other_workspace.id}/export/packages/{package.id}/delete"
+    own = _from_the_other_workspace(auth, export_world, f"packages/{package.id}/delete")
 
     assert client.get(own).status_code == 404
     assert client.post(own, data={"confirm": "y"}).status_code == 404
@@ -373,8 +377,7 @@ def test_another_workspaces_package_cannot_be_deleted_from_ones_own(client, auth
 
 def test_another_workspaces_execution_is_not_found_from_ones_own(client, auth, export_world):
     execution = factories.make_execution(export_world.workspace, export_world.admin)
-    auth.login(export_world.other_admin.email)
-    own = f"/w/{export_world.other_workspace.id}/export/executions/{execution.id}"
+    own = _from_the_other_workspace(auth, export_world, f"executions/{execution.id}")
 
     assert client.get(own).status_code == 404
     assert client.get(own + "/live").status_code == 404
