@@ -52,19 +52,20 @@ def workspace_administrator(view: Callable) -> Callable:
 
 def visible_or_404(
     load: Callable[[RequesterContext, int], Found | None],
-    object_id: int,
+    object_id: int | None,
     to_change: Callable[[Found], Owned] | None = None,
 ) -> Found:
     """What `load` finds under `object_id` for the signed-in person in the URL's workspace, or 404.
 
     `load` answers None for what is not there, is in another workspace, reads a dataset the person
     may not read, or is someone else's file. With `to_change` (the owned record of what was
-    found), a person who may not change it gets the same 404. An id beyond the database's
-    integer range answers 404 without a query.
+    found), a person who may not change it gets the same 404. No id (a query string without it)
+    or an id beyond the database's integer range answers 404 without a query.
     """
-    if database_id(object_id) is None:
+    checked_id = database_id(object_id)
+    if checked_id is None:
         abort(404)
-    found = load(g.access, object_id)
+    found = load(g.access, checked_id)
     if found is None or (to_change is not None and not can_change(g.access, to_change(found))):
         abort(404)
     return found

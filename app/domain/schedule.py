@@ -80,11 +80,15 @@ def record_occurrence(
     )
 
 
-def record_run_outcome(schedule_id: int, succeeded: bool, now: datetime | None = None) -> bool:
-    """Count a settled run: success resets the failure streak; a failure extends it, and the
-    `FAILURE_STREAK_LIMIT`-th failure in a row pauses an active schedule with `failure_streak`.
-    Returns True when this outcome paused the schedule. Not committed."""
-    if succeeded:
+def record_run_outcome(schedule_id: int, failed: bool, now: datetime | None = None) -> bool:
+    """Count a settled run in the failure streak: the schedule's latest runs that failed, in a row.
+
+    A failed run extends it, and the `FAILURE_STREAK_LIMIT`-th in a row pauses an active schedule
+    with `failure_streak`. Any other settled run ends the row and the streak goes back to 0: one
+    that succeeded, and one whose file a person cancelled (their choice, not the schedule
+    failing; the caller passes `failed=False` for it). Returns True when this outcome paused the
+    schedule. Not committed."""
+    if not failed:
         db.session.execute(update(Schedule).where(Schedule.id == schedule_id).values(failure_streak=0))
         return False
     db.session.execute(

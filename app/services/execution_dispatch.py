@@ -1,30 +1,25 @@
 """Moving admitted workspace exports onto RQ, and again when RQ lost them (as schedule runs do).
 
 Every dispatch first claims the execution with the job id it saw (`export_execution.claim_dispatch`,
-a guarded UPDATE) and commits, and only then enqueues: two dispatchers on two machines never both
-enqueue the same dispatch. An enqueue that fails after the claim leaves an execution that looks
-dispatched but has no job; `redispatch_lost` finds it and dispatches it again.
+a guarded UPDATE) and commits, and only then enqueues (`queue.claim_and_enqueue`): two dispatchers
+on two machines never both enqueue the same dispatch. An enqueue that fails after the claim leaves
+an execution that looks dispatched but has no job; `redispatch_lost` finds it and dispatches it
+again.
 """
 
 from __future__ import annotations
 
-import logging
 import uuid
 from datetime import datetime
 
-from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from app.domain import export_execution
-from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionStatus, ExportExecution
-from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
-from app.services.queue import export_queue, redis_connection
-
-log = logging.getLogger(__name__)
+from app.services.outbox import LOST_AFTER, job_is_lost
+from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
 
 EXECUTION_JOB = "jobs.package_execution.run"
 
@@ -39,27 +34,8 @@ def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
     False when another dispatcher claimed it first, when it is no longer queued or running, or
     when the enqueue failed (the claim stands; the lost-job check dispatches it again).
     """
-    job_id = job_id_for(execution_id)
-    try:
-        export_execution.claim_dispatch(execution_id, seen_job_id, job_id)
-    except TransitionRefused:
-        return False
-    try:
-        export_queue().enqueue(
-            EXECUTION_JOB,
-            execution_id,
-            job_id=job_id,
-            job_timeout=current_app.config["SETTINGS"].export_job_timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=f"workspace export {execution_id}",
-        )
-    except RedisError as exc:
-        log.warning(
-            "workspace export %s: enqueue of %s failed (%s); it will be dispatched again", execution_id, job_id, exc
-        )
-        return False
-    log.info("workspace export %s dispatched as job %s", execution_id, job_id)
-    return True
+    job = ClaimedJob(EXECUTION_JOB, execution_id, job_id_for(execution_id), f"workspace export {execution_id}")
+    return claim_and_enqueue(lambda: export_execution.claim_dispatch(execution_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_queued(limit: int = 100) -> int:

@@ -1,11 +1,15 @@
 """Workspace-export notices by email: package ready, execution failed, delivery failed for good.
 
 `notify` records one notice per (subject, kind, person) for the workspace's administrators and
-the export settings' notification people who are still members, with an insert that ignores
-rows already there (so a retried step notifies nobody twice), then sends the subject's pending
-notices. A mail server that cannot take a message now leaves its notice pending with a backoff;
-`send_pending` (a periodic task) sends it later. Each message's Message-ID is fixed by its
-notice's id, so the same notice is recognisable however many attempts it took.
+the notification people of the execution's settings snapshot (the settings as admitted: an edit
+after admission does not change who hears about that execution, its package or its deliveries)
+who are still members, with an insert that ignores rows already there (so a retried step
+notifies nobody twice), then sends the subject's pending notices. Each send asks again: a person
+who lost their place meanwhile (removed, or no longer an administrator and not named) is not
+mailed, and the notice fails saying so. A mail server that cannot take a message now leaves its
+notice pending with a backoff; `send_pending` (a periodic task) sends it later. Each message's
+Message-ID is fixed by its notice's id, so the same notice is recognisable however many attempts
+it took.
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ from app.models.workspace_export import (
     ExportExecution,
     ExportNotice,
     ExportPackage,
-    ExportSettings,
     NoticeKind,
     NoticeStatus,
 )
@@ -51,6 +54,10 @@ MESSAGE_KIND = "export-notice"
 SEND_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
 # A notice the server could not take this many times is given up, with its last error.
 MAX_SEND_ATTEMPTS = 12
+NO_LONGER_A_RECIPIENT = (
+    "Not sent: the person is no longer an administrator of the workspace, nor a member named in this"
+    " export's notification people."
+)
 SUBJECT_TYPES = {
     NoticeKind.PACKAGE_READY: "package",
     NoticeKind.EXECUTION_FAILED: "execution",
@@ -58,18 +65,35 @@ SUBJECT_TYPES = {
 }
 
 
-def recipients(workspace_id: int) -> list[int]:
-    """The workspace's administrators plus the settings' notification people who are members now."""
+def recipients(subject_type: str, subject_id: int, workspace_id: int) -> list[int]:
+    """Who hears about this subject now: the workspace's administrators, plus the notification
+    people of its execution's settings snapshot (the settings as that execution was admitted;
+    later edits do not change who hears about it), each only while a member of the workspace."""
     members = dict(
         db.session.execute(select(Membership.person_id, Membership.role).where(Membership.workspace_id == workspace_id))
         .tuples()
         .all()
     )
-    settings = db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
     chosen = {person_id for person_id, role in members.items() if role == "admin"}
-    if settings is not None:
-        chosen |= {person_id for person_id in settings.notify_person_ids or () if person_id in members}
+    chosen |= {person_id for person_id in _snapshot_people(subject_type, subject_id) if person_id in members}
     return sorted(chosen)
+
+
+def _snapshot_people(subject_type: str, subject_id: int) -> list[int]:
+    """The notification people in the settings snapshot of the execution the subject comes from."""
+    query = select(ExportExecution.settings_snapshot)
+    if subject_type == "execution":
+        query = query.where(ExportExecution.id == subject_id)
+    else:
+        query = query.join(ExportPackage, ExportPackage.execution_id == ExportExecution.id)
+        if subject_type == "package":
+            query = query.where(ExportPackage.id == subject_id)
+        else:
+            query = query.join(ExportDelivery, ExportDelivery.package_id == ExportPackage.id).where(
+                ExportDelivery.id == subject_id
+            )
+    snapshot = db.session.scalar(query) or {}
+    return list(snapshot.get("notify_person_ids", []))
 
 
 def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: int) -> int:
@@ -79,7 +103,7 @@ def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: i
     if SUBJECT_TYPES[kind] != subject_type:
         raise ValueError(f"a {kind} notice is about a {SUBJECT_TYPES[kind]}, not a {subject_type}")
     now = utcnow()
-    for person_id in recipients(workspace_id):
+    for person_id in recipients(subject_type, subject_id, workspace_id):
         db.session.execute(
             insert_ignoring_duplicates(
                 ExportNotice.__table__, ["subject_type", "subject_id", "kind", "person_id"]
@@ -136,12 +160,20 @@ def _send(notice_id: int, now: datetime) -> bool:
     except TransitionRefused:
         return False  # sent, failed, not due, or another sender has it
     notice = db.session.get_one(ExportNotice, notice_id, populate_existing=True)
+    try:
+        content = _content(notice)
+    except _SubjectGone:
+        export_notice.fail(notice_id, attempt, "What this notice was about no longer exists.")
+        return False
+    if notice.person_id not in recipients(notice.subject_type, notice.subject_id, notice.workspace_id):
+        # A retry may come hours after the notice was recorded: access lost meanwhile counts.
+        export_notice.fail(notice_id, attempt, NO_LONGER_A_RECIPIENT)
+        return False
     person = db.session.get_one(Person, notice.person_id)
     mailer = get_mailer()
     message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
     try:
-        message = _content(notice).message(Recipient(person.email, person.name), message_id)
-        submission_id = mailer.send(message)
+        submission_id = mailer.send(content.message(Recipient(person.email, person.name), message_id))
     except MailTemporarilyUnavailable as exc:
         if attempt >= MAX_SEND_ATTEMPTS:
             export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
@@ -153,9 +185,6 @@ def _send(notice_id: int, now: datetime) -> bool:
     except MailRefused as exc:
         export_notice.fail(notice_id, attempt, f"The mail server refused the message: {exc.summary}")
         log.warning("export notice %s refused: %s", notice_id, exc.summary)
-        return False
-    except _SubjectGone:
-        export_notice.fail(notice_id, attempt, "What this notice was about no longer exists.")
         return False
     export_notice.mark_sent(notice_id, attempt, submission_id)
     log.info("export notice %s sent as %s", notice_id, submission_id)

@@ -1,37 +1,32 @@
 """The export-file outbox (INV-01): moving admitted requests onto RQ, and again when RQ lost them.
 
 Every dispatch first claims the outbox row with a conditional UPDATE on the dispatch count it
-saw, and commits, and only then enqueues. Two schedulers on two machines therefore never both
-enqueue the same dispatch; an enqueue that fails after the claim leaves a row that looks
-dispatched but has no job, which `redispatch_lost` finds and dispatches again.
+saw, and commits, and only then enqueues (`queue.claim_and_enqueue`). Two schedulers on two
+machines therefore never both enqueue the same dispatch; an enqueue that fails after the claim
+leaves a row that looks dispatched but has no job, which `redispatch_lost` finds and dispatches
+again.
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
-from flask import current_app
 from redis import Redis
-from redis.exceptions import RedisError
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.worker import Worker
 from sqlalchemy import select, update
 
+from app.domain.errors import TransitionRefused
 from app.extensions import db, execute_dml
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.queue import export_queue, redis_connection
-
-log = logging.getLogger(__name__)
+from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
 
 EXPORT_JOB = "jobs.export_file.run"
 # A job that has been dispatched this recently may still be on its way into Redis.
 LOST_AFTER = timedelta(seconds=30)
-# Failed jobs stay inspectable in RQ's failed registry for a week.
-FAILURE_TTL_SECONDS = 7 * 24 * 3600
 # Statuses of a job that will still run, or is running, on a live worker.
 _PENDING_JOB_STATUSES = {JobStatus.CREATED, JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED}
 
@@ -70,39 +65,23 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
     stands and the lost-job check retries it).
     """
     number = seen_dispatch_count + 1
-    job_id = job_id_for(export_id, number)
+    description = f"export file {export_id} (dispatch {number})"
+    job = ClaimedJob(EXPORT_JOB, export_id, job_id_for(export_id, number), description)
+    return claim_and_enqueue(lambda: _claim(request_id, seen_dispatch_count, job.job_id), job)
+
+
+def _claim(request_id: int, seen_dispatch_count: int, job_id: str) -> None:
+    """The next dispatch of the row is `job_id`'s, from the dispatch count the dispatcher saw. Committed."""
     claimed = execute_dml(
         update(QueryExportRequest)
         .where(QueryExportRequest.id == request_id, QueryExportRequest.dispatch_count == seen_dispatch_count)
-        .values(dispatch_count=number, dispatched_at=utcnow(), job_id=job_id)
+        .values(dispatch_count=seen_dispatch_count + 1, dispatched_at=utcnow(), job_id=job_id)
         .execution_options(synchronize_session=False)
     )
     if claimed.rowcount != 1:
         db.session.rollback()
-        return False
+        raise TransitionRefused(f"export request {request_id} was dispatched already past {seen_dispatch_count}")
     db.session.commit()
-
-    settings = current_app.config["SETTINGS"]
-    try:
-        export_queue().enqueue(
-            EXPORT_JOB,
-            export_id,
-            job_id=job_id,
-            job_timeout=settings.export_job_timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=f"export file {export_id} (dispatch {number})",
-        )
-    except RedisError as exc:
-        log.warning(
-            "export file %s: enqueue of %s failed (%s); the periodic dispatcher will dispatch it again"
-            " once the lost-job check finds it",
-            export_id,
-            job_id,
-            exc,
-        )
-        return False
-    log.info("export file %s dispatched as job %s", export_id, job_id)
-    return True
 
 
 def redispatch_lost(now: datetime | None = None) -> int:

@@ -23,8 +23,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import or_, select
 
 from app.destinations import DeliveryFailure, classify_error, open_destination
@@ -46,8 +44,8 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services import audit, export_notices, leases
-from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
-from app.services.queue import export_queue, redis_connection
+from app.services.outbox import LOST_AFTER, job_is_lost
+from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
 from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
@@ -253,24 +251,8 @@ def job_id_for(delivery_id: int) -> str:
 def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
     """Claim the delivery's next attempt for a new job from the job id the caller saw, commit,
     then enqueue it: two schedulers never enqueue the same attempt twice."""
-    job_id = job_id_for(delivery_id)
-    try:
-        export_delivery.claim_dispatch(delivery_id, seen_job_id, job_id)
-    except TransitionRefused:
-        return False
-    try:
-        export_queue().enqueue(
-            DELIVERY_JOB,
-            delivery_id,
-            job_id=job_id,
-            job_timeout=current_app.config["SETTINGS"].export_job_timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=f"package delivery {delivery_id}",
-        )
-    except RedisError as exc:
-        log.warning("enqueueing package delivery %s failed (%s); it will be dispatched again", delivery_id, exc)
-        return False
-    return True
+    job = ClaimedJob(DELIVERY_JOB, delivery_id, job_id_for(delivery_id), f"package delivery {delivery_id}")
+    return claim_and_enqueue(lambda: export_delivery.claim_dispatch(delivery_id, seen_job_id, job.job_id), job)
 
 
 def _deliverable(now: datetime):

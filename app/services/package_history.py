@@ -2,7 +2,8 @@
 volumes and deliveries, and the stored bytes of a package for download.
 
 Every read names the workspace: an id of another workspace's execution or package finds nothing.
-The routes allow administrators only (app/blueprints/packages).
+The pages are for administrators only (app/blueprints/packages): `get_execution` and
+`get_package`, the loaders the routes give `visible_or_404`, find nothing for anyone else.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from app.domain.access import RequesterContext
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import (
@@ -73,9 +75,14 @@ def recent_executions(workspace_id: int, limit: int = RECENT_EXECUTIONS) -> list
     )
 
 
-def get_execution(workspace_id: int, execution_id: int) -> ExportExecution | None:
+def get_execution(access: RequesterContext, execution_id: int) -> ExportExecution | None:
+    """An execution of the person's workspace, for its administrators; None otherwise."""
+    if not access.is_admin:
+        return None
     return db.session.scalar(
-        select(ExportExecution).where(ExportExecution.id == execution_id, ExportExecution.workspace_id == workspace_id)
+        select(ExportExecution).where(
+            ExportExecution.id == execution_id, ExportExecution.workspace_id == access.workspace_id
+        )
     )
 
 
@@ -105,9 +112,12 @@ def list_packages(workspace_id: int, limit: int = PACKAGE_HISTORY) -> list[Expor
     )
 
 
-def get_package(workspace_id: int, package_id: int) -> ExportPackage | None:
+def get_package(access: RequesterContext, package_id: int) -> ExportPackage | None:
+    """A package of the person's workspace, for its administrators; None otherwise."""
+    if not access.is_admin:
+        return None
     return db.session.scalar(
-        select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == workspace_id)
+        select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == access.workspace_id)
     )
 
 

@@ -1,21 +1,40 @@
-"""The app's Redis client and its RQ export queue, made once with the app.
+"""The app's Redis client and its RQ export queue, made once with the app, and the one way a
+dispatcher puts a job on that queue: claim the row first, then enqueue.
 
 `init_app` (called by create_app) builds one Redis client, hence one connection pool, per app:
 every request, job and periodic task of the process borrows connections from it instead of
 opening its own. redis-py's pool notices a fork and starts afresh in the child, so RQ's
 work-horses never share their parent's sockets.
+
+Claim, then enqueue. The database row, not Redis, is the truth about work to do (Redis loses
+jobs: a killed worker's job is failed, a flushed Redis forgets its queue). So every dispatcher
+first claims its row with a guarded UPDATE naming the new job's id, commits, and only then
+enqueues: two dispatchers on two machines never both enqueue one claim. An enqueue that fails
+after the claim (Redis down) is logged, never raised, and the claim is not released: the row
+names a job Redis does not have, which is exactly what the owner's lost-job check looks for
+(`outbox.job_is_lost` once `outbox.LOST_AFTER` has passed), so the periodic dispatcher
+enqueues it again once Redis answers. Nothing is lost and nothing waits on a second transition.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from flask import Flask, current_app
 from redis import Redis
+from redis.exceptions import RedisError
 from rq import Queue
+
+from app.domain.errors import TransitionRefused
+
+log = logging.getLogger(__name__)
 
 # Connections show under this name in Redis's CLIENT LIST.
 CLIENT_NAME = "rhythm-exports"
+# Failed jobs stay inspectable in RQ's failed registry for a week.
+FAILURE_TTL_SECONDS = 7 * 24 * 3600
 
 # The key of the app's QueueConnections in app.extensions, where Flask keeps extensions' state.
 EXTENSION_KEY = "rhythm_exports_queue"
@@ -47,3 +66,63 @@ def redis_connection() -> Redis:
 
 def export_queue() -> Queue:
     return queue_connections().export_queue
+
+
+@dataclass(frozen=True)
+class ClaimedJob:
+    """The job that carries one claimed row: `function(argument)`, under the job id the claim recorded."""
+
+    function: str
+    argument: int
+    job_id: str
+    description: str
+
+
+def claim_and_enqueue(claim: Callable[[], object], job: ClaimedJob) -> bool:
+    """Claim the row, then enqueue its job; True when the job is on the queue.
+
+    `claim` is the row's guarded UPDATE recording `job.job_id`, committed, raising
+    TransitionRefused when another dispatcher claimed it first or the row may no longer run:
+    then nothing is enqueued. False too when the enqueue failed (the claim stays; see above).
+    """
+    try:
+        claim()
+    except TransitionRefused:
+        return False
+    return enqueue_claimed([job]) == 1
+
+
+def enqueue_claimed(jobs: Sequence[ClaimedJob]) -> int:
+    """Enqueue, in one Redis round trip, jobs whose rows are claimed and committed already;
+    returns how many are on the queue now (all of them, or none when Redis failed)."""
+    if not jobs:
+        return 0
+    queue = export_queue()
+    timeout = current_app.config["SETTINGS"].export_job_timeout
+    prepared = [
+        queue.prepare_data(
+            job.function,
+            args=(job.argument,),
+            job_id=job.job_id,
+            timeout=timeout,
+            failure_ttl=FAILURE_TTL_SECONDS,
+            description=job.description,
+        )
+        for job in jobs
+    ]
+    try:
+        queue.enqueue_many(prepared)
+    except RedisError as exc:
+        log.warning(
+            "enqueueing %s failed (%s); each claim stays, and the periodic dispatcher will dispatch it again"
+            " once the lost-job check finds it",
+            _named(jobs),
+            exc,
+        )
+        return 0
+    log.info("dispatched %s", _named(jobs))
+    return len(jobs)
+
+
+def _named(jobs: Sequence[ClaimedJob]) -> str:
+    return "; ".join(f"{job.description} as job {job.job_id}" for job in jobs)

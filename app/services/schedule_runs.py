@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from typing import NoReturn
 
 from flask import current_app
-from redis.exceptions import RedisError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -35,8 +34,8 @@ from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
-from app.services.outbox import FAILURE_TTL_SECONDS, LOST_AFTER, job_is_lost
-from app.services.queue import export_queue, redis_connection
+from app.services.outbox import LOST_AFTER, job_is_lost
+from app.services.queue import ClaimedJob, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
 
 log = logging.getLogger(__name__)
@@ -60,41 +59,18 @@ def job_id_for(run_id: int) -> str:
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
     """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job_id = job_id_for(run_id)
-    try:
-        schedule_run.claim_dispatch(run_id, seen_job_id, job_id)
-    except TransitionRefused:
-        return False
-    return _enqueue([(run_id, job_id)]) == 1
+    job = _run_job(run_id, job_id_for(run_id))
+    return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    return _enqueue(schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8]))
+    claimed = schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8])
+    return enqueue_claimed([_run_job(run_id, job_id) for run_id, job_id in claimed])
 
 
-def _enqueue(claimed: list[tuple[int, str]]) -> int:
-    if not claimed:
-        return 0
-    queue = export_queue()
-    timeout = current_app.config["SETTINGS"].export_job_timeout
-    jobs = [
-        queue.prepare_data(
-            RUN_JOB,
-            args=(run_id,),
-            job_id=job_id,
-            timeout=timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=f"schedule run {run_id}",
-        )
-        for run_id, job_id in claimed
-    ]
-    try:
-        queue.enqueue_many(jobs)
-    except RedisError as exc:
-        log.warning("enqueueing %s schedule runs failed (%s); they will be dispatched again", len(jobs), exc)
-        return 0
-    return len(jobs)
+def _run_job(run_id: int, job_id: str) -> ClaimedJob:
+    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}")
 
 
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
@@ -171,7 +147,7 @@ def _give_up(run_id: int, attempt: int) -> bool:
             FailureCode.TIMEOUT,
             f"The run was started {attempt} times and each time its worker stopped, so it was given up.",
         )
-        _settle_schedule(schedule_id, workspace_id, succeeded=False)
+        _settle_schedule(schedule_id, workspace_id, failed=True)
         db.session.commit()
     except TransitionRefused:
         return False
@@ -258,7 +234,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
         # settling below is refused.
         log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
     schedule_run.succeed(run_id, attempt, export.row_count)
-    _settle_schedule(schedule.id, schedule.workspace_id, succeeded=True)
+    _settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
     return "succeeded"
 
@@ -327,7 +303,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
             reason=reason,
             details={"run_id": run_id},
         )
-    schedule_domain.record_run_outcome(schedule_id, succeeded=False)
+    schedule_domain.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
 
@@ -460,14 +436,16 @@ def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> NoReturn:
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
-    _settle_schedule(schedule_id, workspace_id, succeeded=False)
+    # A run whose file a person cancelled failed by their choice, not by the schedule's: it ends
+    # the failure streak rather than extending it (a run of failures shows something is wrong).
+    _settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
     db.session.commit()
     schedule_delivery.fail_pending(run_id, detail)
     raise _Stop(code)
 
 
-def _settle_schedule(schedule_id: int, workspace_id: int, succeeded: bool) -> None:
-    if schedule_domain.record_run_outcome(schedule_id, succeeded):
+def _settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
+    if schedule_domain.record_run_outcome(schedule_id, failed):
         audit.record(
             workspace_id=workspace_id,
             actor_id=None,

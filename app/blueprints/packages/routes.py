@@ -7,15 +7,17 @@ execution and package is loaded within the URL's workspace, so another workspace
 
 from __future__ import annotations
 
-from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
+from collections.abc import Callable
+
+from flask import current_app, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.downloads import stored_file_response
-from app.blueprints.guards import workspace_administrator
+from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm
+from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
-from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import Person
 from app.models.workspace_export import (
@@ -24,6 +26,7 @@ from app.models.workspace_export import (
     ExecutionTrigger,
     ExportExecution,
     ExportPackage,
+    ExportVolume,
 )
 from app.services import execution_admission, package_history, package_retention
 from app.services.execution_admission import AdmissionRefused
@@ -50,17 +53,11 @@ def _settings_url() -> str:
 
 
 def _execution_or_404(execution_id: int) -> ExportExecution:
-    execution = package_history.get_execution(g.workspace_id, execution_id) if database_id(execution_id) else None
-    if execution is None:
-        abort(404)
-    return execution
+    return visible_or_404(package_history.get_execution, execution_id)
 
 
 def _package_or_404(package_id: int) -> ExportPackage:
-    package = package_history.get_package(g.workspace_id, package_id) if database_id(package_id) else None
-    if package is None:
-        abort(404)
-    return package
+    return visible_or_404(package_history.get_package, package_id)
 
 
 def _person() -> Person:
@@ -186,11 +183,13 @@ def download_manifest(workspace_id: int, package_id: int):
 def download_volume(workspace_id: int, package_id: int):
     """A volume, named by its id in the query string (`?volume=<id>`)."""
     package = _package_or_404(package_id)
-    volume_id = request.args.get("volume", type=int)
-    volume = package_history.find_volume(package, volume_id) if volume_id and database_id(volume_id) else None
-    if volume is None:
-        abort(404)
+    volume = visible_or_404(_volumes_of(package), request.args.get("volume", type=int))
     return _download(package, lambda: package_history.open_volume(package, volume))
+
+
+def _volumes_of(package: ExportPackage) -> Callable[[RequesterContext, int], ExportVolume | None]:
+    """The loader of the package's volumes (the package itself was loaded for this person)."""
+    return lambda _access, volume_id: package_history.find_volume(package, volume_id)
 
 
 def _download(package: ExportPackage, open_download):

@@ -7,14 +7,22 @@ from datetime import timedelta
 
 import pytest
 from markupsafe import escape
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from app.communications import Mailer, parse_mail_settings
 from app.communications.messages import one_line
 from app.extensions import db
+from app.models import Membership
 from app.models.types import utcnow
-from app.models.workspace_export import ExportNotice, NoticeKind, NoticeStatus
-from app.services import export_notices
+from app.models.workspace_export import (
+    ExecutionTrigger,
+    ExportExecution,
+    ExportNotice,
+    ExportSettings,
+    NoticeKind,
+    NoticeStatus,
+)
+from app.services import execution_admission, export_notices
 from tests import factories
 
 
@@ -38,8 +46,21 @@ def mail_to_smtp_server(use_mailer, smtp_settings):
     use_mailer(smtp_settings)
 
 
-def _package(workspace):
-    return factories.make_package(factories.make_execution(workspace), row_count=1234, size_bytes=5_000_000)
+def _package(workspace, notify_person_ids=()):
+    snapshot = factories.settings_snapshot(notify_person_ids=list(notify_person_ids))
+    execution = factories.make_execution(workspace, settings_snapshot=snapshot)
+    return factories.make_package(execution, row_count=1234, size_bytes=5_000_000)
+
+
+def _use_a_mail_server_that_is_down(use_mailer, free_port) -> None:
+    use_mailer(
+        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
+    )
+
+
+def _remove_from_the_workspace(person) -> None:
+    db.session.execute(delete(Membership).where(Membership.person_id == person.id))
+    db.session.commit()
 
 
 def _notices() -> list[ExportNotice]:
@@ -47,19 +68,18 @@ def _notices() -> list[ExportNotice]:
     return list(db.session.scalars(select(ExportNotice).order_by(ExportNotice.person_id)))
 
 
-def test_administrators_and_the_notification_people_who_are_members_are_notified(world, app_context):
+def test_administrators_and_the_snapshots_notification_people_who_are_members_are_notified(world, app_context):
     second_admin = factories.make_member(world.workspace, role="admin").person
     former = factories.make_person()
-    factories.make_export_settings(world.workspace, notify_person_ids=[world.member.id, former.id, world.outsider.id])
+    package = _package(world.workspace, notify_person_ids=[world.member.id, former.id, world.outsider.id])
 
-    chosen = export_notices.recipients(world.workspace.id)
+    chosen = export_notices.recipients("package", package.id, world.workspace.id)
 
     assert chosen == sorted([world.admin.id, second_admin.id, world.member.id])
 
 
 def test_notifying_twice_records_and_sends_one_notice_per_person(world, smtp_server, mail_to_smtp_server):
-    factories.make_export_settings(world.workspace, notify_person_ids=[world.member.id])
-    package = _package(world.workspace)
+    package = _package(world.workspace, notify_person_ids=[world.member.id])
 
     sent = [
         export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) for _ in range(2)
@@ -98,9 +118,7 @@ def test_the_execution_failed_email_links_to_the_execution_page(world, app, smtp
 def test_the_mail_server_down_leaves_the_notice_pending_and_it_is_sent_once_later(
     world, smtp_server, smtp_settings, use_mailer, free_port
 ):
-    use_mailer(
-        parse_mail_settings(f"smtp://127.0.0.1:{free_port}", sender="Rhythm <exports@rhythm.test>", timeout_seconds=2)
-    )
+    _use_a_mail_server_that_is_down(use_mailer, free_port)
     package = _package(world.workspace)
 
     assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
@@ -157,3 +175,89 @@ def test_hostile_workspace_and_destination_names_survive_in_the_delivery_failed_
         for shown in (one_line(value[:200]), one_line(value[:100])):
             assert shown in text, value
             assert str(escape(shown)) in html, value
+
+
+# Who hears about an execution: its settings snapshot, and access as it is at each send
+
+
+def _admitted_with_notify_people(workspace, admin, people) -> ExportExecution:
+    """An execution admitted for real, its snapshot taken from settings naming `people`."""
+    factories.make_export_settings(workspace, notify_person_ids=[person.id for person in people])
+    return execution_admission.admit(workspace.id, admin, ExecutionTrigger.MANUAL)
+
+
+def _subject(kind: str, execution: ExportExecution, workspace) -> tuple[NoticeKind, int]:
+    if kind == "execution":
+        return NoticeKind.EXECUTION_FAILED, execution.id
+    package = factories.make_package(execution)
+    if kind == "package":
+        return NoticeKind.PACKAGE_READY, package.id
+    delivery = factories.make_package_delivery(
+        package,
+        factories.make_destination(workspace),
+        status="failed",
+        failure_class="permanent",
+        failure_code="AccessDenied",
+    )
+    return NoticeKind.DELIVERY_FAILED, delivery.id
+
+
+@pytest.mark.parametrize("subject_type", ["execution", "package", "delivery"])
+def test_a_settings_edit_after_admission_does_not_change_who_hears_about_that_execution(
+    world, smtp_server, mail_to_smtp_server, subject_type
+):
+    chosen_then = world.member
+    chosen_since = factories.make_member(world.workspace).person
+    execution = _admitted_with_notify_people(world.workspace, world.admin, [chosen_then])
+    settings = db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == world.workspace.id))
+    settings.notify_person_ids = [chosen_since.id]
+    db.session.commit()
+    kind, subject_id = _subject(subject_type, execution, world.workspace)
+
+    export_notices.notify(kind, subject_type, subject_id, world.workspace.id)
+
+    assert sorted(m.recipients[0] for m in smtp_server.messages) == sorted([world.admin.email, chosen_then.email])
+
+
+def test_a_snapshot_person_removed_from_the_workspace_since_admission_is_not_notified(
+    world, smtp_server, mail_to_smtp_server
+):
+    execution = _admitted_with_notify_people(world.workspace, world.admin, [world.member])
+    _remove_from_the_workspace(world.member)
+
+    export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution.id, world.workspace.id)
+
+    assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
+
+
+def test_an_administrator_demoted_since_admission_and_not_named_in_the_snapshot_is_not_notified(
+    world, smtp_server, mail_to_smtp_server
+):
+    demoted = factories.make_member(world.workspace, role="admin")
+    execution = _admitted_with_notify_people(world.workspace, world.admin, [])
+    demoted.role = "member"
+    db.session.commit()
+
+    export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution.id, world.workspace.id)
+
+    assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
+
+
+def test_a_person_removed_before_a_notices_retry_is_not_mailed_and_the_notice_says_why(
+    world, smtp_server, smtp_settings, use_mailer, free_port
+):
+    _use_a_mail_server_that_is_down(use_mailer, free_port)
+    package = _package(world.workspace, notify_person_ids=[world.member.id])
+    assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
+    _remove_from_the_workspace(world.member)
+
+    use_mailer(smtp_settings)  # the server is back
+    assert export_notices.send_pending(utcnow() + timedelta(minutes=2)) == 1
+
+    assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
+    notices = {notice.person_id: notice for notice in _notices()}
+    assert notices[world.admin.id].status == NoticeStatus.SENT
+    assert (notices[world.member.id].status, notices[world.member.id].last_error) == (
+        NoticeStatus.FAILED,
+        export_notices.NO_LONGER_A_RECIPIENT,
+    )

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from app.domain import export_execution
+from app.domain.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import (
@@ -20,6 +21,7 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportVolume,
 )
+from app.services import package_history
 from app.storage import get_storage
 from tests import factories
 
@@ -349,14 +351,49 @@ def test_a_plain_member_cannot_download(client, auth, export_world):
     assert client.get(_url(export_world, f"packages/{package.id}/volume?volume={volume.id}")).status_code == 404
 
 
+def _from_the_other_workspace(auth, export_world, tail: str) -> str:
+    """Signed in as the other workspace's administrator: `tail` under their own workspace's URL."""
+    auth.login(export_world.other_admin.email)
+    return f"/w/{export_world.other_workspace.id}/export/{tail}"
+
+
 def test_another_workspaces_package_is_not_found_from_ones_own(client, auth, export_world):
     package, volume = _package_with_volume(export_world)
-    auth.login(export_world.other_admin.email)
-    own = f"/w/{export_world.other_workspace.id}/export/packages/{package.id}"
+    own = _from_the_other_workspace(auth, export_world, f"packages/{package.id}")
 
     assert client.get(own).status_code == 404
     assert client.get(own + "/manifest").status_code == 404
     assert client.get(own + f"/volume?volume={volume.id}").status_code == 404
+
+
+def test_another_workspaces_package_cannot_be_deleted_from_ones_own(client, auth, export_world):
+    package, _ = _package_with_volume(export_world)
+    own = _from_the_other_workspace(auth, export_world, f"packages/{package.id}/delete")
+
+    assert client.get(own).status_code == 404
+    assert client.post(own, data={"confirm": "y"}).status_code == 404
+    assert db.session.get(ExportPackage, package.id, populate_existing=True).status == "available"
+
+
+def test_another_workspaces_execution_is_not_found_from_ones_own(client, auth, export_world):
+    execution = factories.make_execution(export_world.workspace, export_world.admin)
+    own = _from_the_other_workspace(auth, export_world, f"executions/{execution.id}")
+
+    assert client.get(own).status_code == 404
+    assert client.get(own + "/live").status_code == 404
+    assert client.post(own + "/cancel").status_code == 404
+    assert db.session.get(ExportExecution, execution.id, populate_existing=True).status == "queued"
+
+
+def test_the_loaders_find_nothing_for_a_member_who_is_not_an_administrator(export_world):
+    package, _ = _package_with_volume(export_world)
+    member = current_context(export_world.workspace.id, export_world.member.id)
+    admin = current_context(export_world.workspace.id, export_world.admin.id)
+
+    assert package_history.get_package(member, package.id) is None
+    assert package_history.get_execution(member, package.execution_id) is None
+    assert package_history.get_package(admin, package.id) == package
+    assert package_history.get_execution(admin, package.execution_id) == package.execution
 
 
 def test_a_volume_of_another_package_is_not_served_under_this_one(admin_client, export_world):
@@ -439,6 +476,12 @@ def test_a_bad_volume_parameter_answers_404(admin_client, export_world, volume):
     package, _ = _package_with_volume(export_world)
 
     assert admin_client.get(_url(export_world, f"packages/{package.id}/volume?volume={volume}")).status_code == 404
+
+
+def test_a_volume_download_without_its_parameter_answers_404(admin_client, export_world):
+    package, _ = _package_with_volume(export_world)
+
+    assert admin_client.get(_url(export_world, f"packages/{package.id}/volume")).status_code == 404
 
 
 @pytest.mark.parametrize(

@@ -1,15 +1,21 @@
-"""A schedule run whose file a person cancelled fails with `cancelled`, without retry and without a new file."""
+"""A schedule run whose file a person cancelled fails with `cancelled`, without retry and without a new
+file, and ends the schedule's failure streak instead of extending it."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import func, select
 
+from app.domain import schedule as schedule_domain
 from app.domain.access import current_context
 from app.extensions import db
 from app.models import QueryExport
 from app.models.export_file import FailureCode
-from app.models.schedule import ScheduleRun
+from app.models.schedule import RunTrigger, Schedule, ScheduleRun
+from app.models.types import utcnow
 from app.services.file_cancellation import cancel_file
+from app.services.schedule_admission import admit_run
 from app.services.schedule_runs import dispatch_queued, process_run
 from tests import factories
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, pending_uploads, timesheet_locked, wait_for
@@ -22,6 +28,20 @@ def run_row(run_id: int) -> ScheduleRun:
 
 def _files() -> int:
     return db.session.scalar(select(func.count()).select_from(QueryExport))
+
+
+def _cancelled_file_for(run_scenario, schedule: Schedule, run: ScheduleRun) -> None:
+    export = factories.make_export(
+        run_scenario.query,
+        run_scenario.owner,
+        status="failed",
+        failure_code=FailureCode.CANCELLED,
+        failure_detail="Cancelled by the owner.",
+        cancelled_by_id=run_scenario.owner.id,
+        schedule_id=schedule.id,
+    )
+    db.session.get(ScheduleRun, run.id).export_id = export.id
+    db.session.commit()
 
 
 def test_run_whose_file_is_cancelled_while_a_worker_makes_it_fails_without_retry(
@@ -50,20 +70,45 @@ def test_run_retried_after_its_file_was_cancelled_fails_and_admits_no_new_file(r
     """A later attempt of a run whose file was cancelled (its worker died first) does not make the file again."""
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    export = factories.make_export(
-        run_scenario.query,
-        run_scenario.owner,
-        status="failed",
-        failure_code=FailureCode.CANCELLED,
-        failure_detail="Cancelled by the owner.",
-        cancelled_by_id=run_scenario.owner.id,
-        schedule_id=schedule.id,
-    )
-    db.session.get(ScheduleRun, run.id).export_id = export.id
-    db.session.commit()
+    _cancelled_file_for(run_scenario, schedule, run)
 
     assert process_run(run.id) == FailureCode.CANCELLED
 
     settled = run_row(run.id)
     assert (settled.status, settled.failure_code) == ("failed", FailureCode.CANCELLED)
     assert _files() == 1
+
+
+def _admit_at(schedule: Schedule, hours_ago: int) -> ScheduleRun:
+    run = admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=(utcnow() - timedelta(hours=hours_ago)).replace(minute=0, second=0, microsecond=0),
+        trigger=RunTrigger.TIMETABLE,
+    )
+    assert run is not None
+    return run
+
+
+def test_a_cancelled_run_ends_the_failure_streak_so_the_next_failure_does_not_pause(run_scenario):
+    """Two failed runs, a run whose file the owner cancelled, one more failed run: the streak counts
+    failed runs in a row, the cancellation ended the row, so the schedule stays active at 1."""
+    definition = {**run_scenario.query.definition(), "columns": ["no_such_column"]}
+    schedule = run_scenario.make_schedule(query_definition=definition)
+    limit = schedule_domain.FAILURE_STREAK_LIMIT
+    for hours_ago in range(limit + 1, 2, -1):
+        assert process_run(_admit_at(schedule, hours_ago).id) == FailureCode.INVALID_REQUEST
+    cancelled = _admit_at(schedule, 2)
+    _cancelled_file_for(run_scenario, schedule, cancelled)
+
+    assert process_run(cancelled.id) == FailureCode.CANCELLED
+    assert _schedule(schedule.id).failure_streak == 0
+    assert process_run(_admit_at(schedule, 1).id) == FailureCode.INVALID_REQUEST
+
+    settled = _schedule(schedule.id)
+    assert (settled.status, settled.pause_reason, settled.failure_streak) == ("active", None, 1)
+
+
+def _schedule(schedule_id: int) -> Schedule:
+    db.session.rollback()
+    return db.session.get(Schedule, schedule_id, populate_existing=True)
