@@ -23,6 +23,7 @@ from app.services.queue import (
     claim_and_enqueue,
     enqueue_claimed,
     export_queue,
+    queue_connections,
     redis_connection,
 )
 from tests import factories
@@ -32,7 +33,9 @@ from tests import factories
 def redis_down(app, monkeypatch, free_port):
     """Until `.undo()`, the app's export queue talks to a port where no Redis listens."""
     unreachable = Redis(port=free_port, socket_connect_timeout=1)
-    monkeypatch.setattr(app, "export_queue", Queue(app.export_queue.name, connection=unreachable))
+    monkeypatch.setattr(
+        queue_connections(app), "export_queue", Queue(queue_connections(app).export_queue.name, connection=unreachable)
+    )
     return monkeypatch
 
 
