@@ -8,6 +8,9 @@ form should not, and ids are bounded by the database's integer column.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 import secrets
 from collections.abc import Iterator, Mapping
@@ -102,10 +105,14 @@ def new_request_token() -> str:
     return secrets.token_urlsafe(24)
 
 
-def request_token(text: str | None) -> str | None:
-    """The form's one-time token; None when the form carries none (a page from before tokens).
+def request_key(text: str | None, choices: Mapping[str, object]) -> str | None:
+    """The key a file is admitted under: the request form's one-time token with the choices it was
+    sent with; None when the form carries no token (a page from before tokens).
 
-    A token that is present but not one new_request_token could have written was not written by the page.
+    One rendered form sent again with the same choices (a double click, a repeated POST, the form
+    the browser restores on Back) has the same key, and answers the file it made. The same form
+    sent with a choice changed is another request: another key, another file. A token that is
+    present but not one new_request_token could have written was not written by the page.
     """
     if not text:
         return None
@@ -114,4 +121,5 @@ def request_token(text: str | None) -> str | None:
             "The form was damaged on its way here, so no file was requested. Reload the page and ask again.",
             "request_token",
         )
-    return text
+    sent = json.dumps([text, sorted(choices.items())], separators=(",", ":"))
+    return base64.urlsafe_b64encode(hashlib.sha256(sent.encode()).digest()).decode("ascii").rstrip("=")

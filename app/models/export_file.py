@@ -117,7 +117,8 @@ class QueryExport(LeaseColumns, Model):
     row_count: Mapped[int | None]
     attempt_count: Mapped[int] = mapped_column(default=0)
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # The one-time token of the request form that asked for the file; none for schedules and old pages.
+    # The key of the request form that asked for the file: its one-time token with the choices it was
+    # sent with (text_rules.request_key); none for schedules and old pages.
     request_token: Mapped[str | None] = mapped_column(String(64))
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -300,6 +300,9 @@ class ExportPackage(Model):
         UniqueConstraint("execution_id", name="data_export_artifacts_execution_uidx"),
         Index("ix_data_export_artifacts_due", "status", "expires_at"),
         *newest_first_indexes("data_export_artifacts", "created_at"),
+        # The workspace's package list filtered by status or by format, in either time order.
+        Index("ix_data_export_artifacts_list_status", "workspace_id", "status", "created_at", "id"),
+        Index("ix_data_export_artifacts_list_format", "workspace_id", "format", "created_at", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

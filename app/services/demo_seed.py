@@ -13,6 +13,16 @@ demo workspace exists, a run changes nothing. Choices come from a seeded random 
 the same rows come out on every machine for a given day; dates are relative to today so that
 "last 7 days" filters always find data.
 
+Hostile values (app/seed_data/hostile-values.txt) are in the data, where they test something,
+but not where a newcomer looks first. Those that read as someone's name (Cyrillic, Hangul,
+Devanagari…) are ordinary employees. The rest (formula-looking, padded, emoji, control
+characters) belong to "test records": the employees of a team of their own, "Test records (edge
+cases)", named with them, and one timesheet entry, shift and time-off request per hostile value
+in the text columns. Its name sorts after every real team's, and its rows lie before what the
+starter queries open with (the last 7 days, this week, pending requests), so lists and first
+previews show ordinary data; the saved query and report "Test records (edge cases)" show them on
+purpose, and the workspace export packages them with everything else.
+
 The timesheet entries are the large dataset (`rows` of them, millions with SEED_ROWS). They are
 generated in batches and streamed with COPY on PostgreSQL, or inserted with executemany
 elsewhere (SQLite), so memory stays flat whatever the row count.
@@ -66,7 +76,7 @@ from app.models.schedule import (
     SkipReason,
     TemplateStatus,
 )
-from app.seed_data import HOSTILE_VALUES
+from app.seed_data import HOSTILE_VALUES, reads_as_a_name
 from app.services import audit
 from app.services.authentication import hash_password
 from app.services.legacy_import import IMPORT_ACTION
@@ -78,6 +88,7 @@ ALL_DATASETS = tuple(DATASETS)
 # The scoped member is also kept away from the people dataset (pay rates, emails).
 SCOPED_MEMBER_DATASETS = tuple(d for d in ALL_DATASETS if d != "people")
 SCOPED_TEAM_CODE = "ICU"
+# Real employees; the main workspace also has its test records (module docstring).
 EMPLOYEES_PER_WORKSPACE = 60
 # The second workspace gets a tenth of the main workspace's timesheet entries.
 OTHER_WORKSPACE_ROW_DIVISOR = 10
@@ -140,7 +151,16 @@ class _WorkspacePlan:
     # (job title, lowest hourly rate, highest hourly rate, relative frequency)
     jobs: tuple[tuple[str, float, float, int], ...]
     projects: tuple[str, ...]
+    # (code, name, location) of the team of test records, which only the main workspace has.
+    test_team: tuple[str, str, str] | None = None
 
+
+# The team, saved query and report of the test records (module docstring).
+TEST_RECORDS_NAME = "Test records (edge cases)"
+_TEST_TEAM = ("TEST", TEST_RECORDS_NAME, "Not a place: values every export must carry intact")
+# The test records' query and report were made this long before the starter ones, so a list in
+# "recently changed" order shows them last.
+_TEST_RECORDS_AGE = timedelta(days=30)
 
 _NORTHWIND = _WorkspacePlan(
     name=DEMO_WORKSPACE,
@@ -179,6 +199,7 @@ _NORTHWIND = _WorkspacePlan(
         "Home visits",
         "On-call",
     ),
+    test_team=_TEST_TEAM,
 )
 
 _GLOBEX_PLAN = _WorkspacePlan(
@@ -286,12 +307,16 @@ _NAME_POOL: tuple[tuple[str, str], ...] = (
     ("Freya Campbell", "freya.campbell"),
 )
 
-# Hostile values a person could plausibly have typed as a name: every one of them is an employee
-# of the main workspace (the ones with control characters end up in notes instead).
-_HOSTILE_NAMES = tuple(
+# Hostile values someone could really be called: ordinary employees of the main workspace.
+_HOSTILE_PERSON_NAMES = tuple(value for value in HOSTILE_VALUES if reads_as_a_name(value))
+# Hostile values someone could have typed as a name but no one is called (formula-looking, padded,
+# emoji): the test records' names. The ones with control characters are only in their rows' text.
+_TEST_RECORD_NAMES = tuple(
     value
     for value in HOSTILE_VALUES
-    if not any(c in value for c in "\t\r\n") and (value[:1] in "=+-@'" or not value.isascii() or value != value.strip())
+    if not reads_as_a_name(value)
+    and not any(c in value for c in "\t\r\n")
+    and (value[:1] in "=+-@'" or not value.isascii() or value != value.strip())
 )
 
 # Free text, mostly empty: an empty string's share of the list is the share of rows without a note.
@@ -388,8 +413,8 @@ def _seed_everything(rows: int) -> None:
     db.session.add_all([northwind, globex, *people.values()])
     db.session.flush()
 
-    northwind_teams = _add_teams(northwind, _NORTHWIND, now)
-    globex_teams = _add_teams(globex, _GLOBEX_PLAN, now)
+    northwind_teams, test_team = _add_teams(northwind, _NORTHWIND, now)
+    globex_teams, _ = _add_teams(globex, _GLOBEX_PLAN, now)
     scoped_team = next(team for team in northwind_teams if team.code == SCOPED_TEAM_CODE)
     db.session.add_all(
         [
@@ -426,10 +451,12 @@ def _seed_everything(rows: int) -> None:
             ),
         ]
     )
-    northwind_names = list(_HOSTILE_NAMES) + _sample_names(rng, EMPLOYEES_PER_WORKSPACE - len(_HOSTILE_NAMES))
+    sampled = _sample_names(rng, EMPLOYEES_PER_WORKSPACE - len(_HOSTILE_PERSON_NAMES), taken=_HOSTILE_PERSON_NAMES)
+    northwind_names = [*_HOSTILE_PERSON_NAMES, *sampled]
     globex_names = _sample_names(rng, EMPLOYEES_PER_WORKSPACE)
     northwind_workers = _add_employees(rng, northwind, _NORTHWIND, northwind_teams, northwind_names, today)
     globex_workers = _add_employees(rng, globex, _GLOBEX_PLAN, globex_teams, globex_names, today)
+    test_records = _add_test_records(northwind, _NORTHWIND, test_team, today)
     queries = _add_saved_queries(northwind, people[_ADMIN], now)
     db.session.flush()
     reports = _add_sample_reports(northwind, people[_ADMIN], queries, now)
@@ -437,18 +464,32 @@ def _seed_everything(rows: int) -> None:
     template_version = _add_template(northwind, people[_ADMIN], now)
     _add_schedules(northwind, people, queries, reports, template_version, now)
 
-    for workspace, plan, workers, entries in (
-        (northwind, _NORTHWIND, northwind_workers, rows),
-        (globex, _GLOBEX_PLAN, globex_workers, rows // OTHER_WORKSPACE_ROW_DIVISOR),
+    # The test records' entries count towards the main workspace's `rows` (all of them, if fewer).
+    test_entries = min(rows, len(HOSTILE_VALUES))
+    for workspace, plan, workers, entries, edge_cases in (
+        (northwind, _NORTHWIND, northwind_workers, rows - test_entries, test_records),
+        (globex, _GLOBEX_PLAN, globex_workers, rows // OTHER_WORKSPACE_ROW_DIVISOR, []),
     ):
-        _insert_rows(Shift.__table__, _SHIFT_COLUMNS, [_shift_rows(rng, workspace.id, workers, today)])
         _insert_rows(
-            TimeOffRequest.__table__, _TIME_OFF_COLUMNS, [_time_off_rows(rng, workspace.id, workers, today, now)]
+            Shift.__table__,
+            _SHIFT_COLUMNS,
+            [_shift_rows(rng, workspace.id, workers, today), _test_shift_rows(workspace.id, edge_cases, today)],
+        )
+        _insert_rows(
+            TimeOffRequest.__table__,
+            _TIME_OFF_COLUMNS,
+            [
+                _time_off_rows(rng, workspace.id, workers, today, now),
+                _test_time_off_rows(workspace.id, edge_cases, today),
+            ],
         )
         _insert_rows(
             TimesheetEntry.__table__,
             _TIMESHEET_COLUMNS,
-            _timesheet_batches(rng, workspace.id, workers, plan.projects, entries, now),
+            itertools.chain(
+                _timesheet_batches(rng, workspace.id, workers, plan.projects, entries, now),
+                [_test_timesheet_rows(workspace.id, edge_cases, test_entries, now)],
+            ),
         )
 
 
@@ -456,11 +497,14 @@ def _person(login: _Login) -> Person:
     return Person(email=login.email, name=login.name, password_hash=hash_password(login.password))
 
 
-def _sample_names(rng: random.Random, count: int) -> list[str]:
-    return [name for name, _ in rng.sample(_NAME_POOL, count)]
+def _sample_names(rng: random.Random, count: int, taken: Sequence[str] = ()) -> list[str]:
+    """`count` different names of the pool, none of them `taken` already."""
+    return [name for name, _ in rng.sample([entry for entry in _NAME_POOL if entry[0] not in taken], count)]
 
 
-def _add_teams(workspace: Workspace, plan: _WorkspacePlan, now: datetime) -> list[Team]:
+def _add_teams(workspace: Workspace, plan: _WorkspacePlan, now: datetime) -> tuple[list[Team], Team | None]:
+    """The plan's teams, and its team of test records if it has one (apart: no real employee joins it)."""
+    places = [(code, name, location) for code, name, location, _size in plan.teams]
     teams = [
         Team(
             workspace_id=workspace.id,
@@ -469,11 +513,13 @@ def _add_teams(workspace: Workspace, plan: _WorkspacePlan, now: datetime) -> lis
             location=location,
             created_at=(now - timedelta(days=800 - 37 * i)).replace(microsecond=0),
         )
-        for i, (code, name, location, _size) in enumerate(plan.teams)
+        for i, (code, name, location) in enumerate([*places, *filter(None, [plan.test_team])])
     ]
     db.session.add_all(teams)
     db.session.flush()
-    return teams
+    if plan.test_team is None:
+        return teams, None
+    return teams[:-1], teams[-1]
 
 
 def _add_employees(
@@ -504,6 +550,29 @@ def _add_employees(
     db.session.add_all(employees)
     db.session.flush()
     return [_Worker(e.team_id, e.team_name, e.id, e.full_name, e.job_title) for e in employees if e.active]
+
+
+def _add_test_records(workspace: Workspace, plan: _WorkspacePlan, team: Team | None, today: date) -> list[_Worker]:
+    """The test records: one active employee of the test team per hostile value no one is called."""
+    if team is None:
+        return []
+    records = [
+        TeamMember(
+            workspace_id=workspace.id,
+            team_id=team.id,
+            team_name=team.name,
+            full_name=name,
+            email=f"test.record.{number:02d}@{plan.email_domain}",
+            job_title="Test record",
+            hourly_rate=Decimal("10.00"),
+            started_on=today - timedelta(days=365),
+            active=True,
+        )
+        for number, name in enumerate(_TEST_RECORD_NAMES, start=1)
+    ]
+    db.session.add_all(records)
+    db.session.flush()
+    return [_Worker(r.team_id, r.team_name, r.id, r.full_name, r.job_title) for r in records]
 
 
 _SAVED_QUERIES: tuple[tuple[str, dict], ...] = (
@@ -544,6 +613,15 @@ _SAVED_QUERIES: tuple[tuple[str, dict], ...] = (
             "parameters": [{"column": "starts_at", "range": "this_week"}],
         },
     ),
+    (
+        TEST_RECORDS_NAME,
+        {
+            "dataset": "timesheet_entries",
+            "columns": ["work_date", "person_name", "project", "hours", "note"],
+            "filters": [{"column": "team_name", "op": "eq", "value": TEST_RECORDS_NAME}],
+            "sort": [{"column": "work_date", "direction": "asc"}],
+        },
+    ),
 )
 
 
@@ -553,6 +631,7 @@ def _add_saved_queries(workspace: Workspace, owner: Person, now: datetime) -> di
     queries = {}
     for name, definition in _SAVED_QUERIES:
         normal = validate_definition(definition, max_rows)
+        changed = now - _TEST_RECORDS_AGE if name == TEST_RECORDS_NAME else now
         queries[name] = SavedQuery(
             workspace_id=workspace.id,
             owner_id=owner.id,
@@ -563,8 +642,8 @@ def _add_saved_queries(workspace: Workspace, owner: Person, now: datetime) -> di
             sort=normal["sort"],
             parameters=normal["parameters"],
             row_limit=normal["row_limit"],
-            created_at=now,
-            updated_at=now,
+            created_at=changed,
+            updated_at=changed,
         )
     db.session.add_all(queries.values())
     return queries
@@ -585,7 +664,7 @@ _SAMPLE_REPORTS: tuple[tuple[str, dict], ...] = (
             ],
             "code_column": "team_name",
             # The code as the report prints it (the team's name), described by where the team works.
-            "code_descriptions": {name: location for _code, name, location, _size in _NORTHWIND.teams},
+            "code_descriptions": {name: location for _code, name, location, *_size in (*_NORTHWIND.teams, _TEST_TEAM)},
             "title": "Approved hours by team",
             "subtitle": "The last 7 days, with each team's subtotal",
             "page_size": "A4",
@@ -635,6 +714,26 @@ _SAMPLE_REPORTS: tuple[tuple[str, dict], ...] = (
             "show_generated_at": True,
         },
     ),
+    (
+        TEST_RECORDS_NAME,
+        {
+            "name": TEST_RECORDS_NAME,
+            "kind": "table",
+            "columns": [
+                {"name": "work_date", "width": 14},
+                {"name": "person_name", "width": 30},
+                {"name": "project", "width": None},
+                {"name": "hours", "width": 10},
+                {"name": "note", "width": None},
+            ],
+            "title": TEST_RECORDS_NAME,
+            "subtitle": "Every hostile value, as each file must carry it",
+            "page_size": "A4",
+            "orientation": "landscape",
+            "show_filters": True,
+            "show_generated_at": True,
+        },
+    ),
 )
 
 
@@ -646,13 +745,14 @@ def _add_sample_reports(
     for query_name, definition in _SAMPLE_REPORTS:
         query = queries[query_name]
         checked = validate_report(definition, query.dataset, list(query.columns))
+        changed = now - _TEST_RECORDS_AGE if query_name == TEST_RECORDS_NAME else now
         reports[checked["name"]] = Report(
             workspace_id=workspace.id,
             owner_id=owner.id,
             source_query_id=query.id,
             version=1,
-            created_at=now,
-            updated_at=now,
+            created_at=changed,
+            updated_at=changed,
             **{key: checked[key] for key in STORED_FIELDS},
         )
     db.session.add_all(reports.values())
@@ -931,13 +1031,92 @@ _TIMESHEET_COLUMNS = (
 )
 
 
-def _spread_hostile_values(rows: list[tuple], column: str, columns: Sequence[str]) -> list[tuple]:
-    """The rows with every hostile value put into `column` of rows spread evenly through them."""
-    position = columns.index(column)
+# The test records' rows lie this many days back and earlier: before the last 7 days and this week.
+_TEST_ROWS_FROM_DAYS_AGO = 8
+
+
+def _test_record_days(today: date) -> Iterator[tuple[date, str]]:
+    """Each hostile value with the day of its test record's rows: one a day, going back from
+    _TEST_ROWS_FROM_DAYS_AGO days ago."""
     for k, value in enumerate(HOSTILE_VALUES):
-        index = k * len(rows) // len(HOSTILE_VALUES)
-        row = rows[index]
-        rows[index] = (*row[:position], value, *row[position + 1 :])
+        yield today - timedelta(days=_TEST_ROWS_FROM_DAYS_AGO + k), value
+
+
+def _test_shift_rows(workspace_id: int, records: list[_Worker], today: date) -> list[tuple]:
+    """One past shift per hostile value, in its notes, worked by the test records in turn."""
+    if not records:
+        return []
+    rows = []
+    for k, (day, value) in enumerate(_test_record_days(today)):
+        record = records[k % len(records)]
+        starts_at = datetime.combine(day, time(9, 0), UTC)
+        rows.append(
+            (
+                workspace_id,
+                record.team_id,
+                record.team_name,
+                record.person_id,
+                record.person_name,
+                record.job_title,
+                starts_at,
+                starts_at + timedelta(hours=8),
+                30,
+                value,
+            )
+        )
+    return rows
+
+
+def _test_time_off_rows(workspace_id: int, records: list[_Worker], today: date) -> list[tuple]:
+    """One past, decided day off per hostile value, as its reason (never pending, so never in the
+    starter "Pending time off")."""
+    if not records:
+        return []
+    rows = []
+    for k, (day, value) in enumerate(_test_record_days(today)):
+        record = records[k % len(records)]
+        rows.append(
+            (
+                workspace_id,
+                record.team_id,
+                record.team_name,
+                record.person_id,
+                record.person_name,
+                "annual",
+                "approved" if k % 4 else "declined",
+                day,
+                day,
+                Decimal(1),
+                value,
+                datetime.combine(day - timedelta(days=14), time(10, 0), UTC),
+            )
+        )
+    return rows
+
+
+def _test_timesheet_rows(workspace_id: int, records: list[_Worker], count: int, now: datetime) -> list[tuple]:
+    """The first `count` hostile values as approved entries of the test records, each in the note
+    and (cut to the column's 200 characters) the project, one past day each."""
+    if not records:
+        return []
+    rows = []
+    for k, (day, value) in enumerate(itertools.islice(_test_record_days(now.date()), count)):
+        record = records[k % len(records)]
+        rows.append(
+            (
+                workspace_id,
+                record.team_id,
+                record.team_name,
+                record.person_id,
+                record.person_name,
+                day,
+                Decimal("7.50"),
+                value[:200],
+                True,
+                value,
+                datetime.combine(day, time(17, 30), UTC),
+            )
+        )
     return rows
 
 
@@ -966,7 +1145,7 @@ def _shift_rows(rng: random.Random, workspace_id: int, workers: list[_Worker], t
                 )
             )
     rows.sort(key=lambda row: row[_SHIFT_COLUMNS.index("starts_at")])
-    return _spread_hostile_values(rows, "notes", _SHIFT_COLUMNS)
+    return rows
 
 
 def _working_days_from(first: date, count: int) -> date:
@@ -1023,22 +1202,17 @@ def _time_off_rows(
                 )
             )
     rows.sort(key=lambda row: row[_TIME_OFF_COLUMNS.index("submitted_at")])
-    return _spread_hostile_values(rows, "reason", _TIME_OFF_COLUMNS)
+    return rows
 
 
 def _timesheet_batches(
     rng: random.Random, workspace_id: int, workers: list[_Worker], projects: Sequence[str], count: int, now: datetime
 ) -> Iterator[list[tuple]]:
-    """`count` entries in date order over the last TIMESHEET_DAYS days up to today, BATCH_SIZE at a time.
-
-    The newest entries carry the hostile values (approved, in note and project), so the "last 7
-    days" query shows them.
-    """
+    """`count` entries in date order over the last TIMESHEET_DAYS days up to today, BATCH_SIZE at a time."""
     first_day = now.date() - timedelta(days=TIMESHEET_DAYS - 1)
     days = [first_day + timedelta(days=d) for d in range(TIMESHEET_DAYS)]
     midnights = [datetime.combine(day, time(), UTC) for day in days]
     last_week = TIMESHEET_DAYS - 7
-    hostile_from = count - len(HOSTILE_VALUES)
     for start in range(0, count, BATCH_SIZE):
         size = min(BATCH_SIZE, count - start)
         crew = rng.choices(workers, k=size)
@@ -1052,10 +1226,6 @@ def _timesheet_batches(
             d = index * TIMESHEET_DAYS // count
             # Recent entries still wait for a manager; older ones are nearly all approved.
             approved = rng.random() < (0.97 if d < last_week else 0.7)
-            project, note = booked[k], notes[k]
-            if index >= hostile_from:
-                note = HOSTILE_VALUES[index - hostile_from]
-                project, approved = note[:200], True
             recorded_at = midnights[d] + delays[k]
             if recorded_at > now:
                 # Work of the last day or two is recorded some time between its start and now
@@ -1071,9 +1241,9 @@ def _timesheet_batches(
                     worker.person_name,
                     days[d],
                     hours[k],
-                    project,
+                    booked[k],
                     approved,
-                    note,
+                    notes[k],
                     recorded_at,
                 )
             )
@@ -1082,6 +1252,7 @@ def _timesheet_batches(
 
 def _insert_rows(table: Table, columns: Sequence[str], batches: Iterable[list[tuple]]) -> None:
     """Append rows inside the session's transaction: COPY on PostgreSQL, executemany elsewhere.
+    Empty batches are left out (an executemany of no rows would insert one row of defaults).
 
     One COPY per batch: PostgreSQL queues a foreign-key check per row until its statement ends,
     so a single COPY of millions of rows would hold millions of pending checks in server memory.
@@ -1095,11 +1266,11 @@ def _insert_rows(table: Table, columns: Sequence[str], batches: Iterable[list[tu
         if driver is None:
             raise RuntimeError("the session's database connection is closed")
         with driver.cursor() as cursor:
-            for batch in batches:
+            for batch in filter(None, batches):
                 with cursor.copy(copy_statement) as copy:
                     for row in batch:
                         copy.write_row(row)
         return
     statement = insert(table)
-    for batch in batches:
+    for batch in filter(None, batches):
         db.session.execute(statement, [dict(zip(columns, row, strict=True)) for row in batch])

@@ -6,6 +6,7 @@ file so the worker runs exactly what was asked for, with the requester's access 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 import uuid
@@ -32,8 +33,12 @@ QUERY_FORMATS = ("csv", "xlsx")
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
 # Whose clock an Excel file's time stamps show; CSV writes ISO 8601 times in UTC ("…Z") always.
 TIME_STAMPS = {"workspace": "The workspace's time zone", "utc": "UTC"}
-# What a person sees who sent a request form again (a refresh, the back button, a double click).
-ALREADY_REQUESTED = "This form was already sent, so no second file was made. This is the file it asked for."
+# What a person sees who sent a request form again with the same choices (a double click, a
+# repeated POST, the form the browser restored on Back); the file page offers "Request another file".
+ALREADY_REQUESTED = (
+    "This form was already sent with these choices, so no second file was made: this is the file it asked for. "
+    "To make another, choose “Request another file”."
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,10 @@ class QueryFileOptions:
     # CSV "for data tools": text exactly as stored, without the `'` that keeps spreadsheets safe.
     exact_values: bool = False
     time_stamps: str = "workspace"
+
+    def choices(self) -> dict[str, object]:
+        """What the person chose on the request form, for the request's key (text_rules.request_key)."""
+        return dataclasses.asdict(self)
 
     def validate(self) -> None:
         if self.format not in QUERY_FORMATS:
@@ -122,10 +131,10 @@ def queued_export(
 
 def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
     """Commit the file and its outbox request in one transaction, then dispatch the request at once;
-    or answer the file its request form already made.
+    or answer the file its request key (text_rules.request_key) already made.
 
     Two sends of one form that race past the lookup both insert: the unique index on
-    (requester, token) lets one commit, and the other answers with that one's file.
+    (requester, request_token), which holds the key, lets one commit, and the other answers with that one's file.
     `dispatch_now=False` stops after the commit, as a web process that died right then would: the
     periodic dispatcher takes the row on its next turn.
     """
@@ -148,11 +157,11 @@ def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
     return export
 
 
-def file_of_request_form(access: RequesterContext, token: str | None) -> QueryExport | None:
-    """The file a request form with this one-time token already made for the person, if any."""
-    if token is None:
+def file_of_request_form(access: RequesterContext, key: str | None) -> QueryExport | None:
+    """The file a request form already made for the person with this key (its token and choices), if any."""
+    if key is None:
         return None
-    return _file_of_token(access.person_id, token)
+    return _file_of_token(access.person_id, key)
 
 
 def _file_of_token(requester_id: int, token: str) -> QueryExport | None:
@@ -186,10 +195,10 @@ def request_query_file(
     access: RequesterContext,
     query: SavedQuery,
     options: QueryFileOptions,
-    request_token: str | None = None,
+    request_key: str | None = None,
     dispatch_now: bool = True,
 ) -> QueryExport:
-    """Admit a file of the query; `request_token` is the request form's one-time token (see admit)."""
+    """Admit a file of the query; `request_key` is the request form's key (text_rules.request_key, see admit)."""
     if query.workspace_id != access.workspace_id:
         raise AccessDenied("That query is not in this workspace.")
     if not access.can_read_dataset(query.dataset):
@@ -213,7 +222,7 @@ def request_query_file(
             include_descriptions=options.include_descriptions,
             exact_values=options.exact_values,
             time_zone=file_time_zone(access, options),
-            request_token=request_token,
+            request_token=request_key,
         ),
         dispatch_now,
     )

@@ -8,11 +8,14 @@ The pages are for administrators only (app/blueprints/packages): `get_execution`
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from dataclasses import dataclass
+
+from sqlalchemy import Select, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.access import RequesterContext
 from app.extensions import db
+from app.models import Person
 from app.models.types import utcnow
 from app.models.workspace_export import (
     ExportDelivery,
@@ -21,15 +24,34 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportSettings,
     ExportVolume,
+    PackageFormat,
     PackageStatus,
     VolumeStatus,
 )
 from app.services.file_library import ChunkReader, Download
+from app.services.list_pages import MOMENT, NUMBER, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.storage import get_storage
 from app.storage.base import check_key_under
 
 RECENT_EXECUTIONS = 20
-PACKAGE_HISTORY = 50
+# The overview shows the newest few; the package list has them all.
+RECENT_PACKAGES = 5
+PACKAGE_LIST = ListSpec(
+    name="packages",
+    sorts={
+        "newest": SortOrder("Newest first", (ExportPackage.created_at, ExportPackage.id), (MOMENT, NUMBER), True),
+        "oldest": SortOrder("Oldest first", (ExportPackage.created_at, ExportPackage.id), (MOMENT, NUMBER)),
+    },
+    filters={
+        "status": ListFilter(
+            "Status",
+            {PackageStatus.AVAILABLE: "Available", PackageStatus.EXPIRED: "Expired", PackageStatus.DELETED: "Deleted"},
+        ),
+        "format": ListFilter("Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines"}),
+    },
+    # Who pressed Export now, or the cadence period ("weekly:2026-W49") the export was for.
+    search_columns=(Person.name, ExportExecution.cadence_key),
+)
 EVENT_LOG_LIMIT = 500
 
 MIME_TYPES = {"manifest": "application/json", "volume": "application/zip"}
@@ -101,15 +123,42 @@ def package_of(execution: ExportExecution) -> ExportPackage | None:
     return db.session.scalar(select(ExportPackage).where(ExportPackage.execution_id == execution.id))
 
 
-def list_packages(workspace_id: int, limit: int = PACKAGE_HISTORY) -> list[ExportPackage]:
-    return list(
-        db.session.scalars(
-            select(ExportPackage)
-            .where(ExportPackage.workspace_id == workspace_id)
-            .order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc())
-            .limit(limit)
-        )
+@dataclass(frozen=True)
+class PackageListing:
+    """A package as the lists show it, with how its export started: Export now (and by whom) or the cadence."""
+
+    package: ExportPackage
+    trigger: str
+    cadence_key: str | None
+    started_by: str | None
+
+
+def _listing_select(workspace_id: int) -> Select:
+    return (
+        select(ExportPackage, ExportExecution.trigger, ExportExecution.cadence_key, Person.name)
+        .join(ExportExecution, ExportExecution.id == ExportPackage.execution_id)
+        .outerjoin(Person, Person.id == ExportExecution.requested_by_id)
+        .where(ExportPackage.workspace_id == workspace_id)
     )
+
+
+def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
+    rows = db.session.execute(
+        _listing_select(workspace_id).order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc()).limit(limit)
+    )
+    return [PackageListing(*row) for row in rows]
+
+
+def page_packages(workspace_id: int, request: ListRequest) -> Page:
+    """One page of the workspace's packages, searched (who started the export, its cadence period),
+    filtered (status, format) and ordered as asked."""
+    statement = _listing_select(workspace_id)
+    if "status" in request.filters:
+        statement = statement.where(ExportPackage.status == request.filters["status"])
+    if "format" in request.filters:
+        statement = statement.where(ExportPackage.format == request.filters["format"])
+    page = page_of(PACKAGE_LIST, request, statement)
+    return Page([PackageListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
 
 
 def get_package(access: RequesterContext, package_id: int) -> ExportPackage | None:

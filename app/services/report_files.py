@@ -59,12 +59,13 @@ def request_report_file(
     access: RequesterContext,
     report: Report,
     file_format: str,
-    request_token: str | None = None,
+    request_key: str | None = None,
     dispatch_now: bool = True,
 ) -> QueryExport:
     """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports).
 
-    `request_token` is the request form's one-time token: a form sent again answers its first file.
+    `request_key` is the request form's key (text_rules.request_key): a form sent again with the
+    same format answers its first file.
     """
     if report.workspace_id != access.workspace_id:
         raise AccessDenied("That report is not in this workspace.")
@@ -92,7 +93,7 @@ def request_report_file(
         print_params=print_params.to_json(),
         heading="labels",
         include_descriptions=False,
-        request_token=request_token,
+        request_token=request_key,
     )
     try:
         return admit(export, dispatch_now)

@@ -1,5 +1,6 @@
-"""Workspace export: the overview with Export now, an execution's page (live while it runs), a
-package's page with its volumes, checksums and deliveries, downloads, and early deletion.
+"""Workspace export: the overview with Export now, an execution's page (live while it runs), the
+package list (search, filters, pages), a package's page with its volumes, checksums and
+deliveries, downloads, and early deletion.
 
 Workspace administrators only: everyone else gets 404, as for anything they may not see. Every
 execution and package is loaded within the URL's workspace, so another workspace's id is 404 too.
@@ -28,7 +29,7 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportVolume,
 )
-from app.services import execution_admission, package_history, package_retention
+from app.services import execution_admission, list_pages, package_history, package_retention
 from app.services.execution_admission import AdmissionRefused
 from app.services.package_history import PackageUnavailable
 from app.storage import StorageError
@@ -80,7 +81,7 @@ def _overview_page(refusal: AdmissionRefused | None = None, status: int = 200):
         allowance=execution_admission.allowance(g.workspace_id),
         running_id=execution_admission.active_execution_id(g.workspace_id),
         executions=package_history.recent_executions(g.workspace_id),
-        packages=package_history.list_packages(g.workspace_id),
+        packages=package_history.recent_packages(g.workspace_id),
         form=ActionForm(formdata=None),
         refusal=refusal,
     ), status
@@ -151,6 +152,17 @@ def cancel_execution(workspace_id: int, execution_id: int):
 
 
 # Packages
+
+
+@bp.get("/packages/")
+@workspace_administrator
+def package_list(workspace_id: int):
+    listing = list_pages.read_request(package_history.PACKAGE_LIST, request.args)
+    return render_template(
+        "packages/packages.html",
+        page=package_history.page_packages(workspace_id, listing),
+        spec=package_history.PACKAGE_LIST,
+    )
 
 
 @bp.get("/packages/<int:package_id>")

@@ -164,12 +164,12 @@ def request_file(workspace_id: int, query_id: int):
         time_stamps=request.form.get("time_stamps", "workspace"),
     )
     try:
-        token = text_rules.request_token(request.form.get("request_token"))
-        made = file_of_request_form(g.access, token)
+        key = text_rules.request_key(request.form.get("request_token"), options.choices())
+        made = file_of_request_form(g.access, key)
         if made is not None:
             flash(ALREADY_REQUESTED)
             return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
-        export = request_query_file(g.access, listing.query, options, token)
+        export = request_query_file(g.access, listing.query, options, key)
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
     except AccessDenied:

@@ -200,12 +200,13 @@ def delete(workspace_id: int, report_id: int):
 def request_file(workspace_id: int, report_id: int):
     listing = _listing_or_404(report_id)
     try:
-        token = text_rules.request_token(request.form.get("request_token"))
-        made = file_of_request_form(g.access, token)
+        file_format = request.form.get("format", "")
+        key = text_rules.request_key(request.form.get("request_token"), {"format": file_format})
+        made = file_of_request_form(g.access, key)
         if made is not None:
             flash(ALREADY_REQUESTED)
             return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
-        export = report_files.request_report_file(g.access, listing.report, request.form.get("format", ""), token)
+        export = report_files.request_report_file(g.access, listing.report, file_format, key)
     except ValidationError as exc:
         return _render_detail(listing, exc, 400)
     except AccessDenied:

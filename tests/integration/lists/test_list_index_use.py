@@ -3,13 +3,10 @@ PostgreSQL's plan for the very statement the Files list runs has an index scan a
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import text
 
 from app.domain.access import current_context
 from app.extensions import db
@@ -17,6 +14,7 @@ from app.models.types import utcnow
 from app.services import file_library, list_pages
 from app.services.file_library import FILE_LIST
 from tests import factories
+from tests.integration.lists.plans import plan_of_page
 
 FILES = 100_000
 
@@ -51,39 +49,12 @@ def crowded(world):
     return world
 
 
-@contextmanager
-def captured_statements() -> Iterator[list[tuple[str, object]]]:
-    """The SQL and parameters of every statement run inside the block."""
-    seen: list[tuple[str, object]] = []
-
-    def remember(conn, cursor, statement, parameters, context, executemany):
-        seen.append((statement, parameters))
-
-    event.listen(db.engine, "before_cursor_execute", remember)
-    try:
-        yield seen
-    finally:
-        event.remove(db.engine, "before_cursor_execute", remember)
-
-
 def _plan_of_page(world, **args) -> tuple[list[str], object]:
     """Run one page of the member's Files list; PostgreSQL's plan of the statement it ran, as node types."""
     request = list_pages.read_request(FILE_LIST, args)
     access = current_context(world.workspace.id, world.member.id)
-    with captured_statements() as seen:
-        page = file_library.page_files(access, request, utcnow())
-    statement, parameters = next((sql, p) for sql, p in seen if "FROM query_exports" in sql and "LIMIT" in sql)
-    with db.engine.connect() as connection:
-        plan = connection.exec_driver_sql("EXPLAIN (FORMAT JSON) " + statement, parameters).scalar_one()
-    plan = plan if isinstance(plan, list) else json.loads(plan)
-    return _node_types(plan[0]["Plan"]), page
-
-
-def _node_types(node: dict) -> list[str]:
-    found = [node["Node Type"]]
-    for child in node.get("Plans", []):
-        found.extend(_node_types(child))
-    return found
+    plan, page = plan_of_page(lambda: file_library.page_files(access, request, utcnow()), "query_exports")
+    return [node.type for node in plan], page
 
 
 def _next_cursor(world, **args) -> str:

@@ -38,6 +38,24 @@ def test_two_report_forms_make_two_files(client, auth, kit):
     assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 2
 
 
+def test_one_report_form_sent_as_pdf_then_as_excel_makes_two_files(client, auth, kit):
+    report = kit.report(kind="table")
+    auth.login(kit.world.member.email)
+    token = _form_token(client, kit, report)
+    for file_format in ("pdf", "xlsx", "xlsx"):
+        _request_file(client, kit, report, request_token=token, format=file_format)
+    formats = db.session.execute(select(QueryExport.format).order_by(QueryExport.id)).scalars().all()
+    assert formats == ["pdf", "xlsx"]
+
+
+def test_the_report_files_page_offers_to_request_another_from_the_report(client, auth, kit):
+    report = kit.report(kind="table")
+    auth.login(kit.world.member.email)
+    answer = _request_file(client, kit, report, request_token=_form_token(client, kit, report))
+    shown = client.get(answer.headers["Location"]).get_data(as_text=True)
+    assert f'href="/w/{kit.world.workspace.id}/reports/{report.id}#request-title">Request another file</a>' in shown
+
+
 def test_a_damaged_report_form_token_is_refused_with_a_message(client, auth, kit):
     report = kit.report(kind="table")
     auth.login(kit.world.member.email)

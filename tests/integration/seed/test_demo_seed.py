@@ -34,7 +34,7 @@ from app.models import (
 )
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import authenticate
-from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, seed_demo
+from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME, seed_demo
 from app.services.reports import STORED_FIELDS
 
 ROWS = 500
@@ -176,14 +176,16 @@ def test_employee_names_cover_non_latin_scripts(seeded):
 
 
 def test_each_workspace_has_sixty_employees_across_several_coded_teams(seeded):
-    """Both workspaces get sixty employees spread over at least four teams with distinct codes and locations."""
+    """Both workspaces get sixty employees (the main one's test records besides) spread over at least
+    four teams with distinct codes and locations."""
     for name in (DEMO_WORKSPACE, OTHER_WORKSPACE):
         workspace_id = _workspace(name).id
         teams = db.session.execute(select(Team).where(Team.workspace_id == workspace_id)).scalars().all()
         assert len(teams) >= 4
         assert len({team.code for team in teams}) == len(teams)
         assert all(team.location for team in teams)
-        assert _count(TeamMember, TeamMember.workspace_id == workspace_id) == 60
+        employees = (TeamMember.workspace_id == workspace_id, TeamMember.team_name != TEST_RECORDS_NAME)
+        assert _count(TeamMember, *employees) == 60
         staffed = db.session.execute(
             select(func.count(func.distinct(TeamMember.team_id))).where(TeamMember.workspace_id == workspace_id)
         ).scalar_one()
@@ -281,7 +283,8 @@ def test_approved_hours_query_filters_approved_entries_of_the_last_seven_days(se
 
 
 def test_admin_sample_reports_of_each_kind_are_stored_as_validate_report_returns_them(seeded):
-    """The administrator owns a coded, a table and a summary report over the starter queries, each in normal form."""
+    """The administrator owns a coded, a table and a summary report over the starter queries, and a
+    table of the test records, each in normal form."""
     admin = _person("admin@northwind.example")
     rows = db.session.execute(
         select(Report, SavedQuery)
@@ -292,6 +295,7 @@ def test_admin_sample_reports_of_each_kind_are_stored_as_validate_report_returns
         ("Hours by team", "coded", "Approved hours last 7 days"),
         ("Pending time off by team", "summary", "Pending time off"),
         ("Team roster", "table", "Team roster"),
+        ("Test records (edge cases)", "table", "Test records (edge cases)"),
     ]
     workspace_id = _workspace(DEMO_WORKSPACE).id
     for report, query in rows:

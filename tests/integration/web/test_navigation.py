@@ -167,3 +167,33 @@ def test_an_error_page_names_no_workspace(client, auth, world):
 
     assert response.status_code == 404
     assert "Northwind Care" not in response.get_data(as_text=True)
+
+
+def test_the_workspace_export_pages_below_the_overview_have_breadcrumbs(client, auth, world):
+    """Package list, package, deletion, execution and the settings pages lead back to Workspace export."""
+    factories.make_export_settings(world.workspace)
+    execution = factories.make_execution(world.workspace, world.admin)
+    package = factories.make_package(execution)
+    auth.login(world.admin.email)
+    base = f"/w/{world.workspace.id}/export"
+
+    crumbs = {
+        path: _breadcrumbs(client.get(f"{base}/{path}").get_data(as_text=True))
+        for path in (
+            "packages/",
+            f"packages/{package.id}",
+            f"packages/{package.id}/delete",
+            f"executions/{execution.id}",
+            "settings",
+            "destinations",
+        )
+    }
+
+    assert crumbs == {
+        "packages/": ["Workspace export", "Packages"],
+        f"packages/{package.id}": ["Workspace export", "Packages", f"Package {package.id}"],
+        f"packages/{package.id}/delete": ["Workspace export", "Packages", f"Package {package.id}", "Delete"],
+        f"executions/{execution.id}": ["Workspace export", f"Export {execution.id}"],
+        "settings": ["Workspace export", "Export settings"],
+        "destinations": ["Workspace export", "Destinations"],
+    }

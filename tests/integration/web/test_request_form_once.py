@@ -1,4 +1,6 @@
-"""A file request form is sent once: a refresh, the back button or a double click finds the first file."""
+"""A file request form is sent once: sent again with the same choices (a double click, a repeated POST,
+the form the browser restores on Back) it finds the first file; with a choice changed, or from a
+freshly loaded form, it makes another."""
 
 from __future__ import annotations
 
@@ -36,18 +38,30 @@ def test_twelve_posts_of_one_form_make_one_file_and_all_redirect_to_it(client, a
     only = db.session.execute(select(QueryExport)).scalar_one()
     assert {answer.status_code for answer in answers} == {302}
     assert {answer.headers["Location"] for answer in answers} == {f"/w/{world.workspace.id}/files/{only.id}"}
-    assert only.request_token == token
 
 
-def test_a_form_sent_again_says_the_file_was_already_asked_for(client, auth, world):
+def test_a_form_sent_again_says_the_file_was_already_asked_for_and_offers_another(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
     token = _form_token(client, world, query)
-    _request_file(client, world, query, request_token=token)
-    page = _request_file(client, world, query, request_token=token, format="xlsx")
+    _request_file(client, world, query, request_token=token, heading="labels")
+    page = _request_file(client, world, query, request_token=token, heading="labels")
     assert page.status_code == 302
     shown = client.get(page.headers["Location"]).get_data(as_text=True)
-    assert "This form was already sent, so no second file was made." in shown
+    assert "This form was already sent with these choices, so no second file was made" in shown
+    assert f'href="/w/{world.workspace.id}/queries/{query.id}#request-title">Request another file</a>' in shown
+
+
+def test_the_same_form_sent_with_a_choice_changed_makes_a_second_file_once(client, auth, world):
+    """Back to the form, Excel instead of CSV: another file, and that changed form sent twice makes it once."""
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+    token = _form_token(client, world, query)
+    first = _request_file(client, world, query, request_token=token)
+    changed = [_request_file(client, world, query, request_token=token, format="xlsx") for _ in range(2)]
+    formats = db.session.execute(select(QueryExport.format).order_by(QueryExport.id)).scalars().all()
+    assert formats == ["csv", "xlsx"]
+    assert first.headers["Location"] != changed[0].headers["Location"] == changed[1].headers["Location"]
 
 
 def test_posts_of_one_form_at_the_same_moment_make_one_file(app, world):
