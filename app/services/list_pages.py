@@ -12,7 +12,9 @@ travels in the URL as an opaque cursor signed with the app's secret: a forged or
 refused and the list starts again from the first page with a message, never an error.
 
 Search is a case-insensitive "contains" over the list's text columns, with `%`, `_` and `\\`
-taken literally (LIKE-escaped).
+taken literally (LIKE-escaped). A filter is a choice among values the list names, or a record's
+id, a short text or a day read from the URL (its `kind`); what cannot be read is left out with a
+notice that says so.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from flask import current_app
@@ -29,10 +31,12 @@ from sqlalchemy import Select, literal, or_, tuple_
 from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.sql.elements import ColumnElement
 
+from app.domain.text_rules import database_id
 from app.extensions import db
 
 PAGE_SIZE = 25
 SEARCH_LIMIT = 100
+FILTER_TEXT_LIMIT = 80
 # The name of each query-string parameter a list page reads, besides its filters.
 SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM = "q", "sort", "after"
 # PostgreSQL text cannot hold NUL, so no name contains one (and a parameter with one is refused).
@@ -42,6 +46,8 @@ _LIKE_SPECIAL = re.compile(r"([\\%_])")
 ListColumn = ColumnElement[Any] | QueryableAttribute[Any]
 
 TEXT, MOMENT, NUMBER = "text", "moment", "number"
+# A filter's kind besides TEXT (a short text) and NUMBER (a record's id): one of its choices, or a day.
+CHOICE, DAY = "choice", "day"
 
 
 @dataclass(frozen=True)
@@ -60,8 +66,11 @@ class SortOrder:
 
 @dataclass(frozen=True)
 class ListFilter:
+    """One filter of a list: a CHOICE among `choices`, a record's id (NUMBER), a TEXT or a DAY."""
+
     label: str
-    choices: Mapping[str, str]  # value in the URL → what the person reads
+    choices: Mapping[str, str] = field(default_factory=dict)  # value in the URL → what the person reads
+    kind: str = CHOICE
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,16 @@ class ListRequest:
         """True when a search or a filter hides some of the list's rows."""
         return bool(self.search or self.filters)
 
+    def number(self, name: str) -> int | None:
+        """The id a NUMBER filter holds (read_request checked it), or None when it is not set."""
+        value = self.filters.get(name)
+        return int(value) if value else None
+
+    def day(self, name: str) -> date | None:
+        """The day a DAY filter holds (read_request checked it), or None when it is not set."""
+        value = self.filters.get(name)
+        return date.fromisoformat(value) if value else None
+
 
 @dataclass(frozen=True)
 class Page:
@@ -123,25 +142,55 @@ class Page:
 def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
     """The list request in `args` (a page's query string), with unknown values ignored and said so."""
     notices: list[str] = []
-    search = (args.get(SEARCH_PARAM) or "").strip()
-    if _UNSEARCHABLE.search(search):
-        search = _UNSEARCHABLE.sub("", search).strip()
-        notices.append("The search left out NUL characters, which no name contains.")
-    if len(search) > SEARCH_LIMIT:
-        search = search[:SEARCH_LIMIT]
-        notices.append(f"The search used only its first {SEARCH_LIMIT} characters.")
+    search = _bounded_text(args.get(SEARCH_PARAM), SEARCH_LIMIT, "The search", notices) if spec.search_columns else ""
     filters = {}
     for name, list_filter in spec.filters.items():
-        value = args.get(name) or ""
-        if value in list_filter.choices:
+        value = _filter_value(list_filter, args.get(name) or "", notices)
+        if value:
             filters[name] = value
-        elif value:
-            notices.append(f"{list_filter.label}: that choice does not exist, so the list is not filtered by it.")
     sort = args.get(SORT_PARAM) or spec.default_sort
     if sort not in spec.sorts:
         notices.append("That order does not exist; the list is in its usual order.")
         sort = spec.default_sort
     return ListRequest(search, filters, sort, args.get(CURSOR_PARAM) or None, tuple(notices))
+
+
+def _bounded_text(raw: str | None, limit: int, what: str, notices: list[str]) -> str:
+    """`raw` without NUL characters (no stored text holds one) and cut to `limit`, each change said."""
+    text = (raw or "").strip()
+    if _UNSEARCHABLE.search(text):
+        text = _UNSEARCHABLE.sub("", text).strip()
+        notices.append(f"{what} left out NUL characters, which no stored text contains.")
+    if len(text) > limit:
+        text = text[:limit]
+        notices.append(f"{what} used only its first {limit} characters.")
+    return text
+
+
+def _filter_value(list_filter: ListFilter, raw: str, notices: list[str]) -> str:
+    """The filter's value in `raw` as the URL writes it, or "" when it is unset or cannot be read (said)."""
+    raw = raw.strip()
+    if not raw:
+        return ""
+    ignored = f"{list_filter.label}: "
+    if list_filter.kind == TEXT:
+        return _bounded_text(raw, FILTER_TEXT_LIMIT, list_filter.label, notices)
+    if list_filter.kind == NUMBER:
+        record_id = database_id(raw)
+        if record_id is not None:
+            return str(record_id)
+        notices.append(ignored + f"“{raw[:40]}” is not an id, so the list is not filtered by it.")
+        return ""
+    if list_filter.kind == DAY:
+        try:
+            return date.fromisoformat(raw).isoformat()
+        except ValueError:
+            notices.append(ignored + f"“{raw[:40]}” is not a date (YYYY-MM-DD), so the list is not filtered by it.")
+            return ""
+    if raw in list_filter.choices:
+        return raw
+    notices.append(ignored + "that choice does not exist, so the list is not filtered by it.")
+    return ""
 
 
 def contains_text(columns: Sequence[ListColumn], search: str) -> ColumnElement[bool]:
