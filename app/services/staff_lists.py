@@ -1,52 +1,97 @@
 """The staff console's cross-workspace lists and attention counts (DESIGN section 10).
 
-Every list is newest first with keyset pagination (app/services/keyset.py) and the same filters:
-workspace, status, failure code (a schedule's pause reason), and a date range on the record's
-creation time. Staff see every workspace; nothing here is for anyone else (the blueprint checks).
+Every list is newest first, a page at a time with the list machinery of app/services/list_pages.py
+(signed keyset cursors), and has the same filters: workspace, status, failure code (a schedule's
+pause reason), and a date range on the record's creation time. Staff see every workspace;
+nothing here is for anyone else (the blueprint checks).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
+from app.data.days import within_days
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportPackage, QueryExport, Schedule, ScheduleRun, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import PauseReason, RunStatus, ScheduleStatus
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExecutionStatus, PackageStatus
-from app.services import keyset
+from app.services.list_pages import (
+    DAY,
+    MOMENT,
+    NUMBER,
+    TEXT,
+    ListFilter,
+    ListRequest,
+    ListSpec,
+    Page,
+    SortOrder,
+    page_of,
+)
+
+PAGE_SIZE = 50
+
+
+StaffModel = (
+    type[QueryExport]
+    | type[ScheduleRun]
+    | type[Schedule]
+    | type[ExportExecution]
+    | type[ExportPackage]
+    | type[ExportDelivery]
+)
 
 
 @dataclass(frozen=True)
 class StaffList:
     kind: str
     title: str
-    model: (
-        type[QueryExport]
-        | type[ScheduleRun]
-        | type[Schedule]
-        | type[ExportExecution]
-        | type[ExportPackage]
-        | type[ExportDelivery]
-    )
+    model: StaffModel
     at: InstrumentedAttribute
-    statuses: tuple[str, ...]
     code: InstrumentedAttribute | None
+    spec: ListSpec
     code_label: str = "Failure code"
     # The staff page of one record and its URL argument; None when the list is its own detail.
     detail: tuple[str, str] | None = None
 
 
+def _staff_list(
+    kind: str,
+    title: str,
+    model: StaffModel,
+    at: InstrumentedAttribute,
+    statuses: tuple[str, ...],
+    code: InstrumentedAttribute | None,
+    code_label: str = "Failure code",
+    detail: tuple[str, str] | None = None,
+) -> StaffList:
+    filters = {
+        "workspace": ListFilter("Workspace", kind=NUMBER),
+        "status": ListFilter("Status", {status: status for status in statuses}),
+        **({"code": ListFilter(code_label, kind=TEXT)} if code is not None else {}),
+        "since": ListFilter("From", kind=DAY),
+        "until": ListFilter("To", kind=DAY),
+    }
+    spec = ListSpec(
+        name=f"staff-{kind}",
+        sorts={"newest": SortOrder("Newest first", (at, model.id), (MOMENT, NUMBER), descending=True)},
+        filters=filters,
+        search_columns=(),
+        page_size=PAGE_SIZE,
+    )
+    return StaffList(kind, title, model, at, code, spec, code_label, detail)
+
+
 LISTS: dict[str, StaffList] = {
     entry.kind: entry
     for entry in (
-        StaffList(
+        _staff_list(
             "files",
             "Files",
             QueryExport,
@@ -55,7 +100,7 @@ LISTS: dict[str, StaffList] = {
             QueryExport.failure_code,
             detail=("staff.file", "file_id"),
         ),
-        StaffList(
+        _staff_list(
             "runs",
             "Schedule runs",
             ScheduleRun,
@@ -64,7 +109,7 @@ LISTS: dict[str, StaffList] = {
             ScheduleRun.failure_code,
             detail=("staff.run", "run_id"),
         ),
-        StaffList(
+        _staff_list(
             "schedules",
             "Schedules",
             Schedule,
@@ -73,7 +118,7 @@ LISTS: dict[str, StaffList] = {
             Schedule.pause_reason,
             "Pause reason",
         ),
-        StaffList(
+        _staff_list(
             "executions",
             "Workspace exports",
             ExportExecution,
@@ -82,7 +127,7 @@ LISTS: dict[str, StaffList] = {
             ExportExecution.failure_code,
             detail=("staff.execution", "execution_id"),
         ),
-        StaffList(
+        _staff_list(
             "packages",
             "Packages",
             ExportPackage,
@@ -91,7 +136,7 @@ LISTS: dict[str, StaffList] = {
             None,
             detail=("staff.package", "package_id"),
         ),
-        StaffList(
+        _staff_list(
             "deliveries",
             "Package deliveries",
             ExportDelivery,
@@ -104,78 +149,21 @@ LISTS: dict[str, StaffList] = {
 }
 
 
-@dataclass(frozen=True)
-class Filters:
-    workspace_id: int | None = None
-    status: str | None = None
-    code: str | None = None
-    since: date | None = None
-    until: date | None = None
-    cursor: keyset.Cursor | None = None
-    problems: tuple[str, ...] = field(default=())
-
-    def query_args(self) -> dict[str, str]:
-        """The filters as URL arguments (without the cursor), for the next page's link."""
-        args = {
-            "workspace": str(self.workspace_id) if self.workspace_id else None,
-            "status": self.status,
-            "code": self.code,
-            "since": self.since.isoformat() if self.since else None,
-            "until": self.until.isoformat() if self.until else None,
-        }
-        return {name: value for name, value in args.items() if value}
-
-
-def parse_filters(staff_list: StaffList, args) -> Filters:
-    """Filters from the URL; what cannot be read is dropped and named in `problems`, never a 500."""
-    problems = []
-
-    def number(name: str) -> int | None:
-        raw = (args.get(name) or "").strip()
-        if not raw:
-            return None
-        if raw.isdigit() and 0 < int(raw) < 2**31:
-            return int(raw)
-        problems.append(f"“{raw[:40]}” is not a workspace id; showing every workspace.")
-        return None
-
-    status = (args.get("status") or "").strip() or None
-    if status is not None and status not in staff_list.statuses:
-        problems.append(f"“{status[:40]}” is not a status of {staff_list.title.lower()}; showing every status.")
-        status = None
-    code = (args.get("code") or "").strip()[:60] or None
-    if staff_list.code is None:
-        code = None
-    return Filters(
-        workspace_id=number("workspace"),
-        status=status,
-        code=code,
-        since=keyset.day_filter(args, "since", "from", problems),
-        until=keyset.day_filter(args, "until", "to", problems),
-        cursor=keyset.Cursor.decode(args.get("after")),
-        problems=tuple(problems),
-    )
-
-
-def list_page(staff_list: StaffList, filters: Filters) -> keyset.Page:
-    """One page of (record, workspace name) rows matching the filters."""
+def list_page(staff_list: StaffList, request: ListRequest) -> Page:
+    """One page of (record, workspace name) rows matching the request's filters."""
     model = staff_list.model
     statement: Select[Any] = select(model, Workspace.name.label("workspace_name")).join(
         Workspace, Workspace.id == model.workspace_id
     )
-    if filters.workspace_id:
-        statement = statement.where(model.workspace_id == filters.workspace_id)
-    if filters.status:
-        statement = statement.where(model.status == filters.status)
-    if filters.code and staff_list.code is not None:
-        statement = statement.where(staff_list.code == filters.code)
-    if filters.since:
-        statement = statement.where(staff_list.at >= keyset.day_start(filters.since))
-    if filters.until:
-        statement = statement.where(staff_list.at < keyset.day_after(filters.until))
-    statement = keyset.newest_first(statement, staff_list.at, model.id, filters.cursor)
-    rows = db.session.execute(statement).all()
-    return keyset.page_of(rows, lambda row: (getattr(row[0], staff_list.at.key), row[0].id))
+    workspace_id = request.number("workspace")
+    if workspace_id is not None:
+        statement = statement.where(model.workspace_id == workspace_id)
+    if "status" in request.filters:
+        statement = statement.where(model.status == request.filters["status"])
+    if "code" in request.filters and staff_list.code is not None:
+        statement = statement.where(staff_list.code == request.filters["code"])
+    statement = statement.where(*within_days(staff_list.at, request.day("since"), request.day("until")))
+    return page_of(staff_list.spec, request, statement)
 
 
 @dataclass(frozen=True)

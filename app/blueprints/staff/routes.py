@@ -20,7 +20,7 @@ from app.models import (
     ScheduleRun,
     Workspace,
 )
-from app.services import coverage_view, package_delivery, queue_health, staff_actions, staff_lists
+from app.services import coverage_view, list_pages, package_delivery, queue_health, staff_actions, staff_lists
 
 
 def _record_or_404(model, record_id: int):
@@ -45,12 +45,10 @@ def index():
 @staff_viewer
 def records(kind: str):
     staff_list = staff_lists.LISTS[kind]
-    filters = staff_lists.parse_filters(staff_list, request.args)
-    page = staff_lists.list_page(staff_list, filters)
+    page = staff_lists.list_page(staff_list, list_pages.read_request(staff_list.spec, request.args))
     return render_template(
         "staff/list.html",
         staff_list=staff_list,
-        filters=filters,
         page=page,
         workspaces=db.session.query(Workspace).order_by(Workspace.name).limit(500).all(),
     )

@@ -1,4 +1,4 @@
-"""The staff console's cross-workspace lists: every kind, the filters, and keyset pages."""
+"""The staff console's cross-workspace lists: every kind, the filters, and keyset pages (list_pages)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ from sqlalchemy import update
 from app.extensions import db
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.services.keyset import PAGE_SIZE, Cursor
-from app.services.staff_lists import LISTS
+from app.services.staff_lists import LISTS, PAGE_SIZE
 from tests import factories
 
 
 def ids_on(page_html: str, prefix: str) -> list[int]:
     return [int(found) for found in re.findall(rf'href="/staff/{prefix}/(\d+)"', page_html)]
+
+
+def next_page_url(page_html: str) -> str:
+    """The pager's "Next page" link (templates/_lists.html)."""
+    return re.search(r'rel="next" href="([^"]+)"', page_html).group(1).replace("&amp;", "&")
 
 
 def make_files(world, count: int, **overrides) -> list[QueryExport]:
@@ -71,27 +75,42 @@ def test_pages_follow_each_other_without_gaps_or_repeats_while_rows_arrive(clien
     first = client.get("/staff/files").text
     assert ids_on(first, "files") == sorted((f.id for f in files), reverse=True)[:PAGE_SIZE]
     make_files(world, 3)  # newer rows do not shift the next page
-    older = re.search(r'href="(/staff/files\?after=[^"]+)"', first).group(1).replace("&amp;", "&")
-    second = client.get(older).text
+    second = client.get(next_page_url(first)).text
     assert ids_on(second, "files") == sorted((f.id for f in files), reverse=True)[PAGE_SIZE:]
-    assert "?after=" not in second
+    assert 'rel="next"' not in second
 
 
-@pytest.mark.parametrize("cursor", ["garbage", "MjAyNi0xMi0wMVQwMDowMDowMHw=", "=" * 40, "x" * 500, Cursor.__name__])
-def test_a_forged_cursor_shows_the_first_page(client, auth, world, staff, cursor):
+@pytest.mark.parametrize("cursor", ["garbage", "MjAyNi0xMi0wMVQwMDowMDowMHw=", "=" * 40, "x" * 500])
+def test_a_forged_cursor_shows_the_first_page_and_says_so(client, auth, world, staff, cursor):
     files = make_files(world, 3)
     auth.login(staff.email)
     response = client.get("/staff/files", query_string={"after": cursor})
     assert response.status_code == 200
     assert ids_on(response.text, "files") == sorted((f.id for f in files), reverse=True)
+    assert "That page link is not valid" in response.text
+
+
+def test_a_cursor_of_another_staff_list_is_refused(client, auth, world, staff):
+    make_files(world, PAGE_SIZE + 1)
+    query = factories.make_query(world.workspace, world.admin)
+    schedule = factories.make_schedule(query, world.admin)
+    for _ in range(PAGE_SIZE + 1):
+        factories.make_run(schedule, factories.make_export(query, world.admin))
+    auth.login(staff.email)
+    runs_cursor = re.search(r"after=([^&\"]+)", next_page_url(client.get("/staff/runs").text)).group(1)
+
+    page = client.get("/staff/files", query_string={"after": runs_cursor}).text
+
+    assert "That page link is not valid" in page
+    assert len(ids_on(page, "files")) == PAGE_SIZE
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"status": "exploded"}, "is not a status of files"),
-        ({"workspace": "1 OR 1=1"}, "is not a workspace id"),
-        ({"workspace": "99999999999"}, "is not a workspace id"),
+        ({"status": "exploded"}, "Status: that choice does not exist"),
+        ({"workspace": "1 OR 1=1"}, "is not an id"),
+        ({"workspace": "99999999999"}, "is not an id"),
         ({"since": "yesterday"}, "is not a date"),
         ({"until": "2026-02-30"}, "is not a date"),
     ],
