@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
+from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import MAX_FILTER_ROWS, FilterRow, QueryForm
@@ -20,13 +21,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import VALUELESS
 from app.domain.report_spec import QueryInUse
 from app.services import list_pages, saved_queries
-from app.services.file_requests import (
-    ALREADY_REQUESTED,
-    QueryFileOptions,
-    file_of_request_form,
-    request_query_file,
-    workspace_time_zone,
-)
+from app.services.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
 from app.services.reports import reports_using_query
 from app.services.saved_queries import QueryListing
 from app.services.schedules import schedules_using_query
@@ -164,18 +159,15 @@ def request_file(workspace_id: int, query_id: int):
         time_stamps=request.form.get("time_stamps", "workspace"),
     )
     try:
-        key = text_rules.request_key(request.form.get("request_token"), options.choices())
-        made = file_of_request_form(g.access, key)
-        if made is not None:
-            flash(ALREADY_REQUESTED)
-            return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
-        export = request_query_file(g.access, listing.query, options, key)
+        return file_from_request_form(
+            options.choices(),
+            lambda key: request_query_file(g.access, listing.query, options, key),
+            "Your file is queued. This page shows its progress.",
+        )
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
     except AccessDenied:
         abort(404)
-    flash("Your file is queued. This page shows its progress.")
-    return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=export.id))
 
 
 def _visible_query(query_id: int) -> QueryListing:

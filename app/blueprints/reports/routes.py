@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
+from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
@@ -20,7 +21,6 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
 from app.models.report import PAGE_SIZES
 from app.services import list_pages, report_files, reports
-from app.services.file_requests import ALREADY_REQUESTED, file_of_request_form
 from app.services.reports import ReportListing
 
 
@@ -199,17 +199,14 @@ def delete(workspace_id: int, report_id: int):
 @workspace_member
 def request_file(workspace_id: int, report_id: int):
     listing = _listing_or_404(report_id)
+    file_format = request.form.get("format", "")
     try:
-        file_format = request.form.get("format", "")
-        key = text_rules.request_key(request.form.get("request_token"), {"format": file_format})
-        made = file_of_request_form(g.access, key)
-        if made is not None:
-            flash(ALREADY_REQUESTED)
-            return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=made.id))
-        export = report_files.request_report_file(g.access, listing.report, file_format, key)
+        return file_from_request_form(
+            {"format": file_format},
+            lambda key: report_files.request_report_file(g.access, listing.report, file_format, key),
+            "Your file is queued. This page shows its progress.",
+        )
     except ValidationError as exc:
         return _render_detail(listing, exc, 400)
     except AccessDenied:
         abort(404)
-    flash("Your file is queued. This page shows its progress.")
-    return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=export.id))
