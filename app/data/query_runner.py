@@ -215,7 +215,8 @@ def _read_times_in_utc(connection: Connection) -> None:
         connection.exec_driver_sql("SET LOCAL timezone = 'UTC'")
 
 
-def _stream(statement: Select, batch_size: int) -> Generator[tuple, None, None]:
+def stream_rows(statement: Select, batch_size: int) -> Generator[tuple, None, None]:
+    """The statement's rows as tuples, fetched `batch_size` at a time from a server-side cursor."""
     # Its own connection: the caller commits progress on db.session while rows flow, and a
     # commit there would close a server-side cursor opened on the session's connection.
     with db.engine.connect() as connection:
@@ -231,7 +232,7 @@ def iter_rows(request: FileRequest, access: RequesterContext, batch_size: int = 
     Access and validation errors are raised here, at the call; the rows come as the iterator is
     consumed. Close the iterator (or exhaust it) to give its connection back.
     """
-    return _stream(build_select(request, access), batch_size)
+    return stream_rows(build_select(request, access), batch_size)
 
 
 def preview_rows(definition: dict, access: RequesterContext, limit: int = 50) -> PreviewRows:

@@ -13,11 +13,16 @@ runner selects by it. The JSON shape is the one files have always been stored in
 Values are in query_spec's normal form (ISO dates and times, decimals as text, integers);
 `from_json` checks the shape only: whether the dataset, columns and operators still fit the
 catalog is the query runner's check, when the rows are read.
+
+A file of the workspace's audit log keeps the audit page's filters instead (`AuditSelection`):
+
+    {"action": "schedule.paused", "actor_id": 7, "since": "2026-11-01", "until": null}
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from app.domain.stored_shape import StoredShape
@@ -137,3 +142,42 @@ class FileRequest:
             "row_limit": self.row_limit,
             "parameters_applied": [p.to_json() for p in self.parameters_applied],
         }
+
+
+@dataclass(frozen=True)
+class AuditSelection:
+    """Which of a workspace's audit events a file of its audit log holds: one action, one person's
+    actions, and the UTC days from `since` to `until` (each None when not filtered)."""
+
+    action: str | None = None
+    actor_id: int | None = None
+    since: date | None = None
+    until: date | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> AuditSelection:
+        """The selection stored as `data`, or ValidationError naming what is not in its shape."""
+        data = _SHAPE.mapping(data, "request", (), ("action", "actor_id", "since", "until"))
+        return cls(
+            action=_SHAPE.optional_text(data.get("action"), "action"),
+            actor_id=_SHAPE.optional_whole_number(data.get("actor_id"), "actor_id", 1),
+            since=_optional_day(data.get("since"), "since"),
+            until=_optional_day(data.get("until"), "until"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "actor_id": self.actor_id,
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+        }
+
+
+def _optional_day(value: Any, path: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(_SHAPE.text(value, path))
+    except ValueError:
+        raise _SHAPE.refuse(path, "a date (YYYY-MM-DD)") from None

@@ -1,8 +1,8 @@
 """Export files (query_exports) and their outbox requests (query_export_requests).
 
 Lifecycle STATE-PFM-QRY-006; transitions live in app/domain/export_file.py. The CHECK
-constraints carry INV-03: each source kind has its own shape and permitted formats, and a
-descriptions row is an Excel option only.
+constraints carry INV-03: each source kind (a saved query, a report, the workspace's audit log)
+has its own shape and permitted formats, and a descriptions row is an Excel option only.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class QueryExport(LeaseColumns, Model):
     __tablename__ = "query_exports"
     __table_args__ = (
         CheckConstraint(_one_of("status", FileStatus), name="status"),
-        CheckConstraint("kind IN ('query', 'report')", name="kind"),
+        CheckConstraint("kind IN ('query', 'report', 'audit')", name="kind"),
         CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
         CheckConstraint("include_descriptions = false OR format = 'xlsx'", name="include_descriptions"),
         CheckConstraint("exact_values = false OR format = 'csv'", name="exact_values"),
@@ -61,7 +61,9 @@ class QueryExport(LeaseColumns, Model):
             "(kind = 'query' AND dataset IS NOT NULL AND request IS NOT NULL"
             " AND format IN ('csv', 'xlsx') AND report_kind IS NULL)"
             " OR (kind = 'report' AND report_kind IN ('table', 'coded', 'summary')"
-            " AND (format = 'pdf' OR (format = 'xlsx' AND report_kind IN ('table', 'coded'))))",
+            " AND (format = 'pdf' OR (format = 'xlsx' AND report_kind IN ('table', 'coded'))))"
+            " OR (kind = 'audit' AND dataset IS NULL AND request IS NOT NULL AND format = 'csv'"
+            " AND report_kind IS NULL)",
             name="source_shape",
         ),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
@@ -91,7 +93,8 @@ class QueryExport(LeaseColumns, Model):
     source_name: Mapped[str] = mapped_column(String(200))
     source_version: Mapped[int]
     dataset: Mapped[str | None] = mapped_column(String(100))
-    # The JSON of a FileRequest (app/domain/stored_request.py): what the file's rows are.
+    # What the file's rows are (app/domain/stored_request.py): a FileRequest's JSON for query and
+    # report files, an AuditSelection's (the audit page's filters) for a file of the audit log.
     request: Mapped[dict | None] = mapped_column(JSON)
     # Removing a report clears this reference; the file keeps its name, print parameters and history.
     report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)

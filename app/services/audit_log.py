@@ -1,18 +1,38 @@
 """A workspace's audit log as its administrators read it: every audited event with who, when,
-what and why, newest first, filtered by action, person and date, in keyset pages."""
+what and why, newest first, filtered by action, person and date, a page at a time (the list
+machinery of app/services/list_pages.py); and, with the same filters, a CSV file of it made
+through the product's export-file path (admission here, production in audit_file_production.py).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import date, datetime
+from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import select
-from sqlalchemy.orm import aliased
 
+from app.data import audit_events
+from app.domain.access import RequesterContext
+from app.domain.errors import AccessDenied, ValidationError
+from app.domain.stored_request import AuditSelection
 from app.extensions import db
-from app.models import AuditEvent, Person
-from app.services import keyset
+from app.models import AuditEvent, Person, QueryExport
+from app.models.types import utcnow
+from app.services.file_requests import admit, new_file
+from app.services.list_pages import (
+    DAY,
+    MOMENT,
+    NUMBER,
+    TEXT,
+    ListFilter,
+    ListRequest,
+    ListSpec,
+    Page,
+    SortOrder,
+    page_of,
+)
 
+SOURCE_NAME = "Audit log"
 # What each action means, for people; an action not listed shows as its name.
 ACTION_LABELS = {
     "schedule.deleted": "Schedule deleted",
@@ -28,39 +48,29 @@ ACTION_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class AuditFilters:
-    action: str | None = None
-    actor_id: int | None = None
-    since: date | None = None
-    until: date | None = None
-    cursor: keyset.Cursor | None = None
-    problems: tuple[str, ...] = field(default=())
-
-    def query_args(self) -> dict[str, str]:
-        args = {
-            "action": self.action,
-            "actor": str(self.actor_id) if self.actor_id else None,
-            "since": self.since.isoformat() if self.since else None,
-            "until": self.until.isoformat() if self.until else None,
-        }
-        return {name: value for name, value in args.items() if value}
+AUDIT_LIST = ListSpec(
+    name="audit",
+    sorts={
+        "newest": SortOrder("Newest first", (AuditEvent.created_at, AuditEvent.id), (MOMENT, NUMBER), descending=True)
+    },
+    filters={
+        "action": ListFilter("What", kind=TEXT),
+        "actor": ListFilter("Who", kind=NUMBER),
+        "since": ListFilter("From", kind=DAY),
+        "until": ListFilter("To", kind=DAY),
+    },
+    search_columns=(),
+    page_size=50,
+)
 
 
-def parse_filters(args) -> AuditFilters:
-    problems = []
-
-    actor_raw = (args.get("actor") or "").strip()
-    actor_id = int(actor_raw) if actor_raw.isdigit() and 0 < int(actor_raw) < 2**31 else None
-    if actor_raw and actor_id is None:
-        problems.append("That person is not one of the list; showing everyone's actions.")
-    return AuditFilters(
-        action=(args.get("action") or "").strip()[:80] or None,
-        actor_id=actor_id,
-        since=keyset.day_filter(args, "since", "from", problems),
-        until=keyset.day_filter(args, "until", "to", problems),
-        cursor=keyset.Cursor.decode(args.get("after")),
-        problems=tuple(problems),
+def selection_of(request: ListRequest) -> AuditSelection:
+    """The events the audit page's filters keep."""
+    return AuditSelection(
+        action=request.filters.get("action"),
+        actor_id=request.number("actor"),
+        since=request.day("since"),
+        until=request.day("until"),
     )
 
 
@@ -78,44 +88,82 @@ class AuditLine:
     details: dict
 
 
-def page(workspace_id: int, filters: AuditFilters) -> keyset.Page:
-    """One page of the workspace's events (AuditLine rows) matching the filters."""
-    actor = aliased(Person)
-    statement = (
-        select(AuditEvent, actor.name, actor.is_staff)
-        .outerjoin(actor, actor.id == AuditEvent.actor_id)
-        .where(AuditEvent.workspace_id == workspace_id)
+def action_label(action: str) -> str:
+    return ACTION_LABELS.get(action, action)
+
+
+def page(access: RequesterContext, request: ListRequest) -> Page:
+    """One page of the workspace's events (AuditLine rows) matching the request's filters."""
+    found = page_of(AUDIT_LIST, request, audit_events.events_statement(access, selection_of(request)))
+    lines = [
+        AuditLine(
+            event_id,
+            created_at,
+            action,
+            action_label(action),
+            actor_name,
+            bool(actor_is_staff),
+            subject_type,
+            subject_id,
+            reason,
+            details or {},
+        )
+        for event_id, created_at, actor_name, actor_is_staff, action, subject_type, subject_id, reason, details in (
+            found.rows
+        )
+    ]
+    return Page(lines, found.request, found.next_cursor, found.notices)
+
+
+def request_csv_file(
+    access: RequesterContext, request: ListRequest, request_token: str | None = None, dispatch_now: bool = True
+) -> QueryExport:
+    """Admit a CSV file of the events the audit page's filters keep, for an administrator.
+
+    `request_token` is the request form's one-time token: a form sent again answers its first file.
+    The events are read when the file is produced, with the requester's access as it is then.
+    """
+    if not access.is_admin:
+        raise AccessDenied("Only the workspace's administrators may export its audit log.")
+    now = utcnow()
+    return admit(
+        new_file(
+            access,
+            source_name=SOURCE_NAME,
+            file_format="csv",
+            requested_at=now,
+            kind="audit",
+            # The audit log has no versions; the column holds one for every kind of file.
+            source_version=1,
+            request=selection_of(request).to_json(),
+            heading="names",
+            request_token=request_token,
+        ),
+        dispatch_now,
     )
-    if filters.action:
-        statement = statement.where(AuditEvent.action == filters.action)
-    if filters.actor_id:
-        statement = statement.where(AuditEvent.actor_id == filters.actor_id)
-    if filters.since:
-        statement = statement.where(AuditEvent.created_at >= keyset.day_start(filters.since))
-    if filters.until:
-        statement = statement.where(AuditEvent.created_at < keyset.day_after(filters.until))
-    rows = db.session.execute(
-        keyset.newest_first(statement, AuditEvent.created_at, AuditEvent.id, filters.cursor)
-    ).all()
-    found = keyset.page_of(rows, lambda row: (row[0].created_at, row[0].id))
-    return keyset.Page(
-        [
-            AuditLine(
-                event.id,
-                event.created_at,
-                event.action,
-                ACTION_LABELS.get(event.action, event.action),
-                name,
-                bool(is_staff),
-                event.subject_type,
-                event.subject_id,
-                event.reason,
-                event.details or {},
-            )
-            for event, name, is_staff in found.rows
-        ],
-        found.next_cursor,
-    )
+
+
+def selection_facts(export: QueryExport) -> list[tuple[str, str]]:
+    """What an audit log file holds, in words: (label, value) pairs for the file's page."""
+    try:
+        selection = AuditSelection.from_json(export.request)
+    except ValidationError as unreadable:
+        return [("Filters", str(unreadable))]
+    actor = None
+    if selection.actor_id is not None:
+        # Named only if they act in this workspace's log: an id typed into the URL names no one else.
+        actor = db.session.scalar(
+            select(Person.name)
+            .join(AuditEvent, AuditEvent.actor_id == Person.id)
+            .where(Person.id == selection.actor_id, AuditEvent.workspace_id == export.workspace_id)
+            .limit(1)
+        )
+    return [
+        ("What", action_label(selection.action) if selection.action else "Every action"),
+        ("Who", actor or (f"person #{selection.actor_id}" if selection.actor_id else "Everyone")),
+        ("From", selection.since.isoformat() if selection.since else "the first event"),
+        ("To", selection.until.isoformat() if selection.until else "the day the file was made"),
+    ]
 
 
 def actions_and_people(workspace_id: int) -> tuple[list[tuple[str, str]], list[tuple[int, str]]]:
@@ -130,4 +178,4 @@ def actions_and_people(workspace_id: int) -> tuple[list[tuple[str, str]], list[t
         .distinct()
         .order_by(Person.name)
     ).all()
-    return [(action, ACTION_LABELS.get(action, action)) for action in actions], [tuple(row) for row in people]
+    return [(action, action_label(action)) for action in actions], [tuple(row) for row in people]

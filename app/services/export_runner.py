@@ -35,11 +35,15 @@ from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
 from app.services import leases
+from app.services.audit_file_production import write_audit_file
 from app.services.query_file_production import write_query_file
 from app.services.report_file_production import write_report_file
 from app.storage import StorageError, get_storage
 
 log = logging.getLogger(__name__)
+
+# What writes a file of each kind (query_exports.kind).
+WRITERS = {"query": write_query_file, "report": write_report_file, "audit": write_audit_file}
 
 
 class Superseded(Exception):
@@ -86,6 +90,13 @@ def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tu
             "The person who asked for this file is no longer a member of this workspace "
             "(or the workspace is not active), so it was not produced."
         )
+    if export.kind == "audit":
+        if access.is_admin:
+            return None
+        return FailureCode.ACCESS_LOST, (
+            "The person who asked for this file is no longer an administrator of this workspace, "
+            "and only administrators may read its audit log, so it was not produced."
+        )
     dataset = get_dataset(export.dataset) if export.dataset else None
     if dataset is None:
         return FailureCode.SOURCE_MISSING, f"The dataset {export.dataset!r} this file reads no longer exists."
@@ -116,7 +127,7 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
             leases.renewed_while_running(renew, f"export file {export_id}"),
             storage.writer(export.storage_key) as out,
         ):
-            write = write_report_file if export.kind == "report" else write_query_file
+            write = WRITERS[export.kind]
             rows = write(export, access, out, progress, warnings)
             # Checked after this upload began: a restart after this check aborts the upload,
             # so a stale attempt never publishes over a newer one.

@@ -47,7 +47,7 @@ FILE_LIST = ListSpec(
             },
         ),
         "format": ListFilter("Format", {"csv": "CSV", "xlsx": "Excel (XLSX)", "pdf": "PDF"}),
-        "source": ListFilter("Source", {"query": "Queries", "report": "Reports"}),
+        "source": ListFilter("Source", {"query": "Queries", "report": "Reports", "audit": "Audit log"}),
     },
     search_columns=(QueryExport.source_name, QueryExport.file_name),
 )

@@ -96,6 +96,27 @@ class FileSource(Protocol):
     def dataset(self) -> str: ...
 
 
+def new_file(
+    access: RequesterContext, *, source_name: str, file_format: str, requested_at: datetime, **source_fields
+) -> QueryExport:
+    """A queued file for the requester under a fresh storage key, named after its source.
+
+    `source_fields` are what the file is of: its kind, its source's version and reference, and
+    what its rows are (`request`).
+    """
+    return QueryExport(
+        workspace_id=access.workspace_id,
+        requester_id=access.person_id,
+        source_name=source_name,
+        format=file_format,
+        status=FileStatus.QUEUED,
+        storage_key=storage_key_for(access.workspace_id, file_format),
+        file_name=safe_file_name(source_name, file_format, requested_at.date()),
+        requested_at=requested_at,
+        **source_fields,
+    )
+
+
 def queued_export(
     access: RequesterContext,
     query: FileSource,
@@ -107,24 +128,20 @@ def queued_export(
     requested_at: datetime,
     **kind_fields,
 ) -> QueryExport:
-    """A queued file of the query's rows for the requester, under a fresh storage key, named after its source.
+    """A queued file of the query's rows for the requester (new_file), its request stored as JSON
+    (FileRequest.from_json reads it back).
 
     `kind_fields` are what tells a query file from a report file: its kind, heading and report reference.
-    The request is stored as its JSON (FileRequest.from_json reads it back).
     """
-    return QueryExport(
-        workspace_id=access.workspace_id,
-        requester_id=access.person_id,
-        source_query_id=query.id,
+    return new_file(
+        access,
         source_name=source_name,
+        file_format=file_format,
+        requested_at=requested_at,
+        source_query_id=query.id,
         source_version=source_version,
         dataset=query.dataset,
         request=request.to_json(),
-        format=file_format,
-        status=FileStatus.QUEUED,
-        storage_key=storage_key_for(access.workspace_id, file_format),
-        file_name=safe_file_name(source_name, file_format, requested_at.date()),
-        requested_at=requested_at,
         **kind_fields,
     )
 

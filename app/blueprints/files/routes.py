@@ -18,7 +18,7 @@ from app.domain import file_warnings
 from app.domain.errors import AccessDenied
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.services import file_cancellation, file_library, list_pages, saved_queries
+from app.services import audit_log, file_cancellation, file_library, list_pages, saved_queries
 from app.services.file_cancellation import CannotCancel
 from app.services.file_library import FileExpired, FileNotReady
 from app.storage import StorageError
@@ -48,6 +48,7 @@ def detail(workspace_id: int, file_id: int):
         "files/detail.html",
         file=export,
         source=source,
+        audit_selection=audit_log.selection_facts(export) if export.kind == "audit" else None,
         schedule=file_library.producing_schedule(export),
         warning_messages=file_warnings.messages,
     )

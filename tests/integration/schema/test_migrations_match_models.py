@@ -25,3 +25,31 @@ def test_descriptions_row_is_refused_for_csv_by_the_database(world):
     with pytest.raises(IntegrityError):
         factories.make_export(query, world.admin, format="csv", include_descriptions=True)
     db.session.rollback()
+
+
+def test_an_audit_log_file_is_csv_only_by_the_database(world):
+    """INV-03 for the audit log's files: the source_shape CHECK refuses one in any other format."""
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+
+    from app.models import QueryExport
+
+    def audit_file(file_format: str) -> QueryExport:
+        return QueryExport(
+            workspace_id=world.workspace.id,
+            requester_id=world.admin.id,
+            kind="audit",
+            source_name="Audit log",
+            source_version=1,
+            request={},
+            format=file_format,
+            storage_key=f"files/w{world.workspace.id}/audit.{file_format}",
+            file_name=f"audit-log.{file_format}",
+        )
+
+    db.session.add(audit_file("csv"))
+    db.session.commit()
+    db.session.add(audit_file("xlsx"))
+    with pytest.raises(IntegrityError):
+        db.session.commit()
+    db.session.rollback()

@@ -1,4 +1,5 @@
-"""A file's stored request read back as a FileRequest: the JSON round-trips unchanged, a damaged one is refused."""
+"""A file's stored request read back as a FileRequest (or, for an audit log file, an AuditSelection):
+the JSON round-trips unchanged, a damaged one is refused."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from app.domain.errors import ValidationError
 from app.domain.query_spec import substitute, validate_definition
-from app.domain.stored_request import AppliedRange, FileRequest, Filter, SortKey
+from app.domain.stored_request import AppliedRange, AuditSelection, FileRequest, Filter, SortKey
 
 # A request as admission has stored it since the first release, with a filter value of every shape.
 STORED = {
@@ -127,3 +128,29 @@ def test_a_request_not_in_its_shape_is_refused_with_where_it_is_wrong(stored, na
         FileRequest.from_json(stored)
     assert str(caught.value).startswith("The stored request cannot be read: ")
     assert named in str(caught.value)
+
+
+def test_an_audit_selection_round_trips_to_the_same_json():
+    stored = {"action": "schedule.paused", "actor_id": 7, "since": "2026-11-01", "until": None}
+
+    selection = AuditSelection.from_json(stored)
+
+    assert selection == AuditSelection("schedule.paused", 7, date(2026, 11, 1), None)
+    assert selection.to_json() == stored
+
+
+@pytest.mark.parametrize(
+    ("stored", "named"),
+    [
+        ({"action": 3}, "action"),
+        ({"actor_id": "7"}, "actor_id"),
+        ({"actor_id": 0}, "actor_id"),
+        ({"since": "yesterday"}, "since"),
+        ({"until": 20261101}, "until"),
+        ({"columns": ["id"]}, "columns"),
+        (["schedule.paused"], "request"),
+    ],
+)
+def test_an_audit_selection_not_in_its_shape_is_refused_with_where_it_is_wrong(stored, named):
+    with pytest.raises(ValidationError, match=named):
+        AuditSelection.from_json(stored)

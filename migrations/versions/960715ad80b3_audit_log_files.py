@@ -1,0 +1,42 @@
+"""Files of the audit log: query_exports.kind 'audit', a CSV whose request holds the audit page's filters
+
+Revision ID: 960715ad80b3
+Revises: c6e1d4a8f2b3
+Create Date: 2026-12-01 07:00:00
+
+A file of the workspace's audit log goes through the export-file path like a query's: it has no
+dataset and no report, its `request` is the audit page's filters (app/domain/stored_request.py,
+AuditSelection) and it is CSV only. Only the two CHECK constraints that name the kinds change;
+no row changes.
+"""
+from alembic import op
+
+revision = '960715ad80b3'
+down_revision = 'c6e1d4a8f2b3'
+branch_labels = None
+depends_on = None
+
+QUERY_OR_REPORT = (
+    "(kind = 'query' AND dataset IS NOT NULL AND request IS NOT NULL AND format IN ('csv', 'xlsx')"
+    " AND report_kind IS NULL)"
+    " OR (kind = 'report' AND report_kind IN ('table', 'coded', 'summary')"
+    " AND (format = 'pdf' OR (format = 'xlsx' AND report_kind IN ('table', 'coded'))))"
+)
+AUDIT = " OR (kind = 'audit' AND dataset IS NULL AND request IS NOT NULL AND format = 'csv' AND report_kind IS NULL)"
+
+
+def _replace_checks(kinds: str, source_shape: str) -> None:
+    with op.batch_alter_table('query_exports', schema=None) as batch_op:
+        batch_op.drop_constraint(op.f('ck_query_exports_kind'), type_='check')
+        batch_op.drop_constraint(op.f('ck_query_exports_source_shape'), type_='check')
+        batch_op.create_check_constraint(op.f('ck_query_exports_kind'), f"kind IN ({kinds})")
+        batch_op.create_check_constraint(op.f('ck_query_exports_source_shape'), source_shape)
+
+
+def upgrade():
+    _replace_checks("'query', 'report', 'audit'", QUERY_OR_REPORT + AUDIT)
+
+
+def downgrade():
+    # Refused while audit files exist (the restored CHECK fails on them): delete those rows first.
+    _replace_checks("'query', 'report'", QUERY_OR_REPORT)
