@@ -7,7 +7,7 @@ is refused, and the events are those of the access's workspace alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import aliased
@@ -55,7 +55,9 @@ def count_events(access: RequesterContext, selection: AuditSelection) -> int:
     return db.session.execute(select(func.count()).select_from(selected)).scalar_one()
 
 
-def iter_events(access: RequesterContext, selection: AuditSelection, batch_size: int = 2000) -> Iterator[tuple]:
+def iter_events(
+    access: RequesterContext, selection: AuditSelection, batch_size: int = 2000
+) -> Generator[tuple, None, None]:
     """The selected events newest first (the later id first at the same moment), streamed.
 
     Access is checked at the call; close the iterator (or exhaust it) to give its connection back.

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement
+from sqlalchemy.orm import QueryableAttribute
 
 
-def within_days(column: ColumnElement, since: date | None, until: date | None) -> list[ColumnElement[bool]]:
+def within_days(
+    column: ColumnElement[Any] | QueryableAttribute[Any], since: date | None, until: date | None
+) -> list[ColumnElement[bool]]:
     """Conditions keeping `column` from midnight UTC at the start of `since` to the end of `until`,
     both days included; an unset bound leaves that side open."""
     conditions = []

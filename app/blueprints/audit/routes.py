@@ -1,4 +1,4 @@
-from flask import flash, g, redirect, render_template, request, url_for
+from flask import g, render_template, request
 
 from app.blueprints.audit import bp
 from app.blueprints.file_forms import file_from_request_form
@@ -6,21 +6,14 @@ from app.blueprints.guards import workspace_administrator
 from app.domain import text_rules
 from app.domain.errors import ValidationError
 from app.services import audit_log, list_pages
+from app.services.list_pages import ListRequest
 
 
 @bp.get("/")
 @workspace_administrator
 def index(workspace_id: int):
     """The workspace's audit log, for its administrators (404 for everyone else)."""
-    listing = list_pages.read_request(audit_log.AUDIT_LIST, request.args)
-    actions, people = audit_log.actions_and_people(workspace_id)
-    return render_template(
-        "audit/index.html",
-        page=audit_log.page(g.access, listing),
-        actions=actions,
-        people=people,
-        request_token=text_rules.new_request_token(),
-    )
+    return _log_page(list_pages.read_request(audit_log.AUDIT_LIST, request.args))
 
 
 @bp.post("/files")
@@ -35,5 +28,16 @@ def request_file(workspace_id: int):
             "Your file of the audit log is queued. This page shows its progress.",
         )
     except ValidationError as error:
-        flash(str(error))
-        return redirect(url_for(".index", workspace_id=workspace_id, **listing.params(after=None)))
+        return _log_page(listing, file_error=error), 400
+
+
+def _log_page(listing: ListRequest, file_error: ValidationError | None = None):
+    actions, people = audit_log.actions_and_people(g.workspace_id)
+    return render_template(
+        "audit/index.html",
+        page=audit_log.page(g.access, listing),
+        actions=actions,
+        people=people,
+        request_token=text_rules.new_request_token(),
+        file_error=file_error,
+    )

@@ -192,3 +192,14 @@ def test_the_reader_refuses_a_member_and_reads_only_the_administrator_s_workspac
         iter_events(current_context(world.workspace.id, world.member.id), AuditSelection())
     events = list(iter_events(current_context(world.workspace.id, world.admin.id), AuditSelection()))
     assert [event[7] for event in events] == ["ours"]
+
+
+def test_a_damaged_form_token_is_said_on_the_audit_page_and_makes_no_file(client, auth, world):
+    record(world.workspace, world.admin, reason="still listed")
+    auth.login(world.admin.email)
+
+    answer = client.post(f"/w/{world.workspace.id}/audit/files", data={"request_token": "not a token!"})
+
+    assert answer.status_code == 400
+    assert "No file was requested: The form was damaged" in answer.text and "still listed" in answer.text
+    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
