@@ -21,7 +21,18 @@ from app.extensions import db
 from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import Schedule
-from app.services.list_pages import MOMENT, NUMBER, TEXT, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
+from app.services.list_pages import (
+    MOMENT,
+    NUMBER,
+    TEXT,
+    ListFilter,
+    ListRequest,
+    ListSpec,
+    Page,
+    SortOrder,
+    page_of,
+    without_json,
+)
 from app.storage import get_storage
 
 # The overview's "about to expire": files whose download ends within this time.
@@ -90,7 +101,7 @@ def page_files(access: RequesterContext, request: ListRequest, now: datetime) ->
 
     Expiry is computed on read, so "ready to download" and "expired" split succeeded files at `now`.
     """
-    statement = _own_files(access)
+    statement = _own_files(access).options(*without_json(QueryExport))
     status = request.filters.get("status")
     if status == EXPIRED:
         statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at <= now)

@@ -27,12 +27,13 @@ from typing import Any
 
 from flask import current_app
 from itsdangerous import BadData, URLSafeSerializer
-from sqlalchemy import Select, literal, or_, tuple_
-from sqlalchemy.orm import QueryableAttribute
+from sqlalchemy import JSON, Select, literal, or_, tuple_
+from sqlalchemy.orm import QueryableAttribute, defer
+from sqlalchemy.orm.interfaces import ORMOption
 from sqlalchemy.sql.elements import ColumnElement
 
 from app.domain.text_rules import database_id
-from app.extensions import db
+from app.extensions import Model, db
 
 PAGE_SIZE = 25
 SEARCH_LIMIT = 100
@@ -191,6 +192,18 @@ def _filter_value(list_filter: ListFilter, raw: str, notices: list[str]) -> str:
         return raw
     notices.append(ignored + "that choice does not exist, so the list is not filtered by it.")
     return ""
+
+
+def without_json(model: type[Model]) -> list[ORMOption]:
+    """Loader options for a list of `model` records: its JSON columns (a file's request, a
+    schedule's timetable…) are left unread, since no list row shows one and decoding them is a
+    page's largest cost after rendering; a template that reaches for one raises at once rather
+    than quietly loading it with one query per row."""
+    return [
+        defer(getattr(model, column.key), raiseload=True)
+        for column in model.__table__.columns
+        if isinstance(column.type, JSON)
+    ]
 
 
 def contains_text(columns: Sequence[ListColumn], search: str) -> ColumnElement[bool]:

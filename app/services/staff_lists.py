@@ -33,6 +33,7 @@ from app.services.list_pages import (
     Page,
     SortOrder,
     page_of,
+    without_json,
 )
 
 PAGE_SIZE = 50
@@ -152,8 +153,10 @@ LISTS: dict[str, StaffList] = {
 def list_page(staff_list: StaffList, request: ListRequest) -> Page:
     """One page of (record, workspace name) rows matching the request's filters."""
     model = staff_list.model
-    statement: Select[Any] = select(model, Workspace.name.label("workspace_name")).join(
-        Workspace, Workspace.id == model.workspace_id
+    statement: Select[Any] = (
+        select(model, Workspace.name.label("workspace_name"))
+        .join(Workspace, Workspace.id == model.workspace_id)
+        .options(*without_json(model))
     )
     workspace_id = request.number("workspace")
     if workspace_id is not None:
@@ -164,6 +167,14 @@ def list_page(staff_list: StaffList, request: ListRequest) -> Page:
         statement = statement.where(staff_list.code == request.filters["code"])
     statement = statement.where(*within_days(staff_list.at, request.day("since"), request.day("until")))
     return page_of(staff_list.spec, request, statement)
+
+
+def workspace_choices(limit: int = 500) -> list[tuple[int, str]]:
+    """(id, name) of the workspaces the lists' workspace filter offers, by name."""
+    return [
+        tuple(row)
+        for row in db.session.execute(select(Workspace.id, Workspace.name).order_by(Workspace.name).limit(limit))
+    ]
 
 
 @dataclass(frozen=True)

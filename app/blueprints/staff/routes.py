@@ -50,7 +50,7 @@ def records(kind: str):
         "staff/list.html",
         staff_list=staff_list,
         page=page,
-        workspaces=db.session.query(Workspace).order_by(Workspace.name).limit(500).all(),
+        workspaces=staff_lists.workspace_choices(),
     )
 
 
