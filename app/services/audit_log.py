@@ -18,19 +18,8 @@ from app.domain.stored_request import AuditSelection
 from app.extensions import db
 from app.models import AuditEvent, Person, QueryExport
 from app.models.types import utcnow
+from app.services import list_pages
 from app.services.file_requests import admit, new_file
-from app.services.list_pages import (
-    DAY,
-    MOMENT,
-    NUMBER,
-    TEXT,
-    ListFilter,
-    ListRequest,
-    ListSpec,
-    Page,
-    SortOrder,
-    page_of,
-)
 
 SOURCE_NAME = "Audit log"
 # What each action means, for people; an action not listed shows as its name.
@@ -48,23 +37,21 @@ ACTION_LABELS = {
 }
 
 
-AUDIT_LIST = ListSpec(
+AUDIT_LIST = list_pages.ListSpec(
     name="audit",
-    sorts={
-        "newest": SortOrder("Newest first", (AuditEvent.created_at, AuditEvent.id), (MOMENT, NUMBER), descending=True)
-    },
+    sorts={"newest": list_pages.newest_first(AuditEvent.created_at, AuditEvent.id)},
     filters={
-        "action": ListFilter("What", kind=TEXT),
-        "actor": ListFilter("Who", kind=NUMBER),
-        "since": ListFilter("From", kind=DAY),
-        "until": ListFilter("To", kind=DAY),
+        "action": list_pages.ListFilter("What", kind=list_pages.TEXT),
+        "actor": list_pages.ListFilter("Who", kind=list_pages.NUMBER),
+        "since": list_pages.ListFilter("From", kind=list_pages.DAY),
+        "until": list_pages.ListFilter("To", kind=list_pages.DAY),
     },
     search_columns=(),
     page_size=50,
 )
 
 
-def selection_of(request: ListRequest) -> AuditSelection:
+def selection_of(request: list_pages.ListRequest) -> AuditSelection:
     """The events the audit page's filters keep."""
     return AuditSelection(
         action=request.filters.get("action"),
@@ -92,9 +79,9 @@ def action_label(action: str) -> str:
     return ACTION_LABELS.get(action, action)
 
 
-def page(access: RequesterContext, request: ListRequest) -> Page:
+def page(access: RequesterContext, request: list_pages.ListRequest) -> list_pages.Page:
     """One page of the workspace's events (AuditLine rows) matching the request's filters."""
-    found = page_of(AUDIT_LIST, request, audit_events.events_statement(access, selection_of(request)))
+    found = list_pages.page_of(AUDIT_LIST, request, audit_events.events_statement(access, selection_of(request)))
     lines = [
         AuditLine(
             event_id,
@@ -112,11 +99,14 @@ def page(access: RequesterContext, request: ListRequest) -> Page:
             found.rows
         )
     ]
-    return Page(lines, found.request, found.next_cursor, found.notices)
+    return list_pages.Page(lines, found.request, found.next_cursor, found.notices)
 
 
 def request_csv_file(
-    access: RequesterContext, request: ListRequest, request_token: str | None = None, dispatch_now: bool = True
+    access: RequesterContext,
+    request: list_pages.ListRequest,
+    request_token: str | None = None,
+    dispatch_now: bool = True,
 ) -> QueryExport:
     """Admit a CSV file of the events the audit page's filters keep, for an administrator.
 

@@ -30,6 +30,7 @@ from app.services.list_pages import (
     ListSpec,
     Page,
     SortOrder,
+    newest_first,
     page_of,
     without_json,
 )
@@ -42,7 +43,7 @@ EXPIRED = "expired"
 FILE_LIST = ListSpec(
     name="files",
     sorts={
-        "newest": SortOrder("Newest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER), True),
+        "newest": newest_first(QueryExport.requested_at, QueryExport.id),
         "oldest": SortOrder("Oldest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER)),
         "name": SortOrder("Source name A–Z", (func.lower(QueryExport.source_name), QueryExport.id), (TEXT, NUMBER)),
     },

@@ -65,6 +65,11 @@ class SortOrder:
     descending: bool = False
 
 
+def newest_first(at: ListColumn, id_: ListColumn) -> SortOrder:
+    """The order of a list of records newest first: by their time `at`, the later id first at one moment."""
+    return SortOrder("Newest first", (at, id_), (MOMENT, NUMBER), descending=True)
+
+
 @dataclass(frozen=True)
 class ListFilter:
     """One filter of a list: a CHOICE among `choices`, a record's id (NUMBER), a TEXT or a DAY."""

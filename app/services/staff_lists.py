@@ -22,19 +22,7 @@ from app.models.export_file import FileStatus
 from app.models.schedule import PauseReason, RunStatus, ScheduleStatus
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExecutionStatus, PackageStatus
-from app.services.list_pages import (
-    DAY,
-    MOMENT,
-    NUMBER,
-    TEXT,
-    ListFilter,
-    ListRequest,
-    ListSpec,
-    Page,
-    SortOrder,
-    page_of,
-    without_json,
-)
+from app.services import list_pages
 
 PAGE_SIZE = 50
 
@@ -56,7 +44,7 @@ class StaffList:
     model: StaffModel
     at: InstrumentedAttribute
     code: InstrumentedAttribute | None
-    spec: ListSpec
+    spec: list_pages.ListSpec
     code_label: str = "Failure code"
     # The staff page of one record and its URL argument; None when the list is its own detail.
     detail: tuple[str, str] | None = None
@@ -73,15 +61,15 @@ def _staff_list(
     detail: tuple[str, str] | None = None,
 ) -> StaffList:
     filters = {
-        "workspace": ListFilter("Workspace", kind=NUMBER),
-        "status": ListFilter("Status", {status: status for status in statuses}),
-        **({"code": ListFilter(code_label, kind=TEXT)} if code is not None else {}),
-        "since": ListFilter("From", kind=DAY),
-        "until": ListFilter("To", kind=DAY),
+        "workspace": list_pages.ListFilter("Workspace", kind=list_pages.NUMBER),
+        "status": list_pages.ListFilter("Status", {status: status for status in statuses}),
+        **({"code": list_pages.ListFilter(code_label, kind=list_pages.TEXT)} if code is not None else {}),
+        "since": list_pages.ListFilter("From", kind=list_pages.DAY),
+        "until": list_pages.ListFilter("To", kind=list_pages.DAY),
     }
-    spec = ListSpec(
+    spec = list_pages.ListSpec(
         name=f"staff-{kind}",
-        sorts={"newest": SortOrder("Newest first", (at, model.id), (MOMENT, NUMBER), descending=True)},
+        sorts={"newest": list_pages.newest_first(at, model.id)},
         filters=filters,
         search_columns=(),
         page_size=PAGE_SIZE,
@@ -150,13 +138,13 @@ LISTS: dict[str, StaffList] = {
 }
 
 
-def list_page(staff_list: StaffList, request: ListRequest) -> Page:
+def list_page(staff_list: StaffList, request: list_pages.ListRequest) -> list_pages.Page:
     """One page of (record, workspace name) rows matching the request's filters."""
     model = staff_list.model
     statement: Select[Any] = (
         select(model, Workspace.name.label("workspace_name"))
         .join(Workspace, Workspace.id == model.workspace_id)
-        .options(*without_json(model))
+        .options(*list_pages.without_json(model))
     )
     workspace_id = request.number("workspace")
     if workspace_id is not None:
@@ -166,7 +154,7 @@ def list_page(staff_list: StaffList, request: ListRequest) -> Page:
     if "code" in request.filters and staff_list.code is not None:
         statement = statement.where(staff_list.code == request.filters["code"])
     statement = statement.where(*within_days(staff_list.at, request.day("since"), request.day("until")))
-    return page_of(staff_list.spec, request, statement)
+    return list_pages.page_of(staff_list.spec, request, statement)
 
 
 def workspace_choices(limit: int = 500) -> list[tuple[int, str]]:

@@ -28,8 +28,9 @@ T = TypeVar("T")
 def crowded(world):
     """100,000 files of the member, one INSERT … SELECT generate_series, statistics refreshed."""
     query = factories.make_query(world.workspace, world.member, name="Hours export")
-    db.session.execute(
-        text(
+    _fill(
+        "query_exports",
+        (
             "INSERT INTO query_exports (workspace_id, requester_id, kind, source_query_id, source_name,"
             " source_version, dataset, request, format, heading, include_descriptions, exact_values, time_zone,"
             " status, failure_code, storage_key, file_name, rows_written, attempt_count, requested_at)"
@@ -40,18 +41,21 @@ def crowded(world):
             " 0, 0, CAST(:start AS timestamptz) + g * interval '1 second'"
             " FROM generate_series(1, :count) AS g"
         ),
-        {
-            "workspace_id": world.workspace.id,
-            "person_id": world.member.id,
-            "query_id": query.id,
-            "start": utcnow() - timedelta(days=30),
-            "count": FILES,
-        },
+        workspace_id=world.workspace.id,
+        person_id=world.member.id,
+        query_id=query.id,
+        start=utcnow() - timedelta(days=30),
+        count=FILES,
     )
+    return world
+
+
+def _fill(table: str, insert: str, **parameters) -> None:
+    """Run a bulk INSERT … SELECT into `table`, commit, and refresh the table's statistics for the planner."""
+    db.session.execute(text(insert), parameters)
     db.session.commit()
     with db.engine.begin() as connection:
-        connection.execute(text("ANALYZE query_exports"))
-    return world
+        connection.execute(text(f"ANALYZE {table}"))
 
 
 def _plan_of_page(world, **args) -> tuple[list[str], object]:
@@ -118,8 +122,9 @@ def test_the_staff_files_list_reads_a_page_deep_in_100000_files_through_an_index
 @pytest.fixture
 def long_audit_log(world):
     """50,000 audit events of the workspace, many at the same moment (ties the id breaks)."""
-    db.session.execute(
-        text(
+    _fill(
+        "audit_events",
+        (
             "INSERT INTO audit_events (workspace_id, actor_id, action, subject_type, subject_id, reason, details,"
             " created_at)"
             " SELECT :workspace_id, :actor_id, CASE WHEN g % 3 = 0 THEN 'schedule.deleted' ELSE 'schedule.paused' END,"
@@ -127,16 +132,11 @@ def long_audit_log(world):
             " CAST(:start AS timestamptz) + (g / 4) * interval '1 second'"
             " FROM generate_series(1, :count) AS g"
         ),
-        {
-            "workspace_id": world.workspace.id,
-            "actor_id": world.admin.id,
-            "start": utcnow() - timedelta(days=5),
-            "count": EVENTS,
-        },
+        workspace_id=world.workspace.id,
+        actor_id=world.admin.id,
+        start=utcnow() - timedelta(days=5),
+        count=EVENTS,
     )
-    db.session.commit()
-    with db.engine.begin() as connection:
-        connection.execute(text("ANALYZE audit_events"))
     return world
 
 
