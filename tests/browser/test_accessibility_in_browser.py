@@ -13,7 +13,9 @@ from __future__ import annotations
 import pytest
 
 from app.domain import export_file
+from app.domain.access import current_context
 from app.extensions import db
+from app.services import audit, audit_log, list_pages
 from app.services.delivery_links import link_token
 from app.storage import get_storage
 from tests import factories
@@ -27,6 +29,8 @@ PAGE_ROUTES = [route for route in collect_routes() if route.method == "GET"]
 SIGNED_OUT_ENDPOINTS = ("auth.login", "delivery.unsubscribe")
 # Addresses that answer with the error page: a record that is not there, a link that is forged.
 ERROR_PAGES = ("/w/{workspace_id}/queries/999999", "/no-such-page", "/u/forged-token")
+# Pages of records no route argument reaches: a file of the audit log (its own source and filters).
+MORE_PAGES = ("/w/{workspace_id}/files/{audit_file_id}",)
 
 
 def _path_values(world) -> dict[str, int | str]:
@@ -54,7 +58,20 @@ def _path_values(world) -> dict[str, int | str]:
     execution = factories.make_execution(workspace, admin)
     package = factories.make_package(execution)
     package_delivery = factories.make_package_delivery(package, destination)
+    audit.record(
+        workspace_id=workspace.id,
+        actor_id=admin.id,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        reason="=Paused for the holidays",
+    )
     db.session.commit()
+    audit_file = audit_log.request_csv_file(
+        current_context(workspace.id, admin.id),
+        list_pages.read_request(audit_log.AUDIT_LIST, {"action": "schedule.paused"}),
+        dispatch_now=False,
+    )
     return {
         "workspace_id": workspace.id,
         "query_id": query.id,
@@ -70,6 +87,7 @@ def _path_values(world) -> dict[str, int | str]:
         "delivery_id": package_delivery.id,
         "run_id": run.id,
         "kind": "deliveries",
+        "audit_file_id": audit_file.id,
     }
 
 
@@ -131,6 +149,10 @@ def test_every_page_has_no_serious_accessibility_violation(app, live_server, bro
             checked.append(url)
     for path in ERROR_PAGES:
         _check(browser_page, live_server + path.format(**values), found)
+    for path in MORE_PAGES:
+        url = live_server + path.format(**values)
+        assert browser_page.request.get(url).status == 200, url
+        _check(browser_page, url, found)
 
     assert found == {}, f"axe-core found serious or critical violations:\n{_report(found)}"
     # The pages that matter most were among those checked, so a filter gone wrong cannot pass empty.
