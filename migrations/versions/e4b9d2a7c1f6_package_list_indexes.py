@@ -2,7 +2,7 @@
 index range scan in either time order however many packages lie behind it
 
 Revision ID: e4b9d2a7c1f6
-Revises: c6e1d4a8f2b3
+Revises: 960715ad80b3
 Create Date: 2026-12-01 07:00:00
 
 The unfiltered list reads ix_data_export_artifacts_staff_workspace (workspace_id, created_at, id).
@@ -10,7 +10,7 @@ The unfiltered list reads ix_data_export_artifacts_staff_workspace (workspace_id
 from alembic import op
 
 revision = 'e4b9d2a7c1f6'
-down_revision = 'c6e1d4a8f2b3'
+down_revision = '960715ad80b3'
 branch_labels = None
 depends_on = None
 
