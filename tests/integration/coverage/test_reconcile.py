@@ -11,6 +11,7 @@ from app.domain.coverage import DECLARATIONS, CoverageStatus
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
 from app.services.coverage import CoverageConflict, reconcile_coverage
+from tests.fixtures.workers import table_lock_waiters
 
 
 def _recorded() -> set[tuple[str, int, str, str]]:
@@ -146,12 +147,7 @@ def test_a_reconcile_waits_for_a_concurrent_one_and_then_finds_nothing_to_do(app
             second.start()
             with db.engine.connect() as observer:
                 # Until the other session waits on the lock (or has finished without taking it).
-                while second.is_alive() and not observer.scalar(
-                    text(
-                        "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
-                        " WHERE c.relname = 'export_coverage_versions' AND NOT l.granted"
-                    )
-                ):
+                while second.is_alive() and not table_lock_waiters("export_coverage_versions", observer):
                     observer.rollback()
             first.execute(
                 insert(CoverageDataset.__table__),

@@ -132,7 +132,10 @@ def test_the_unique_index_refuses_an_admission_its_check_could_not_see(app, expo
     first_pid = first.execute(text("SELECT pg_backend_pid()")).scalar_one()
     wait_for(
         lambda: db.session.scalar(
-            text("SELECT count(*) FROM pg_stat_activity WHERE CAST(:pid AS integer) = ANY(pg_blocking_pids(pid))"),
+            text(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND CAST(:pid AS integer) = ANY(pg_blocking_pids(pid))"
+            ),
             {"pid": first_pid},
         ),
         what="the second admission to wait on the unique index",

@@ -19,7 +19,7 @@ from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.queue import redis_connection
 from app.services.schedule_ticker import tick
-from tests.fixtures.workers import wait_for
+from tests.fixtures.workers import table_lock_waiters, wait_for
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 HOURLY = {"kind": "hourly", "minute": 0, "zone": "Europe/Berlin"}
@@ -92,9 +92,7 @@ def test_admitted_runs_are_dispatched_onto_the_queue(run_scenario):
 
 
 def _tickers_waiting(count: int) -> bool:
-    waiting = db.session.scalar(
-        text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = CAST('schedules' AS regclass)")
-    )
+    waiting = table_lock_waiters("schedules")
     db.session.rollback()
     return waiting >= count
 
