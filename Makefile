@@ -68,9 +68,14 @@ NO_SERVICES := TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:1/no_se
 unit: install-dev
 	$(NO_SERVICES) $(BIN)/python -m pytest tests/unit
 
-# The unit tier first (no services), then the integration and browser tiers on the real ones.
+# The unit tier first (no services), then the integration and browser tiers on the real ones, in
+# three processes (most tests wait on PostgreSQL, Redis, workers or the browser, so three keep
+# two cores busy), each with a database and a Redis database of its own (tests/conftest.py); a
+# file's tests stay in one process, as its module fixtures expect.
+TEST_PROCESSES ?= 3
+
 test: install-dev lint unit
-	$(BIN)/python -m pytest tests/integration tests/browser
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile tests/integration tests/browser
 
 bench: install-dev
 	$(BIN)/python -m bench.run_all

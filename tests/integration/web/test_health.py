@@ -1,6 +1,8 @@
 """/healthz reports the database, Redis and storage, and answers 503 when one is down."""
 
 import dataclasses
+import os
+from pathlib import Path
 
 import pytest
 from redis import Redis
@@ -48,10 +50,35 @@ def test_health_is_503_when_storage_cannot_be_written(client, settings_changed, 
     assert response.json["checks"]["storage"].startswith("error:")
 
 
+def _local_tcp_ports() -> set[int]:
+    """The local ports of this process's TCP sockets (Linux: its descriptors' inodes in /proc/net/tcp*)."""
+    inodes = set()
+    for descriptor in Path("/proc/self/fd").iterdir():
+        try:
+            target = os.readlink(descriptor)
+        except OSError:
+            continue  # closed while listed
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
 def _app_connections(observer: Redis) -> list[dict]:
-    """Connections the app under test holds to the test Redis database, as Redis lists them."""
+    """Connections the app under test, in this process, holds to the test Redis database, as Redis
+    lists them: a worker process started by an earlier test may open its own meanwhile."""
     database = str(observer.connection_pool.connection_kwargs.get("db", 0))
-    return [c for c in observer.client_list() if c["name"] == CLIENT_NAME and str(c["db"]) == database]
+    ours = _local_tcp_ports()
+    return [
+        c
+        for c in observer.client_list()
+        if c["name"] == CLIENT_NAME and str(c["db"]) == database and int(c["addr"].rsplit(":", 1)[1]) in ours
+    ]
 
 
 def test_requests_share_the_apps_one_redis_connection(client):
