@@ -133,6 +133,22 @@ def request_csv_file(
     )
 
 
+def page_args(export: QueryExport) -> dict[str, str]:
+    """The audit page's URL arguments that show the events an audit log file was asked with, so a
+    new file can be requested from there; none when its stored filters cannot be read."""
+    try:
+        selection = AuditSelection.from_json(export.request)
+    except ValidationError:
+        return {}
+    args = {
+        "action": selection.action,
+        "actor": str(selection.actor_id) if selection.actor_id else None,
+        "since": selection.since.isoformat() if selection.since else None,
+        "until": selection.until.isoformat() if selection.until else None,
+    }
+    return {name: value for name, value in args.items() if value}
+
+
 def selection_facts(export: QueryExport) -> list[tuple[str, str]]:
     """What an audit log file holds, in words: (label, value) pairs for the file's page."""
     try:

@@ -29,7 +29,17 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services.file_library import ChunkReader, Download
-from app.services.list_pages import MOMENT, NUMBER, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
+from app.services.list_pages import (
+    MOMENT,
+    NUMBER,
+    ListFilter,
+    ListRequest,
+    ListSpec,
+    Page,
+    SortOrder,
+    newest_first,
+    page_of,
+)
 from app.storage import get_storage
 from app.storage.base import check_key_under
 
@@ -39,7 +49,7 @@ RECENT_PACKAGES = 5
 PACKAGE_LIST = ListSpec(
     name="packages",
     sorts={
-        "newest": SortOrder("Newest first", (ExportPackage.created_at, ExportPackage.id), (MOMENT, NUMBER), True),
+        "newest": newest_first(ExportPackage.created_at, ExportPackage.id),
         "oldest": SortOrder("Oldest first", (ExportPackage.created_at, ExportPackage.id), (MOMENT, NUMBER)),
     },
     filters={

@@ -24,7 +24,8 @@ def request_file(workspace_id: int):
     listing = list_pages.read_request(audit_log.AUDIT_LIST, request.form)
     try:
         return file_from_request_form(
-            lambda token: audit_log.request_csv_file(g.access, listing, token),
+            listing.filters,
+            lambda key: audit_log.request_csv_file(g.access, listing, key),
             "Your file of the audit log is queued. This page shows its progress.",
         )
     except ValidationError as error:

@@ -49,6 +49,7 @@ def detail(workspace_id: int, file_id: int):
         file=export,
         source=source,
         audit_selection=audit_log.selection_facts(export) if export.kind == "audit" else None,
+        audit_page_args=audit_log.page_args(export) if export.kind == "audit" else None,
         schedule=file_library.producing_schedule(export),
         warning_messages=file_warnings.messages,
     )

@@ -182,6 +182,7 @@ def test_the_files_pages_show_an_audit_file_as_the_audit_log_with_its_filters(cl
     assert export.file_name.startswith("audit-log-") and export.file_name.endswith(".csv")
     assert "The workspace's audit log" in detail
     assert "Schedule deleted" in detail and "2026-11-01" in detail
+    assert f'href="/w/{world.workspace.id}/audit/?action=schedule.deleted&amp;since=2026-11-01"' in detail
 
 
 def test_the_reader_refuses_a_member_and_reads_only_the_administrator_s_workspace(world):
