@@ -1,7 +1,7 @@
 """Files of the audit log: query_exports.kind 'audit', a CSV whose request holds the audit page's filters; the audit page's index
 
 Revision ID: 960715ad80b3
-Revises: e4b9d2a7c1f6
+Revises: c6e1d4a8f2b3
 Create Date: 2026-12-01 07:00:00
 
 A file of the workspace's audit log goes through the export-file path like a query's: it has no
@@ -15,7 +15,7 @@ the id, so a page is an index range scan with no sort, however long the log.
 from alembic import op
 
 revision = '960715ad80b3'
-down_revision = 'e4b9d2a7c1f6'
+down_revision = 'c6e1d4a8f2b3'
 branch_labels = None
 depends_on = None
 
