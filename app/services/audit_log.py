@@ -99,7 +99,7 @@ def page(access: RequesterContext, request: list_pages.ListRequest) -> list_page
             found.rows
         )
     ]
-    return list_pages.Page(lines, found.request, found.next_cursor, found.notices)
+    return found.with_rows(lines)
 
 
 def request_csv_file(

@@ -115,7 +115,7 @@ def page_files(access: RequesterContext, request: ListRequest, now: datetime) ->
     if "source" in request.filters:
         statement = statement.where(QueryExport.kind == request.filters["source"])
     page = page_of(FILE_LIST, request, statement)
-    return Page([export for (export,) in page.rows], page.request, page.next_cursor, page.notices)
+    return page.with_rows([export for (export,) in page.rows])
 
 
 def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any
 
@@ -140,6 +140,10 @@ class Page:
 
     def next_params(self) -> dict[str, str]:
         return self.request.params(**{CURSOR_PARAM: self.next_cursor})
+
+    def with_rows(self, rows: list[Any]) -> Page:
+        """The same page with its rows as the caller shows them (listings built from the raw rows)."""
+        return replace(self, rows=rows)
 
     def first_params(self) -> dict[str, str]:
         return self.request.params(**{CURSOR_PARAM: None})

@@ -168,7 +168,7 @@ def page_packages(workspace_id: int, request: ListRequest) -> Page:
     if "format" in request.filters:
         statement = statement.where(ExportPackage.format == request.filters["format"])
     page = page_of(PACKAGE_LIST, request, statement)
-    return Page([PackageListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
+    return page.with_rows([PackageListing(*row) for row in page.rows])
 
 
 def get_package(access: RequesterContext, package_id: int) -> ExportPackage | None:

@@ -78,7 +78,7 @@ def page_reports(access: RequesterContext, request: ListRequest) -> Page:
     if "kind" in request.filters:
         statement = statement.where(Report.kind == request.filters["kind"])
     page = page_of(REPORT_LIST, request, statement)
-    return Page([ReportListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
+    return page.with_rows([ReportListing(*row) for row in page.rows])
 
 
 def list_reports(access: RequesterContext) -> list[ReportListing]:

@@ -64,7 +64,7 @@ def page_queries(access: RequesterContext, request: ListRequest) -> Page:
         .where(SavedQuery.workspace_id == access.workspace_id, SavedQuery.dataset.in_(readable))
     )
     page = page_of(QUERY_LIST, request, statement)
-    return Page([QueryListing(*row) for row in page.rows], page.request, page.next_cursor, page.notices)
+    return page.with_rows([QueryListing(*row) for row in page.rows])
 
 
 def list_queries(access: RequesterContext) -> list[QueryListing]:

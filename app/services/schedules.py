@@ -155,7 +155,7 @@ def page_schedules(access: RequesterContext, request: ListRequest) -> Page:
     listings = [
         ScheduleListing(schedule, owner, source, latest.get(schedule.id)) for schedule, owner, source in page.rows
     ]
-    return Page(listings, page.request, page.next_cursor, page.notices)
+    return page.with_rows(listings)
 
 
 def get_schedule(access: RequesterContext, schedule_id: int) -> ScheduleListing | None:
