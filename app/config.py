@@ -67,6 +67,9 @@ class Settings:
     storage_part_size: int
     # A running file's holder renews its lease every sixth of this; a lapsed lease means a dead holder.
     lease_seconds: int
+    # An idle worker sends a heartbeat every this less 15 seconds (RQ's dequeue timeout), and registers
+    # itself again then if Redis forgot it (a flush, a failover to an empty replica).
+    worker_ttl_seconds: int
     export_job_timeout: int
     # Least time between two progress writes (the heartbeat) of a file in production.
     progress_interval_seconds: float
@@ -111,6 +114,7 @@ class Settings:
             file_retention_days=_int("FILE_RETENTION_DAYS", 30),
             storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
             lease_seconds=_int("LEASE_SECONDS", 30),
+            worker_ttl_seconds=_int("WORKER_TTL_SECONDS", 60),
             export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
             progress_interval_seconds=_float("PROGRESS_INTERVAL", 1.0),
             max_preview_rows=50,

@@ -1,4 +1,4 @@
-"""`python -m jobs.worker`: one RQ worker on the export queue named in the settings.
+"""`python -m jobs.worker`: one RQ worker on the product's queues, highest priority first.
 
 Start as many as needed, on any machine that reaches the same Redis, database and storage.
 """
@@ -8,12 +8,48 @@ from __future__ import annotations
 import os
 import socket
 
-from rq import Worker
+from redis.client import Pipeline
+from rq import Queue, Worker, worker_registration
+from rq.job import Job
 
 from app.observability.logs import configure_logging
 from app.observability.metrics import PROCESS_VARIABLE
-from app.services.queue import queue_connections
+from app.services.queue import WorkPriority, listening_order, queue_connections
 from jobs.app_context import worker_app
+
+
+class ExportWorker(Worker):
+    """An RQ worker that takes work by priority with a fair share for the lower ones, and registers
+    itself again when Redis forgot it."""
+
+    def __init__(self, queues: dict[WorkPriority, Queue], **kwargs) -> None:
+        super().__init__([queues[priority] for priority in listening_order(0)], **kwargs)
+        self._queues_by_priority = queues
+        self._turn = 0
+
+    def reorder_queues(self, reference_queue: Queue) -> None:
+        """After each job taken: the order the next one is looked for in (queue.listening_order)."""
+        self._turn += 1
+        self._ordered_queues = [self._queues_by_priority[priority] for priority in listening_order(self._turn)]
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
+        super().heartbeat(timeout, pipeline)
+        if pipeline is None:
+            self._register_again_if_forgotten()
+
+    def maintain_heartbeats(self, job: Job) -> None:
+        super().maintain_heartbeats(job)
+        self._register_again_if_forgotten()
+
+    def _register_again_if_forgotten(self) -> None:
+        if self.connection.sismember(self.redis_workers_keys, self.key):
+            return
+        self.log.warning("Worker %s: Redis no longer lists this worker; registering it again", self.name)
+        with self.connection.pipeline() as pipeline:
+            pipeline.hset(self.key, mapping=self.serialize())
+            worker_registration.register(self, pipeline)
+            pipeline.expire(self.key, self.worker_ttl + 60)
+            pipeline.execute()
 
 
 def main() -> None:
@@ -21,9 +57,12 @@ def main() -> None:
     name = f"exports-{socket.gethostname()}-{os.getpid()}"
     # The work-horses this worker forks, one job at a time, share one metrics file (app/observability/metrics.py).
     os.environ[PROCESS_VARIABLE] = name
-    connections = queue_connections(worker_app())
+    app = worker_app()
+    connections = queue_connections(app)
     # The app's own client: the worker and the jobs it runs share the app's connection pool.
-    Worker([connections.export_queue], connection=connections.redis, name=name).work(
+    # With the default worker TTL of 60 s, a worker Redis forgot is registered again within 45 s.
+    worker_ttl = app.config["SETTINGS"].worker_ttl_seconds
+    ExportWorker(connections.queues, connection=connections.redis, name=name, worker_ttl=worker_ttl).work(
         with_scheduler=True, logging_level="INFO"
     )
 

@@ -19,7 +19,7 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionStatus, ExportExecution
 from app.services.outbox import LOST_AFTER, job_is_lost
-from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
 
 EXECUTION_JOB = "jobs.package_execution.run"
 
@@ -34,7 +34,9 @@ def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
     False when another dispatcher claimed it first, when it is no longer queued or running, or
     when the enqueue failed (the claim stands; the lost-job check dispatches it again).
     """
-    job = ClaimedJob(EXECUTION_JOB, execution_id, job_id_for(execution_id), f"workspace export {execution_id}")
+    job = ClaimedJob(
+        EXECUTION_JOB, execution_id, job_id_for(execution_id), f"workspace export {execution_id}", WorkPriority.BULK
+    )
     return claim_and_enqueue(lambda: export_execution.claim_dispatch(execution_id, seen_job_id, job.job_id), job)
 
 

@@ -51,10 +51,10 @@ def migration_heads() -> tuple[set[str], set[str]]:
 
 def readiness() -> tuple[bool, dict[str, object]]:
     """Ready to serve: the engines answer, the database is migrated to the code's head, and at
-    least one worker listens on the export queue (else requested files would wait forever)."""
+    least one worker listens on every queue (else work of that priority would wait forever)."""
     from rq import Worker
 
-    from app.services.queue import export_queue
+    from app.services.queue import work_queues
 
     checks: dict[str, object] = dict(check_all())
     ready = all(value == "ok" for value in checks.values())
@@ -68,11 +68,14 @@ def readiness() -> tuple[bool, dict[str, object]]:
         checks["migrations"] = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     ready = ready and checks["migrations"] == "ok"
     try:
-        workers = Worker.count(queue=export_queue())
+        listening = {queue.name: Worker.count(queue=queue) for queue in work_queues()}
     except Exception as exc:  # Redis down is reported above; the count is simply unknown
         checks["workers"] = f"error: {type(exc).__name__}"
         ready = False
     else:
-        checks["workers"] = workers
-        ready = ready and workers > 0
+        # The fewest workers any queue has: 0 means some kind of work has nobody to take it.
+        fewest = min(listening.values())
+        checks["workers"] = fewest
+        checks["workers_by_queue"] = listening
+        ready = ready and fewest > 0
     return ready, checks

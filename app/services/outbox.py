@@ -22,7 +22,7 @@ from app.extensions import db, execute_dml
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
 
 EXPORT_JOB = "jobs.export_file.run"
 # A job that has been dispatched this recently may still be on its way into Redis.
@@ -66,8 +66,14 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
     """
     number = seen_dispatch_count + 1
     description = f"export file {export_id} (dispatch {number})"
-    job = ClaimedJob(EXPORT_JOB, export_id, job_id_for(export_id, number), description)
+    job = ClaimedJob(EXPORT_JOB, export_id, job_id_for(export_id, number), description, _priority(export_id))
     return claim_and_enqueue(lambda: _claim(request_id, seen_dispatch_count, job.job_id), job)
+
+
+def _priority(export_id: int) -> WorkPriority:
+    """A person waits for the file they asked for; a schedule's file is made for its run."""
+    schedule_id = db.session.scalar(select(QueryExport.schedule_id).where(QueryExport.id == export_id))
+    return WorkPriority.INTERACTIVE if schedule_id is None else WorkPriority.SCHEDULED
 
 
 def _claim(request_id: int, seen_dispatch_count: int, job_id: str) -> None:

@@ -45,7 +45,7 @@ from app.models.workspace_export import (
 )
 from app.services import audit, export_notices, leases
 from app.services.outbox import LOST_AFTER, job_is_lost
-from app.services.queue import ClaimedJob, claim_and_enqueue, redis_connection
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
 from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
@@ -251,7 +251,9 @@ def job_id_for(delivery_id: int) -> str:
 def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
     """Claim the delivery's next attempt for a new job from the job id the caller saw, commit,
     then enqueue it: two schedulers never enqueue the same attempt twice."""
-    job = ClaimedJob(DELIVERY_JOB, delivery_id, job_id_for(delivery_id), f"package delivery {delivery_id}")
+    job = ClaimedJob(
+        DELIVERY_JOB, delivery_id, job_id_for(delivery_id), f"package delivery {delivery_id}", WorkPriority.BULK
+    )
     return claim_and_enqueue(lambda: export_delivery.claim_dispatch(delivery_id, seen_job_id, job.job_id), job)
 
 

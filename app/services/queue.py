@@ -14,13 +14,23 @@ after the claim (Redis down) is logged, never raised, and the claim is not relea
 names a job Redis does not have, which is exactly what the owner's lost-job check looks for
 (`outbox.job_is_lost` once `outbox.LOST_AFTER` has passed), so the periodic dispatcher
 enqueues it again once Redis answers. Nothing is lost and nothing waits on a second transition.
+
+Priorities. Work goes on one of three queues by who waits for it (`WorkPriority`): a person's
+file on the page (interactive), scheduled runs, and bulk work (workspace packages and their
+deliveries). Every worker listens to all three, in priority order, so a file requested by a
+person is taken before a backlog of scheduled runs; and on one dequeue in `FAIR_SHARE_EVERY`
+the order is turned round (`listening_order`), so a steady stream of interactive or scheduled
+work never starves the kinds below it. The interactive queue keeps the settings' queue name
+(`EXPORT_QUEUE`), so jobs queued before priorities existed are still taken.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from flask import Flask, current_app
 from redis import Redis
@@ -40,17 +50,44 @@ FAILURE_TTL_SECONDS = 7 * 24 * 3600
 EXTENSION_KEY = "rhythm_exports_queue"
 
 
+# On one dequeue in this many, a worker looks at the lower priorities first.
+FAIR_SHARE_EVERY = 4
+
+
+class WorkPriority(StrEnum):
+    """Who waits for a job, highest first (the order of the members is the listening order)."""
+
+    INTERACTIVE = "interactive"  # a person on the page: their own file
+    SCHEDULED = "scheduled"  # a schedule's run, due now
+    BULK = "bulk"  # workspace packages and their deliveries: minutes of work nobody watches
+
+
+def queue_name(base: str, priority: WorkPriority) -> str:
+    """The RQ queue of `priority`; the interactive one keeps the configured name."""
+    return base if priority is WorkPriority.INTERACTIVE else f"{base}-{priority}"
+
+
+def listening_order(turn: int) -> list[WorkPriority]:
+    """The priorities a worker takes its `turn`-th job from, first to last: highest first, except on
+    every FAIR_SHARE_EVERY-th turn, when the lowest come first so that no kind waits forever."""
+    order = list(WorkPriority)
+    return order[::-1] if turn % FAIR_SHARE_EVERY == FAIR_SHARE_EVERY - 1 else order
+
+
 @dataclass
 class QueueConnections:
     redis: Redis
-    export_queue: Queue
+    queues: dict[WorkPriority, Queue]
 
 
 def init_app(app: Flask) -> None:
     settings = app.config["SETTINGS"]
     redis = Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=10, client_name=CLIENT_NAME)
     app.extensions[EXTENSION_KEY] = QueueConnections(
-        redis=redis, export_queue=Queue(settings.export_queue, connection=redis)
+        redis=redis,
+        queues={
+            priority: Queue(queue_name(settings.export_queue, priority), connection=redis) for priority in WorkPriority
+        },
     )
 
 
@@ -64,18 +101,25 @@ def redis_connection() -> Redis:
     return queue_connections().redis
 
 
-def export_queue() -> Queue:
-    return queue_connections().export_queue
+def work_queue(priority: WorkPriority) -> Queue:
+    return queue_connections().queues[priority]
+
+
+def work_queues() -> list[Queue]:
+    """Every queue, highest priority first."""
+    return [work_queue(priority) for priority in WorkPriority]
 
 
 @dataclass(frozen=True)
 class ClaimedJob:
-    """The job that carries one claimed row: `function(argument)`, under the job id the claim recorded."""
+    """The job that carries one claimed row: `function(argument)`, under the job id the claim
+    recorded, on the queue of its priority."""
 
     function: str
     argument: int
     job_id: str
     description: str
+    priority: WorkPriority
 
 
 def claim_and_enqueue(claim: Callable[[], object], job: ClaimedJob) -> bool:
@@ -97,21 +141,29 @@ def enqueue_claimed(jobs: Sequence[ClaimedJob]) -> int:
     returns how many are on the queue now (all of them, or none when Redis failed)."""
     if not jobs:
         return 0
-    queue = export_queue()
     timeout = current_app.config["SETTINGS"].export_job_timeout
-    prepared = [
-        queue.prepare_data(
-            job.function,
-            args=(job.argument,),
-            job_id=job.job_id,
-            timeout=timeout,
-            failure_ttl=FAILURE_TTL_SECONDS,
-            description=job.description,
-        )
-        for job in jobs
-    ]
+    by_priority: defaultdict[WorkPriority, list[ClaimedJob]] = defaultdict(list)
+    for job in jobs:
+        by_priority[job.priority].append(job)
+    # The queues share the app's one client; a test may point them all at another.
+    connection = work_queue(WorkPriority.INTERACTIVE).connection
     try:
-        queue.enqueue_many(prepared)
+        with connection.pipeline() as pipeline:
+            for priority, claimed in by_priority.items():
+                queue = work_queue(priority)
+                prepared = [
+                    queue.prepare_data(
+                        job.function,
+                        args=(job.argument,),
+                        job_id=job.job_id,
+                        timeout=timeout,
+                        failure_ttl=FAILURE_TTL_SECONDS,
+                        description=job.description,
+                    )
+                    for job in claimed
+                ]
+                queue.enqueue_many(prepared, pipeline=pipeline)
+            pipeline.execute()
     except RedisError as exc:
         log.warning(
             "enqueueing %s failed (%s); each claim stays, and the periodic dispatcher will dispatch it again"

@@ -12,7 +12,7 @@ from rq import Queue, Worker
 from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from app.services.queue import export_queue
+from app.services.queue import work_queues
 
 # The job functions of this product, and the record kind their one argument names.
 JOB_RECORDS = {
@@ -114,4 +114,4 @@ def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
 
 
 def all_queues() -> list[QueueView]:
-    return [queue_view(export_queue())]
+    return [queue_view(queue) for queue in work_queues()]

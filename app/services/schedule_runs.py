@@ -35,7 +35,7 @@ from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
 from app.services.outbox import LOST_AFTER, job_is_lost
-from app.services.queue import ClaimedJob, claim_and_enqueue, enqueue_claimed, redis_connection
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def dispatch_many(run_ids: Sequence[int]) -> int:
 
 
 def _run_job(run_id: int, job_id: str) -> ClaimedJob:
-    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}")
+    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
 
 
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:

@@ -16,7 +16,7 @@ from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Worksp
 from app.models.export_file import FileStatus
 from app.models.schedule import RunStatus
 from app.services import audit, outbox, schedule_runs
-from app.services.queue import export_queue, redis_connection
+from app.services.queue import redis_connection, work_queues
 from app.services.queue_health import record_of
 
 REASON_LIMIT = 1000
@@ -96,8 +96,8 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     """Dispatch again, through the product's own dispatch, the record a failed RQ job worked on,
     then drop the failed job from its registry. Returns a sentence saying what happened."""
     reason = _reason(reason_text)
-    registry = FailedJobRegistry(queue=export_queue())
-    if job_id not in registry.get_job_ids():
+    registry = next((r for r in _failed_registries() if job_id in r.get_job_ids()), None)
+    if registry is None:
         raise ActionRefused("That job is no longer among the failed jobs (it was requeued or expired).")
     try:
         job = Job.fetch(job_id, connection=redis_connection())
@@ -110,6 +110,10 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     sentence = dispatchers[kind](record_id, actor, reason, job_id)
     registry.remove(job, delete_job=True)
     return sentence
+
+
+def _failed_registries() -> list[FailedJobRegistry]:
+    return [FailedJobRegistry(queue=queue) for queue in work_queues()]
 
 
 def _audit_requeue(

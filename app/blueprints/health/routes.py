@@ -28,7 +28,7 @@ def metrics():
     Without METRICS_TOKEN the endpoint does not exist (404), so nothing is exposed by default.
     """
     from app.observability.metrics import exposition
-    from app.services.queue import export_queue
+    from app.services.queue import work_queues
 
     token = current_app.config["SETTINGS"].metrics_token
     if not token:
@@ -36,4 +36,4 @@ def metrics():
     offered = request.headers.get("Authorization", "")
     if not hmac.compare_digest(offered.encode(), f"Bearer {token}".encode()):
         return Response("A bearer token is required.\n", 401, {"WWW-Authenticate": "Bearer"})
-    return Response(exposition(lambda: [export_queue()]), mimetype="text/plain; version=0.0.4; charset=utf-8")
+    return Response(exposition(work_queues), mimetype="text/plain; version=0.0.4; charset=utf-8")

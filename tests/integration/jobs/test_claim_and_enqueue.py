@@ -7,8 +7,6 @@ import logging
 from datetime import timedelta
 
 import pytest
-from redis import Redis
-from rq import Queue
 from rq.job import Job
 
 from app.domain import export_execution
@@ -20,27 +18,31 @@ from app.services.outbox import LOST_AFTER
 from app.services.queue import (
     FAILURE_TTL_SECONDS,
     ClaimedJob,
+    WorkPriority,
     claim_and_enqueue,
     enqueue_claimed,
-    export_queue,
-    queue_connections,
     redis_connection,
+    work_queue,
 )
 from tests import factories
+from tests.fixtures.workers import queues_unreachable
+
+
+def bulk_jobs() -> list[str]:
+    return work_queue(WorkPriority.BULK).get_job_ids()
 
 
 @pytest.fixture
 def redis_down(app, monkeypatch, free_port):
-    """Until `.undo()`, the app's export queue talks to a port where no Redis listens."""
-    unreachable = Redis(port=free_port, socket_connect_timeout=1)
-    monkeypatch.setattr(
-        queue_connections(app), "export_queue", Queue(queue_connections(app).export_queue.name, connection=unreachable)
-    )
+    """Until `.undo()`, the app's queues talk to a port where no Redis listens."""
+    queues_unreachable(app, monkeypatch, free_port)
     return monkeypatch
 
 
 def _job(execution: ExportExecution, job_id: str) -> ClaimedJob:
-    return ClaimedJob(execution_dispatch.EXECUTION_JOB, execution.id, job_id, f"workspace export {execution.id}")
+    return ClaimedJob(
+        execution_dispatch.EXECUTION_JOB, execution.id, job_id, f"workspace export {execution.id}", WorkPriority.BULK
+    )
 
 
 def _claim_and_enqueue(execution: ExportExecution, job_id: str) -> bool:
@@ -73,7 +75,7 @@ def test_a_claimed_row_has_its_job_enqueued_with_the_export_timeout_and_a_week_o
         f"workspace export {execution.id}",
     )
     assert (queued.timeout, queued.failure_ttl) == (app.config["SETTINGS"].export_job_timeout, FAILURE_TTL_SECONDS)
-    assert queued.origin == app.config["SETTINGS"].export_queue
+    assert queued.origin == f"{app.config['SETTINGS'].export_queue}-bulk"
 
 
 def test_a_refused_claim_enqueues_nothing(world):
@@ -81,7 +83,7 @@ def test_a_refused_claim_enqueues_nothing(world):
 
     assert _claim_and_enqueue(execution, "package-execution-refused") is False
 
-    assert export_queue().get_job_ids() == []
+    assert bulk_jobs() == []
     assert _claimed_job_id(execution.id) is None
 
 
@@ -92,9 +94,9 @@ def test_with_redis_down_the_claim_stays_and_the_lost_job_check_enqueues_it_once
     redis_down.undo()
 
     assert _claimed_job_id(execution.id) == "package-execution-during-outage"
-    assert export_queue().get_job_ids() == []
+    assert bulk_jobs() == []
     assert execution_dispatch.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
-    assert export_queue().get_job_ids() == [_claimed_job_id(execution.id)]
+    assert bulk_jobs() == [_claimed_job_id(execution.id)]
 
 
 def test_a_batch_of_claimed_rows_is_enqueued_in_one_call(world):
@@ -102,7 +104,7 @@ def test_a_batch_of_claimed_rows_is_enqueued_in_one_call(world):
 
     assert enqueue_claimed(jobs) == 2
 
-    assert sorted(export_queue().get_job_ids()) == sorted(job.job_id for job in jobs)
+    assert sorted(bulk_jobs()) == sorted(job.job_id for job in jobs)
 
 
 def test_with_redis_down_a_batch_enqueues_none_and_the_log_names_each_job(world, redis_down, caplog):
@@ -112,6 +114,6 @@ def test_with_redis_down_a_batch_enqueues_none_and_the_log_names_each_job(world,
         assert enqueue_claimed(jobs) == 0
     redis_down.undo()
 
-    assert export_queue().get_job_ids() == []
+    assert bulk_jobs() == []
     assert all(job.job_id in caplog.text for job in jobs)
     assert "the periodic dispatcher will dispatch it again once the lost-job check finds it" in caplog.text

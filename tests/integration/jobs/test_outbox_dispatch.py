@@ -11,12 +11,12 @@ from rq.job import Job
 
 from app.models.types import utcnow
 from app.services.outbox import EXPORT_JOB, dispatch, dispatch_pending, redispatch_lost
-from app.services.queue import export_queue, redis_connection
+from app.services.queue import WorkPriority, redis_connection, work_queue
 from tests.fixtures.workers import file_row
 
 
 def _queued_job_ids() -> list[str]:
-    return export_queue().get_job_ids()
+    return work_queue(WorkPriority.INTERACTIVE).get_job_ids()
 
 
 def _flush_redis() -> None:
@@ -44,7 +44,7 @@ def test_dispatched_job_runs_the_export_entry_point_with_the_configured_timeout(
     job = Job.fetch(f"export-file-{export.id}-1", connection=redis_connection())
     assert (job.func_name, job.args) == (EXPORT_JOB, (export.id,))
     assert job.timeout == current_app.config["SETTINGS"].export_job_timeout
-    assert job.origin == current_app.config["SETTINGS"].export_queue
+    assert job.origin == current_app.config["SETTINGS"].export_queue  # the interactive queue
 
 
 def test_claim_on_a_dispatch_count_already_taken_enqueues_nothing(export_scenario):
@@ -97,7 +97,7 @@ def test_job_rq_marked_failed_is_dispatched_again(export_scenario):
     """A job RQ failed (as it does after its worker vanished) counts as lost while the file is still queued."""
     export = export_scenario.request_file("csv")
     dispatch_pending()
-    queue: Queue = export_queue()
+    queue: Queue = work_queue(WorkPriority.INTERACTIVE)
     job = queue.fetch_job(f"export-file-{export.id}-1")
     queue.remove(job)
     job.set_status("failed")

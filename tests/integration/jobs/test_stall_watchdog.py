@@ -11,7 +11,7 @@ from rq.job import Job
 from app.domain import export_file
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, dispatch_pending
-from app.services.queue import export_queue, redis_connection
+from app.services.queue import WorkPriority, redis_connection, work_queue
 from app.services.watchdog import MAX_ATTEMPTS, redeliver_stalled
 from tests.fixtures.workers import file_row
 
@@ -31,7 +31,7 @@ def _taken_by_a_worker(export_id: int, worker_name: str = DEAD_WORKER) -> None:
     """Move the file's job from the queue into "started by `worker_name`", as an RQ worker taking it does."""
     connection = redis_connection()
     job = Job.fetch(file_row(export_id).outbox.job_id, connection=connection)
-    export_queue().remove(job)
+    work_queue(WorkPriority.INTERACTIVE).remove(job)
     with connection.pipeline() as pipeline:
         job.prepare_for_execution(worker_name, pipeline)
         pipeline.execute()
@@ -55,7 +55,7 @@ def test_running_file_whose_lease_lapsed_is_dispatched_again(export_scenario):
 
     outbox = file_row(export.id).outbox
     assert (outbox.dispatch_count, outbox.job_id) == (2, f"export-file-{export.id}-2")
-    assert f"export-file-{export.id}-2" in export_queue().get_job_ids()
+    assert f"export-file-{export.id}-2" in work_queue(WorkPriority.INTERACTIVE).get_job_ids()
     assert file_row(export.id).status == "running"
 
 
@@ -79,7 +79,7 @@ def test_redelivery_waiting_in_the_queue_is_not_dispatched_twice(export_scenario
     assert redeliver_stalled(_after_the_lease_lapsed() + timedelta(minutes=10)) == 0
 
     assert file_row(export.id).outbox.dispatch_count == 2
-    assert export_queue().get_job_ids() == [f"export-file-{export.id}-2"]
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-2"]
 
 
 def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export_scenario, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.services.outbox import dispatch_pending
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 from tests.fixtures.workers import file_row, wait_for
 
 TOKEN = "metrics-token-for-tests"
@@ -80,9 +80,9 @@ def test_two_files_on_one_worker_add_up_in_one_metrics_file(
 
 
 def test_queue_depth_and_oldest_age_are_reported(client, app_context, metrics_directory):
-    export_queue().enqueue("jobs.export_file.run", 0)
+    work_queue(WorkPriority.INTERACTIVE).enqueue("jobs.export_file.run", 0)
     samples = scrape(client)
-    queue = (("queue", export_queue().name),)
+    queue = (("queue", work_queue(WorkPriority.INTERACTIVE).name),)
     assert samples[("rhythm_queue_depth", queue)] == 1
     assert samples[("rhythm_queue_oldest_age_seconds", queue)] >= 0
     assert samples[("rhythm_queue_workers", queue)] == 0

@@ -8,6 +8,7 @@ from sqlalchemy import text
 
 from app.extensions import db
 from app.services.health import migration_heads
+from app.services.queue import redis_connection
 from tests.fixtures.workers import wait_for
 
 
@@ -49,3 +50,15 @@ def test_readyz_says_which_revision_the_database_is_at_when_it_is_behind(app_con
     migrations = response.json["checks"]["migrations"]
     assert "database at ['d81f3a6c5e27']" in migrations
     assert "flask db upgrade" in migrations
+
+
+def test_a_worker_registers_again_after_redis_lost_its_data(app_context, client, start_worker):
+    # A short TTL makes the idle worker's heartbeat (every TTL less 15 s) come within 5 s.
+    start_worker(WORKER_TTL_SECONDS="20")
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register")
+
+    redis_connection().flushdb()
+    assert client.get("/readyz").status_code == 503
+
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register again")
+    assert set(client.get("/readyz").json["checks"]["workers_by_queue"].values()) == {1}

@@ -15,7 +15,7 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.services import package_delivery
-from app.services.queue import export_queue, redis_connection
+from app.services.queue import WorkPriority, redis_connection, work_queue
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
@@ -114,7 +114,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     jobs = [
-        export_queue().enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}") for name in ("a", "b")
+        work_queue(WorkPriority.BULK).enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}")
+        for name in ("a", "b")
     ]
 
     wait_for(lambda: _starts_waiting_for_a_lock() == 2, what="both workers waiting for the delivery's row lock")
@@ -137,7 +138,7 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     dispatched = [package_delivery.dispatch_due(utcnow()), package_delivery.dispatch_due(utcnow())]
 
     assert dispatched == [1, 0]
-    assert export_queue().job_ids == [_delivery(delivery.id).job_id]
+    assert work_queue(WorkPriority.BULK).job_ids == [_delivery(delivery.id).job_id]
 
 
 def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
@@ -158,7 +159,7 @@ def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_disp
     )
 
     assert package_delivery.dispatch_due(utcnow()) == 0
-    assert export_queue().job_ids == []
+    assert work_queue(WorkPriority.BULK).job_ids == []
 
 
 def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(

@@ -6,8 +6,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from redis import Redis
-from rq import Queue
 from sqlalchemy import func, select, text
 
 from app.domain import export_execution
@@ -18,6 +16,7 @@ from app.models.types import utcnow
 from app.models.workspace_export import ExecutionTrigger, ExportExecution
 from app.services import execution_admission
 from app.services.execution_admission import AdmissionRefused, admit, allowance, cancel
+from app.services.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread
@@ -67,8 +66,7 @@ def test_admission_dispatches_the_execution_job_at_once(app, export_world):
     execution = admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 
     stored = db.session.get(ExportExecution, execution.id, populate_existing=True)
-    queue = Queue(app.config["SETTINGS"].export_queue, connection=Redis.from_url(app.config["SETTINGS"].redis_url))
-    job = queue.fetch_job(stored.job_id)
+    job = work_queue(WorkPriority.BULK).fetch_job(stored.job_id)
     assert job is not None and job.func_name == "jobs.package_execution.run" and job.args == (execution.id,)
     assert stored.dispatched_at is not None
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from redis import Redis
 from rq import Queue
 
 from app.domain import export_execution
@@ -12,12 +11,12 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExportExecution
 from app.services import execution_dispatch
+from app.services.queue import WorkPriority, work_queue
 from tests import factories
 
 
 def _queue(app) -> Queue:
-    settings = app.config["SETTINGS"]
-    return Queue(settings.export_queue, connection=Redis.from_url(settings.redis_url))
+    return work_queue(WorkPriority.BULK)
 
 
 def _job_id(execution_id: int) -> str | None:

@@ -19,7 +19,7 @@ from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNo
 from app.models.types import utcnow
 from app.services.execution_watchdog import settle_stalled_executions
 from app.services.package_production import run_execution
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import (
@@ -59,7 +59,7 @@ def _start_job(workspace, **snapshot) -> tuple[ExportExecution, Job]:
     execution = factories.make_execution(
         workspace, settings_snapshot=factories.settings_snapshot(datasets=ALL_DATASETS, **snapshot)
     )
-    return execution, export_queue().enqueue(JOB, execution.id)
+    return execution, work_queue(WorkPriority.BULK).enqueue(JOB, execution.id)
 
 
 def test_a_worker_produces_a_package_into_s3_that_round_trips(

@@ -11,7 +11,7 @@ from app.domain.report_spec import QueryInUse
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery, Workspace
 from app.services import reports
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 
 
 def _count(model) -> int:
@@ -217,7 +217,7 @@ def test_requesting_a_report_file_dispatches_it_before_the_response(client, auth
     client.post(_url(kit.world, f"{report.id}/files"), data={"format": "pdf"})
     export = db.session.execute(select(QueryExport)).scalar_one()
     assert (export.outbox.dispatch_count, export.outbox.job_id) == (1, f"export-file-{export.id}-1")
-    assert export_queue().get_job_ids() == [f"export-file-{export.id}-1"]
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-1"]
 
 
 def test_preview_shows_dates_and_times_as_the_pdf_prints_them(client, auth, kit):

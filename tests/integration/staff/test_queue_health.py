@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.services.outbox import dispatch_pending
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
 
 
@@ -38,7 +38,7 @@ def test_a_failed_job_shows_its_record_and_error_type_but_not_its_traceback(clie
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1
     fail_job_as_a_worker_would(
-        export_queue().get_job_ids()[0],
+        work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0],
         'Traceback (most recent call last):\n  File "x.py"\nValueError: SELECT secret FROM t',
     )
     auth.login(staff.email)

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import AuditEvent, ExportExecution, ExportSettings
 from app.services.outbox import dispatch_pending
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
 
@@ -153,8 +153,8 @@ def test_a_failed_job_of_a_queued_file_is_requeued_through_the_outbox(client, au
     db.session.rollback()
     db.session.refresh(export.outbox)
     assert export.outbox.dispatch_count == 2
-    assert export_queue().fetch_job(export.outbox.job_id) is not None
-    assert job_id not in FailedJobRegistry(queue=export_queue()).get_job_ids()
+    assert work_queue(WorkPriority.INTERACTIVE).fetch_job(export.outbox.job_id) is not None
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.INTERACTIVE)).get_job_ids()
     assert audit_actions() == [("job.requeued", "Horse was OOM-killed")]
 
 
@@ -170,7 +170,7 @@ def test_a_failed_job_of_a_settled_file_is_not_requeued(client, auth, export_sce
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Try"}, follow_redirects=True)
 
     assert "is already failed" in response.text
-    assert job_id in FailedJobRegistry(queue=export_queue()).get_job_ids()
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.INTERACTIVE)).get_job_ids()
     assert db.session.scalar(select(func.count()).select_from(AuditEvent)) == 0
 
 

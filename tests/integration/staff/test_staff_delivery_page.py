@@ -16,7 +16,7 @@ from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
 from app.services import package_delivery
-from app.services.queue import export_queue
+from app.services.queue import WorkPriority, work_queue
 from tests import factories
 
 
@@ -105,7 +105,7 @@ def test_staff_with_execute_permission_supersede_and_start_the_replacement(clien
         old.id,
         "Customer fixed the bucket policy",
     )
-    assert export_queue().job_ids == [replacement.job_id]
+    assert work_queue(WorkPriority.BULK).job_ids == [replacement.job_id]
 
 
 def test_superseding_without_a_reason_is_refused_with_a_message(client, auth, failed_delivery):

@@ -7,8 +7,6 @@ import socket
 from datetime import timedelta
 
 import pytest
-from redis import Redis
-from rq import Queue
 from sqlalchemy import func, select, update
 
 from app.domain import export_file
@@ -18,9 +16,10 @@ from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.outbox import LOST_AFTER, redispatch_lost
-from app.services.queue import export_queue, queue_connections
+from app.services.queue import WorkPriority, work_queue
 from app.storage import get_storage
 from tests import factories
+from tests.fixtures.workers import queues_unreachable
 
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
@@ -208,7 +207,7 @@ def test_requesting_a_file_dispatches_it_before_the_response(client, auth, world
     export = db.session.execute(select(QueryExport)).scalar_one()
     outbox = db.session.execute(select(QueryExportRequest)).scalar_one()
     assert (outbox.dispatch_count, outbox.job_id) == (1, f"export-file-{export.id}-1")
-    assert export_queue().get_job_ids() == [f"export-file-{export.id}-1"]
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-1"]
 
 
 def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends_it_later(
@@ -218,8 +217,7 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     dispatcher will dispatch it, and once Redis is back its lost-job check enqueues the file."""
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
-    unreachable = Redis(port=_unused_port(), socket_connect_timeout=1)
-    monkeypatch.setattr(queue_connections(app), "export_queue", Queue(export_queue().name, connection=unreachable))
+    queues_unreachable(app, monkeypatch, _unused_port())
     with caplog.at_level(logging.WARNING, logger="app.services.outbox"):
         response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     monkeypatch.undo()
@@ -227,10 +225,10 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     export = db.session.execute(select(QueryExport)).scalar_one()
     assert export.status == "queued"
     assert "the periodic dispatcher will dispatch it again" in caplog.text
-    assert export_queue().get_job_ids() == []
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == []
 
     assert redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
-    assert export_queue().get_job_ids() == [f"export-file-{export.id}-2"]
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-2"]
 
 
 def test_download_streams_the_stored_bytes_with_safe_headers(client, auth, world):
