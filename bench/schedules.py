@@ -174,10 +174,38 @@ def count_runs(app: Flask, workspace_id: int) -> tuple[int, int]:
 
 
 def empty_queue(environment: dict[str, str]) -> None:
+    """Every queue of the product (each priority's) emptied in the benchmark's Redis database."""
     from redis import Redis
     from rq import Queue
 
-    Queue(environment["EXPORT_QUEUE"], connection=Redis.from_url(environment["REDIS_URL"])).empty()
+    from app.services.queue import WorkPriority, queue_name
+
+    connection = Redis.from_url(environment["REDIS_URL"])
+    for priority in WorkPriority:
+        Queue(queue_name(environment["EXPORT_QUEUE"], priority), connection=connection).empty()
+
+
+def remove_runs(app: Flask, workspace_id: int) -> None:
+    """The runs a case admitted, the files they made and their schedules, gone, so no later suite
+    finds queued work the benchmark left."""
+    from app.extensions import db
+    from app.models import QueryExport
+    from app.models.schedule import Schedule, ScheduleRun
+
+    with app.app_context():
+        db.session.execute(delete(ScheduleRun).where(ScheduleRun.workspace_id == workspace_id))
+        db.session.execute(delete(QueryExport).where(QueryExport.workspace_id == workspace_id))
+        db.session.execute(delete(Schedule).where(Schedule.workspace_id == workspace_id))
+        db.session.commit()
+
+
+def queue_backlog(app: Flask, environment: dict[str, str], runs: int) -> int:
+    """`runs` schedule runs admitted and queued by one ticker, as a Monday 09:00 leaves them; the
+    schedules' workspace id (for `remove_runs`)."""
+    now = datetime.now(UTC)
+    workspace_id = prepare(app, runs, now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=1))
+    measure(app, 1, environment)
+    return workspace_id
 
 
 def schedule_suite(app: Flask) -> None:
@@ -191,6 +219,7 @@ def schedule_suite(app: Flask) -> None:
         seconds = measure(app, tickers, environment)
         runs, duplicates = count_runs(app, workspace_id)
         empty_queue(environment)
+        remove_runs(app, workspace_id)
         line = {
             "name": "schedule_tick",
             "schedules": SCHEDULES,

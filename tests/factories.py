@@ -40,6 +40,7 @@ from app.models.schedule import ScheduleRecipient
 from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import hash_password
+from app.services.coverage import reconcile_coverage
 
 PASSWORD = "password"
 _sequence = itertools.count(1)
@@ -303,7 +304,9 @@ def make_template(workspace: Workspace, author: Person, published: bool = False,
 
 
 def make_export_settings(workspace: Workspace, **overrides) -> ExportSettings:
-    """Active settings covering every dataset, CSV, 256 MB volumes, kept 7 days, no cadence."""
+    """Active settings covering every dataset, CSV, 256 MB volumes, kept 7 days, no cadence; the
+    coverage registry reconciled, as every start-up does, so packages may be produced."""
+    reconcile_coverage()
     values = {
         "workspace_id": workspace.id,
         "datasets": ["teams", "people", "shifts", "time_off_requests", "timesheet_entries"],
@@ -346,7 +349,9 @@ def settings_snapshot(settings: ExportSettings | None = None, **overrides) -> di
 
 
 def make_execution(workspace: Workspace, requester: Person | None = None, **overrides) -> ExportExecution:
-    """A queued manual execution of the workspace with a default settings snapshot."""
+    """A queued manual execution of the workspace with a default settings snapshot, the coverage
+    registry reconciled (as every start-up does) so that it may be produced."""
+    reconcile_coverage()
     values = {
         "workspace_id": workspace.id,
         "trigger": "manual",

@@ -4,6 +4,11 @@ A (dataset, schema version) not yet recorded is inserted; a declared status that
 from the recorded one is updated; a recorded version whose content hash differs from the
 declaration is refused, and then nothing at all is written. A new registry version is
 added only when something changed, with a summary of what.
+
+The registry is enforced, not only kept: package production asks `verified_registry_version`
+first and refuses to produce while the registry and the declarations disagree (a deploy whose
+start-up reconcile did not run, or was refused), /readyz says so, and every manifest names the
+registry version it was made under.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from app.models.coverage import CoverageDataset, CoverageVersion
 
 class CoverageConflict(Exception):
     """A declaration changed its columns without a new schema version."""
+
+
+class RegistryOutOfDate(Exception):
+    """The recorded registry does not match the declarations in code: packages are refused."""
 
 
 @dataclass
@@ -44,44 +53,72 @@ def reconcile_coverage(declarations: Sequence[CoverageDeclaration] = DECLARATION
     return outcome
 
 
+@dataclass
+class _Comparison:
+    """How the declarations in code differ from the recorded registry."""
+
+    conflicts: list[CoverageDeclaration] = field(default_factory=list)  # recorded with other columns
+    unrecorded: list[CoverageDeclaration] = field(default_factory=list)
+    status_changed: list[tuple[CoverageDeclaration, CoverageDataset]] = field(default_factory=list)
+
+
+def _compare(declarations: Sequence[CoverageDeclaration]) -> _Comparison:
+    recorded = {(row.dataset, row.schema_version): row for row in db.session.scalars(select(CoverageDataset))}
+    comparison = _Comparison()
+    for declaration in declarations:
+        row = recorded.get((declaration.dataset, declaration.schema_version))
+        if row is None:
+            comparison.unrecorded.append(declaration)
+        elif row.content_hash != declaration.content_hash:
+            comparison.conflicts.append(declaration)
+        elif row.status != declaration.status.value:
+            comparison.status_changed.append((declaration, row))
+    return comparison
+
+
+def _current_version() -> int | None:
+    return db.session.scalar(select(CoverageVersion.version).order_by(CoverageVersion.version.desc()).limit(1))
+
+
 def _reconcile(declarations: Sequence[CoverageDeclaration]) -> ReconcileOutcome:
     if db.session.get_bind().dialect.name == "postgresql":
         # Two reconciles at once (two start-ups) would both insert version N+1; the second waits.
         db.session.execute(text("LOCK TABLE export_coverage_versions IN SHARE ROW EXCLUSIVE MODE"))
-    recorded = {(row.dataset, row.schema_version): row for row in db.session.scalars(select(CoverageDataset))}
-    conflicts = [
-        f"dataset {d.dataset!r} schema version {d.schema_version} is recorded with content hash "
-        f"{recorded[(d.dataset, d.schema_version)].content_hash} but its columns now hash to {d.content_hash}; "
-        f"give the changed columns a new schema version (now {d.schema_version}) instead"
-        for d in declarations
-        if (d.dataset, d.schema_version) in recorded
-        and recorded[(d.dataset, d.schema_version)].content_hash != d.content_hash
-    ]
-    if conflicts:
-        raise CoverageConflict("; ".join(conflicts) + ". Nothing was changed.")
+    comparison = _compare(declarations)
+    if comparison.conflicts:
+        recorded = {
+            (row.dataset, row.schema_version): row.content_hash for row in db.session.scalars(select(CoverageDataset))
+        }
+        raise CoverageConflict(
+            "; ".join(
+                f"dataset {d.dataset!r} schema version {d.schema_version} is recorded with content hash "
+                f"{recorded[(d.dataset, d.schema_version)]} but its columns now hash to {d.content_hash}; "
+                f"give the changed columns a new schema version (now {d.schema_version}) instead"
+                for d in comparison.conflicts
+            )
+            + ". Nothing was changed."
+        )
 
     outcome = ReconcileOutcome()
-    for declaration in declarations:
-        row = recorded.get((declaration.dataset, declaration.schema_version))
-        if row is None:
-            db.session.add(
-                CoverageDataset(
-                    dataset=declaration.dataset,
-                    schema_version=declaration.schema_version,
-                    status=declaration.status.value,
-                    content_hash=declaration.content_hash,
-                )
+    for declaration in comparison.unrecorded:
+        db.session.add(
+            CoverageDataset(
+                dataset=declaration.dataset,
+                schema_version=declaration.schema_version,
+                status=declaration.status.value,
+                content_hash=declaration.content_hash,
             )
-            outcome.inserted.append(
-                f"{declaration.dataset} v{declaration.schema_version} recorded ({declaration.status.value})"
-            )
-        elif row.status != declaration.status.value:
-            outcome.status_changes.append(
-                f"{declaration.dataset} v{declaration.schema_version} {row.status} → {declaration.status.value}"
-            )
-            row.status = declaration.status.value
+        )
+        outcome.inserted.append(
+            f"{declaration.dataset} v{declaration.schema_version} recorded ({declaration.status.value})"
+        )
+    for declaration, row in comparison.status_changed:
+        outcome.status_changes.append(
+            f"{declaration.dataset} v{declaration.schema_version} {row.status} → {declaration.status.value}"
+        )
+        row.status = declaration.status.value
 
-    current = db.session.scalar(select(CoverageVersion.version).order_by(CoverageVersion.version.desc()).limit(1))
+    current = _current_version()
     if outcome.changes:
         current = (current or 0) + 1
         db.session.add(CoverageVersion(version=current, summary="; ".join(outcome.changes)))
@@ -89,3 +126,30 @@ def _reconcile(declarations: Sequence[CoverageDeclaration]) -> ReconcileOutcome:
     outcome.registry_version = current
     db.session.flush()
     return outcome
+
+
+def registry_disagreement(declarations: Sequence[CoverageDeclaration] = DECLARATIONS) -> str | None:
+    """None when the recorded registry matches the declarations in code; else a sentence for the
+    operator saying how it differs (`flask coverage reconcile` records them, or refuses a conflict)."""
+    comparison = _compare(declarations)
+    problems = [f"{d.dataset} v{d.schema_version} is recorded with other columns" for d in comparison.conflicts]
+    problems += [f"{d.dataset} v{d.schema_version} is not recorded" for d in comparison.unrecorded]
+    problems += [
+        f"{d.dataset} v{d.schema_version} is recorded {row.status} but declared {d.status.value}"
+        for d, row in comparison.status_changed
+    ]
+    if not problems and _current_version() is None:
+        problems.append("no registry version is recorded")
+    if not problems:
+        return None
+    return "The coverage registry does not match the declarations in code: " + "; ".join(problems) + "."
+
+
+def verified_registry_version() -> int:
+    """The registry version a package is made under; RegistryOutOfDate when the registry and the
+    declarations disagree (a package would then carry datasets the registry does not describe)."""
+    disagreement = registry_disagreement()
+    version = _current_version()
+    if disagreement is not None or version is None:
+        raise RegistryOutOfDate(disagreement or "no registry version is recorded")
+    return version

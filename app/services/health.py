@@ -49,9 +49,20 @@ def migration_heads() -> tuple[set[str], set[str]]:
     return code_heads, database_heads
 
 
+def _coverage() -> str:
+    """The word "ok", or how the coverage registry and the declarations disagree (packages are refused then)."""
+    from app.services.coverage import registry_disagreement
+
+    try:
+        return registry_disagreement() or "ok"
+    finally:
+        db.session.rollback()
+
+
 def readiness() -> tuple[bool, dict[str, object]]:
-    """Ready to serve: the engines answer, the database is migrated to the code's head, and at
-    least one worker listens on every queue (else work of that priority would wait forever)."""
+    """Ready to serve: the engines answer, the database is migrated to the code's head, the
+    coverage registry matches the declarations (else packages are refused), and at least one
+    worker listens on every queue (else work of that priority would wait forever)."""
     from rq import Worker
 
     from app.services.queue import work_queues
@@ -67,6 +78,9 @@ def readiness() -> tuple[bool, dict[str, object]]:
     except Exception as exc:  # reported, like the engines' failures
         checks["migrations"] = f"error: {type(exc).__name__}: {str(exc)[:200]}"
     ready = ready and checks["migrations"] == "ok"
+    if checks["migrations"] == "ok":
+        checks["coverage"] = _coverage()
+        ready = ready and checks["coverage"] == "ok"
     try:
         listening = {queue.name: Worker.count(queue=queue) for queue in work_queues()}
     except Exception as exc:  # Redis down is reported above; the count is simply unknown

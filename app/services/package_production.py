@@ -64,6 +64,7 @@ from app.rendering.package.volumes import (
     write_dataset_volumes,
 )
 from app.services import export_notices, leases, package_delivery
+from app.services.coverage import RegistryOutOfDate, verified_registry_version
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
 from app.storage import MultipartUpload, Storage, StorageError, get_storage
@@ -183,6 +184,7 @@ class _Production:
             if self.attempt > 1:
                 remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, range(1, self.attempt))
             export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.SNAPSHOT)
+        registry_version = verified_registry_version()
         datasets = packaged_datasets(self.snapshot_settings["datasets"])
         try:
             with open_snapshot(self.workspace_id) as snapshot:
@@ -199,7 +201,7 @@ class _Production:
                     f"failing, contact support with the reference “workspace export {self.execution_id}”."
                 ),
             ) from exc
-        return self._publish(snapshot.cutoff_at, manifest_datasets)
+        return self._publish(snapshot.cutoff_at, manifest_datasets, registry_version)
 
     def _take_snapshot(self, snapshot: PackageSnapshot, datasets: list[PackagedDataset]) -> dict[str, int]:
         with self._fenced():
@@ -293,7 +295,7 @@ class _Production:
             relative_to_package(key, self.prefix), volume.entry_name, volume.size_bytes, volume.row_count, volume.sha256
         )
 
-    def _publish(self, cutoff_at, datasets: list[ManifestDataset]) -> int:
+    def _publish(self, cutoff_at, datasets: list[ManifestDataset], registry_version: int) -> int:
         self.phase = ExecutionPhase.UPLOADING
         with self._fenced():
             export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.UPLOADING)
@@ -306,6 +308,7 @@ class _Production:
             created_at=utcnow(),
             format=self.format,
             datasets=datasets,
+            registry_version=registry_version,
         )
         key = manifest_key(self.prefix)
         self._ensure_current()
@@ -417,6 +420,12 @@ class _Production:
             return exc.code, exc.detail
         if isinstance(exc, DatasetNotCovered):
             return "dataset_not_covered", str(exc)
+        if isinstance(exc, RegistryOutOfDate):
+            log.error("workspace export %s: refused, %s", self.execution_id, exc)
+            return "coverage_out_of_date", (
+                "The export could not start: the list of datasets a package may carry is being updated on our "
+                f"side. Export again later; if it keeps failing, contact support with the reference {reference}."
+            )
         if isinstance(exc, VolumeTooSmall):
             return "volume_too_small", str(exc)
         if isinstance(exc, StorageError):

@@ -56,6 +56,7 @@ def build_manifest(
     created_at: datetime,
     format: str,
     datasets: Sequence[ManifestDataset],
+    registry_version: int,
 ) -> bytes:
     """The manifest's bytes (UTF-8 JSON, indented for people who open it)."""
     volumes = [volume for dataset in datasets for volume in dataset.volumes]
@@ -66,6 +67,7 @@ def build_manifest(
         "workspace_id": workspace_id,
         "cutoff_at": iso_timestamp(cutoff_at),
         "created_at": iso_timestamp(created_at),
+        "coverage_registry_version": registry_version,
         "format": {
             "name": format,
             "container": "zip (one file per volume, deflated)",

@@ -7,6 +7,7 @@ import contextlib
 from sqlalchemy import text
 
 from app.extensions import db
+from app.services.coverage import reconcile_coverage
 from app.services.health import migration_heads
 from app.services.queue import redis_connection
 from tests.fixtures.workers import wait_for
@@ -37,10 +38,11 @@ def test_readyz_is_not_ready_while_no_worker_listens(client):
 
 
 def test_readyz_is_ready_with_a_worker_and_the_database_at_head(app_context, client, rq_worker):
+    reconcile_coverage()
     wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register")
     checks = client.get("/readyz").json["checks"]
     assert checks["workers"] >= 1
-    assert {checks[name] for name in ("database", "redis", "storage", "migrations")} == {"ok"}
+    assert {checks[name] for name in ("database", "redis", "storage", "migrations", "coverage")} == {"ok"}
 
 
 def test_readyz_says_which_revision_the_database_is_at_when_it_is_behind(app_context, client):
@@ -54,6 +56,7 @@ def test_readyz_says_which_revision_the_database_is_at_when_it_is_behind(app_con
 
 def test_a_worker_registers_again_after_redis_lost_its_data(app_context, client, start_worker):
     # A short TTL makes the idle worker's heartbeat (every TTL less 15 s) come within 5 s.
+    reconcile_coverage()
     start_worker(WORKER_TTL_SECONDS="20")
     wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register")
 

@@ -36,8 +36,13 @@ def _manifest(format: str = "csv") -> dict:
         created_at=datetime(2026, 12, 1, 2, 5, tzinfo=UTC),
         format=format,
         datasets=datasets,
+        registry_version=3,
     )
     return json.loads(data.decode("utf-8"))
+
+
+def test_the_manifest_names_the_coverage_registry_version_it_was_made_under():
+    assert _manifest()["coverage_registry_version"] == 3
 
 
 def test_the_manifest_identifies_the_package_and_its_cutoff():
