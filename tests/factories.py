@@ -304,9 +304,7 @@ def make_template(workspace: Workspace, author: Person, published: bool = False,
 
 
 def make_export_settings(workspace: Workspace, **overrides) -> ExportSettings:
-    """Active settings covering every dataset, CSV, 256 MB volumes, kept 7 days, no cadence; the
-    coverage registry reconciled, as every start-up does, so packages may be produced."""
-    reconcile_coverage()
+    """Active settings covering every dataset, CSV, 256 MB volumes, kept 7 days, no cadence."""
     values = {
         "workspace_id": workspace.id,
         "datasets": ["teams", "people", "shifts", "time_off_requests", "timesheet_entries"],
