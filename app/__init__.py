@@ -13,13 +13,21 @@ if TYPE_CHECKING:
     from flask import Flask
 
 
+def _instance_path() -> str | None:
+    import os
+
+    configured = os.environ.get("INSTANCE_PATH")
+    return str(Path(configured).resolve()) if configured else None
+
+
 def create_app(overrides: dict | None = None) -> Flask:
     from flask import Flask
 
     from app.config import Settings
     from app.extensions import csrf, db, htmx, login_manager, migrate
 
-    app = Flask(__name__, instance_relative_config=True)
+    # INSTANCE_PATH gives a machine an instance folder of its own, outside a shared or read-only code folder.
+    app = Flask(__name__, instance_path=_instance_path(), instance_relative_config=True)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     settings = Settings.from_environment(Path(app.instance_path))
     app.config.from_mapping(settings.as_flask_config())
