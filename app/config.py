@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.communications.settings import MailSettings, parse_mail_settings
+from app.destinations.endpoint_rule import parse_allowed_hosts
 
 
 def _instance_secret(instance_path: Path, name: str) -> str:
@@ -86,6 +87,9 @@ class Settings:
     public_url: str
     # The directory that "directory" destinations are confined under; None refuses that kind.
     destinations_root: str | None = None
+    # Hosts an S3 destination's endpoint may reach although they are on the server's own network
+    # (loopback, private, link-local…); empty: public addresses only (app/destinations/endpoint_rule.py).
+    destination_allowed_hosts: frozenset[str] = frozenset()
     # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
     metrics_token: str | None = field(default=None, repr=False)
     # A running workspace export that reported no progress for this long is settled `stalled`,
@@ -127,6 +131,7 @@ class Settings:
             max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
             public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
             destinations_root=env("DESTINATIONS_ROOT") or None,
+            destination_allowed_hosts=parse_allowed_hosts(env("DESTINATION_ALLOWED_HOSTS")),
             metrics_token=env("METRICS_TOKEN") or None,
             package_stall_seconds=_int("PACKAGE_STALL_SECONDS", 3600),
         )

@@ -116,6 +116,8 @@ def app_environment():
         "CREDENTIALS_KEY": "test-credentials-key",
         "EXPORT_QUEUE": "test-exports",
         "STORAGE_PART_SIZE": str(64 * 1024),
+        # moto's S3 server, the customers' stores of the tests, listens on this server's loopback.
+        "DESTINATION_ALLOWED_HOSTS": "127.0.0.1",
     }
     os.environ.update(env)
     return env

@@ -6,16 +6,22 @@
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
   (permanent), with a short code and a bounded summary for the delivery's record.
 - `validate_destination_path(path)`, `validate_endpoint_url(url)`: input checks for the forms.
+- `refuse_internal_endpoint(url, allowed_hosts)`: the endpoint rule (endpoint_rule.py), for the
+  form; opening a store applies it too, and the store's connections apply it again.
 
-No message built here contains the destination's secret: errors are described from the store's
-error code and message, never from the request that carried the credentials.
+No message built here repeats what a store sent back beyond its error code: a person reads the
+code and a sentence of ours, never the store's own message or body (an internal service behind a
+misconfigured endpoint would otherwise be read through it), nor an exception's class name. The
+destination's secret is in none of them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import re
 import secrets
+import socket
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -25,6 +31,7 @@ from botocore.exceptions import (
     EndpointConnectionError,
     NoCredentialsError,
     ReadTimeoutError,
+    SSLError,
 )
 from flask import current_app
 
@@ -37,6 +44,8 @@ from app.destinations.base import (
     validate_destination_path,
     validate_endpoint_url,
 )
+from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint
+from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
 from app.models.workspace_export import DestinationKind, ExportDestination, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
@@ -46,10 +55,12 @@ __all__ = [
     "DeliveryFailure",
     "DestinationRefused",
     "DestinationStore",
+    "ENDPOINT_REFUSED",
     "ProbeResult",
     "classify_error",
     "describe_error",
     "open_destination",
+    "refuse_internal_endpoint",
     "test_connection",
     "validate_destination_path",
     "validate_endpoint_url",
@@ -91,11 +102,14 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
 
         if not destination.bucket or not destination.access_key_id or not destination.secret_ciphertext:
             raise DestinationRefused("The bucket destination is missing its bucket or credentials.", "incomplete")
+        # Checked before any request for a clear refusal; the client's connections check again.
+        refuse_internal_endpoint(destination.endpoint_url, settings.destination_allowed_hosts)
         client = make_client(
             region=destination.region,
             endpoint_url=destination.endpoint_url,
             access_key_id=destination.access_key_id,
             secret=decrypt_secret(destination.secret_ciphertext),
+            allowed_hosts=settings.destination_allowed_hosts,
         )
         return S3Destination(bucket=destination.bucket, path=path, part_size=settings.storage_part_size, client=client)
     if destination.kind == DestinationKind.DIRECTORY:
@@ -109,8 +123,8 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
     """Write a small probe object under the destination's path, read it back, delete it.
 
     `ok` is true only when all three worked and the bytes read are the bytes written; otherwise
-    the message is the store's own error (“AccessDenied: …”, “NoSuchBucket: …”, a refused
-    connection) for the administrator to act on.
+    the message is the store's error code with a sentence saying what it means (“AccessDenied: …”,
+    “NoSuchBucket: …”, a refused connection) for the administrator to act on.
     """
     probe_key = f".rhythm-probe-{secrets.token_hex(8)}"
     payload = b"Rhythm Exports connection test " + secrets.token_hex(8).encode("ascii")
@@ -135,6 +149,40 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
 test_connection.__test__ = False  # type: ignore[attr-defined]
 
 
+# A store's error code is shown only when it looks like one (S3 codes are short CamelCase words);
+# anything else an endpoint sends there is its own text, and is not repeated.
+_ERROR_CODE = re.compile(r"[A-Za-z][A-Za-z0-9.]{0,59}")
+_REGION_MISMATCH = "the bucket is in another region: set the destination's region to the bucket's."
+_BUSY = "the store is busy or unavailable; a later attempt may work."
+# What the store's error codes mean, for the person who set the destination up.
+_CODE_SENTENCES = {
+    "SignatureDoesNotMatch": "the secret access key does not match the access key ID.",
+    "InvalidAccessKeyId": "the store does not know this access key ID.",
+    "AccessDenied": "these credentials may not write, read or delete objects in this bucket and path.",
+    "AllAccessDisabled": "all access to this bucket has been disabled by its owner.",
+    "AccountProblem": "the store reports a problem with the account that owns these credentials.",
+    "NoSuchBucket": "no bucket of this name exists at this endpoint.",
+    "InvalidBucketName": "the store does not accept this bucket name.",
+    "PermanentRedirect": _REGION_MISMATCH,
+    "AuthorizationHeaderMalformed": _REGION_MISMATCH,
+    "IllegalLocationConstraintException": _REGION_MISMATCH,
+    "RequestTimeTooSkewed": "this server's clock and the store's differ too much.",
+    "ExpiredToken": "the credentials have expired.",
+    "InvalidToken": "the credentials are not valid.",
+    "QuotaExceeded": "the bucket's quota is used up.",
+    "EntityTooLarge": "the store refused an object this large.",
+    "KMS.DisabledException": "the bucket's encryption key is disabled.",
+    "NotImplemented": "the store does not support a request the delivery makes.",
+}
+_STATUS_SENTENCES = {
+    400: "the store refused the request as malformed.",
+    401: "the store refused the credentials.",
+    403: "access is denied to these credentials.",
+    404: "the store answered “not found”: check the endpoint and the bucket name.",
+    405: "the endpoint does not accept S3 requests; check it is an S3-compatible store.",
+}
+
+
 def _root_os_error(exc: BaseException) -> OSError | None:
     """The operating-system error under a network failure (connection refused, no route, …)."""
     seen: set[int] = set()
@@ -144,7 +192,7 @@ def _root_os_error(exc: BaseException) -> OSError | None:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, OSError) and current.strerror:
+        if isinstance(current, OSError) and current.errno is not None:
             return current
         pending.extend([current.__cause__, current.__context__])
         kwargs = getattr(current, "kwargs", None)
@@ -153,43 +201,84 @@ def _root_os_error(exc: BaseException) -> OSError | None:
     return None
 
 
-def _client_error(exc: ClientError) -> tuple[str, str, int | None]:
+def _client_error(exc: ClientError) -> tuple[str, int | None]:
+    """The store's error code (or `HTTP <status>` when it sent none we repeat) and the HTTP status."""
     error = exc.response.get("Error", {})
     status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    code = str(error.get("Code") or status or "ClientError")
-    message = str(error.get("Message") or "")
-    if not message:  # HEAD answers carry a bare status and no body
-        message = {"403": "Access denied.", "404": "Not found."}.get(code, f"HTTP status {status}.")
-    return code, message, status
+    status = status if isinstance(status, int) else None
+    code = str(error.get("Code") or "")
+    if code.isdigit() or not _ERROR_CODE.fullmatch(code):  # HEAD answers carry a bare status as the code
+        code = f"HTTP {status}" if status is not None else "Unknown"
+    return code, status
+
+
+def _client_error_sentence(code: str, status: int | None) -> str:
+    if code in _CODE_SENTENCES:
+        return _CODE_SENTENCES[code]
+    if status is not None and 300 <= status < 400:
+        return "the endpoint answered with a redirect, which is not followed; enter the store's own address."
+    if code in _TRANSIENT_CODES or (status is not None and (status >= 500 or status in (408, 429))):
+        return _BUSY
+    if status in _STATUS_SENTENCES:
+        return _STATUS_SENTENCES[status]
+    return f"the store refused the request (HTTP status {status or 'unknown'})."
+
+
+def _connection_sentence(exc: BaseException) -> str:
+    if isinstance(exc, ConnectTimeoutError):
+        return f"The endpoint did not answer within {CONNECT_TIMEOUT_SECONDS} seconds."
+    if isinstance(exc, ReadTimeoutError):
+        return "The store stopped answering in the middle of a request."
+    if isinstance(exc, SSLError):
+        return "The endpoint's TLS certificate could not be verified, or it does not speak HTTPS."
+    if isinstance(exc, ConnectionClosedError):
+        return "The endpoint closed the connection before answering; check it is an S3-compatible store."
+    reason = _root_os_error(exc)
+    if isinstance(reason, socket.gaierror):
+        return "The endpoint's server name could not be found."
+    if isinstance(reason, ConnectionRefusedError):
+        return "The endpoint refused the connection: nothing accepts connections at that address and port."
+    if isinstance(exc, EndpointConnectionError):
+        return "The endpoint could not be reached."
+    if isinstance(exc, NoCredentialsError):
+        return "The destination has no credentials to sign its requests with."
+    return "The endpoint's answer could not be read as an S3 store's answer."
+
+
+def _connection_refusal(exc: BaseException) -> DestinationRefused | None:
+    """The endpoint rule's refusal at connection time, which botocore wraps in its own error."""
+    error = getattr(exc, "kwargs", {}).get("error") if isinstance(exc, BotoCoreError) else None
+    return error if isinstance(error, DestinationRefused) else None
 
 
 def describe_error(exc: BaseException) -> str:
-    """A bounded sentence for a person: the store's error code and message, or the reason the
-    connection failed. Never includes credentials."""
+    """A bounded sentence for a person: the store's error code and what it means, or why the
+    connection failed. Never the store's own message or body, an exception's class name, or credentials."""
+    exc = _connection_refusal(exc) or exc
     if isinstance(exc, ClientError):
-        code, message, _ = _client_error(exc)
-        return bounded(f"{code}: {message}")
+        code, status = _client_error(exc)
+        return bounded(f"{code}: {_client_error_sentence(code, status)}")
     if isinstance(exc, BotoCoreError):
-        reason = _root_os_error(exc)
-        detail = f" ({reason.strerror})" if reason is not None else ""
-        return bounded(f"{type(exc).__name__}: {exc}{detail}")
-    if isinstance(exc, OSError):
-        return bounded(f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": "))
+        return bounded(_connection_sentence(exc))
     if isinstance(exc, (DestinationRefused, CredentialsUnreadable, StorageError)):
         return bounded(str(exc))
-    return bounded(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, OSError):  # a directory destination: the system's reason, and which file
+        reason = exc.strerror or "The directory could not be written"
+        return bounded(f"{reason}: {exc.filename}" if exc.filename else reason)
+    return "An unexpected error stopped the transfer; the server's log has the details."
 
 
 def classify_error(exc: BaseException) -> DeliveryFailure:
     """Whether a failed transfer is transient (retried with backoff) or permanent (stops and
     notifies), with a short code and a bounded summary."""
+    exc = _connection_refusal(exc) or exc
     summary = describe_error(exc)
 
     def failure(failure_class: FailureClass, code: str) -> DeliveryFailure:
         return DeliveryFailure(str(failure_class), code[:_CODE_LIMIT], summary)
 
     if isinstance(exc, ClientError):
-        code, _, status = _client_error(exc)
+        code, status = _client_error(exc)
         if code in _TRANSIENT_CODES or (status is not None and (status >= 500 or status in (408, 429))):
             return failure(FailureClass.TRANSIENT, code)
         return failure(FailureClass.PERMANENT, code)

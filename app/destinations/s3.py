@@ -2,8 +2,11 @@
 
 The client fails fast: short connect and read timeouts and a small retry budget, so a dead
 endpoint ends an attempt in seconds and the delivery's own backoff (app/services/package_delivery.py)
-decides when to try again. Large objects go up as multipart uploads of `part_size` bytes taken
-from the stream, so memory holds one part whatever the object's size.
+decides when to try again. It follows no redirect (botocore would otherwise chase an S3 "wrong
+region" answer, and a hostile endpoint's 307 loops until the stack runs out), and connects only
+where the endpoint rule (app/destinations/endpoint_rule.py) allows. Large objects go up as
+multipart uploads of `part_size` bytes taken from the stream, so memory holds one part whatever
+the object's size.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from app.destinations.base import DestinationStore
+from app.destinations.endpoint_rule import guard_client
 from app.storage.base import check_key
 
 CONNECT_TIMEOUT_SECONDS = 5
@@ -25,7 +29,9 @@ READ_TIMEOUT_SECONDS = 30
 MAX_ATTEMPTS = 2
 
 
-def make_client(*, region: str | None, endpoint_url: str | None, access_key_id: str, secret: str):
+def make_client(
+    *, region: str | None, endpoint_url: str | None, access_key_id: str, secret: str, allowed_hosts: frozenset[str]
+):
     config = Config(
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         read_timeout=READ_TIMEOUT_SECONDS,
@@ -33,7 +39,7 @@ def make_client(*, region: str | None, endpoint_url: str | None, access_key_id: 
         # S3-compatible servers rarely answer bucket subdomains; AWS answers both styles.
         s3={"addressing_style": "path" if endpoint_url else "auto"},
     )
-    return boto3.client(
+    client = boto3.client(
         "s3",
         region_name=region or "us-east-1",
         endpoint_url=endpoint_url or None,
@@ -41,6 +47,16 @@ def make_client(*, region: str | None, endpoint_url: str | None, access_key_id: 
         aws_secret_access_key=secret,
         config=config,
     )
+    guard_client(client, allowed_hosts)
+    client.meta.events.register_last("before-parameter-build.s3", _follow_no_redirect)
+    return client
+
+
+def _follow_no_redirect(context, **_):
+    """Mark every request as already redirected: botocore's region redirector then leaves it alone."""
+    redirect = context.get("s3_redirect")
+    if isinstance(redirect, dict):
+        redirect["redirected"] = True
 
 
 class S3Destination(DestinationStore):

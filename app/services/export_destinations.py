@@ -14,7 +14,7 @@ from flask import current_app
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.destinations import ProbeResult, test_connection
+from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
 from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
@@ -57,11 +57,21 @@ def directory_root_configured() -> bool:
     return current_app.config["SETTINGS"].destinations_root is not None
 
 
+def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
+    """The form's destination by the domain's rules and the endpoint rule (no server's own network)."""
+    checked = check_destination(data, creating=creating, directory_root_configured=directory_root_configured())
+    try:
+        refuse_internal_endpoint(checked.endpoint_url, current_app.config["SETTINGS"].destination_allowed_hosts)
+    except DestinationRefused as exc:
+        raise ValidationError(str(exc), "endpoint_url") from None
+    return checked
+
+
 def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     """A new destination; ValidationError (nothing written) for bad input, a sixth one or a taken connection."""
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
-    checked = check_destination(data, creating=True, directory_root_configured=directory_root_configured())
+    checked = _checked(data, creating=True)
     try:
         # The workspace row's lock serialises adds: the count below sees every committed add.
         db.session.execute(select(Workspace.id).where(Workspace.id == workspace_id).with_for_update())
@@ -114,7 +124,7 @@ def edit(
     """Change a destination's connection, path or name; an empty secret keeps the stored one."""
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
-    checked = check_destination(data, creating=False, directory_root_configured=directory_root_configured())
+    checked = _checked(data, creating=False)
     if checked.kind == DestinationKind.S3 and checked.secret is None and destination.secret_ciphertext is None:
         raise ValidationError("Enter the secret access key: this destination has none yet.", "secret")
     before = _current_audited(destination)

@@ -271,3 +271,21 @@ def test_a_sandbox_workspace_cannot_add_destinations(client, admin):
     assert response.status_code == 400
     assert "not available in a sandbox workspace" in response.text
     assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:6379", "http://169.254.169.254", "http://[::1]:5432"])
+def test_an_endpoint_on_the_servers_own_network_is_refused_on_the_form(client, admin, endpoint_rule_closed, endpoint):
+    response = client.post(destinations_url(admin.workspace), data=s3_form(endpoint_url=endpoint))
+    assert "Destinations must be on the public internet" in response.text
+    assert _destinations(admin.workspace) == []
+
+
+def test_an_edit_cannot_point_a_destination_at_the_servers_own_network(client, admin, endpoint_rule_closed):
+    destination = _s3_destination(admin.workspace)
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}"),
+        data=_edit_form(destination, endpoint_url="http://10.0.0.7"),
+    )
+    assert "private-network address" in response.text
+    [unchanged] = _destinations(admin.workspace)
+    assert unchanged.endpoint_url is None

@@ -148,7 +148,7 @@ def test_the_last_transient_failure_becomes_retries_exhausted_and_notifies(
     row = _delivery(delivery.id)
     assert outcomes == ["retry_later"] * len(package_delivery.RETRY_BACKOFF) + ["failed"]
     assert (row.failure_class, row.failure_code) == (FailureClass.PERMANENT, "retries_exhausted")
-    assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: EndpointConnectionError")
+    assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused the connection")
     assert [a[0] for a in _attempts(delivery.id)] == [1, 2, 3, 4, 5]
     assert len(smtp_server.messages) == 1
 
