@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import ValidationError
 from app.domain.stored_request import AppliedRange, FileRequest, Filter, SortKey
-from app.domain.text_rules import refuse_unstorable, whole_number
+from app.domain.text_rules import DATABASE_INTEGER_MAX, DATABASE_INTEGER_MIN, refuse_unstorable, whole_number
 
 MAX_COLUMNS = 60
 MAX_FILTERS = 20
@@ -79,7 +79,17 @@ def _parse_scalar(column: Column, raw: object, field: str) -> object:
     if not text:
         raise ValidationError(f"Enter a value for “{label}”.", field)
     if column.type == "integer":
-        return whole_number(text, field, _not_a(column, text), -(2**62), 2**62)
+        # The catalog's whole-number columns are the database's `integer`: a value beyond its
+        # range could match no row, and PostgreSQL refuses to compare with it at all.
+        return whole_number(
+            text,
+            field,
+            _not_a(column, text),
+            DATABASE_INTEGER_MIN,
+            DATABASE_INTEGER_MAX,
+            f"“{text[:40]}” is outside the range of “{label}”: whole numbers from "
+            f"{DATABASE_INTEGER_MIN:,} to {DATABASE_INTEGER_MAX:,}.",
+        )
     try:
         if column.type == "decimal":
             if not _DECIMAL.fullmatch(text):

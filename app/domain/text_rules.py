@@ -17,8 +17,9 @@ from collections.abc import Iterator, Mapping
 
 from app.domain.errors import ValidationError
 
-# The largest value of a PostgreSQL `integer` (int4), the type of every id and version.
+# The range of a PostgreSQL `integer` (int4), the type of every id and version.
 DATABASE_INTEGER_MAX = 2**31 - 1
+DATABASE_INTEGER_MIN = -(2**31)
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")

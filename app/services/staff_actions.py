@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain import export_execution, export_suspension
 from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.text_rules import refuse_unstorable
 from app.extensions import db
 from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Workspace
 from app.models.export_file import FileStatus
@@ -33,6 +34,7 @@ def _reason(text: str | None) -> str:
         raise ValidationError("Give a reason: it is kept in the audit log with the action.", field="reason")
     if len(reason) > REASON_LIMIT:
         raise ValidationError(f"Keep the reason under {REASON_LIMIT} characters.", field="reason")
+    refuse_unstorable(reason, "reason", "the reason")
     return reason
 
 

@@ -114,8 +114,9 @@ def builder(workspace_id: int):
 def filter_values(workspace_id: int):
     """One filter row's value field, fetched by htmx when its column or condition is chosen: a
     list of the values the column holds in the rows the person may read, when they are few."""
-    index = request.args.get("index", "")
-    if not index.isdigit() or int(index) >= MAX_FILTER_ROWS:
+    try:
+        index = text_rules.whole_number(request.args.get("index"), "index", "not a row", 0, MAX_FILTER_ROWS - 1)
+    except ValidationError:
         abort(404)
     row = FilterRow(
         column=request.args.get("column", ""),
@@ -128,9 +129,7 @@ def filter_values(workspace_id: int):
     choices = None
     if dataset is not None and column is not None and row.op not in VALUELESS:
         choices = saved_queries.offered_values(g.access, dataset.name, column.name)
-    return render_template(
-        "queries/_filter_value.html", i=int(index), f=row, column=column, choices=choices, error=None
-    )
+    return render_template("queries/_filter_value.html", i=index, f=row, column=column, choices=choices, error=None)
 
 
 @bp.post("/preview")

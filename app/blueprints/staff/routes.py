@@ -157,13 +157,14 @@ def resume_export(workspace_id: int):
 @staff_executor
 def stop_execution(execution_id: int):
     found = _record_or_404(ExportExecution, execution_id)
-    seen = request.form.get("attempt", "")
+    # The attempt the page showed; one the database could not hold was not written by the page.
+    seen = database_id(request.form.get("attempt", ""))
     back = url_for("staff.execution", execution_id=found.id)
-    if not seen.isdigit():
+    if seen is None:
         flash("The page was out of date; look at the execution again before stopping it.")
         return redirect(back)
     return _act(
-        lambda: staff_actions.stop_execution(found, int(seen), current_user, request.form.get("reason")),
+        lambda: staff_actions.stop_execution(found, seen, current_user, request.form.get("reason")),
         "The workspace export is marked failed.",
         back,
     )

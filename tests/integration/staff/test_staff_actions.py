@@ -180,3 +180,46 @@ def test_requeueing_an_unknown_job_says_so(client, auth, world, staff):
         "/staff/queues/requeue", data={"job_id": "no-such-job", "reason": "Try"}, follow_redirects=True
     )
     assert "no longer among the failed jobs" in response.text
+
+
+@pytest.mark.parametrize("attempt", ["²", str(2**31), str(2**63), "9" * 23, "9" * 5000, "٢"])
+def test_stop_with_an_attempt_the_page_never_showed_says_the_page_was_out_of_date(client, auth, world, staff, attempt):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=2)
+    auth.login(staff.email)
+    response = client.post(
+        f"/staff/executions/{execution.id}/stop",
+        data={"attempt": attempt, "reason": "Stuck"},
+        follow_redirects=True,
+    )
+    assert response.status_code == 200
+    assert "The page was out of date" in response.text
+    assert execution_row(execution.id).status == "running"
+    assert audit_actions() == []
+
+
+def test_stop_with_a_nul_in_the_reason_is_refused_with_a_sentence(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=2)
+    auth.login(staff.email)
+    response = client.post(
+        f"/staff/executions/{execution.id}/stop",
+        data={"attempt": "2", "reason": "Stuck\x00"},
+        follow_redirects=True,
+    )
+    assert response.status_code == 200
+    assert "cannot be saved" in response.text
+    assert execution_row(execution.id).status == "running"
+    assert audit_actions() == []
+
+
+def test_suspend_with_a_nul_in_the_reason_is_refused_with_a_sentence(client, auth, world, staff):
+    factories.make_export_settings(world.workspace)
+    auth.login(staff.email)
+    response = client.post(
+        f"/staff/workspaces/{world.workspace.id}/export/suspend",
+        data={"reason": "Unpaid\x00invoice"},
+        follow_redirects=True,
+    )
+    assert response.status_code == 200
+    assert "cannot be saved" in response.text
+    assert settings_of(world.workspace).status == "active"
+    assert audit_actions() == []

@@ -10,7 +10,9 @@ values in the body, GET routes in the query string. A signed-in member with data
 the sign-in form is fuzzed signed out.
 
 Hypothesis runs derandomized (the same examples on every run), without deadlines, with a
-bounded number of examples per route.
+bounded number of examples per route. Half the fields an example changes are the route's own (its
+valid form's, or its list's filters), so short forms such as the staff actions' and the lists'
+filters meet every kind of bad value, not only the long forms.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ from app.models import CommunicationTemplateVersion, Report, SavedQuery
 from app.models.schedule import Schedule
 from app.models.workspace_export import ExportDestination, ExportSettings
 from app.security.credentials import encrypt_secret
+from app.services import audit_log, file_library, package_history, reports, saved_queries, schedules, staff_lists
 from app.services.delivery_links import link_token
+from app.services.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
@@ -70,7 +74,28 @@ def form_field_names() -> list[str]:
     return sorted(names)
 
 
-FIELDS = form_field_names()
+# The lists' filters are written by a macro from each list's spec, so their names are read there.
+LIST_SPECS: dict[str, tuple[ListSpec, ...]] = {
+    "queries.index": (saved_queries.QUERY_LIST,),
+    "reports.index": (reports.REPORT_LIST,),
+    "schedules.index": (schedules.SCHEDULE_LIST,),
+    "files.index": (file_library.FILE_LIST,),
+    "packages.package_list": (package_history.PACKAGE_LIST,),
+    "audit.index": (audit_log.AUDIT_LIST,),
+    "audit.request_file": (audit_log.AUDIT_LIST,),
+    "staff.records": tuple(staff_list.spec for staff_list in staff_lists.LISTS.values()),
+}
+
+
+def list_form(endpoint: str) -> dict:
+    """Every parameter the endpoint's list reads, unset: the fuzz fills some of them."""
+    names = {SEARCH_PARAM: "", SORT_PARAM: "", CURSOR_PARAM: ""}
+    for spec in LIST_SPECS.get(endpoint, ()):
+        names.update(dict.fromkeys(spec.filters, ""))
+    return names if endpoint in LIST_SPECS else {}
+
+
+FIELDS = sorted(set(form_field_names()).union(*(list_form(endpoint) for endpoint in LIST_SPECS)))
 
 # What issue 8 found answering 500: NUL, digits Python reads but a form should not, integers
 # beyond the database's range or Python's digit limit; and their neighbours.
@@ -229,7 +254,12 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "export_settings.add_destination": {**_FUZZ_DESTINATION, "path": "fuzzed"},
         "export_settings.destination": {**_FUZZ_DESTINATION, "version": str(destination_version)},
         "export_settings.replace_secret": {"secret": "fuzzed-secret-2"},
-    }.get(endpoint, {})
+        "staff.suspend_export": {"reason": "Fuzzed suspension"},
+        "staff.resume_export": {"reason": "Fuzzed resumption"},
+        "staff.stop_execution": {"attempt": "1", "reason": "Fuzzed stop"},
+        "staff.requeue": {"job_id": "fuzzed-job", "reason": "Fuzzed requeue"},
+        "queries.filter_values": {"dataset": "timesheet_entries", "index": "0", "column": "id", "op": "eq"},
+    }.get(endpoint) or list_form(endpoint)
 
 
 # An S3 destination whose endpoint nothing listens on, so "Test connection" is refused at once and
@@ -331,24 +361,24 @@ def member_with_data(world):
 def test_the_templates_and_forms_name_the_fields_the_fuzz_sends():
     """The field list is read from the pages, so it holds the builder's, the report form's and sign-in's fields."""
     assert {"name", "filters-0-value", "width-hours", "figures-0-label", "email", "password", "version"} <= set(FIELDS)
+    assert {"q", "sort", "after", "workspace", "status", "since", "until", "code"} <= set(FIELDS)
 
 
-@pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in ROUTES])
-def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, client, auth, member_with_data, route):
-    """Every route, given generated values in its fields (and ids), answers without a 500 and,
-    when it answers an error, leaves every table as it was."""
+def _sign_in_for(route: Route, auth, world) -> None:
+    """Administrators' and staff pages would show a member only their 404s."""
+    if route.endpoint == "auth.login":
+        return
+    if route.endpoint.startswith("staff."):
+        auth.login(world.staff.email)
+    elif route.endpoint.startswith(ADMIN_BLUEPRINTS):
+        auth.login(world.admin.email)
+    else:
+        auth.login(world.member.email)
+
+
+def _valid_ids(route: Route, member_with_data) -> dict[str, str]:
     world, query, report, export, schedule = member_with_data
-    signed_out = route.endpoint == "auth.login"
-    login_person = factories.make_person()
-    if not signed_out:
-        # Administrators' and staff pages would show a member only their 404s.
-        if route.endpoint.startswith("staff."):
-            auth.login(world.staff.email)
-        elif route.endpoint.startswith(ADMIN_BLUEPRINTS):
-            auth.login(world.admin.email)
-        else:
-            auth.login(world.member.email)
-    valid_ids = {
+    ids = {
         "workspace_id": str(world.workspace.id),
         "query_id": str(query.id),
         "report_id": str(report.id),
@@ -359,13 +389,42 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
     }
     if "token" in route.arguments:
         # The route's own kind of link ("delivery.download" takes a download token).
-        valid_ids["token"] = link_token(world.link_nonce, route.endpoint.removeprefix("delivery."))
-    valid_form = _valid_form(route.endpoint, query, report, login_person.email)
-    # The route's own fields are drawn more often than the others (which it should ignore).
-    field_names = st.sampled_from(list(valid_form) * 3 + FIELDS)
-    numbers = itertools.count(1)
+        ids["token"] = link_token(world.link_nonce, route.endpoint.removeprefix("delivery."))
+    return ids
+
+
+def _unwatched(route: Route) -> frozenset[str]:
     # A refused sign-in counts the failure on the person's row: that write is the throttle working.
-    unwatched = frozenset({"people"}) if signed_out else frozenset()
+    return frozenset({"people"}) if route.endpoint == "auth.login" else frozenset()
+
+
+def _send_and_check(client, route: Route, ids: dict[str, str], form: dict) -> None:
+    """Send the form; no 500, no internals in the answer, and no row written behind an error."""
+    before = _row_snapshot(_unwatched(route))
+    if route.method == "GET":
+        response = client.get(_path(route, ids) + "?" + urlencode(form, doseq=True))
+    else:
+        response = client.open(_path(route, ids), method=route.method, data=form)
+    shown = {key: str(value)[:40] for key, value in form.items()}
+    assert response.status_code < 500, f"{route.method} {route.rule} answered {response.status_code} to {shown}"
+    body = response.get_data()
+    assert b"Traceback" not in body and b"psycopg" not in body and b"[SQL:" not in body
+    if response.status_code >= 400:
+        assert _row_snapshot(_unwatched(route)) == before, f"{route.method} {route.rule} wrote rows behind an error"
+
+
+@pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in ROUTES])
+def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, client, auth, member_with_data, route):
+    """Every route, given generated values in its fields (and ids), answers without a 500 and,
+    when it answers an error, leaves every table as it was."""
+    world, query, report, export, schedule = member_with_data
+    login_person = factories.make_person()
+    _sign_in_for(route, auth, world)
+    valid_ids = _valid_ids(route, member_with_data)
+    valid_form = _valid_form(route.endpoint, query, report, login_person.email)
+    # The route's own fields are drawn half the time, the others (which it should ignore) the rest.
+    field_names = st.sampled_from(list(valid_form)) | st.sampled_from(FIELDS) if valid_form else st.sampled_from(FIELDS)
+    numbers = itertools.count(1)
 
     @settings(
         max_examples=EXAMPLES[route.method],
@@ -385,15 +444,29 @@ def test_generated_form_values_never_answer_500_nor_write_behind_an_error(app, c
         for field in data.draw(st.lists(field_names, max_size=4, unique=True), label="fields"):
             strategy = st.sampled_from(ACTIONS) | _field_value if field == "action" else _field_value
             form[field] = data.draw(strategy, label=field)
-        before = _row_snapshot(unwatched)
-        if route.method == "GET":
-            response = client.get(_path(route, ids) + "?" + urlencode(form, doseq=True))
-        else:
-            response = client.open(_path(route, ids), method=route.method, data=form)
-        assert response.status_code < 500, f"{route.method} {route.rule} answered {response.status_code}"
-        body = response.get_data()
-        assert b"Traceback" not in body and b"psycopg" not in body and b"[SQL:" not in body
-        if response.status_code >= 400:
-            assert _row_snapshot(unwatched) == before, f"{route.method} {route.rule} wrote rows behind an error"
+        _send_and_check(client, route, ids, form)
 
     send_generated_values()
+
+
+# The forms short enough to try every bad value in every one of their fields, one at a time: the
+# staff actions, the lists' filters, the builder's value list.
+SHORT_FORM_LIMIT = 8
+SHORT_FORM_ROUTES = [
+    route
+    for route in ROUTES
+    if route.endpoint.startswith("staff.") or route.endpoint in LIST_SPECS or route.endpoint == "queries.filter_values"
+]
+
+
+@pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in SHORT_FORM_ROUTES])
+def test_every_bad_value_in_each_field_of_a_short_form_never_answers_500(app, client, auth, member_with_data, route):
+    """What the generated examples may miss by chance: each of BAD_INPUT in each of the form's fields."""
+    world, query, report, _, _ = member_with_data
+    _sign_in_for(route, auth, world)
+    ids = _valid_ids(route, member_with_data)
+    valid_form = _valid_form(route.endpoint, query, report, "")
+    assert len(valid_form) <= SHORT_FORM_LIMIT
+    for field in valid_form:
+        for value in BAD_INPUT:
+            _send_and_check(client, route, ids, {**valid_form, field: value})

@@ -201,6 +201,18 @@ BAD_INPUT = [
         id="text-for-a-number",
     ),
     pytest.param(
+        {"filters-0-column": "id", "filters-0-op": "eq", "filters-0-value": "2147483648"},
+        "filters-0",
+        "is outside the range of “Entry ID”",
+        id="number-beyond-the-column",
+    ),
+    pytest.param(
+        {"filters-0-column": "id", "filters-0-op": "between", "filters-0-value": "-2147483649,5"},
+        "filters-0",
+        "is outside the range of “Entry ID”",
+        id="number-below-the-column",
+    ),
+    pytest.param(
         {"filters-0-column": "work_date", "filters-0-op": "eq", "filters-0-value": "2026-13-45"},
         "filters-0",
         "is not a date",
@@ -373,3 +385,14 @@ def test_the_query_page_shows_its_definition_and_the_file_request_form(client, a
     assert "Column labels" in page
     assert "Excel (XLSX) only" in page
     assert f"/queries/{query.id}/edit" not in page
+
+
+def test_preview_of_a_query_saved_with_a_number_beyond_its_column_says_why(client, auth, world):
+    """A definition stored before the range was checked previews as a message, not a 500."""
+    query = factories.make_query(
+        world.workspace, world.admin, filters=[{"column": "id", "op": "eq", "value": 2147483648}]
+    )
+    auth.login(world.admin.email)
+    response = client.get(_url(world, f"{query.id}/preview"))
+    assert response.status_code < 500
+    assert "is outside the range of" in response.get_data(as_text=True)
