@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import update
 
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.text_rules import refuse_unstorable
+from app.domain.text_rules import refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models.schedule import CommunicationTemplateVersion, TemplateStatus
 
@@ -30,6 +30,7 @@ class TemplateText:
 
 def validate_name(name: str) -> str:
     refuse_unstorable(name, "name", "the name")
+    refuse_line_breaks(name, "name", "the name")
     name = name.strip()
     if not name:
         raise ValidationError("Give the template a name.", "name")
@@ -48,8 +49,7 @@ def validate_text(subject: str, body: str) -> TemplateText:
     subject = subject.strip()
     if not subject:
         raise ValidationError("Give the message a subject.", "subject")
-    if any(character in subject for character in "\r\n\v\f\x85\u2028\u2029"):
-        raise ValidationError("The subject must be a single line.", "subject")
+    refuse_line_breaks(subject, "subject", "the subject")
     if len(subject) > MAX_SUBJECT:
         raise ValidationError(f"The subject can be at most {MAX_SUBJECT} characters long.", "subject")
     body = body.replace("\r\n", "\n").strip()

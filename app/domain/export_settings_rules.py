@@ -17,7 +17,7 @@ from app.destinations import validate_destination_path, validate_endpoint_url
 from app.domain.coverage import DECLARATIONS, CoverageStatus
 from app.domain.errors import ValidationError
 from app.domain.export_cadence import cadence_timetable
-from app.domain.text_rules import has_unstorable_character, refuse_unstorable, whole_number
+from app.domain.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number
 from app.domain.timetable import WEEKDAY_NAMES
 from app.models.workspace_export import (
     MAX_NOTIFY_PEOPLE,
@@ -269,6 +269,7 @@ def connection_key(endpoint: str | None, bucket: str) -> str:
 
 
 def _checked_name(text: str) -> str:
+    refuse_line_breaks(text or "", "name", "the name")
     name = (text or "").strip()
     if not name:
         raise ValidationError("Give the destination a name.", "name")

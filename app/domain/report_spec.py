@@ -15,7 +15,7 @@ from app.domain.catalog import Column, Dataset, get_dataset
 from app.domain.errors import DomainError, ValidationError
 from app.domain.print_params import FIGURE_FUNCTIONS, Figure, ReportColumn, ReportLayout, SummarySpec
 from app.domain.stored_request import FileRequest, SortKey
-from app.domain.text_rules import refuse_unstorable, whole_number
+from app.domain.text_rules import refuse_line_breaks, refuse_unstorable, whole_number
 from app.models.report import ORIENTATIONS, PAGE_SIZES, REPORT_KINDS
 
 KIND_LABELS = {
@@ -66,7 +66,10 @@ class QueryInUse(DomainError):
 
 
 def _text(data: dict, key: str, limit: int, label: str, required: bool = False) -> str:
-    value = str(data.get(key) or "").strip()
+    """A single-line text of the report (its name, title or subtitle)."""
+    value = str(data.get(key) or "")
+    refuse_line_breaks(value, key, f"the {label}")
+    value = value.strip()
     if required and not value:
         raise ValidationError(f"Enter a {label}.", key)
     if len(value) > limit:
@@ -155,7 +158,9 @@ def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> 
             if column.type not in NUMERIC_TYPES:
                 raise ValidationError(f"Figure {index + 1}: “{column.label}” is not a number.", "figures")
             column_name, default_label = column.name, f"{FIGURE_FUNCTIONS[function]} of {column.label}"
-        label = str(figure.get("label") or "").strip() or default_label
+        label = str(figure.get("label") or "")
+        refuse_line_breaks(label, "figures", f"figure {index + 1}'s label")
+        label = label.strip() or default_label
         if len(label) > 80:
             raise ValidationError(f"Figure {index + 1}: the label is longer than 80 characters.", "figures")
         figures.append(Figure(function, column_name, label))

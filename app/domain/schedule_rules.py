@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.domain.errors import ValidationError
-from app.domain.text_rules import refuse_unstorable
+from app.domain.text_rules import refuse_line_breaks, refuse_unstorable
 from app.models.schedule import MAX_RECIPIENTS
 
 MAX_NAME_LENGTH = 200
@@ -47,6 +47,7 @@ def valid_name(value: object) -> str:
     if len(text) > MAX_NAME_LENGTH:
         raise ValidationError(f"A schedule's name is at most {MAX_NAME_LENGTH} characters.", "name")
     refuse_unstorable(text, "name", "the name")
+    refuse_line_breaks(text, "name", "the name")
     return text
 
 

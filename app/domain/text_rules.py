@@ -27,6 +27,24 @@ _WHOLE_NUMBER = re.compile(r"[+-]?[0-9]+")
 _MAX_DIGITS = 30
 
 
+# Every character that starts a new line somewhere: CR and LF, the vertical tab and form feed, the
+# file, group and record separators (str.splitlines breaks at them), NEL (U+0085) and Unicode's
+# line and paragraph separators. A name or a subject holding one would show as two lines in a list
+# or break an email header.
+LINE_BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
+
+
+def refuse_line_breaks(text: str, field: str, label: str) -> None:
+    """ValidationError when `text`, a single-line field's value, holds a line break.
+
+    The one rule for every single-line field (names, titles, subjects, labels); `label` names the
+    field inside a sentence ("the name").
+    """
+    if _LINE_BREAK.search(text):
+        raise ValidationError(f"{label[:1].upper()}{label[1:]} must be a single line. Remove the line break.", field)
+
+
 def has_unstorable_character(text: str) -> bool:
     return _UNSTORABLE.search(text) is not None
 

@@ -18,7 +18,7 @@ from app.domain.access import RequesterContext, can_change
 from app.domain.catalog import DATASETS, Column, Dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import validate_definition
-from app.domain.text_rules import refuse_unstorable
+from app.domain.text_rules import refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
@@ -216,6 +216,7 @@ def _checked_definition(access: RequesterContext, definition: dict) -> dict:
 
 def _checked_name(access: RequesterContext, name: str, excluding_id: int | None) -> str:
     refuse_unstorable(name, "name", "the name")
+    refuse_line_breaks(name or "", "name", "the name")
     name = " ".join((name or "").split())
     if not name:
         raise ValidationError("Give the query a name.", "name")

@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from app.domain import schedule as lifecycle
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
-from app.domain.text_rules import database_id, refuse_unstorable
+from app.domain.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.timetable import OccurrenceInZones, Timetable, next_occurrence, next_occurrences, viewer_times
 from app.extensions import db, execute_dml
 from app.models import AuditEvent, Membership, Person, QueryExport, Report, SavedQuery, Workspace
@@ -335,6 +335,7 @@ def save_schedule(
 
 
 def _checked_name(text: str) -> str:
+    refuse_line_breaks(text or "", "name", "the name")
     name = (text or "").strip()
     if not name:
         raise ValidationError("Give the schedule a name.", "name")

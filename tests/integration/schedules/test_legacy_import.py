@@ -320,6 +320,14 @@ def test_a_name_already_used_in_the_workspace_is_refused(world, sources):
     assert outcome.reason.startswith("The workspace already has a schedule named “Weekly hours”")
 
 
+@pytest.mark.parametrize("line_break", ["\n", "\r", "\u2028", "\x85"])
+def test_a_name_with_a_line_break_is_refused(world, sources, line_break):
+    query, _reports = sources
+    [outcome] = import_legacy_schedules([_entry(world, query, "L-1", name=f"Weekly{line_break}hours")], now=NOW)
+    assert (outcome.imported, outcome.reason) == (False, "The name must be a single line. Remove the line break.")
+    assert _count(Schedule) == 0
+
+
 def test_reimporting_an_old_id_is_refused_naming_the_schedule_it_became(world, sources):
     """The second import of the same old id into the same workspace says which schedule it already is."""
     query, _reports = sources
@@ -499,12 +507,13 @@ def test_hostile_names_and_messages_are_stored_as_written_and_reported_on_one_li
     """Every hostile value survives as a name and a message (trimmed); each command line stays one line."""
     query, _reports = sources
     values = factories.hostile_values()
-    entries = [_entry(world, query, f"H-{n}", name=f"{n} {value}", message=value) for n, value in enumerate(values)]
+    names = [" ".join(f"{n} {value}".splitlines()) for n, value in enumerate(values)]  # a name is one line
+    entries = [_entry(world, query, f"H-{n}", name=names[n], message=value) for n, value in enumerate(values)]
     result = app.test_cli_runner().invoke(args=["schedules", "import-legacy", _write(tmp_path, entries)])
     assert result.exit_code == 0, result.stderr
     assert len(result.stdout.splitlines()) == len(values) + 1
     assert [ch for ch in result.stdout.replace("\n", "") if unicodedata.category(ch) == "Cc"] == []
     stored = dict(db.session.execute(select(Schedule.legacy_ref, Schedule.custom_message)).all())
-    names = dict(db.session.execute(select(Schedule.legacy_ref, Schedule.name)).all())
+    stored_names = dict(db.session.execute(select(Schedule.legacy_ref, Schedule.name)).all())
     assert stored == {f"H-{n}": value.strip() for n, value in enumerate(values)}
-    assert names == {f"H-{n}": f"{n} {value}".strip() for n, value in enumerate(values)}
+    assert stored_names == {f"H-{n}": name.strip() for n, name in enumerate(names)}

@@ -222,7 +222,8 @@ def test_saving_records_an_audit_event(client, auth, world):
 def test_hostile_names_and_messages_are_saved_as_typed_and_shown_escaped(client, auth, world, value):
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
-    name = f"S {value}"[:200]
+    # A name is one line (test_a_name_with_a_line_break_is_refused); the message may have several.
+    name = " ".join(f"S {value}".splitlines())[:200]
     response = client.post(
         schedules_url(world, "new"),
         data=schedule_form(query, name=name, custom_message=value, people=[str(world.member.id)]),
@@ -233,3 +234,16 @@ def test_hostile_names_and_messages_are_saved_as_typed_and_shown_escaped(client,
     page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert str(escape(name.strip())) in page
     assert "<img src" not in page and "<pdf:nextpage" not in page
+
+
+@pytest.mark.parametrize("line_break", ["\r", "\n", "\r\n", "\u2028", "\u2029", "\x85", "\v", "\f"])
+def test_a_name_with_a_line_break_is_refused(client, auth, world, line_break):
+    query = factories.make_query(world.workspace, world.member)
+    auth.login(world.member.email)
+    response = client.post(
+        schedules_url(world, "new"),
+        data=schedule_form(query, name=f"Weekly{line_break}hours", people=[str(world.member.id)]),
+    )
+    assert response.status_code == 400
+    assert "The name must be a single line. Remove the line break." in response.get_data(as_text=True)
+    assert db.session.scalar(select(Schedule)) is None

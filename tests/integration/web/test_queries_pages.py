@@ -230,6 +230,7 @@ BAD_INPUT = [
     pytest.param({"row_limit": "abc"}, "row_limit", "The row limit is a whole number", id="limit-text"),
     pytest.param({"name": "   "}, "name", "Give the query a name", id="blank-name"),
     pytest.param({"name": "x" * 201}, "name", "longer than 200 characters", id="long-name"),
+    pytest.param({"name": "Weekly\u2028hours"}, "name", "must be a single line", id="name-with-a-line-break"),
 ]
 
 
