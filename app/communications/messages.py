@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from app.communications.errors import InvalidAddress
+from app.domain.email_address import check_address
+from app.domain.errors import ValidationError
 
 _TEMPLATES = Path(__file__).with_name("templates")
 _html = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True, undefined=StrictUndefined)
@@ -121,19 +123,17 @@ def _lines(value: str) -> list[str]:
 
 
 def _recipient_address(recipient: Recipient) -> Address:
-    """The recipient as a header value. Addresses are ASCII: an international address would
-    need SMTPUTF8 from every server on its way, which this product does not assume."""
-    address = recipient.address.strip()
-    shown = repr(one_line(recipient.address)[:200])
-    if not address.isascii() or not address.isprintable() or " " in address or address.count("@") != 1:
-        raise InvalidAddress(f"{shown} is not an email address this product can send to")
+    """The recipient as a header value, by the product's one address rule (the one the schedule
+    form and the legacy import apply): the domain in its IDNA ASCII form, so the header is ASCII
+    and no server on the way needs SMTPUTF8."""
     try:
-        parsed = Address(display_name=" ".join(one_line(recipient.name).split()), addr_spec=address)
+        address = check_address(recipient.address)
+    except ValidationError as exc:
+        raise InvalidAddress(str(exc)) from None
+    try:
+        return Address(display_name=" ".join(one_line(recipient.name).split()), addr_spec=address.ascii)
     except (HeaderParseError, ValueError, IndexError) as exc:
-        raise InvalidAddress(f"{shown} is not an email address") from exc
-    if not parsed.username or not _DOMAIN.match(parsed.domain):
-        raise InvalidAddress(f"{shown} is not an email address")
-    return parsed
+        raise InvalidAddress(f"“{one_line(recipient.address)[:80]}” is not an email address.") from exc
 
 
 def _subject(subject: str) -> str:

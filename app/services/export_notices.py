@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 
 from app.communications import (
+    InvalidAddress,
     Link,
     MailRefused,
     MailTemporarilyUnavailable,
@@ -181,6 +182,11 @@ def _send(notice_id: int, now: datetime) -> bool:
             delay = SEND_BACKOFF[min(attempt, len(SEND_BACKOFF)) - 1]
             export_notice.retry_later(notice_id, attempt, exc.summary, now + delay)
         log.warning("export notice %s: the mail server could not take it (%s)", notice_id, exc.summary)
+        return False
+    except InvalidAddress as exc:
+        # Refused here, before any server saw it: the record must not blame the mail server.
+        export_notice.fail(notice_id, attempt, f"Not sent: this product's address check refused it. {exc.summary}")
+        log.warning("export notice %s not sent: %s", notice_id, exc.summary)
         return False
     except MailRefused as exc:
         export_notice.fail(notice_id, attempt, f"The mail server refused the message: {exc.summary}")

@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from app.communications import (
+    InvalidAddress,
     Link,
     MailRefused,
     MailTemporarilyUnavailable,
@@ -153,6 +154,10 @@ def send_pending(
         except MailTemporarilyUnavailable as exc:
             recipient_delivery.release_for_retry(delivery_id, exc.summary, retry_at)
             waiting += 1
+            continue
+        except InvalidAddress as exc:
+            # Refused here, before any server saw it: the record must not blame the mail server.
+            recipient_delivery.fail(delivery_id, f"Not sent: this product's address check refused it. {exc.summary}")
             continue
         except MailRefused as exc:
             recipient_delivery.fail(delivery_id, f"The mail server refused the message: {exc.summary}")

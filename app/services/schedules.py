@@ -11,7 +11,6 @@ the workspace or addresses; an address that is no member's needs the saver's
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain import schedule as lifecycle
 from app.domain.access import RequesterContext, current_context
+from app.domain.email_address import check_address
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.timetable import OccurrenceInZones, Timetable, next_occurrence, next_occurrences, viewer_times
@@ -49,7 +49,6 @@ MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-ADDRESS_LIMIT = 254
 QUERY_FORMATS = {"csv": "CSV", "xlsx": "Excel (XLSX)"}
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
 PAUSE_REASONS = {
@@ -62,7 +61,6 @@ PAUSE_REASONS = {
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 HISTORY_RUNS = 20
 # One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.
-_ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]\\]+@[^@\s<>(),;:\"\[\]\\]+\.[^@\s<>(),;:\"\[\]\\.]+")
 
 
 @dataclass(frozen=True)
@@ -446,8 +444,7 @@ def checked_recipients(access: RequesterContext, people: list[str], addresses: s
         address = line.strip()
         if not address:
             continue
-        if len(address) > ADDRESS_LIMIT or not _ADDRESS.fullmatch(address):
-            raise ValidationError(f"“{address[:80]}” is not an email address.", "addresses")
+        address = check_address(address, "addresses").typed
         member_id = by_address.get(address.lower())
         if member_id is not None:
             add(Recipient(member_id, None), address, "addresses")

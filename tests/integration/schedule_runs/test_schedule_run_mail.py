@@ -275,3 +275,19 @@ def test_message_carries_the_template_the_custom_message_and_the_occurrence_in_t
     assert text.index("Dear reader,") < text.index('=HYPERLINK("http://x")') < text.index("Ask Zoë")
     assert "Wed 1 Jul 2026, 07:00 CEST (UTC+02:00)" in text
     assert "&lt;script&gt;" in arrived.part("text/html") and "<script>" not in arrived.part("text/html")
+
+
+def test_an_address_our_own_check_refuses_is_recorded_as_ours_not_the_mail_servers(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    # Saved before the address rule refused lookalike domains: the run must still say who refused it.
+    schedule = run_scenario.make_schedule(recipients=("colleague", "h2-f@examрle.com"))
+    run = run_scenario.admit(schedule)
+
+    process_run(run.id)
+
+    refused = deliveries(run.id)["h2-f@examрle.com"]
+    assert refused.status == "failed"
+    assert refused.last_error.startswith("Not sent: this product's address check refused it.")
+    assert "mixes writing systems" in refused.last_error and "mail server" not in refused.last_error
+    assert [m.recipients[0] for m in smtp_server.messages] == [run_scenario.colleague.email]

@@ -48,6 +48,8 @@ def setup(client, auth, world):
         ({"zone": "europe/london"}, "did you mean Europe/London?"),
         ({"people": ["2147483648"]}, "Choose recipients from the people of this workspace."),
         ({"addresses": "not-an-address"}, "is not an email address"),
+        ({"addresses": "h2-f@examрle.com"}, "mixes writing systems in its domain"),
+        ({"addresses": "山田@example.com"}, "the part before the @ must be in plain Latin letters"),
         ({"custom_message": "x" * 5001}, "at most 5,000 characters"),
         ({"template_version_id": "12"}, "published version"),
     ],
