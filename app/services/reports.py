@@ -24,6 +24,7 @@ from app.extensions import db, execute_dml
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS
 from app.models.types import utcnow
+from app.services import audit
 from app.services.list_pages import MOMENT, NUMBER, TEXT, ListFilter, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.report_files import file_request
 from app.services.report_preview import ReportPreview, report_preview
@@ -149,6 +150,8 @@ def create_report(access: RequesterContext, data: dict) -> Report:
     )
     db.session.add(report)
     try:
+        db.session.flush()
+        _audit(access, "report.created", report.id, {"name": checked["name"], "source_query_id": query.id})
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -179,6 +182,8 @@ def update_report(access: RequesterContext, report: Report, data: dict, expected
     except IntegrityError:
         db.session.rollback()
         raise _refusal_after_conflict(access, checked["name"], excluding_id=report.id) from None
+    if result.rowcount == 1:
+        _audit(access, "report.changed", report.id, {"name": checked["name"], "version": version + 1})
     return commit_versioned_update(result, report, "report")
 
 
@@ -190,7 +195,9 @@ def delete_report(access: RequesterContext, report: Report) -> None:
     if not can_change(access, report):
         raise AccessDenied("Only the report's owner or an administrator can delete it.")
     pause_for_removed_report(access.workspace_id, access.person_id, report.id)
-    db.session.execute(delete(Report).where(Report.id == report.id, Report.workspace_id == access.workspace_id))
+    deleted = execute_dml(delete(Report).where(Report.id == report.id, Report.workspace_id == access.workspace_id))
+    if deleted.rowcount == 1:
+        _audit(access, "report.deleted", report.id, {"name": report.name})
     db.session.commit()
 
 
@@ -257,3 +264,15 @@ def draft_report(access: RequesterContext, data: dict) -> tuple[Report, SavedQue
         **{key: checked[key] for key in STORED_FIELDS},
     )
     return report, query
+
+
+def _audit(access: RequesterContext, action: str, report_id: int, details: dict) -> None:
+    """A change to the workspace's reports, audited in the change's own transaction."""
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action=action,
+        subject_type="report",
+        subject_id=report_id,
+        details=details,
+    )

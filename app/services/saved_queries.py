@@ -24,6 +24,7 @@ from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
 from app.rendering.dates import WorkspaceDates
+from app.services import audit
 from app.services.file_requests import workspace_dates
 from app.services.list_pages import MOMENT, NUMBER, TEXT, ListRequest, ListSpec, Page, SortOrder, page_of
 from app.services.reports import refuse_if_query_in_use
@@ -105,6 +106,12 @@ def create_query(access: RequesterContext, name: str, definition: dict) -> Saved
         **_stored_fields(checked),
     )
     db.session.add(query)
+    try:
+        db.session.flush()
+    except IntegrityError:
+        db.session.rollback()
+        raise _name_taken() from None
+    _audit(access, "query.created", query.id, {"name": name, "dataset": checked["dataset"]})
     _commit_or_name_taken()
     return query
 
@@ -136,6 +143,8 @@ def update_query(
     except IntegrityError:
         db.session.rollback()
         raise _name_taken() from None
+    if result.rowcount == 1:
+        _audit(access, "query.changed", query.id, {"name": name, "version": version + 1})
     return commit_versioned_update(result, query, "query")
 
 
@@ -149,9 +158,11 @@ def delete_query(access: RequesterContext, query: SavedQuery) -> None:
         raise AccessDenied("Only the query's owner or an administrator can delete it.")
     refuse_if_query_in_use(access.workspace_id, query.id)
     try:
-        db.session.execute(
+        deleted = execute_dml(
             delete(SavedQuery).where(SavedQuery.id == query.id, SavedQuery.workspace_id == access.workspace_id)
         )
+        if deleted.rowcount == 1:
+            _audit(access, "query.deleted", query.id, {"name": query.name})
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -247,3 +258,15 @@ def _commit_or_name_taken() -> None:
 
 def _name_taken() -> ValidationError:
     return ValidationError("Another query in this workspace already has that name.", "name")
+
+
+def _audit(access: RequesterContext, action: str, query_id: int, details: dict) -> None:
+    """A change to the workspace's saved queries, audited in the change's own transaction."""
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action=action,
+        subject_type="saved_query",
+        subject_id=query_id,
+        details=details,
+    )

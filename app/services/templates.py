@@ -20,6 +20,7 @@ from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
 from app.models.types import utcnow
+from app.services import audit
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def create_template(access: RequesterContext, name: str, subject: str, body: str
     )
     db.session.add(template)
     try:
+        db.session.flush()
+        _audit(access, "template.created", template.id, {"name": name, "version": 1, "subject": text.subject})
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -95,6 +98,7 @@ def edit_draft(access: RequesterContext, version: CommunicationTemplateVersion, 
     _require_manager(access)
     text = communication_template.validate_text(subject, body)
     communication_template.edit_draft(version.id, text)
+    _audit(access, "template.draft_changed", version.template_id, {"version": version.number, "subject": text.subject})
     db.session.commit()
 
 
@@ -102,6 +106,7 @@ def publish(access: RequesterContext, version: CommunicationTemplateVersion) -> 
     """The draft published for good; TransitionRefused when it was published already."""
     _require_manager(access)
     communication_template.publish(version.id, utcnow())
+    _audit(access, "template.published", version.template_id, {"version": version.number})
     db.session.commit()
 
 
@@ -129,9 +134,23 @@ def new_version(
     )
     db.session.add(version)
     try:
+        db.session.flush()
+        _audit(access, "template.version_started", template.id, {"version": number, "from_version": source.number})
         db.session.commit()
     except IntegrityError:
         # Someone made the next version at the same moment; theirs is the draft to change.
         db.session.rollback()
         raise TransitionRefused(f"Version {number} was made meanwhile: change that one.") from None
     return version
+
+
+def _audit(access: RequesterContext, action: str, template_id: int, details: dict) -> None:
+    """What the workspace's messages say changed: audited in the change's own transaction."""
+    audit.record(
+        workspace_id=access.workspace_id,
+        actor_id=access.person_id,
+        action=action,
+        subject_type="communication_template",
+        subject_id=template_id,
+        details=details,
+    )

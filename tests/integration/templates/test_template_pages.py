@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from app.domain import communication_template
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import CommunicationTemplate, CommunicationTemplateVersion
+from app.models import AuditEvent, CommunicationTemplate, CommunicationTemplateVersion
 from tests import factories
 
 
@@ -290,3 +290,34 @@ def test_a_template_of_another_workspace_is_not_found(client, auth, world):
     response = client.get(_url(world, str(template.id)))
     assert response.status_code == 404
     assert "Elsewhere" not in response.get_data(as_text=True)
+
+
+def _audited() -> list[tuple[str, int, int, dict]]:
+    db.session.rollback()
+    events = db.session.scalars(select(AuditEvent).order_by(AuditEvent.id))
+    return [(event.action, event.actor_id, event.subject_id, event.details) for event in events]
+
+
+def test_creating_editing_publishing_and_starting_a_version_are_each_audited(client, auth, world, manager):
+    auth.login(manager.email)
+    client.post(_url(world, "new"), data={"name": "Weekly note", "subject": "Hours", "body": "Hello"})
+    template = db.session.execute(select(CommunicationTemplate)).scalar_one()
+    draft = template.versions[0]
+    client.post(_url(world, f"{template.id}/versions/{draft.id}/edit"), data={"subject": "Hours v1", "body": "Hi"})
+    client.post(_url(world, f"{template.id}/versions/{draft.id}/publish"))
+    client.post(_url(world, f"{template.id}/versions/{draft.id}/new-version"))
+
+    assert _audited() == [
+        ("template.created", manager.id, template.id, {"name": "Weekly note", "version": 1, "subject": "Hours"}),
+        ("template.draft_changed", manager.id, template.id, {"version": 1, "subject": "Hours v1"}),
+        ("template.published", manager.id, template.id, {"version": 1}),
+        ("template.version_started", manager.id, template.id, {"version": 2, "from_version": 1}),
+    ]
+
+
+def test_a_refused_publication_writes_no_event(client, auth, world, manager):
+    template = factories.make_template(world.workspace, manager, published=True)
+    auth.login(manager.email)
+    response = client.post(_url(world, f"{template.id}/versions/{template.versions[0].id}/publish"))
+    assert response.status_code == 409
+    assert _audited() == []
