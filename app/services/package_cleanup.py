@@ -3,7 +3,11 @@ objects, a manifest written before the attempt stopped.
 
 Used by a restarted attempt (for every earlier attempt), by an attempt that failed or found
 itself superseded (for itself: each attempt writes under a prefix of its own, so this never
-touches another attempt's work) and by the watchdog after it settled an execution `stalled`.
+touches another attempt's work) and by the watchdog after it gave an execution up.
+
+An attempt that published its package is never cleaned up, whoever asks: the package row names
+that attempt's prefix, and its objects are the package's until retention removes them
+(app/services/package_retention.py).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from sqlalchemy import select
 
 from app.domain import export_volume
 from app.extensions import db
-from app.models.workspace_export import ExportVolume, VolumeStatus
+from app.models.workspace_export import ExportPackage, ExportVolume, VolumeStatus
 from app.services.package_keys import package_prefix
 from app.storage import Storage
 
@@ -23,11 +27,16 @@ log = logging.getLogger(__name__)
 
 
 def remove_attempt_leftovers(storage: Storage, workspace_id: int, execution_id: int, attempts: Iterable[int]) -> int:
-    """Abort the uploads and delete the objects of `attempts` of the execution; their volume rows
-    become `discarded`. Returns how many objects and uploads were removed. StorageError propagates
-    (the caller decides whether the clean-up is retried later)."""
-    attempts = sorted(set(attempts))
+    """Abort the uploads and delete the objects of `attempts` of the execution, except the attempt
+    whose package was published; their volume rows become `discarded`. Returns how many objects
+    and uploads were removed. StorageError propagates (the caller decides whether the clean-up is
+    retried later)."""
+    published = set(db.session.scalars(select(ExportPackage.prefix).where(ExportPackage.execution_id == execution_id)))
+    attempts = sorted(
+        attempt for attempt in set(attempts) if package_prefix(workspace_id, execution_id, attempt) not in published
+    )
     if not attempts:
+        db.session.rollback()
         return 0
     volumes = db.session.execute(
         select(ExportVolume.id, ExportVolume.key)
