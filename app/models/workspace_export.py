@@ -68,6 +68,9 @@ class ExecutionStatus(StrEnum):
 
 
 ACTIVE_EXECUTION_STATUSES = (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING)
+# Failure codes of executions the platform failed, not the workspace's settings or data: its
+# worker died at every attempt (`stalled`), or staff stopped it. They use none of the allowance.
+PLATFORM_FAILURE_CODES = ("stalled", "stopped_by_staff")
 
 
 class ExecutionPhase(StrEnum):

@@ -15,7 +15,8 @@ every update refused and changes nothing.
 
 An execution abandoned MAX_ATTEMPTS times is given up: failed `stalled` (fenced on the attempt
 the watchdog saw), the unpublished leftovers of its attempts removed, and the EXECUTION_FAILED
-notice sent, as for every failure.
+notice sent, as for every failure. The failure is the platform's, so it does not count against
+the workspace's allowance (app/services/execution_admission.py).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def _give_up(execution_id: int, workspace_id: int, attempts: int) -> bool:
     )
     detail = (
         f"The export was started {attempts} times and each time the worker producing it stopped (it was killed "
-        f"or its machine went away), so it was given up. {kept} Export again when you are ready."
+        f"or its machine went away), so it was given up. {kept} The failure was ours: it does not count against "
+        "the workspace's export allowance, so you can export again."
     )
     try:
         export_execution.settle_stalled(execution_id, attempts, detail)

@@ -265,6 +265,7 @@ def test_a_worker_killed_at_the_last_attempt_is_given_up_leaving_nothing_and_tel
     row = _execution_row(execution.id)
     assert (row.status, row.failure_code) == ("failed", "stalled")
     assert f"started {MAX_ATTEMPTS} times" in row.failure_detail
+    assert "does not count against" in row.failure_detail
     assert pending_uploads(isolated_storage) == []
     assert isolated_storage.list_keys("packages/") == []
     assert db.session.scalars(select(ExportVolume.status)).all() == ["discarded"]
