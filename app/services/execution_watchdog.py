@@ -34,9 +34,8 @@ from app.models.workspace_export import ExecutionStatus, ExportExecution, Export
 from app.services import execution_dispatch, export_notices
 from app.services.leases import dispatch_is_waiting, lease_lapsed
 from app.services.outbox import LOST_AFTER
-from app.services.package_cleanup import remove_attempt_leftovers
+from app.services.package_cleanup import remove_leftovers_of_settled
 from app.services.queue import redis_connection
-from app.storage import get_storage
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +101,6 @@ def _give_up(execution_id: int, workspace_id: int, attempts: int) -> bool:
     except TransitionRefused:
         return False  # it moved on (a new attempt started, or it settled) since it was read
     log.warning("workspace export %s given up after %s abandoned attempts", execution_id, attempts)
-    try:
-        remove_attempt_leftovers(get_storage(), workspace_id, execution_id, range(1, attempts + 1))
-    except Exception:  # settled already; the objects are listed in the log for the operator
-        db.session.rollback()
-        log.exception("workspace export %s: removing the leftovers of its %s attempts failed", execution_id, attempts)
+    remove_leftovers_of_settled(workspace_id, execution_id, attempts)
     export_notices.notify_execution_failed(execution_id, workspace_id)
     return True
