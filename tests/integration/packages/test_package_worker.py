@@ -7,6 +7,8 @@ statement needs (tests/fixtures/workers.py), then changes the world and releases
 
 from __future__ import annotations
 
+import os
+import signal
 from collections import defaultdict
 from datetime import timedelta
 
@@ -462,3 +464,66 @@ def test_a_worker_killed_mid_package_is_redelivered_leaving_no_multipart_upload_
     assert s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     stored = s3_client.list_objects_v2(Bucket=bucket, Prefix=f"{PREFIX}/packages/").get("Contents", [])
     assert stored and all(item["Key"].startswith(f"{PREFIX}/{package.prefix}") for item in stored)
+
+
+def test_a_worker_killed_mid_package_is_redelivered_by_the_scheduler_and_succeeds(
+    isolated_storage, start_worker, start_scheduler, hold_lock, app_context
+):
+    """The whole path with real processes: SIGKILL mid-volume, `flask scheduler` notices the lapsed lease
+    and dispatches the execution again, another worker completes it."""
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace, timesheet_rows=500)
+    lock = hold_lock("LOCK TABLE data_export_parts IN ACCESS EXCLUSIVE MODE")
+    execution = factories.make_execution(
+        workspace, settings_snapshot=factories.settings_snapshot(datasets=ALL_DATASETS)
+    )
+    assert execution_dispatch.dispatch(execution.id, None)
+    first = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
+    first.kill()
+    lock.release()
+    start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    start_scheduler(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+
+    # A dispatch's time in flight, a lease, a watchdog turn and the package itself.
+    wait_for(lambda: _settled(execution.id), timeout=LOST_AFTER.total_seconds() + 60, what="the execution to settle")
+
+    done = _execution_row(execution.id)
+    assert (done.status, done.attempt_count) == ("succeeded", 2), done.failure_detail
+    read_package(isolated_storage, package_of(execution.id))
+    assert pending_uploads(isolated_storage) == []
+
+
+def _signal_worker(worker, signal_number: int) -> None:
+    for pid in [worker.pid, *worker.descendants()]:
+        os.kill(pid, signal_number)
+
+
+def test_a_worker_frozen_past_its_lease_wakes_to_find_it_can_change_nothing(
+    isolated_storage, start_worker, hold_lock, app_context
+):
+    """SIGSTOP mid-volume for longer than the lease: the execution is redelivered and succeeds; after
+    SIGCONT the frozen attempt's job ends superseded and the package stays whole, with nothing stray."""
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace, timesheet_rows=500)
+    lock = hold_lock("LOCK TABLE data_export_parts IN ACCESS EXCLUSIVE MODE")
+    execution, frozen_job = _start_job(workspace)
+    frozen = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
+    _signal_worker(frozen, signal.SIGSTOP)
+    try:
+        lock.release()
+        start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+        assert redeliver_abandoned_executions(_after_a_dead_holders_lease(execution.id)) == 1
+        wait_for(lambda: _settled(execution.id), timeout=120, what="the redelivered execution to settle")
+    finally:
+        _signal_worker(frozen, signal.SIGCONT)
+
+    wait_for(lambda: frozen_job.get_status(refresh=True) == "finished", timeout=60, what="the frozen job to end")
+    assert frozen_job.return_value() == "superseded"
+    done = _execution_row(execution.id)
+    assert (done.status, done.attempt_count) == ("succeeded", 2), done.failure_detail
+    package = package_of(execution.id)
+    read_package(isolated_storage, package)
+    assert all(key.startswith(package.prefix) for key in isolated_storage.list_keys("packages/"))
+    assert pending_uploads(isolated_storage) == []
