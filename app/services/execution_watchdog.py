@@ -87,7 +87,7 @@ def _give_up(execution_id: int, workspace_id: int, attempts: int) -> bool:
     published = db.session.scalar(select(ExportPackage.id).where(ExportPackage.execution_id == execution_id))
     db.session.rollback()
     kept = (
-        "Its package had been made available and is kept; its deliveries are retried on their own."
+        "Its package had been made available and is kept: its page shows it and its deliveries."
         if published is not None
         else "Nothing of it was kept."
     )

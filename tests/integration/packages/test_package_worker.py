@@ -401,6 +401,35 @@ def test_an_attempt_redelivered_after_its_package_was_published_delivers_that_pa
     assert notices == [("package_ready", admin.person_id)]
 
 
+def test_an_execution_given_up_after_publishing_keeps_its_package_whole(isolated_storage, app_context, monkeypatch):
+    """Its last attempt died while delivering: the watchdog fails the execution, says the package is kept,
+    and removes none of the package's objects."""
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace)
+    execution = factories.make_execution(workspace)
+
+    def worker_dies(package_id: int, progress=None) -> None:
+        raise _WorkerDied()
+
+    with monkeypatch.context() as patched, pytest.raises(_WorkerDied):
+        patched.setattr(package_delivery, "deliver_package", worker_dies)
+        run_execution(execution.id)
+    db.session.execute(
+        text("UPDATE data_export_executions SET attempt_count = :last, lease_expires_at = NULL WHERE id = :id"),
+        {"last": MAX_ATTEMPTS, "id": execution.id},
+    )
+    db.session.commit()
+
+    assert redeliver_abandoned_executions(utcnow() + LOST_AFTER) == 1
+
+    row = _execution_row(execution.id)
+    assert (row.status, row.failure_code) == ("failed", "stalled")
+    assert "package had been made available and is kept" in row.failure_detail
+    package = package_of(execution.id)
+    assert package.status == "available"
+    read_package(isolated_storage, package)
+
+
 def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
     isolated_storage, use_storage, app_context, monkeypatch, tmp_path
 ):
