@@ -88,9 +88,6 @@ class Settings:
     destinations_root: str | None = None
     # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
     metrics_token: str | None = field(default=None, repr=False)
-    # A running workspace export that reported no progress for this long is settled `stalled`,
-    # even if its lease is still renewed (a hung job must not block the workspace's next export).
-    package_stall_seconds: int = 3600
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -128,7 +125,6 @@ class Settings:
             public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
             destinations_root=env("DESTINATIONS_ROOT") or None,
             metrics_token=env("METRICS_TOKEN") or None,
-            package_stall_seconds=_int("PACKAGE_STALL_SECONDS", 3600),
         )
 
     def as_flask_config(self) -> dict[str, object]:

@@ -15,7 +15,7 @@ from flask import Flask
 from app.models.types import utcnow
 from app.observability.metrics import count_periodic_actions
 from app.services import execution_dispatch, export_notices, package_delivery, schedule_runs
-from app.services.execution_watchdog import settle_stalled_executions
+from app.services.execution_watchdog import redeliver_abandoned_executions
 from app.services.export_cadence import admit_due_cadences
 from app.services.outbox import dispatch_pending, redispatch_lost
 from app.services.package_retention import sweep_expired_packages
@@ -56,8 +56,8 @@ PERIODIC_TASKS = (
     ),
     # Export notices the mail server could not take at the time.
     PeriodicTask("send pending export notices", 30, lambda: export_notices.send_pending(utcnow())),
-    # A workspace export whose worker died blocks the workspace's next one until this settles it.
-    PeriodicTask("settle stalled workspace exports", 10, lambda: settle_stalled_executions(utcnow())),
+    # A workspace export whose worker died is dispatched again (given up after its last attempt).
+    PeriodicTask("redeliver abandoned workspace exports", 5, lambda: redeliver_abandoned_executions(utcnow())),
 )
 
 

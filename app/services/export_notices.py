@@ -131,6 +131,18 @@ def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: i
     return _send_each(due, now)
 
 
+def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
+    """The EXECUTION_FAILED notice, after a failure was committed, whoever settled it (the attempt
+    itself, the watchdog giving it up, staff marking it failed): every failure is told the same
+    way. Never raises: a notice that could not be recorded or sent is logged, and recorded ones
+    are sent again by `send_pending`."""
+    try:
+        notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
+    except Exception:
+        db.session.rollback()
+        log.exception("workspace export %s: the failure notice could not be sent", execution_id)
+
+
 def send_pending(now: datetime | None = None, limit: int = 200) -> int:
     """Send the pending notices whose retry time has come (the periodic retry). Returns how many were sent."""
     now = now or utcnow()

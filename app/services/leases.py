@@ -31,10 +31,11 @@ from redis import Redis
 from rq import get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
-from sqlalchemy import ColumnElement, or_
-from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
+
+# The SQL condition lives beside the lease columns, so that domain transitions can guard on it too.
+from app.models.types import lease_lapsed as lease_lapsed
 from app.models.types import utcnow
 
 log = logging.getLogger(__name__)
@@ -60,11 +61,6 @@ def lease_seconds() -> int:
 def lease_expiry(now: datetime) -> datetime:
     """When a lease granted or renewed at `now` lapses."""
     return now + timedelta(seconds=lease_seconds())
-
-
-def lease_lapsed(lease_expires_at: InstrumentedAttribute[datetime | None], now: datetime) -> ColumnElement[bool]:
-    """The SQL condition "this row's lease lapsed by `now`"; a row without a lease has no live holder."""
-    return or_(lease_expires_at.is_(None), lease_expires_at < now)
 
 
 def dispatch_is_waiting(connection: Redis, job_id: str | None, now: datetime) -> bool:

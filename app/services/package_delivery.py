@@ -18,8 +18,10 @@ Staff with `staff.execute` may supersede a failed delivery and start its replace
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -99,12 +101,16 @@ def _live_delivery(package_id: int, destination_id: int) -> int | None:
     )
 
 
-def deliver_package(package_id: int) -> None:
+# Told (delivery id, bytes of the package copied so far) as a delivery's copy goes on; it must not raise.
+CopyProgress = Callable[[int, int], None]
+
+
+def deliver_package(package_id: int, progress: CopyProgress | None = None) -> None:
     """Create the package's deliveries and run each pending one once (the execution's
-    `delivering` phase). Failures are recorded on the rows, never raised: retries and notices
-    follow from there."""
+    `delivering` phase), telling `progress` how far each copy got. Failures are recorded on the
+    rows, never raised: retries and notices follow from there."""
     for delivery_id in create_deliveries(package_id):
-        outcome = run_delivery(delivery_id)
+        outcome = run_delivery(delivery_id, progress=progress)
         log.info("package %s: delivery %s %s", package_id, delivery_id, outcome)
 
 
@@ -132,7 +138,7 @@ def package_keys(package: ExportPackage) -> list[str]:
     return [check_key_under(key, prefix) for key in keys] + [check_key_under(package.manifest_key, prefix)]
 
 
-def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
+def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyProgress | None = None) -> str:
     """One attempt at the delivery; returns one word describing the outcome, for logs."""
     delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
     if delivery is None:
@@ -167,7 +173,7 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
 
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:
-            location = _transfer(package, destination)
+            location = _transfer(package, destination, functools.partial(progress, delivery_id) if progress else None)
         except Exception as exc:  # every failure is classified and recorded on the row
             failure = classify_error(exc)
             if failure.code == "unexpected_error":
@@ -183,13 +189,25 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     return "delivered"
 
 
-def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
+def _transfer(
+    package: ExportPackage, destination: ExportDestination, copied: Callable[[int], None] | None = None
+) -> str:
     storage = get_storage()
     store = open_destination(destination)
     copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
+    total = 0
+
+    def counted(chunks: Iterable[bytes]) -> Iterator[bytes]:
+        nonlocal total
+        for chunk in chunks:
+            yield chunk
+            total += len(chunk)
+            if copied is not None:
+                copied(total)
+
     for key, target in copies:
-        store.put_stream(target, storage.read_chunks(key))
+        store.put_stream(target, counted(storage.read_chunks(key)))
     top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
 

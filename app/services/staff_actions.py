@@ -15,7 +15,8 @@ from app.extensions import db
 from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RunStatus
-from app.services import audit, outbox, schedule_runs
+from app.services import audit, export_notices, outbox, schedule_runs
+from app.services.package_cleanup import remove_leftovers_of_settled
 from app.services.queue import redis_connection, work_queues
 from app.services.queue_health import record_of
 
@@ -74,7 +75,10 @@ def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) 
 
 
 def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person, reason_text: str | None) -> None:
-    """Mark a queued or running execution failed, at the attempt the staff member saw on the page."""
+    """Mark a queued or running execution failed, at the attempt the staff member saw on the page;
+    what its attempts left unpublished in storage is removed, and its people get the
+    EXECUTION_FAILED notice, as for every failure. A worker still producing it finds its next
+    update refused and removes its own objects too (app/services/package_production.py)."""
     reason = _reason(reason_text)
     try:
         export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
@@ -90,6 +94,8 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
         details={"attempt": seen_attempt},
     )
     db.session.commit()
+    remove_leftovers_of_settled(execution.workspace_id, execution.id, seen_attempt)
+    export_notices.notify_execution_failed(execution.id, execution.workspace_id)
 
 
 def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:

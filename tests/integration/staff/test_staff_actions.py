@@ -8,8 +8,9 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import AuditEvent, ExportExecution, ExportSettings
+from app.models import AuditEvent, ExportExecution, ExportNotice, ExportSettings
 from app.services.outbox import dispatch_pending
+from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
@@ -111,6 +112,30 @@ def test_a_stuck_execution_is_marked_failed_at_the_attempt_staff_saw(client, aut
     assert "Worker host lost" in stopped.failure_detail
     assert stopped.events[-1].kind == "error"
     assert audit_actions() == [("export.execution_stopped", "Worker host lost")]
+
+
+def test_marking_an_execution_failed_tells_its_administrators_as_every_failure_does(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=1)
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "1", "reason": "Worker host lost"})
+    db.session.rollback()
+    notices = db.session.execute(
+        select(ExportNotice.kind, ExportNotice.person_id).where(
+            ExportNotice.subject_type == "execution", ExportNotice.subject_id == execution.id
+        )
+    ).all()
+    assert notices == [("execution_failed", world.admin.id)]
+
+
+def test_marking_an_execution_failed_removes_what_its_dead_attempt_left_in_storage(
+    client, auth, world, staff, isolated_storage
+):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=1)
+    leftover = package_prefix(world.workspace.id, execution.id, 1) + "teams/teams-00001.csv.zip"
+    isolated_storage.put_bytes(leftover, b"half a volume")
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "1", "reason": "Worker host lost"})
+    assert isolated_storage.list_keys("packages/") == []
 
 
 def test_an_execution_that_moved_on_since_the_page_was_shown_is_left_alone(client, auth, world, staff):
