@@ -34,7 +34,9 @@ from app.models.workspace_export import (
     DeliveryStatus,
     ExportDelivery,
     ExportDeliveryAttempt,
+    ExportPackage,
     FailureClass,
+    PackageStatus,
 )
 
 CODE_LIMIT = 60
@@ -55,6 +57,16 @@ def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True
     if rollback:
         db.session.rollback()
     return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
+
+
+def copying(now: datetime):
+    """Delivering under a live lease: a worker is copying the package now, so its bytes must stay
+    (app/domain/export_package.py refuses to settle the package meanwhile)."""
+    return and_(
+        ExportDelivery.status == DeliveryStatus.DELIVERING,
+        ExportDelivery.lease_expires_at.is_not(None),
+        ExportDelivery.lease_expires_at >= now,
+    )
 
 
 def startable(now: datetime):
@@ -113,8 +125,22 @@ def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: 
 def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
     """pending → delivering, or failed (transient, due) → delivering: allocate the next attempt
     number under the row's lock, append the attempt and take the lease. Returns the number every
-    later transition of this attempt names. Committed."""
+    later transition of this attempt names. Committed.
+
+    The package's row is share-locked first and must be available: a settlement (deletion,
+    expiry) either waits for this start to commit and then sees the copy, or commits first and
+    this start is refused, so no copy begins under a package whose bytes are being removed."""
     now = now or utcnow()
+    package_status = db.session.scalar(
+        select(ExportPackage.status)
+        .where(
+            ExportPackage.id
+            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery()
+        )
+        .with_for_update(read=True)
+    )
+    if package_status != PackageStatus.AVAILABLE:
+        raise _refused(delivery_id, "start", "a delivery of an available package")
     row = _update(
         delivery_id,
         [startable(now)],

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.destinations import DeliveryFailure, classify_error, open_destination
+from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
@@ -54,6 +55,7 @@ DELIVERY_JOB = "jobs.package_delivery.run"
 # The wait after each transiently failed attempt; one attempt more than delays, then it stops.
 RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
 RETRIES_EXHAUSTED = "retries_exhausted"
+PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
 STAFF_EXECUTE = "staff.execute"
 REASON_LIMIT = 500
@@ -165,16 +167,28 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     def renew(lease_expires_at: datetime) -> None:
         export_delivery.renew_lease(delivery_id, attempt, lease_expires_at)
 
+    def still_current() -> None:
+        renew(leases.lease_expiry(utcnow()))
+
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:
-            location = _transfer(package, destination)
+            location = _transfer(package, destination, still_current)
+        except TransitionRefused:
+            db.session.rollback()
+            log.warning("package delivery %s attempt %s is stale: it stopped copying", delivery_id, attempt)
+            return "stale"
         except Exception as exc:  # every failure is classified and recorded on the row
             failure = classify_error(exc)
             if failure.code == "unexpected_error":
                 log.exception("package delivery %s attempt %s failed unexpectedly", delivery_id, attempt)
             else:
-                log.warning("package delivery %s attempt %s failed: %s", delivery_id, attempt, failure.summary)
+                # The log, unlike the summary a customer reads, names the stored object.
+                log.warning(
+                    "package delivery %s attempt %s failed: %s (%s)", delivery_id, attempt, failure.summary, exc
+                )
             db.session.rollback()
+            if _package_settled(package.id):
+                return _withdrawn(delivery, attempt)
             return _record_failure(delivery, attempt, failure)
     try:
         export_delivery.delivered(delivery_id, attempt, location)
@@ -183,15 +197,66 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     return "delivered"
 
 
-def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
+def _transfer(package: ExportPackage, destination: ExportDestination, still_current: Callable[[], None]) -> str:
+    """Copy the volumes, then the manifest. `still_current` raises TransitionRefused once this
+    attempt is no longer the delivery's: it is asked before each object, so a stale attempt writes
+    nothing more. A copy that stops part-way removes what it wrote, so the destination never holds
+    volumes without their manifest."""
     storage = get_storage()
     store = open_destination(destination)
     copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
-    for key, target in copies:
-        store.put_stream(target, storage.read_chunks(key))
+    written: list[str] = []
+    try:
+        for key, target in copies:
+            still_current()
+            store.put_stream(target, storage.read_chunks(key))
+            written.append(target)
+    except BaseException:
+        _remove_partial_copy(store, written, still_current)
+        raise
     top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
+
+
+def _remove_partial_copy(store: DestinationStore, written: list[str], still_current: Callable[[], None]) -> None:
+    """Delete the objects an interrupted copy wrote, unless a newer attempt took the delivery
+    over (the same names are its objects now). Best effort: the copy's own failure is the one
+    recorded, and a retry writes the same names again."""
+    try:
+        still_current()
+    except TransitionRefused:
+        db.session.rollback()
+        return
+    except Exception:
+        db.session.rollback()
+        log.exception("an interrupted package copy could not check its attempt; its %s objects stay", len(written))
+        return
+    for target in reversed(written):
+        try:
+            store.delete(target)
+        except Exception:
+            log.exception("an interrupted package copy could not remove %s from its destination", target)
+
+
+def _package_settled(package_id: int) -> bool:
+    status = db.session.scalar(select(ExportPackage.status).where(ExportPackage.id == package_id))
+    db.session.rollback()
+    return status != PackageStatus.AVAILABLE
+
+
+def _withdrawn(delivery: ExportDelivery, attempt: int) -> str:
+    """The package was deleted or expired under an attempt whose lease had lapsed (deletion
+    waits for a live copy): no "not delivered" notice, and the delivery expires with its package."""
+    failure = DeliveryFailure(
+        FailureClass.PERMANENT,
+        PACKAGE_WITHDRAWN,
+        "The package was deleted or expired before this copy finished; what the copy had written was removed.",
+    )
+    outcome = _record_failure(delivery, attempt, failure, notify=False)
+    if outcome == "stale":
+        return outcome
+    return _expire_for_package(delivery)
 
 
 def _record_failure(
@@ -200,9 +265,10 @@ def _record_failure(
     failure: DeliveryFailure,
     now: datetime | None = None,
     lease_lapsed_before: datetime | None = None,
+    notify: bool = True,
 ) -> str:
     """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
-    permanent `retries_exhausted`. A permanent failure notifies."""
+    permanent `retries_exhausted`. A permanent failure notifies, unless told not to."""
     now = now or utcnow()
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
@@ -225,7 +291,7 @@ def _record_failure(
         )
     except TransitionRefused:
         return "stale"
-    if failure_class == FailureClass.PERMANENT:
+    if failure_class == FailureClass.PERMANENT and notify:
         export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
         return "failed"
     return "retry_later"
