@@ -12,6 +12,9 @@ streaming, and record the outcome. A transient failure is retried with a backoff
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
 lease and `settle_lapsed` fails its attempt as transient `worker_stopped`.
 
+A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
+destination is enabled again (`deliver_withheld`), while the package is inside its retention;
+each is audited and dispatched at once, and its attempts are appended to the row's history.
 Staff with `staff.execute` may supersede a failed delivery and start its replacement
 (`supersede_and_replace`), audited with their reason in the same transaction.
 """
@@ -378,6 +381,87 @@ def settle_lapsed(now: datetime | None = None) -> int:
         outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
         settled += outcome != "stale"
     return settled
+
+
+# An administrator's Retry and Deliver
+
+
+class DeliveryRefused(TransitionRefused):
+    """An administrator's Retry or Deliver cannot be done now; the message says why, for the page."""
+
+
+def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person) -> None:
+    """Retry a failed delivery now, for an administrator of its workspace, at the attempt they saw
+    (a second press finds it no longer failed at that attempt): audited in the transaction that
+    makes it due, then dispatched (claim, then enqueue). The attempt it makes is appended to the
+    ones before. DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.retry_now(delivery.id, seen_attempt)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
+    _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
+
+
+def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> None:
+    """Deliver a withheld delivery now that its destination is enabled, for an administrator of
+    its workspace: withheld → pending, audited in the same transaction, then dispatched.
+    DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.release(delivery.id)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
+    _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
+
+
+def _workspace_delivery(workspace_id: int, delivery_id: int) -> ExportDelivery:
+    delivery = db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.workspace_id == workspace_id)
+    )
+    if delivery is None:
+        raise DeliveryRefused("This delivery does not exist in this workspace.")
+    return delivery
+
+
+def _audit_request(delivery: ExportDelivery, person: Person, action: str, attempt: int) -> None:
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=person.id,
+        action=action,
+        subject_type="export_delivery",
+        subject_id=delivery.id,
+        details={
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+            "attempts_before": attempt,
+        },
+    )
+    db.session.commit()
+    log.info("package delivery %s: %s by person %s", delivery.id, action, person.id)
+    dispatch(delivery.id, None)
+
+
+def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: int) -> str:
+    """The sentence for a refused Retry or Deliver, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != expected or delivery.attempt_count != seen_attempt:
+        return f"This delivery is {delivery.status} now (attempt {delivery.attempt_count}); the page shows where it is."
+    if (
+        expected == DeliveryStatus.FAILED
+        and delivery.next_attempt_at is not None
+        and delivery.next_attempt_at <= utcnow()
+    ):
+        return "This delivery is already being retried; its next attempt shows here in a moment."
+    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
+        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if destination.removed_at is not None:
+        return f"The destination {destination.name} was removed, so this delivery can no longer be made."
+    return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
 
 
 # Staff page and action
