@@ -1,12 +1,13 @@
 """Retention of workspace-export packages (seed 001): early deletion and the expiry sweep.
 
 A package leaves `available` once, by one guarded transition (app/domain/export_package.py):
-`deleted` by an administrator (audited in the same transaction, INV-11) or `expired` by the sweep
-after its retention deadline. Removing its stored objects and expiring its unfinished deliveries
-come after that commit, as separate steps that can be repeated: a package settled but with
-`bytes_removed_at` still empty is finished by the next sweep, whoever settled it and wherever it
-stopped. So the sweep is idempotent and safe on two machines at once: the settlement is guarded,
-deleting an object twice is harmless, and the delivery expiry is guarded on its own statuses.
+`deleted` by an administrator or by Rhythm staff (app/services/staff_actions.py), audited in the
+same transaction (INV-11), or `expired` by the sweep after its retention deadline. Removing its
+stored objects and expiring its unfinished deliveries come after that commit, as separate steps
+that can be repeated: a package settled but with `bytes_removed_at` still empty is finished by
+the next sweep, whoever settled it and wherever it stopped. So the sweep is idempotent and safe
+on two machines at once: the settlement is guarded, deleting an object twice is harmless, and
+the delivery expiry is guarded on its own statuses.
 
 Bytes are never removed under a delivery that is copying (delivering under a live lease): early
 deletion is refused with a sentence naming the destination, and the sweep leaves such a package
@@ -33,6 +34,7 @@ from app.storage.base import StorageError, check_key_under
 log = logging.getLogger(__name__)
 
 _BATCH = 100
+DELETED_ACTION = "export.package_deleted"
 
 
 class PackageNotDeletable(TransitionRefused):
@@ -40,10 +42,13 @@ class PackageNotDeletable(TransitionRefused):
     it now; the message says which."""
 
 
-def delete_early(workspace_id: int, package_id: int, person: Person, now: datetime | None = None) -> None:
-    """available → deleted, audited in the same transaction; then its bytes are removed and its
-    unfinished deliveries expired. PackageNotDeletable when it is no longer available or while a
-    delivery copies it."""
+def delete_early(
+    workspace_id: int, package_id: int, person: Person, now: datetime | None = None, reason: str | None = None
+) -> None:
+    """available → deleted by an administrator of the workspace or by Rhythm staff (who give a
+    `reason`), audited in the same transaction; then its bytes are removed and its unfinished
+    deliveries expired. PackageNotDeletable when it is no longer available or while a delivery
+    copies it."""
     now = now or utcnow()
     package = db.session.scalar(
         select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == workspace_id)
@@ -60,9 +65,10 @@ def delete_early(workspace_id: int, package_id: int, person: Person, now: dateti
     audit.record(
         workspace_id=workspace_id,
         actor_id=person.id,
-        action="export.package_deleted",
+        action=DELETED_ACTION,
         subject_type="export_package",
         subject_id=package_id,
+        reason=reason,
         details={"execution_id": package.execution_id},
     )
     db.session.commit()
