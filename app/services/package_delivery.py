@@ -203,43 +203,46 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
 def _transfer(package: ExportPackage, destination: ExportDestination, still_current: Callable[[], None]) -> str:
     """Copy the volumes, then the manifest. `still_current` raises TransitionRefused once this
     attempt is no longer the delivery's: it is asked before each object, so a stale attempt writes
-    nothing more. A copy that stops part-way removes what it wrote, so the destination never holds
-    volumes without their manifest."""
+    nothing more. A copy that stops part-way removes the package's objects from the destination,
+    so it never holds volumes without their manifest."""
     storage = get_storage()
     store = open_destination(destination)
     copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
-    written: list[str] = []
     try:
         for key, target in copies:
             still_current()
             store.put_stream(target, storage.read_chunks(key))
-            written.append(target)
     except BaseException:
-        _remove_partial_copy(store, written, still_current)
+        if _still_ours(still_current):
+            _remove_objects(store, [target for _, target in copies])
         raise
     top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
 
 
-def _remove_partial_copy(store: DestinationStore, written: list[str], still_current: Callable[[], None]) -> None:
-    """Delete the objects an interrupted copy wrote, unless a newer attempt took the delivery
-    over (the same names are its objects now). Best effort: the copy's own failure is the one
-    recorded, and a retry writes the same names again."""
+def _still_ours(still_current: Callable[[], None]) -> bool:
+    """Whether this attempt may still touch the destination: once a newer attempt took the
+    delivery over, the same names are that attempt's objects."""
     try:
         still_current()
-    except TransitionRefused:
+    except Exception:  # refused, or the database did not answer: leave the objects alone
         db.session.rollback()
-        return
-    except Exception:
-        db.session.rollback()
-        log.exception("an interrupted package copy could not check its attempt; its %s objects stay", len(written))
-        return
-    for target in reversed(written):
+        return False
+    return True
+
+
+def _remove_objects(store: DestinationStore, targets: list[str]) -> None:
+    """Delete the package's objects at the destination, the manifest first, including those an
+    earlier attempt killed mid-copy left behind. Best effort: the copy's own failure is the one
+    recorded; the first delete the store refuses stops it (a store that is down refuses the rest
+    too), and the next attempt writes the same names again."""
+    for target in reversed(targets):
         try:
             store.delete(target)
         except Exception:
             log.exception("an interrupted package copy could not remove %s from its destination", target)
+            return
 
 
 def _package_settled(package_id: int) -> bool:
@@ -294,8 +297,9 @@ def _record_failure(
         )
     except TransitionRefused:
         return "stale"
-    if failure_class == FailureClass.PERMANENT and notify:
-        export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
+    if failure_class == FailureClass.PERMANENT:
+        if notify:
+            export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
         return "failed"
     return "retry_later"
 

@@ -127,6 +127,22 @@ def test_an_interrupted_copy_leaves_nothing_at_the_destination(stored_package, w
     assert _files(destinations_root) == set()
 
 
+def test_a_failed_attempt_also_removes_what_a_killed_attempt_left(stored_package, world, destinations_root):
+    delivery = factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace, path="drop")
+    )
+    # An earlier attempt, killed mid-copy, left the second volume; this one fails at the first.
+    expected = stored_package.expected_at("drop")
+    [left_behind] = [path for path in expected if path.endswith("teams-0001.csv.zip")]
+    (destinations_root / left_behind).parent.mkdir(parents=True)
+    (destinations_root / left_behind).write_bytes(expected[left_behind])
+    get_storage().delete(stored_package.package.prefix + "people-0001.csv.zip")
+
+    assert package_delivery.run_delivery(delivery.id) == "failed"
+
+    assert _files(destinations_root) == set()
+
+
 def test_no_storage_key_reaches_a_delivery_s_summaries_or_its_notice(
     stored_package, world, destinations_root, smtp_server, mail_to_smtp_server
 ):
