@@ -4,15 +4,16 @@ their manifest, and no storage key of the product reaches what a customer reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from app.domain import export_delivery
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import AuditEvent
+from app.models import AuditEvent, Person
 from app.models.types import utcnow
 from app.models.workspace_export import (
     DeliveryStatus,
@@ -24,6 +25,7 @@ from app.models.workspace_export import (
 from app.services import package_delivery, package_retention
 from app.storage import get_storage
 from tests import factories
+from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread
 
 
@@ -96,6 +98,68 @@ def test_the_sweep_leaves_a_due_package_being_copied_for_a_later_turn(stored_pac
     swept = _package(package.id)
     assert swept.status == "expired" and swept.bytes_removed_at is not None
     assert get_storage().list_keys(package.prefix) == []
+
+
+def _deleting(world, package) -> Callable[[], None]:
+    """The administrator's early deletion, for a thread of its own (ids read here, not there)."""
+    workspace_id, package_id, admin_id = world.workspace.id, package.id, world.admin.id
+    return lambda: package_retention.delete_early(workspace_id, package_id, db.session.get_one(Person, admin_id))
+
+
+def _starting(delivery) -> Callable[[], int]:
+    delivery_id = delivery.id
+    return lambda: export_delivery.start(delivery_id, "worker-1", utcnow() + timedelta(minutes=1))
+
+
+def _waiting_for_a_lock(statement_start: str) -> int:
+    """Sessions whose statement, starting so, waits for a lock."""
+    return db.session.scalar(
+        text(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND query LIKE :start"
+        ),
+        {"start": statement_start + "%"},
+    )
+
+
+def test_a_deletion_that_waited_for_a_starting_copy_is_refused(
+    app, stored_package, world, destinations_root, hold_lock
+):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    db.session.rollback()
+    # The start has share-locked the package and waits to update the delivery.
+    lock = hold_lock("SELECT id FROM data_export_deliveries WHERE id = :id FOR UPDATE", id=delivery.id)
+    start = in_thread(app, _starting(delivery))
+    wait_for(lambda: lock.waiters() == 1, what="the start to wait for the delivery's row")
+    deletion = in_thread(app, _deleting(world, stored_package.package))
+    wait_for(lambda: _waiting_for_a_lock("SELECT data_export_artifacts.id") == 1, what="the deletion to wait")
+    lock.release()
+    for thread, _ in (start, deletion):
+        thread.join(30)
+
+    assert (start[1].error, start[1].value) == (None, 1)
+    assert isinstance(deletion[1].error, package_retention.PackageNotDeletable)
+    assert _package(stored_package.package.id).status == "available"
+    assert len(get_storage().list_keys(stored_package.package.prefix)) == len(stored_package.objects)
+
+
+def test_a_start_that_waited_for_a_deletion_is_refused(app, stored_package, world, destinations_root, hold_lock):
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    db.session.rollback()
+    # The deletion has locked the package, settled it, and waits to write its audit event.
+    lock = hold_lock("LOCK TABLE audit_events IN ACCESS EXCLUSIVE MODE")
+    deletion = in_thread(app, _deleting(world, stored_package.package))
+    wait_for(lambda: lock.waiters() == 1, what="the deletion to wait for the audit table")
+    start = in_thread(app, _starting(delivery))
+    wait_for(lambda: _waiting_for_a_lock("SELECT data_export_artifacts.status") == 1, what="the start to wait")
+    lock.release()
+    for thread, _ in (deletion, start):
+        thread.join(30)
+
+    assert deletion[1].error is None
+    assert isinstance(start[1].error, TransitionRefused)
+    assert _delivery(delivery.id).attempt_count == 0
+    assert _package(stored_package.package.id).status == "deleted"
 
 
 def test_a_delivery_cannot_start_once_its_package_was_deleted(stored_package, world, destinations_root):
