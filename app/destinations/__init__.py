@@ -165,7 +165,7 @@ def _client_error(exc: ClientError) -> tuple[str, str, int | None]:
 
 def describe_error(exc: BaseException) -> str:
     """A bounded sentence for a person: the store's error code and message, or the reason the
-    connection failed. Never includes credentials."""
+    connection failed. Never includes credentials, nor a key of the product's own storage."""
     if isinstance(exc, ClientError):
         code, message, _ = _client_error(exc)
         return bounded(f"{code}: {message}")
@@ -175,7 +175,14 @@ def describe_error(exc: BaseException) -> str:
         return bounded(f"{type(exc).__name__}: {exc}{detail}")
     if isinstance(exc, OSError):
         return bounded(f"{exc.strerror or type(exc).__name__}: {exc.filename or ''}".rstrip(": "))
-    if isinstance(exc, (DestinationRefused, CredentialsUnreadable, StorageError)):
+    if isinstance(exc, ObjectMissing):
+        # The product's own storage keys are internal: the log has them, the customer never does.
+        return "A file of the package is missing from Rhythm's storage, so the package cannot be copied."
+    if isinstance(exc, InvalidKey):
+        return "A file of the package is recorded under a name Rhythm refuses to read, so it cannot be copied."
+    if isinstance(exc, StorageError):
+        return "Rhythm's own storage could not be read just now; the copy is tried again later."
+    if isinstance(exc, (DestinationRefused, CredentialsUnreadable)):
         return bounded(str(exc))
     return bounded(f"{type(exc).__name__}: {exc}")
 

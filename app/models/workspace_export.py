@@ -112,6 +112,7 @@ class NoticeKind(StrEnum):
     PACKAGE_READY = "package_ready"
     EXECUTION_FAILED = "execution_failed"
     DELIVERY_FAILED = "delivery_failed"
+    PACKAGE_DELETED = "package_deleted"  # deleted early by Rhythm staff
 
 
 class NoticeStatus(StrEnum):

@@ -12,6 +12,9 @@ streaming, and record the outcome. A transient failure is retried with a backoff
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
 lease and `settle_lapsed` fails its attempt as transient `worker_stopped`.
 
+A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
+destination is enabled again (`deliver_withheld`), while the package is inside its retention;
+each is audited and dispatched at once, and its attempts are appended to the row's history.
 Staff with `staff.execute` may supersede a failed delivery and start its replacement
 (`supersede_and_replace`), audited with their reason in the same transaction.
 """
@@ -27,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.destinations import DeliveryFailure, classify_error, open_destination
+from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
@@ -56,6 +59,7 @@ DELIVERY_JOB = "jobs.package_delivery.run"
 # The wait after each transiently failed attempt; one attempt more than delays, then it stops.
 RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
 RETRIES_EXHAUSTED = "retries_exhausted"
+PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
 STAFF_EXECUTE = "staff.execute"
 REASON_LIMIT = 500
@@ -171,16 +175,30 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
     def renew(lease_expires_at: datetime) -> None:
         export_delivery.renew_lease(delivery_id, attempt, lease_expires_at)
 
+    def still_current() -> None:
+        renew(leases.lease_expiry(utcnow()))
+
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:
-            location = _transfer(package, destination, functools.partial(progress, delivery_id) if progress else None)
+            location = _transfer(
+                package, destination, still_current, functools.partial(progress, delivery_id) if progress else None
+            )
+        except TransitionRefused:
+            db.session.rollback()
+            log.warning("package delivery %s attempt %s is stale: it stopped copying", delivery_id, attempt)
+            return "stale"
         except Exception as exc:  # every failure is classified and recorded on the row
             failure = classify_error(exc)
             if failure.code == "unexpected_error":
                 log.exception("package delivery %s attempt %s failed unexpectedly", delivery_id, attempt)
             else:
-                log.warning("package delivery %s attempt %s failed: %s", delivery_id, attempt, failure.summary)
+                # The log, unlike the summary a customer reads, names the stored object.
+                log.warning(
+                    "package delivery %s attempt %s failed: %s (%s)", delivery_id, attempt, failure.summary, exc
+                )
             db.session.rollback()
+            if _package_settled(package.id):
+                return _withdrawn(delivery, attempt)
             return _record_failure(delivery, attempt, failure)
     try:
         export_delivery.delivered(delivery_id, attempt, location)
@@ -190,8 +208,15 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
 
 
 def _transfer(
-    package: ExportPackage, destination: ExportDestination, copied: Callable[[int], None] | None = None
+    package: ExportPackage,
+    destination: ExportDestination,
+    still_current: Callable[[], None],
+    copied: Callable[[int], None] | None = None,
 ) -> str:
+    """Copy the volumes, then the manifest, telling `copied` the bytes copied so far. `still_current`
+    raises TransitionRefused once this attempt is no longer the delivery's: it is asked before each
+    object, so a stale attempt writes nothing more. A copy that stops part-way removes the package's
+    objects from the destination, so it never holds volumes without their manifest."""
     storage = get_storage()
     store = open_destination(destination)
     copies = [(key, relative_key(package, key)) for key in package_keys(package)]
@@ -206,10 +231,60 @@ def _transfer(
             if copied is not None:
                 copied(total)
 
-    for key, target in copies:
-        store.put_stream(target, counted(storage.read_chunks(key)))
+    try:
+        for key, target in copies:
+            still_current()
+            store.put_stream(target, counted(storage.read_chunks(key)))
+    except BaseException:
+        if _still_ours(still_current):
+            _remove_objects(store, [target for _, target in copies])
+        raise
     top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
+
+
+def _still_ours(still_current: Callable[[], None]) -> bool:
+    """Whether this attempt may still touch the destination: once a newer attempt took the
+    delivery over, the same names are that attempt's objects."""
+    try:
+        still_current()
+    except Exception:  # refused, or the database did not answer: leave the objects alone
+        db.session.rollback()
+        return False
+    return True
+
+
+def _remove_objects(store: DestinationStore, targets: list[str]) -> None:
+    """Delete the package's objects at the destination, the manifest first, including those an
+    earlier attempt killed mid-copy left behind. Best effort: the copy's own failure is the one
+    recorded; the first delete the store refuses stops it (a store that is down refuses the rest
+    too), and the next attempt writes the same names again."""
+    for target in reversed(targets):
+        try:
+            store.delete(target)
+        except Exception:
+            log.exception("an interrupted package copy could not remove %s from its destination", target)
+            return
+
+
+def _package_settled(package_id: int) -> bool:
+    status = db.session.scalar(select(ExportPackage.status).where(ExportPackage.id == package_id))
+    db.session.rollback()
+    return status != PackageStatus.AVAILABLE
+
+
+def _withdrawn(delivery: ExportDelivery, attempt: int) -> str:
+    """The package was deleted or expired under an attempt whose lease had lapsed (deletion
+    waits for a live copy): no "not delivered" notice, and the delivery expires with its package."""
+    failure = DeliveryFailure(
+        FailureClass.PERMANENT,
+        PACKAGE_WITHDRAWN,
+        "The package was deleted or expired before this copy finished; what the copy had written was removed.",
+    )
+    outcome = _record_failure(delivery, attempt, failure, notify=False)
+    if outcome == "stale":
+        return outcome
+    return _expire_for_package(delivery)
 
 
 def _record_failure(
@@ -218,9 +293,10 @@ def _record_failure(
     failure: DeliveryFailure,
     now: datetime | None = None,
     lease_lapsed_before: datetime | None = None,
+    notify: bool = True,
 ) -> str:
     """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
-    permanent `retries_exhausted`. A permanent failure notifies."""
+    permanent `retries_exhausted`. A permanent failure notifies, unless told not to."""
     now = now or utcnow()
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
@@ -244,7 +320,8 @@ def _record_failure(
     except TransitionRefused:
         return "stale"
     if failure_class == FailureClass.PERMANENT:
-        export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
+        if notify:
+            export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
         return "failed"
     return "retry_later"
 
@@ -332,6 +409,87 @@ def settle_lapsed(now: datetime | None = None) -> int:
         outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
         settled += outcome != "stale"
     return settled
+
+
+# An administrator's Retry and Deliver
+
+
+class DeliveryRefused(TransitionRefused):
+    """An administrator's Retry or Deliver cannot be done now; the message says why, for the page."""
+
+
+def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person) -> None:
+    """Retry a failed delivery now, for an administrator of its workspace, at the attempt they saw
+    (a second press finds it no longer failed at that attempt): audited in the transaction that
+    makes it due, then dispatched (claim, then enqueue). The attempt it makes is appended to the
+    ones before. DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.retry_now(delivery.id, seen_attempt)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
+    _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
+
+
+def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> None:
+    """Deliver a withheld delivery now that its destination is enabled, for an administrator of
+    its workspace: withheld → pending, audited in the same transaction, then dispatched.
+    DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.release(delivery.id)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
+    _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
+
+
+def _workspace_delivery(workspace_id: int, delivery_id: int) -> ExportDelivery:
+    delivery = db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.workspace_id == workspace_id)
+    )
+    if delivery is None:
+        raise DeliveryRefused("This delivery does not exist in this workspace.")
+    return delivery
+
+
+def _audit_request(delivery: ExportDelivery, person: Person, action: str, attempt: int) -> None:
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=person.id,
+        action=action,
+        subject_type="export_delivery",
+        subject_id=delivery.id,
+        details={
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+            "attempts_before": attempt,
+        },
+    )
+    db.session.commit()
+    log.info("package delivery %s: %s by person %s", delivery.id, action, person.id)
+    dispatch(delivery.id, None)
+
+
+def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: int) -> str:
+    """The sentence for a refused Retry or Deliver, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != expected or delivery.attempt_count != seen_attempt:
+        return f"This delivery is {delivery.status} now (attempt {delivery.attempt_count}); the page shows where it is."
+    if (
+        expected == DeliveryStatus.FAILED
+        and delivery.next_attempt_at is not None
+        and delivery.next_attempt_at <= utcnow()
+    ):
+        return "This delivery is already being retried; its next attempt shows here in a moment."
+    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
+        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if destination.removed_at is not None:
+        return f"The destination {destination.name} was removed, so this delivery can no longer be made."
+    return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
 
 
 # Staff page and action

@@ -217,6 +217,18 @@ def package_deliveries(package: ExportPackage) -> list[ExportDelivery]:
     )
 
 
+def find_delivery(package: ExportPackage, delivery_id: int) -> ExportDelivery | None:
+    return db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.package_id == package.id)
+    )
+
+
+def deliverable(package: ExportPackage) -> bool:
+    """Whether an administrator may still ask for a delivery of the package: it is available
+    inside its retention deadline (the sweep may not have expired a package just past it yet)."""
+    return package.status == PackageStatus.AVAILABLE and package.expires_at > utcnow()
+
+
 def open_manifest(package: ExportPackage) -> Download:
     _require_available(package)
     return _download(

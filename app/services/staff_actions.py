@@ -1,6 +1,7 @@
 """What staff with `staff.execute` may do, each with a reason, each audited in the transaction of
 the change it makes (DESIGN section 10): suspend and resume a workspace's export, mark a stuck
-workspace export failed, and requeue a failed job through the product's own dispatch."""
+workspace export failed, delete a package early (its workspace's administrators told), and
+requeue a failed job through the product's own dispatch."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from sqlalchemy.exc import IntegrityError
 from app.domain import export_execution, export_suspension
 from app.domain.errors import TransitionRefused, ValidationError
 from app.extensions import db
-from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Workspace
+from app.models import ExportExecution, ExportPackage, Person, QueryExport, ScheduleRun, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RunStatus
-from app.services import audit, export_notices, outbox, schedule_runs
+from app.models.workspace_export import NoticeKind
+from app.services import audit, export_notices, outbox, package_retention, schedule_runs
 from app.services.package_cleanup import remove_leftovers_of_settled
 from app.services.queue import redis_connection, work_queues
 from app.services.queue_health import record_of
@@ -96,6 +98,18 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
     db.session.commit()
     remove_leftovers_of_settled(execution.workspace_id, execution.id, seen_attempt)
     export_notices.notify_execution_failed(execution.id, execution.workspace_id)
+
+
+def delete_package(package: ExportPackage, actor: Person, reason_text: str | None) -> None:
+    """Delete an available package before its retention deadline, through the administrators'
+    own early deletion (so not while a delivery copies it), audited with the reason; then the
+    workspace's administrators and the export's notification people are told by a notice."""
+    reason = _reason(reason_text)
+    try:
+        package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
+    except package_retention.PackageNotDeletable as refused:
+        raise ActionRefused(str(refused)) from None
+    export_notices.notify(NoticeKind.PACKAGE_DELETED, "package", package.id, package.workspace_id)
 
 
 def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:
