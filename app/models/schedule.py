@@ -285,9 +285,10 @@ class ScheduleRunAttempt(Model):
 class RecipientDelivery(Model):
     """One recipient of one run: `pending → submitted | skipped | failed`.
 
-    A row is claimed (`claimed_at`, under a conditional UPDATE) before its message is sent, and
-    its message has a fixed Message-ID derived from the row, so a run processed twice never
-    emails anyone twice. The download link carries a signed token naming `link_nonce`, not the id.
+    A row is claimed by a run attempt (`claimed_attempt`, under a conditional UPDATE) before its
+    message is sent and settled only by that attempt, and its message has a fixed Message-ID
+    derived from the row, so a run processed twice never emails anyone twice. The download link
+    carries a signed token naming `link_nonce`, not the id.
     """
 
     __tablename__ = "query_schedule_deliveries"

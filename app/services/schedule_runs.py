@@ -151,7 +151,7 @@ def _give_up(run_id: int, attempt: int) -> bool:
         db.session.commit()
     except TransitionRefused:
         return False
-    schedule_delivery.fail_pending(run_id, "The run was given up before this message was sent.")
+    schedule_delivery.fail_pending(run_id, attempt, "The run was given up before this message was sent.")
     return True
 
 
@@ -222,17 +222,21 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
         _file_failed(run, export, attempt)
 
     schedule_delivery.create_deliveries(run, schedule, owner, export.row_count or 0)
-    # Rows claimed before this attempt started were claimed by an earlier one, which is dead or
-    # fenced out (its lease lapsed): this attempt may take them over.
-    outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt), claimed_before=started_at)
+    outcome = schedule_delivery.send_pending(run, schedule, export, attempt, _retry_at(attempt))
+    if outcome.held_elsewhere:
+        # This attempt no longer holds the run: a newer one does (and settles it), or its lease
+        # lapsed and the watchdog delivers the run again. It settles nothing.
+        log.info(
+            "schedule run %s attempt %s: %s recipient row(s) left to the run's holder",
+            run_id,
+            attempt,
+            outcome.held_elsewhere,
+        )
+        raise _Stop("superseded")
     if outcome.waiting:
         _retry_or_fail(
             run, attempt, MAIL_UNAVAILABLE, f"The mail server was not available for {outcome.waiting} recipient(s)."
         )
-    if outcome.held_elsewhere:
-        # Only a newer attempt claims rows after this one started: this attempt is stale, and
-        # settling below is refused.
-        log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
     schedule_run.succeed(run_id, attempt, export.row_count)
     _settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
@@ -288,7 +292,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
     db.session.commit()
-    schedule_delivery.fail_pending(run_id, detail)
+    schedule_delivery.fail_pending(run_id, attempt, detail)
     try:
         schedule_domain.pause(schedule_id, reason)
     except TransitionRefused:
@@ -440,7 +444,7 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
     # the failure streak rather than extending it (a run of failures shows something is wrong).
     _settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
     db.session.commit()
-    schedule_delivery.fail_pending(run_id, detail)
+    schedule_delivery.fail_pending(run_id, attempt, detail)
     raise _Stop(code)
 
 

@@ -84,6 +84,25 @@ def test_run_processed_again_emails_nobody_twice(run_scenario, mail_to_smtp_serv
     assert reloaded(ScheduleRun, run.id).attempt_count == 2
 
 
+def test_job_delivered_again_while_the_holder_is_alive_starts_no_second_attempt(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    live_lease = utcnow() + timedelta(minutes=5)
+    db.session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run.id)
+        .values(status="running", attempt_count=1, lease_holder="alive", lease_expires_at=live_lease)
+    )
+    db.session.commit()
+
+    assert process_run(run.id) == "not_due"
+
+    assert reloaded(ScheduleRun, run.id).attempt_count == 1
+    assert smtp_server.messages == []
+
+
 def test_server_refusing_for_a_while_retries_and_each_recipient_gets_one_message(
     run_scenario, mail_to_smtp_server, smtp_server
 ):
@@ -115,7 +134,11 @@ def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
     smtp_server.refuse(1)
     process_run(run.id)
     # As if attempt 2 had claimed the row and its worker died before sending.
-    db.session.execute(update(RecipientDelivery).where(RecipientDelivery.run_id == run.id).values(claimed_at=utcnow()))
+    db.session.execute(
+        update(RecipientDelivery)
+        .where(RecipientDelivery.run_id == run.id)
+        .values(claimed_at=utcnow(), claimed_attempt=2)
+    )
     db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id == run.id)
