@@ -27,6 +27,8 @@ from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 
 DETAIL_LIMIT = 1000
+# The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
+WORKER_STOPPED = "worker_stopped"
 _ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
@@ -111,7 +113,7 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
         .values(
             ended_at=now,
             outcome="failed",
-            error_code="worker_stopped",
+            error_code=WORKER_STOPPED,
             error_detail="The worker running this attempt stopped (it was killed or its machine went away).",
         )
     )

@@ -202,6 +202,8 @@ class ScheduleRecipient(Model):
 
 
 ACTIVE_MANUAL_RUN = "trigger = 'manual' AND status IN ('queued', 'running')"
+# The error code of a run attempt that left recipients the mail server could not take.
+MAIL_UNAVAILABLE = "mail_unavailable"
 
 
 class ScheduleRun(LeaseColumns, Model):
@@ -258,6 +260,14 @@ class ScheduleRun(LeaseColumns, Model):
     deliveries: Mapped[list[RecipientDelivery]] = relationship(
         back_populates="run", order_by="RecipientDelivery.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def waiting_for_mail(self) -> bool:
+        """Queued again because the mail server could not take some recipients' messages: the run
+        is waiting for the server, not failed."""
+        return (
+            self.status == RunStatus.QUEUED and bool(self.attempts) and self.attempts[-1].error_code == MAIL_UNAVAILABLE
+        )
 
 
 class ScheduleRunAttempt(Model):

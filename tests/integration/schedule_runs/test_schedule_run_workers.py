@@ -15,7 +15,7 @@ from sqlalchemy import select, text, update
 
 from app.extensions import db
 from app.models import Person
-from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
+from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
 from app.services.outbox import LOST_AFTER
@@ -67,16 +67,23 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
 
 
-def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
-    schedule = run_scenario.make_schedule(recipients=("colleague",))
-    run = run_scenario.admit(schedule)
+def running_with_a_lapsed_lease(run: ScheduleRun, earlier_attempts: list[str]) -> None:
+    """Put the run where a worker that stopped leaves it: running at the attempt after
+    `earlier_attempts` (their error codes), its lease lapsed long ago."""
     long_ago = utcnow() - timedelta(hours=1)
+    for number, code in enumerate(earlier_attempts, 1):
+        db.session.add(
+            ScheduleRunAttempt(
+                run_id=run.id, number=number, started_at=long_ago, ended_at=long_ago, outcome="failed", error_code=code
+            )
+        )
+    db.session.add(ScheduleRunAttempt(run_id=run.id, number=len(earlier_attempts) + 1, started_at=long_ago))
     db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id == run.id)
         .values(
             status="running",
-            attempt_count=MAX_STALLS,
+            attempt_count=len(earlier_attempts) + 1,
             dispatched_at=long_ago,
             lease_expires_at=long_ago,
             job_id="schedule-run-gone",
@@ -84,12 +91,29 @@ def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
     )
     db.session.commit()
 
+
+def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    running_with_a_lapsed_lease(run, ["worker_stopped"] * (MAX_STALLS - 1))
+
     assert redeliver_stalled() == 1
 
     failed = run_row(run.id)
     assert (failed.status, failed.failure_code) == ("failed", "timeout")
     db.session.rollback()
     assert db.session.get(Schedule, schedule.id, populate_existing=True).failure_streak == 1
+
+
+def test_run_that_waited_long_for_the_mail_server_is_redelivered_when_its_worker_stops(run_scenario):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    running_with_a_lapsed_lease(run, ["mail_unavailable"] * MAX_STALLS)
+
+    assert redeliver_stalled() == 1
+
+    redelivered = run_row(run.id)
+    assert redelivered.status == "running" and redelivered.job_id != "schedule-run-gone"
 
 
 def a_run_row_is_being_changed() -> bool:
