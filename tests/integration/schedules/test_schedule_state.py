@@ -9,6 +9,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from app.domain.access import current_context
+from app.domain.text_rules import new_request_token, request_key
 from app.extensions import db
 from app.models import AuditEvent, Report, SavedQuery
 from app.models.schedule import (
@@ -18,7 +20,10 @@ from app.models.schedule import (
     ScheduleRunAttempt,
 )
 from app.models.types import utcnow
+from app.services import schedules
 from tests import factories
+from tests.fixtures.workers import wait_for
+from tests.integration.packages.threads import in_thread
 from tests.integration.schedules.forms import schedules_url
 
 
@@ -247,6 +252,32 @@ def test_the_database_refuses_a_second_queued_or_running_manual_run_of_a_schedul
     db.session.rollback()
     add_run("queued", "timetable", 1)
     add_run("succeeded", "manual", 0)
+
+
+def test_two_presses_racing_past_the_lookup_admit_one_run(app, world, hold_lock):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    schedule_id, workspace_id, person_id = schedule.id, world.workspace.id, world.member.id
+
+    def press(token: str):
+        def work() -> tuple[int, bool]:
+            access = current_context(workspace_id, person_id)
+            pressed = schedules.run_now(access, db.session.get(Schedule, schedule_id), request_key(token, {}))
+            return pressed.run.id, pressed.admitted
+
+        return work
+
+    # Both presses look for a run, find none, and wait to insert theirs until the lock goes.
+    inserts_wait = hold_lock(f"LOCK TABLE {ScheduleRun.__tablename__} IN EXCLUSIVE MODE")
+    presses = [in_thread(app, press(new_request_token())) for _ in range(2)]
+    wait_for(lambda: inserts_wait.waiters() == 2, timeout=30, what="both presses to insert their run")
+    inserts_wait.release()
+    for thread, outcome in presses:
+        thread.join(timeout=30)
+        assert outcome.error is None, outcome.error
+
+    [only_run] = db.session.scalars(select(ScheduleRun.id)).all()
+    assert sorted(outcome.value for _, outcome in presses) == [(only_run, False), (only_run, True)]
 
 
 def test_run_now_with_a_damaged_token_says_so_and_admits_nothing(client, auth, world):
