@@ -211,7 +211,7 @@ def test_a_mail_outage_of_over_an_hour_is_ridden_out_and_each_recipient_gets_one
     auth.login(run_scenario.owner.email)
     page = client.get(f"/w/{run_scenario.workspace.id}/schedules/{schedule.id}").get_data(as_text=True)
     assert "waiting for the mail server" in page and "The mail server could not take the message for 2" in page
-    assert ">failed<" not in page
+    assert ">failed<" not in page and "waited for the mail server" in page and "mail_unavailable" not in page
 
     mail_server_down(False)
     assert process_run(run.id, now=waiting.next_attempt_at) == "succeeded"
