@@ -8,13 +8,18 @@ next process relies on (a claimed dispatch, a started attempt, a settled run).
 
 A transient failure does not settle the run: the attempt ends and the run goes back to
 `queued` with `next_attempt_at`, from which the dispatcher sends it again.
+
+A running run's next attempt starts only once its holder's lease lapsed (`start_attempt`), so a
+live attempt, however late its job was delivered again or requeued, is never run beside another.
+`held_by` is the same rule seen from a recipient row: the attempt still holds the run.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import String, and_, cast, literal, or_, update
+from sqlalchemy import ColumnElement, String, and_, cast, exists, literal, or_, update
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -22,6 +27,8 @@ from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 
 DETAIL_LIMIT = 1000
+# The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
+WORKER_STOPPED = "worker_stopped"
 _ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
@@ -72,7 +79,8 @@ def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None =
 
 
 def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
-    """queued → running (or running → running on redelivery), once any retry delay has passed.
+    """queued → running once any retry delay has passed, or running → running on redelivery once
+    the holder's lease lapsed (a live holder keeps the run, even when its job is delivered again).
 
     Appends the attempt row, ends an attempt left open by a dead worker, and takes the lease.
     Returns the attempt number.
@@ -81,8 +89,13 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
     number = _apply(
         run_id,
         [
-            ScheduleRun.status.in_(_ACTIVE),
-            or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+            or_(
+                and_(
+                    ScheduleRun.status == RunStatus.QUEUED,
+                    or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+                ),
+                and_(ScheduleRun.status == RunStatus.RUNNING, ~_lease_live(now)),
+            )
         ],
         {
             "status": RunStatus.RUNNING,
@@ -100,7 +113,7 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
         .values(
             ended_at=now,
             outcome="failed",
-            error_code="worker_stopped",
+            error_code=WORKER_STOPPED,
             error_detail="The worker running this attempt stopped (it was killed or its machine went away).",
         )
     )
@@ -111,6 +124,24 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
 
 def _current(attempt: int) -> list:
     return [ScheduleRun.status == RunStatus.RUNNING, ScheduleRun.attempt_count == attempt]
+
+
+def _lease_live(now: datetime) -> ColumnElement[bool]:
+    # The negation of app/services/leases.py lease_lapsed, which the domain layer cannot import.
+    return and_(ScheduleRun.lease_expires_at.is_not(None), ScheduleRun.lease_expires_at >= now)
+
+
+def held_by(
+    run_id: ColumnElement[int] | InstrumentedAttribute[int], attempt: int, now: datetime
+) -> ColumnElement[bool]:
+    """The SQL condition "attempt `attempt` of run `run_id` still holds it at `now`": the run is
+    running at that attempt and its lease has not lapsed. While it holds, no newer attempt can
+    start, so whatever this attempt claimed stays its own."""
+    return exists().where(
+        ScheduleRun.id == run_id,
+        *_current(attempt),
+        _lease_live(now),
+    )
 
 
 def renew_lease(run_id: int, attempt: int, lease_expires_at: datetime) -> None:

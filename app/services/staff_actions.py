@@ -16,6 +16,7 @@ from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, QueryExport, ScheduleRun, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RunStatus
+from app.models.types import utcnow
 from app.models.workspace_export import NoticeKind
 from app.services import audit, export_notices, outbox, package_retention, schedule_runs
 from app.services.package_cleanup import remove_leftovers_of_settled
@@ -172,6 +173,13 @@ def _redispatch_run(run_id: int, actor: Person, reason: str, job_id: str) -> str
         raise ActionRefused(f"Schedule run {run_id} no longer exists.")
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         raise ActionRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
+    if run.status == RunStatus.RUNNING and run.lease_expires_at is not None and run.lease_expires_at >= utcnow():
+        # A second attempt beside a live one would send its recipients' messages again.
+        raise ActionRefused(
+            f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
+            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
+            "once the lease lapses."
+        )
     _audit_requeue(run.workspace_id, actor, "schedule_run", run.id, reason, job_id)
     if not schedule_runs.dispatch(run.id, run.job_id):
         raise ActionRefused(f"Schedule run {run_id} could not be dispatched now. {_NOT_DISPATCHED}")

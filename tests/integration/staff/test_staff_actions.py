@@ -3,15 +3,21 @@ and is refused with a clear message when the record's state does not allow it.""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import AuditEvent, ExportExecution, ExportNotice, ExportSettings
+from app.models.schedule import RunTrigger, ScheduleRun
+from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
 from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
+from app.services.schedule_admission import admit_run
+from app.services.schedule_runs import dispatch_queued
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
 
@@ -205,3 +211,48 @@ def test_requeueing_an_unknown_job_says_so(client, auth, world, staff):
         "/staff/queues/requeue", data={"job_id": "no-such-job", "reason": "Try"}, follow_redirects=True
     )
     assert "no longer among the failed jobs" in response.text
+
+
+def running_run_with_a_failed_job(world, lease_expires_at) -> ScheduleRun:
+    """A schedule run whose job RQ counts as failed while the database has it running under a
+    lease (a job redelivered beside a live attempt, a worker frozen past its lease)."""
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    run = admit_run(
+        schedule_id=schedule.id, workspace_id=world.workspace.id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
+    )
+    assert dispatch_queued() == 1
+    db.session.refresh(run)
+    run.status, run.attempt_count, run.lease_holder, run.lease_expires_at = "running", 1, "w1", lease_expires_at
+    db.session.commit()
+    fail_job_as_a_worker_would(run.job_id, "Traceback (most recent call last):\nJobTimeoutException: 180")
+    return run
+
+
+def test_requeueing_a_running_schedule_run_with_a_live_lease_is_refused(client, auth, world, staff):
+    run = running_run_with_a_failed_job(world, utcnow() + timedelta(minutes=5))
+    job_id = run.job_id
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Schedule run {run.id} is running now and its worker is alive" in response.text
+    db.session.rollback()
+    assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id == job_id
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.SCHEDULED)).get_job_ids()
+    assert audit_actions() == []
+
+
+def test_requeueing_a_running_schedule_run_whose_lease_lapsed_dispatches_it(client, auth, world, staff):
+    run = running_run_with_a_failed_job(world, utcnow() - timedelta(seconds=1))
+    job_id = run.job_id
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Worker gone"}, follow_redirects=True
+    )
+
+    assert f"Schedule run {run.id} was dispatched again." in response.text
+    db.session.rollback()
+    assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id != job_id
+    assert audit_actions() == [("job.requeued", "Worker gone")]
