@@ -14,30 +14,14 @@ from app.domain import export_delivery
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, ExportDestination
+from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDestination
 from app.security.credentials import encrypt_secret
 from app.services import package_delivery
 from app.services.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
-
-
-def _delivery(delivery_id: int) -> ExportDelivery:
-    db.session.rollback()
-    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
-
-
-def _attempts(delivery_id: int) -> list[tuple]:
-    db.session.rollback()
-    return [
-        (a.number, a.outcome, a.failure_class, a.failure_code)
-        for a in db.session.scalars(
-            select(ExportDeliveryAttempt)
-            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
-            .order_by(ExportDeliveryAttempt.number)
-        )
-    ]
+from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
 
 
 def _actions(action: str) -> list[AuditEvent]:
@@ -82,8 +66,11 @@ def test_a_retried_delivery_ends_delivered_with_its_manifest_and_every_attempt_k
     response = admin_client.post(_url(stored_package.package, delivery, "retry"), data={"attempt": "1"})
 
     assert response.status_code == 302
-    wait_for(lambda: _delivery(delivery.id).status == DeliveryStatus.DELIVERED, what="the retried delivery")
-    assert _attempts(delivery.id) == [(1, "failed", "permanent", "SignatureDoesNotMatch"), (2, "delivered", None, None)]
+    wait_for(lambda: delivery_row(delivery.id).status == DeliveryStatus.DELIVERED, what="the retried delivery")
+    assert attempt_outcomes(delivery.id) == [
+        (1, "failed", "permanent", "SignatureDoesNotMatch"),
+        (2, "delivered", None, None),
+    ]
     listed = {item["Key"] for item in s3_account.client.list_objects_v2(Bucket=BUCKET)["Contents"]}
     assert listed == set(stored_package.expected_at("drop"))
     assert any(key.endswith("/manifest.json") for key in listed)
@@ -96,7 +83,7 @@ def test_a_withheld_delivery_is_delivered_once_its_destination_is_enabled(
 ):
     destination = factories.make_destination(world.workspace, name="Archive folder", path="drop", enabled=False)
     [delivery_id] = package_delivery.create_deliveries(stored_package.package.id)
-    delivery = _delivery(delivery_id)
+    delivery = delivery_row(delivery_id)
     assert delivery.status == DeliveryStatus.WITHHELD
     db.session.get_one(ExportDestination, destination.id).enabled = True
     db.session.commit()
@@ -105,10 +92,10 @@ def test_a_withheld_delivery_is_delivered_once_its_destination_is_enabled(
     response = admin_client.post(_url(stored_package.package, delivery, "deliver"))
 
     assert response.status_code == 302
-    wait_for(lambda: _delivery(delivery_id).status == DeliveryStatus.DELIVERED, what="the released delivery")
+    wait_for(lambda: delivery_row(delivery_id).status == DeliveryStatus.DELIVERED, what="the released delivery")
     delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
     assert delivered == set(stored_package.expected_at("drop"))
-    assert _attempts(delivery_id) == [(1, "delivered", None, None)]
+    assert attempt_outcomes(delivery_id) == [(1, "delivered", None, None)]
     assert [event.subject_id for event in _actions("export_delivery.released")] == [delivery_id]
 
 
@@ -135,7 +122,7 @@ def test_a_withheld_delivery_to_a_disabled_destination_is_not_delivered(stored_p
 
     assert response.status_code == 409
     assert "The destination Archive folder is disabled. Enable it" in response.get_data(as_text=True)
-    assert _delivery(delivery.id).status == DeliveryStatus.WITHHELD
+    assert delivery_row(delivery.id).status == DeliveryStatus.WITHHELD
     assert work_queue(WorkPriority.BULK).job_ids == []
 
 
@@ -160,7 +147,7 @@ def test_a_delivery_of_an_expired_package_cannot_be_retried(stored_package, worl
 
     assert response.status_code == 409
     assert "past its retention" in response.get_data(as_text=True)
-    assert _delivery(delivery.id).next_attempt_at is None
+    assert delivery_row(delivery.id).next_attempt_at is None
     assert _actions("export_delivery.retried") == []
 
 
@@ -189,7 +176,7 @@ def test_another_workspaces_delivery_is_not_found(stored_package, world, client,
     )
 
     assert (in_url.status_code, under_own_package.status_code) == (404, 404)
-    assert _delivery(delivery.id).next_attempt_at is None
+    assert delivery_row(delivery.id).next_attempt_at is None
 
 
 def test_a_plain_member_cannot_retry(stored_package, world, client, auth):
@@ -199,7 +186,7 @@ def test_a_plain_member_cannot_retry(stored_package, world, client, auth):
     response = client.post(_url(stored_package.package, delivery, "retry"), data={"attempt": "1"})
 
     assert response.status_code == 404
-    assert _delivery(delivery.id).next_attempt_at is None
+    assert delivery_row(delivery.id).next_attempt_at is None
 
 
 def test_retry_needs_the_page_s_csrf_token(csrf_app, stored_package, world):
@@ -211,7 +198,7 @@ def test_retry_needs_the_page_s_csrf_token(csrf_app, stored_package, world):
 
     refused = client.post(_url(stored_package.package, delivery, "retry"), data={"attempt": "1"})
     assert refused.status_code == 400
-    assert _delivery(delivery.id).next_attempt_at is None
+    assert delivery_row(delivery.id).next_attempt_at is None
 
     token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', _page(client, stored_package.package)).group(1)
     accepted = client.post(_url(stored_package.package, delivery, "retry"), data={"attempt": "1", "csrf_token": token})

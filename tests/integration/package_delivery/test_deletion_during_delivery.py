@@ -26,12 +26,8 @@ from app.services import package_delivery, package_retention
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.workers import wait_for
+from tests.integration.package_delivery.delivery_reading import delivery_row
 from tests.integration.packages.threads import in_thread
-
-
-def _delivery(delivery_id: int) -> ExportDelivery:
-    db.session.rollback()
-    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
 
 
 def _package(package_id: int) -> ExportPackage:
@@ -158,7 +154,7 @@ def test_a_start_that_waited_for_a_deletion_is_refused(app, stored_package, worl
 
     assert deletion[1].error is None
     assert isinstance(start[1].error, TransitionRefused)
-    assert _delivery(delivery.id).attempt_count == 0
+    assert delivery_row(delivery.id).attempt_count == 0
     assert _package(stored_package.package.id).status == "deleted"
 
 
@@ -175,7 +171,7 @@ def test_a_delivery_cannot_start_once_its_package_was_deleted(stored_package, wo
     with pytest.raises(TransitionRefused):
         export_delivery.start(delivery.id, "worker-late", utcnow() + timedelta(minutes=1))
 
-    assert _delivery(delivery.id).attempt_count == 0
+    assert delivery_row(delivery.id).attempt_count == 0
 
 
 def test_an_interrupted_copy_leaves_nothing_at_the_destination(stored_package, world, destinations_root):
@@ -215,7 +211,7 @@ def test_no_storage_key_reaches_a_delivery_s_summaries_or_its_notice(
 
     package_delivery.run_delivery(delivery.id)
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     [attempt] = db.session.scalars(
         select(ExportDeliveryAttempt).where(ExportDeliveryAttempt.delivery_id == delivery.id)
     ).all()
@@ -270,7 +266,7 @@ def test_a_copy_whose_package_was_deleted_under_it_is_removed_and_expires_withou
 
     outcome = package_delivery.run_delivery(delivery.id)
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert (outcome, row.status) == ("expired", DeliveryStatus.EXPIRED)
     assert row.failure_code == package_delivery.PACKAGE_WITHDRAWN
     assert _files(destinations_root) == set()
