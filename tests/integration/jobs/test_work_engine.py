@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -9,6 +10,7 @@ from datetime import timedelta
 import pytest
 from flask import current_app
 from redis import Redis
+from sqlalchemy.exc import OperationalError
 
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
@@ -96,3 +98,20 @@ def test_one_redispatch_turn_after_redis_was_flushed_puts_every_kind_s_queued_jo
     assert redispatched_job_id.startswith(f"{queued.kind.slug}-")
     assert queue.get_job_ids() == [redispatched_job_id]
     assert queue.fetch_job(redispatched_job_id).func_name == queued.kind.job_function
+
+
+def test_a_kind_whose_turn_fails_does_not_hold_up_the_other_kinds(app_context, monkeypatch, caplog):
+    queued = _queued_execution()
+    flushed_job_id = queued.job_id()
+    Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
+
+    def database_unreachable(now):
+        raise OperationalError("SELECT …", {}, Exception("connection refused"))
+
+    broken_files = dataclasses.replace(kinds.FILES, redispatch_lost=database_unreachable)
+    monkeypatch.setattr(engine, "WORK_KINDS", (broken_files, kinds.RUNS, kinds.EXECUTIONS, kinds.DELIVERIES))
+
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+
+    assert queued.job_id() != flushed_job_id
+    assert "redispatch lost failed for file" in caplog.text

@@ -9,7 +9,7 @@ import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
-from app.domain import export_delivery
+from app.domain import export_delivery, export_execution
 from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
@@ -325,5 +325,22 @@ def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refu
 
     assert f"Package delivery {delivery.id} is copying now and its worker is alive" in response.text
     assert set(work_queue(WorkPriority.BULK).get_job_ids()) <= {job_id}  # no new dispatch
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == []
+
+
+def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    job_id = execution_row(execution.id).job_id
+    export_execution.start_attempt(execution.id, "live-worker", utcnow() + timedelta(minutes=5))
+    db.session.commit()
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nJobTimeoutException: 180")
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Workspace export {execution.id} is running now and its worker is alive" in response.text
+    assert execution_row(execution.id).job_id == job_id
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
     assert audit_actions() == []
