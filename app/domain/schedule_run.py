@@ -16,9 +16,10 @@ live attempt, however late its job was delivered again or requeued, is never run
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, String, and_, cast, exists, literal, or_, update
+from sqlalchemy import ColumnElement, and_, case, exists, or_, update
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
@@ -60,17 +61,15 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
     db.session.commit()
 
 
-def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None = None) -> list[tuple[int, str]]:
-    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement; each job id
-    is "schedule-run-<id>-<job_suffix>". Returns the (run id, job id) pairs claimed. Committed."""
-    if not run_ids:
+def claim_dispatches(job_ids: Mapping[int, str], now: datetime | None = None) -> list[tuple[int, str]]:
+    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement, each run
+    for the job id `job_ids` gives it. Returns the (run id, job id) pairs claimed. Committed."""
+    if not job_ids:
         return []
-    # `||` (not concat(), which SQLite lacks) through SQLAlchemy's string `+`.
-    job_id = literal("schedule-run-", String) + cast(ScheduleRun.id, String) + literal(f"-{job_suffix}", String)
     claimed = db.session.execute(
         update(ScheduleRun)
-        .where(ScheduleRun.id.in_(run_ids), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
-        .values(job_id=job_id, dispatched_at=now or utcnow())
+        .where(ScheduleRun.id.in_(list(job_ids)), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
+        .values(job_id=case(dict(job_ids), value=ScheduleRun.id), dispatched_at=now or utcnow())
         .returning(ScheduleRun.id, ScheduleRun.job_id)
         .execution_options(synchronize_session=False)
     ).all()

@@ -1,4 +1,5 @@
 """The workspace-export watchdog: a running execution whose worker died is dispatched again.
+The work engine runs it as the executions' `redeliver_lapsed` turn (app/services/work/kinds.py).
 
 As for export files (app/services/watchdog.py), the database decides. A running execution is
 abandoned when the lease its attempt keeps renewing has lapsed (app/services/leases.py): its
@@ -32,10 +33,10 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage
 from app.services import execution_dispatch, export_notices
-from app.services.leases import dispatch_is_waiting, lease_lapsed
-from app.services.outbox import LOST_AFTER
+from app.services.leases import lease_lapsed
 from app.services.package_cleanup import remove_leftovers_of_settled
 from app.services.queue import redis_connection
+from app.services.work.core import LOST_AFTER, dispatch_is_waiting
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,8 @@ manifest from the product's storage to
 streaming, and record the outcome. A transient failure is retried with a backoff (the periodic
 `dispatch_due` enqueues it when due); after the last retry, or on a permanent failure, the row
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
-lease and `settle_lapsed` fails its attempt as transient `worker_stopped`.
+lease and `settle_lapsed` fails its attempt as transient `worker_stopped`. The work engine runs
+these turns (the kind's spec is `app.services.work.kinds.DELIVERIES`).
 
 A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
 destination is enabled again (`deliver_withheld`), while the package is inside its retention;
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -49,13 +49,14 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services import audit, export_notices, leases
-from app.services.outbox import LOST_AFTER, job_is_lost
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
+from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
 from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
 
 DELIVERY_JOB = "jobs.package_delivery.run"
+DELIVERY_JOB_SLUG = "package-delivery"
 # The wait after each transiently failed attempt; one attempt more than delays, then it stops.
 RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
 RETRIES_EXHAUSTED = "retries_exhausted"
@@ -336,18 +337,18 @@ def _expire_for_package(delivery: ExportDelivery) -> str:
     return "expired"
 
 
-# Retries and the watchdog (periodic tasks)
-
-
-def job_id_for(delivery_id: int) -> str:
-    return f"package-delivery-{delivery_id}-{uuid.uuid4().hex[:8]}"
+# Retries and the watchdog (periodic turns of the work engine)
 
 
 def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
     """Claim the delivery's next attempt for a new job from the job id the caller saw, commit,
     then enqueue it: two schedulers never enqueue the same attempt twice."""
     job = ClaimedJob(
-        DELIVERY_JOB, delivery_id, job_id_for(delivery_id), f"package delivery {delivery_id}", WorkPriority.BULK
+        DELIVERY_JOB,
+        delivery_id,
+        job_id(DELIVERY_JOB_SLUG, delivery_id),
+        f"package delivery {delivery_id}",
+        WorkPriority.BULK,
     )
     return claim_and_enqueue(lambda: export_delivery.claim_dispatch(delivery_id, seen_job_id, job.job_id), job)
 
@@ -371,23 +372,29 @@ def _deliverable(now: datetime):
 
 
 def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
-    """Enqueue deliveries whose retry time has come (and pending ones left behind), and again
-    those whose job Redis lost."""
+    """Enqueue deliveries whose retry time has come (and pending ones left behind)."""
     now = now or utcnow()
-    fresh = db.session.execute(
+    due = db.session.scalars(
         _deliverable(now).where(ExportDelivery.job_id.is_(None)).order_by(ExportDelivery.id).limit(limit)
     ).all()
-    lost = db.session.execute(
+    db.session.rollback()
+    return sum(dispatch(delivery_id, None) for delivery_id in due)
+
+
+def redispatch_lost(now: datetime | None = None, limit: int = 200) -> int:
+    """Dispatch again deliveries waiting for an attempt whose job Redis lost."""
+    now = now or utcnow()
+    rows = db.session.execute(
         _deliverable(now)
         .where(ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER)
+        .order_by(ExportDelivery.id)
         .limit(limit)
     ).all()
     db.session.rollback()
-    dispatched = sum(dispatch(row.id, None) for row in fresh)
-    if lost:
-        connection = redis_connection()
-        dispatched += sum(dispatch(row.id, row.job_id) for row in lost if job_is_lost(connection, row.job_id))
-    return dispatched
+    if not rows:
+        return 0
+    connection = redis_connection()
+    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
 
 
 def settle_lapsed(now: datetime | None = None) -> int:
@@ -409,6 +416,50 @@ def settle_lapsed(now: datetime | None = None) -> int:
         outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
         settled += outcome != "stale"
     return settled
+
+
+def requeue(delivery_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the delivery: refused once it settled, while an attempt's holder is
+    alive, while it is withheld or failed for good (an administrator's Deliver, staff's
+    supersede, are their paths); a transient failure waiting for its backoff is made due now."""
+    delivery = db.session.get(ExportDelivery, delivery_id)
+    if delivery is None:
+        raise RequeueRefused(f"Package delivery {delivery_id} no longer exists.")
+    label = f"Package delivery {delivery_id}"
+    if delivery.status in (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED):
+        raise RequeueRefused(f"{label} is already {delivery.status}; a settled delivery never runs again.")
+    if delivery.status == DeliveryStatus.WITHHELD:
+        raise RequeueRefused(
+            f"{label} is withheld because its destination is disabled; once the destination is enabled, "
+            "an administrator of the workspace delivers it from its page."
+        )
+    if delivery.status == DeliveryStatus.DELIVERING:
+        if holder_is_alive(delivery.lease_expires_at, now):
+            raise RequeueRefused(
+                f"{label} is copying now and its worker is alive (it renewed its lease a moment ago), so it "
+                "was not dispatched again."
+            )
+        raise RequeueRefused(
+            f"{label}'s worker stopped mid-copy; the watchdog records that attempt as failed within seconds "
+            "and retries it. Requeue it again once it shows as failed if the retry should not wait."
+        )
+    if delivery.status == DeliveryStatus.FAILED and delivery.failure_class == FailureClass.PERMANENT:
+        raise RequeueRefused(f"{label} failed for good; supersede it from its page to start a replacement delivery.")
+    seen_job_id, seen_attempt = delivery.job_id, delivery.attempt_count
+    waits_for_backoff = delivery.status == DeliveryStatus.FAILED and (
+        delivery.next_attempt_at is not None and delivery.next_attempt_at > now
+    )
+
+    def dispatch_now() -> bool:
+        if not waits_for_backoff:
+            return dispatch(delivery_id, seen_job_id)
+        try:
+            export_delivery.retry_now(delivery_id, seen_attempt, now)
+        except TransitionRefused:
+            return False
+        return dispatch(delivery_id, None)
+
+    return Requeue(delivery.workspace_id, "export_delivery", label, dispatch_now)
 
 
 # An administrator's Retry and Deliver

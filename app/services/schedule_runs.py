@@ -11,7 +11,6 @@ finds its file and its rows and goes on from where they are; nobody is emailed t
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import NoReturn
@@ -41,13 +40,22 @@ from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
-from app.services.outbox import LOST_AFTER, job_is_lost
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
+from app.services.work.core import (
+    LOST_AFTER,
+    Requeue,
+    RequeueRefused,
+    dispatch_is_waiting,
+    holder_is_alive,
+    job_id,
+    job_is_lost,
+)
 
 log = logging.getLogger(__name__)
 
 RUN_JOB = "jobs.schedule_run.run"
+RUN_JOB_SLUG = "schedule-run"
 TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
 # The cause of every other transient failure: storage unavailable, an unexpected error.
 OTHER_TRANSIENT = "other_transient"
@@ -65,27 +73,23 @@ _CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_U
 MAX_STALLS = 5
 
 
-# Dispatch
-
-
-def job_id_for(run_id: int) -> str:
-    return f"schedule-run-{run_id}-{uuid.uuid4().hex[:8]}"
+# Dispatch (the kind's spec is `app.services.work.kinds.RUNS`)
 
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
     """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job = _run_job(run_id, job_id_for(run_id))
+    job = _run_job(run_id, job_id(RUN_JOB_SLUG, run_id))
     return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    claimed = schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8])
-    return enqueue_claimed([_run_job(run_id, job_id) for run_id, job_id in claimed])
+    claimed = schedule_run.claim_dispatches({run_id: job_id(RUN_JOB_SLUG, run_id) for run_id in run_ids})
+    return enqueue_claimed([_run_job(run_id, claimed_job_id) for run_id, claimed_job_id in claimed])
 
 
-def _run_job(run_id: int, job_id: str) -> ClaimedJob:
-    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
+def _run_job(run_id: int, claimed_job_id: str) -> ClaimedJob:
+    return ClaimedJob(RUN_JOB, run_id, claimed_job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
 
 
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
@@ -140,7 +144,7 @@ def redeliver_stalled(now: datetime | None = None) -> int:
     connection = redis_connection()
     handled = 0
     for row in rows:
-        if leases.dispatch_is_waiting(connection, row.job_id, now):
+        if dispatch_is_waiting(connection, row.job_id, now):
             continue
         stalls = _attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1
         if stalls >= MAX_STALLS:
@@ -169,6 +173,24 @@ def _give_up(run_id: int, attempt: int, stalls: int) -> bool:
         return False
     schedule_delivery.fail_pending(run_id, attempt, "The run was given up before this message was sent.")
     return True
+
+
+def requeue(run_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the run: refused once it settled, or while its holder is alive (a second
+    attempt beside a live one would send its recipients' messages again)."""
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        raise RequeueRefused(f"Schedule run {run_id} no longer exists.")
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
+    if run.status == RunStatus.RUNNING and holder_is_alive(run.lease_expires_at, now):
+        raise RequeueRefused(
+            f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
+            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
+            "once the lease lapses."
+        )
+    seen_job_id = run.job_id
+    return Requeue(run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id))
 
 
 # Processing

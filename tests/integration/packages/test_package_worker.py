@@ -23,10 +23,10 @@ from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNo
 from app.models.types import utcnow
 from app.services import execution_dispatch, package_delivery, package_production
 from app.services.execution_watchdog import MAX_ATTEMPTS, redeliver_abandoned_executions
-from app.services.outbox import LOST_AFTER
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_production import run_execution
 from app.services.queue import WorkPriority, work_queue
+from app.services.work.core import LOST_AFTER
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import (

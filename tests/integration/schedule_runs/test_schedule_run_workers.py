@@ -18,9 +18,9 @@ from app.models import Person
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
-from app.services.outbox import LOST_AFTER
 from app.services.queue import redis_connection
 from app.services.schedule_runs import MAX_STALLS, dispatch_queued, process_run, redeliver_stalled
+from app.services.work.core import LOST_AFTER
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 
 SHORT_LEASE_SECONDS = 2

@@ -9,10 +9,12 @@ import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
+from app.domain import export_delivery, export_execution
 from app.extensions import db
-from app.models import AuditEvent, ExportExecution, ExportNotice, ExportSettings
+from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
+from app.services import execution_dispatch, package_delivery
 from app.services.outbox import dispatch_pending
 from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
@@ -256,3 +258,89 @@ def test_requeueing_a_running_schedule_run_whose_lease_lapsed_dispatches_it(clie
     db.session.rollback()
     assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id != job_id
     assert audit_actions() == [("job.requeued", "Worker gone")]
+
+
+def test_a_failed_job_of_a_queued_workspace_export_is_requeued_through_its_dispatch(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    job_id = execution_row(execution.id).job_id
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"}, follow_redirects=True
+    )
+
+    assert f"Workspace export {execution.id} was dispatched again." in response.text
+    requeued = execution_row(execution.id)
+    assert requeued.job_id != job_id
+    assert requeued.job_id in work_queue(WorkPriority.BULK).get_job_ids()
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Horse was OOM-killed")]
+
+
+def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
+    """A package delivery whose worker died mid-copy: its job failed in RQ, and the watchdog failed
+    its attempt as transient, retried only after the backoff."""
+    package = factories.make_package(factories.make_execution(world.workspace))
+    delivery = factories.make_package_delivery(
+        package, factories.make_destination(world.workspace), created_at=utcnow() - timedelta(minutes=5)
+    )
+    assert package_delivery.dispatch_due(utcnow()) == 1
+    db.session.refresh(delivery)
+    job_id = delivery.job_id
+    export_delivery.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    assert package_delivery.settle_lapsed(utcnow()) == 1
+    return delivery, job_id
+
+
+def test_a_failed_job_of_a_package_delivery_is_requeued_at_once_rather_than_after_its_backoff(
+    client, auth, world, staff
+):
+    delivery, job_id = delivery_whose_worker_died(world)
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Destination fixed"}, follow_redirects=True
+    )
+
+    assert f"Package delivery {delivery.id} was dispatched again." in response.text
+    db.session.rollback()
+    requeued = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    assert requeued.status == "failed" and requeued.next_attempt_at <= utcnow()
+    assert requeued.job_id in work_queue(WorkPriority.BULK).get_job_ids()
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Destination fixed")]
+
+
+def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refused(client, auth, world, staff):
+    delivery, job_id = delivery_whose_worker_died(world)
+    export_delivery.retry_now(delivery.id, 1)
+    db.session.commit()
+    export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(minutes=5))
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Package delivery {delivery.id} is copying now and its worker is alive" in response.text
+    assert set(work_queue(WorkPriority.BULK).get_job_ids()) <= {job_id}  # no new dispatch
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == []
+
+
+def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    job_id = execution_row(execution.id).job_id
+    export_execution.start_attempt(execution.id, "live-worker", utcnow() + timedelta(minutes=5))
+    db.session.commit()
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nJobTimeoutException: 180")
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Workspace export {execution.id} is running now and its worker is alive" in response.text
+    assert execution_row(execution.id).job_id == job_id
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == []
