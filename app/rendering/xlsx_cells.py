@@ -109,11 +109,18 @@ def datetime_serial(wall_time: datetime) -> float | None:
 
 
 def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnings: Counter[str]) -> str:
-    """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`."""
+    """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`.
+
+    The forms are the ones the file's warning names (app/domain/file_warnings.py): YYYY-MM-DD, or
+    YYYY-MM-DDTHH:MM:SS with the offset from UTC (±HH:MM, or Z).
+    """
     warnings[DATE_OUT_OF_RANGE] += 1
     if not isinstance(value, datetime):
         return value.isoformat()
-    if wall_time is None:
+    offset = None if wall_time is None else wall_time.utcoffset()
+    # Local mean time before time zones (1850 in Kolkata is +05:53:28) has an offset in seconds,
+    # which ISO's ±HH:MM cannot say: such a moment is written in UTC.
+    if wall_time is None or offset is None or offset.seconds % 60:
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
     return wall_time.replace(microsecond=0).isoformat()
