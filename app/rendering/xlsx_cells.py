@@ -7,10 +7,13 @@ Used by the query files' streaming writer (app/rendering/xlsx_writer.py) and by 
   cell whose style has `quotePrefix="1"`: Excel and LibreOffice show it as written and keep it
   text even after someone edits it, so `=1+2` can never become a formula. No cell is ever a
   formula (no `<f>` element is written).
-- **Characters XML cannot carry** (control characters other than tab and line feed, carriage
-  return included since XML readers turn it into a line feed, and U+FFFE/U+FFFF) are written
-  as OOXML's `_xHHHH_` escapes, and the underscore of a literal `_xHHHH_` in the data is
-  written `_x005F_`, so Excel shows the text as stored (`ooxml_text`).
+- **Characters XML cannot carry** (control characters other than tab, line feed and carriage
+  return, and U+FFFE/U+FFFF) are written as OOXML's `_xHHHH_` escapes, and the underscore of a
+  literal `_xHHHH_` in the data is written `_x005F_`, so Excel shows the text as stored
+  (`ooxml_text`). A carriage return is XML's own character reference `&#13;` instead (a literal
+  CR would reach readers as a line feed), written by the XML layer: the streaming writer's
+  escaping, and openpyxl's serialiser for report files. openpyxl and pandas do not decode
+  `_xHHHH_`, so it is kept for what XML has no other way to carry.
 - **Excel's 32,767 characters per cell** (UTF-16 code units, as Excel counts them): a longer
   text is cut to fit and ends with TRUNCATION_MARKER, counted as `cell_truncated`.
 - **Dates** are serial numbers in Excel's 1900 system, which keeps Lotus's phantom 1900-02-29:
@@ -49,9 +52,9 @@ WIDTH_SAMPLE_ROWS = 100
 MAX_COLUMN_WIDTH = 60
 _WIDTH_PADDING = 2
 
-# Characters XML 1.0 cannot carry, carriage return (which XML readers change into a line
-# feed), and an underscore that starts something a reader would take for an escape.
-_NEEDS_OOXML_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
+# Characters XML 1.0 cannot carry, and an underscore that starts something a reader would take
+# for an escape. Carriage return is left to the XML layer, which writes it `&#13;`.
+_NEEDS_OOXML_ESCAPE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
 
 
 def _ooxml_escape(match: re.Match) -> str:

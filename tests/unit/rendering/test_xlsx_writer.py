@@ -110,10 +110,17 @@ def test_missing_values_leave_the_cell_empty():
 
 
 def test_carriage_returns_tabs_and_newlines_survive():
-    """Whitespace control characters reach the reader unchanged: tab and line feed as such, CR as _x000D_."""
+    """Whitespace control characters reach the reader unchanged: tab and line feed as such, CR as &#13;."""
     values = ["\r=1+1", "a\r\nb", "\ttab", "x\ny", "  padded  "]
     sheet = _sheet(_write([(i, v, None, None, None, None) for i, v in enumerate(values)]))
     assert [_ooxml_decoded(sheet.cell(row=i + 2, column=2).value) for i in range(len(values))] == values
+
+
+def test_a_carriage_return_is_an_xml_character_reference_openpyxl_reads_as_itself():
+    """openpyxl and pandas do not decode _x000D_: the CR is written &#13; and read back as CR, not LF."""
+    data = _write([(1, "\r=1+1 a\r\nb", None, None, None, None)])
+    assert _sheet(data)["B2"].value == "\r=1+1 a\r\nb"
+    assert "&#13;=1+1 a&#13;\nb" in _part(data, "xl/worksheets/sheet1.xml")
 
 
 def test_xml_special_characters_are_escaped():
