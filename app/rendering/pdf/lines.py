@@ -14,9 +14,10 @@ left to right and turn each right-to-left run back into logical order themselves
 right-to-left piece's ActualText is its logical text reversed (measured with pdftotext 22.12:
 logical ActualText comes out backwards).
 
-No character is lost without a count. A character no font can draw (an emoji, a control
-character) prints as the replacement mark and counts once in ``warnings`` as ``glyph_missing``;
-a cell cut at its bound counts as ``cell_clipped``. A space or format character that a run's
+No character is lost without a count. A character no font can draw (a control character, a
+noncharacter such as U+FFFF, a letter of a script no font covers) prints as the replacement
+mark and counts once in ``warnings`` as ``glyph_missing``; a cell cut at its bound counts as
+``cell_clipped``. A space or format character that a run's
 font lacks is drawn as a plain space or as nothing, never as the font's empty box. Each of
 these keeps its own characters in the text layer (ActualText). Unicode's mandatory line
 breaks (LF, CR, VT, FF, NEL, U+2028, U+2029) start a new line.
@@ -35,7 +36,7 @@ from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
-from app.rendering.pdf.fonts import FontSet, font_set, needs_no_glyph
+from app.rendering.pdf.fonts import FontSet, font_set, is_noncharacter, needs_no_glyph
 
 #: A cell longer than this is cut before it is laid out: no page shows more of one value.
 MAX_CELL_CHARS = 4_000
@@ -63,6 +64,7 @@ _TOKEN = re.compile(r"\s+|\S+")
 # Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
 _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
 _BREAK_CHARACTERS = re.compile(r"[@./\\_:;,?&=+\-]+")
+_BEYOND_BASIC_PLANE = re.compile(r"[\U00010000-\U0010ffff]")
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 _NEUTRAL = -2  # a space: joins the piece it is in
@@ -104,8 +106,9 @@ class TextStyle:
     def face_index(self, char: str) -> int:
         index = self._face_of.get(char)
         if index is None:
-            if unicodedata.category(char) in ("Cc", "Cs"):
-                index = _MISSING  # a control character or half a surrogate pair: nothing draws it
+            if unicodedata.category(char) in ("Cc", "Cs") or is_noncharacter(char):
+                # A control character, half a surrogate pair or a noncharacter: nothing draws it.
+                index = _MISSING
             elif char.isspace():
                 index = _NEUTRAL
             elif needs_no_glyph(char):
@@ -184,7 +187,9 @@ class TextStyle:
                 continue
             face = faces[index]
             if not face.shaped:
-                actual = None if drawn == run else run
+                # reportlab's ToUnicode map keeps 16 bits of a code point (U+1F642 would extract as
+                # U+1F64): a character past U+FFFF keeps its text through ActualText.
+                actual = None if drawn == run and not _BEYOND_BASIC_PLANE.search(run) else run
                 pieces.append(Piece(face.name, drawn, stringWidth(drawn, face.name, self.size), actual))
                 continue
             logical = drawn[::-1] if face.right_to_left else drawn
