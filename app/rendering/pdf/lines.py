@@ -2,8 +2,9 @@
 
 A line is a list of pieces in visual order, each in one font. Characters go to the first font
 that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
-put in visual order with the Unicode bidi algorithm (python-bidi) and each right-to-left piece
-is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
+put in visual order with the Unicode bidi algorithm: levels resolved on the whole paragraph,
+then each wrapped line reordered with its share of them (app/rendering/pdf/reordering.py), and
+each right-to-left piece is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
 one by one (a joined Arabic letter maps to a presentation form, an Indic conjunct to nothing
 useful), so every shaped piece, and every run of characters no font has, carries its
 characters as the PDF's ActualText, and copying and pdftotext give the letters as written.
@@ -30,13 +31,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bidi import get_display
 from reportlab.lib.abag import ABag
 from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
 from app.rendering.pdf.fonts import FontSet, font_set, is_noncharacter, needs_no_glyph
+from app.rendering.pdf.reordering import paragraph_levels, visual_order
 
 #: A cell longer than this is cut before it is laid out: no page shows more of one value.
 MAX_CELL_CHARS = 4_000
@@ -85,6 +86,8 @@ class Piece:
 class Line:
     pieces: tuple[Piece, ...]
     width: float
+    # The line's paragraph reads right to left: a left-aligned cell sets it against its right edge.
+    right_to_left: bool = False
 
 
 @dataclass
@@ -161,21 +164,35 @@ class TextStyle:
             if current is None:
                 current = index
             elif index != current:
+                # Spaces after a right-to-left run (in visual order) go with the text after it:
+                # text extractors read a right-to-left run's ActualText backwards, and a space
+                # at its end would come out glued to the word before it.
+                carried: list[str] = []
+                if current >= 0 and faces[current].right_to_left:
+                    while chars and chars[-1].isspace():
+                        carried.insert(0, chars.pop())
                 flush(current)
-                chars, current = [], index
+                chars, current = carried, index
             chars.append(char)
         if chars:
             flush(current if current is not None else 0)
         return runs
 
     def line(self, text: str, warnings: Counter) -> Line:
-        """One line of logical text as pieces in visual order; characters no font has are counted."""
+        """One line of logical text, a paragraph of its own, as pieces in visual order; characters
+        no font has are counted."""
+        if not _RIGHT_TO_LEFT.search(text):
+            return self._visual_line(text, False, warnings)
+        base, levels = paragraph_levels(text)
+        return self._visual_line(visual_order(text, levels, base), base == 1, warnings)
+
+    def _visual_line(self, text: str, right_to_left: bool, warnings: Counter) -> Line:
+        """A line already in visual order as pieces, each in one font."""
         primary = self.fonts.primary.name
         if _PRIMARY_ONLY.fullmatch(text):
             width = stringWidth(text, primary, self.size)
-            return Line((Piece(primary, text, width, None),), width)
-        right_to_left = bool(_RIGHT_TO_LEFT.search(text))
-        runs = self._runs(get_display(text) if right_to_left else text)
+            return Line((Piece(primary, text, width, None),), width, right_to_left)
+        runs = self._runs(text)
         pieces = []
         faces = self.fonts.faces
         for index, drawn, run in runs:
@@ -200,7 +217,7 @@ class TextStyle:
                 width = stringWidth(logical, face.name, self.size)
             # ``run`` is in visual order, as its glyphs are drawn (see the module's docstring).
             pieces.append(Piece(face.name, shaped, width, run))
-        return Line(tuple(pieces), sum(piece.width for piece in pieces))
+        return Line(tuple(pieces), sum(piece.width for piece in pieces), right_to_left)
 
     # ------------------------------------------------------------------ wrapping
 
@@ -231,21 +248,34 @@ class TextStyle:
         if clipped:
             text = text[:MAX_CELL_CHARS]
         text = text.replace("\t", " ")
-        logical: list[str] = []
+        # Each line in visual order, and whether its paragraph reads right to left.
+        visual: list[tuple[str, bool]] = []
         for paragraph in _NEWLINE.split(text):
-            logical.extend(self._wrap(paragraph, width))
-            if len(logical) > max_lines:
+            visual.extend(self._paragraph_lines(paragraph, width))
+            if len(visual) > max_lines:
                 clipped = True
                 break
         if clipped:
-            logical = logical[: max_lines - 1] + [CLIP_MARKER]
+            visual = visual[: max_lines - 1] + [(CLIP_MARKER, False)]
             warnings[CELL_CLIPPED] += 1
-        return [self.line(line, warnings) for line in logical]
+        return [self._visual_line(line, right_to_left, warnings) for line, right_to_left in visual]
 
-    def _wrap(self, paragraph: str, width: float) -> list[str]:
-        lines: list[str] = []
-        current, current_width = "", 0.0
-        for token in _TOKEN.findall(paragraph):
+    def _paragraph_lines(self, paragraph: str, width: float) -> list[tuple[str, bool]]:
+        """The paragraph wrapped, each line in visual order: the bidi levels are resolved on the
+        whole paragraph and each line is reordered with its share of them (UAX #9, L1 and L2 per
+        line), so a line never picks a direction of its own (see app/rendering/pdf/reordering.py)."""
+        wrapped = self._wrap(paragraph, width)
+        if not _RIGHT_TO_LEFT.search(paragraph):
+            return [(line, False) for _, line in wrapped]
+        base, levels = paragraph_levels(paragraph)
+        return [(visual_order(line, levels[start : start + len(line)], base), base == 1) for start, line in wrapped]
+
+    def _wrap(self, paragraph: str, width: float) -> list[tuple[int, str]]:
+        """The paragraph's lines, each with where it starts in the paragraph."""
+        lines: list[tuple[int, str]] = []
+        start, current, current_width = 0, "", 0.0
+        for token_match in _TOKEN.finditer(paragraph):
+            token = token_match.group()
             token_width = self.width(token)
             if current_width + token_width <= width:
                 current += token
@@ -253,19 +283,21 @@ class TextStyle:
                 continue
             if token.isspace():
                 # The spaces where a line breaks are not printed.
-                lines.append(current)
-                current, current_width = "", 0.0
+                lines.append((start, current))
+                start, current, current_width = token_match.end(), "", 0.0
                 continue
             if current.strip():
-                lines.append(current.rstrip())
+                lines.append((start, current.rstrip()))
+            start = token_match.start()
             if token_width <= width:
                 current, current_width = token, token_width
                 continue
-            parts = self._break_word(token, width)
-            lines.extend(parts[:-1])
-            current = parts[-1]
+            for part in self._break_word(token, width)[:-1]:
+                lines.append((start, part))
+                start += len(part)
+            current = paragraph[start : token_match.end()]
             current_width = self.width(current)
-        lines.append(current)
+        lines.append((start, current))
         return lines
 
     def _break_word(self, word: str, width: float) -> list[str]:
