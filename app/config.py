@@ -92,9 +92,6 @@ class Settings:
     destination_allowed_hosts: frozenset[str] = frozenset()
     # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
     metrics_token: str | None = field(default=None, repr=False)
-    # A running workspace export that reported no progress for this long is settled `stalled`,
-    # even if its lease is still renewed (a hung job must not block the workspace's next export).
-    package_stall_seconds: int = 3600
 
     @classmethod
     def from_environment(cls, instance_path: Path) -> Settings:
@@ -133,7 +130,6 @@ class Settings:
             destinations_root=env("DESTINATIONS_ROOT") or None,
             destination_allowed_hosts=parse_allowed_hosts(env("DESTINATION_ALLOWED_HOSTS")),
             metrics_token=env("METRICS_TOKEN") or None,
-            package_stall_seconds=_int("PACKAGE_STALL_SECONDS", 3600),
         )
 
     def as_flask_config(self) -> dict[str, object]:

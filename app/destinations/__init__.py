@@ -253,14 +253,22 @@ def _connection_refusal(exc: BaseException) -> DestinationRefused | None:
 
 def describe_error(exc: BaseException) -> str:
     """A bounded sentence for a person: the store's error code and what it means, or why the
-    connection failed. Never the store's own message or body, an exception's class name, or credentials."""
+    connection failed. Never the store's own message or body, an exception's class name,
+    credentials, or a key of the product's own storage."""
     exc = _connection_refusal(exc) or exc
     if isinstance(exc, ClientError):
         code, status = _client_error(exc)
         return bounded(f"{code}: {_client_error_sentence(code, status)}")
     if isinstance(exc, BotoCoreError):
         return bounded(_connection_sentence(exc))
-    if isinstance(exc, (DestinationRefused, CredentialsUnreadable, StorageError)):
+    if isinstance(exc, ObjectMissing):
+        # The product's own storage keys are internal: the log has them, the customer never does.
+        return "A file of the package is missing from Rhythm's storage, so the package cannot be copied."
+    if isinstance(exc, InvalidKey):
+        return "A file of the package is recorded under a name Rhythm refuses to read, so it cannot be copied."
+    if isinstance(exc, StorageError):
+        return "Rhythm's own storage could not be read just now; the copy is tried again later."
+    if isinstance(exc, (DestinationRefused, CredentialsUnreadable)):
         return bounded(str(exc))
     if isinstance(exc, OSError):  # a directory destination: the system's reason, and which file
         reason = exc.strerror or "The directory could not be written"

@@ -1,8 +1,10 @@
 """The workspace-export delivery lifecycle (STATE-PFM-QRY-011, seed 000): one function per transition.
 
     pending → delivering → delivered | failed
-    failed → delivering (a transient failure, once its retry time has come)
-    pending → withheld;  pending | failed | withheld → expired;  failed → superseded
+    failed → delivering (a transient failure once its retry time has come, or any failure an
+                         administrator retried: `retry_now` makes it due)
+    pending → withheld → pending (`release`: its destination enabled again, Deliver)
+    pending | failed | withheld → expired;  failed → superseded
 
 Each transition is one conditional UPDATE whose WHERE clause names the statuses it starts from
 (INV-12), so two workers, the retry dispatcher and the sweep can race without reopening a
@@ -11,12 +13,15 @@ number inside that UPDATE (the row's lock holds it) and appends the attempt row;
 an attempt names its number, so a stale attempt (its lease lapsed and the row moved on) changes
 nothing. A refused transition raises TransitionRefused.
 
-A permanent failure is not retried: `start` accepts a failed row only when its failure is
-transient and due. Such a row is superseded by staff and replaced by a new row (`replaces_id`).
+A permanent failure is not retried by itself: `start` accepts a failed row only when it is due,
+and only a transient failure gets a retry time from the backoff. An administrator's Retry
+(`retry_now`) makes any failed row due; staff may instead supersede it and make a new row
+(`replaces_id`).
 
 Commits: `claim_dispatch`, `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact
-the next process relies on). `create`, `withhold`, `expire`, `expire_unfinished`, `supersede` and
-`create_replacement` do not: their callers commit them with related rows or an audit event.
+the next process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`,
+`expire_unfinished`, `supersede` and `create_replacement` do not: their callers commit them with
+related rows or an audit event.
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from app.models.workspace_export import (
     DeliveryStatus,
     ExportDelivery,
     ExportDeliveryAttempt,
+    ExportDestination,
+    ExportPackage,
     FailureClass,
+    PackageStatus,
 )
 
 CODE_LIMIT = 60
@@ -57,16 +65,46 @@ def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True
     return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
 
 
+def copying(now: datetime):
+    """Delivering under a live lease: a worker is copying the package now, so its bytes must stay
+    (app/domain/export_package.py refuses to settle the package meanwhile)."""
+    return and_(
+        ExportDelivery.status == DeliveryStatus.DELIVERING,
+        ExportDelivery.lease_expires_at.is_not(None),
+        ExportDelivery.lease_expires_at >= now,
+    )
+
+
 def startable(now: datetime):
-    """Pending, or failed transiently with its retry time come."""
+    """Pending, or failed with its retry time come: a transient failure's backoff, or the moment
+    an administrator pressed Retry (`retry_now`); a permanent failure has no retry time otherwise."""
     return or_(
         ExportDelivery.status == DeliveryStatus.PENDING,
         and_(
             ExportDelivery.status == DeliveryStatus.FAILED,
-            ExportDelivery.failure_class == FailureClass.TRANSIENT,
-            or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at <= now),
+            or_(
+                ExportDelivery.next_attempt_at <= now,
+                and_(ExportDelivery.failure_class == FailureClass.TRANSIENT, ExportDelivery.next_attempt_at.is_(None)),
+            ),
         ),
     )
+
+
+def _deliverable_now(now: datetime) -> list:
+    """A person may ask for an attempt only while the package is available inside its retention
+    and the destination is enabled (and not removed)."""
+    return [
+        ExportDelivery.package_id.in_(
+            select(ExportPackage.id).where(
+                ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now
+            )
+        ),
+        ExportDelivery.destination_id.in_(
+            select(ExportDestination.id).where(
+                ExportDestination.enabled.is_(True), ExportDestination.removed_at.is_(None)
+            )
+        ),
+    ]
 
 
 def create(
@@ -113,8 +151,22 @@ def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: 
 def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
     """pending → delivering, or failed (transient, due) → delivering: allocate the next attempt
     number under the row's lock, append the attempt and take the lease. Returns the number every
-    later transition of this attempt names. Committed."""
+    later transition of this attempt names. Committed.
+
+    The package's row is share-locked first and must be available: a settlement (deletion,
+    expiry) either waits for this start to commit and then sees the copy, or commits first and
+    this start is refused, so no copy begins under a package whose bytes are being removed."""
     now = now or utcnow()
+    package_status = db.session.scalar(
+        select(ExportPackage.status)
+        .where(
+            ExportPackage.id
+            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery()
+        )
+        .with_for_update(read=True)
+    )
+    if package_status != PackageStatus.AVAILABLE:
+        raise _refused(delivery_id, "start", "a delivery of an available package")
     row = _update(
         delivery_id,
         [startable(now)],
@@ -242,6 +294,40 @@ def withhold(delivery_id: int, now: datetime | None = None) -> None:
         is None
     ):
         raise _refused(delivery_id, "be withheld", "pending", rollback=False)
+
+
+def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) -> None:
+    """A failed delivery, as the administrator saw it (at `seen_attempt`), becomes due for a retry
+    now, whatever its failure class: the next dispatch claims it and `start` moves it
+    failed → delivering as the next attempt. Refused unless it is still failed at that attempt,
+    its package available inside its retention and its destination enabled. Not committed: the
+    caller records the audit event in the same transaction. Refused too when it is already due
+    (a retry asked for, or a backoff whose time came), so a second press makes no second retry."""
+    now = now or utcnow()
+    guard = [
+        ExportDelivery.status == DeliveryStatus.FAILED,
+        ExportDelivery.attempt_count == seen_attempt,
+        # Not due already (a second press, or a backoff whose time came): one retry per intent.
+        or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > now),
+        *_deliverable_now(now),
+    ]
+    if (
+        _update(delivery_id, guard, {"next_attempt_at": now, "job_id": None, "dispatched_at": None, "updated_at": now})
+        is None
+    ):
+        raise _refused(delivery_id, "be retried", f"failed at attempt {seen_attempt} and deliverable", rollback=False)
+
+
+def release(delivery_id: int, now: datetime | None = None) -> None:
+    """withheld → pending, once its destination is enabled again, for an administrator's Deliver;
+    the next dispatch then starts it. Refused unless it is withheld, its package available inside
+    its retention and its destination enabled. Not committed: the caller records the audit event
+    in the same transaction."""
+    now = now or utcnow()
+    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(now)]
+    values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": now}
+    if _update(delivery_id, guard, values) is None:
+        raise _refused(delivery_id, "be delivered", "withheld and deliverable", rollback=False)
 
 
 def expire(delivery_id: int, now: datetime | None = None) -> None:

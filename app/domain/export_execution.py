@@ -16,11 +16,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import and_, or_, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models.types import utcnow
+from app.models.types import lease_lapsed, utcnow
 from app.models.workspace_export import (
     ACTIVE_EXECUTION_STATUSES,
     DETAIL_LIMIT,
@@ -120,12 +120,22 @@ def claim_dispatch(execution_id: int, seen_job_id: str | None, job_id: str, now:
 
 
 def start_attempt(execution_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
-    """queued → running (or running → running when the watchdog redelivered it); takes the lease.
+    """queued → running, or running → running once the holder's lease lapsed by `now` (its worker
+    died and the watchdog redelivered it); takes the lease. A second job for an execution whose
+    holder still renews its lease is refused: the live attempt keeps it, however slow it is.
     Returns the attempt number every later transition of this attempt must name."""
     now = now or utcnow()
     number = _apply(
         execution_id,
-        [ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES)],
+        [
+            or_(
+                ExportExecution.status == ExecutionStatus.QUEUED,
+                and_(
+                    ExportExecution.status == ExecutionStatus.RUNNING,
+                    lease_lapsed(ExportExecution.lease_expires_at, now),
+                ),
+            )
+        ],
         {
             "status": ExecutionStatus.RUNNING,
             "attempt_count": ExportExecution.attempt_count + 1,
@@ -266,8 +276,9 @@ def _settle_active(execution_id: int, seen_attempt: int, code: str, detail: str,
 
 
 def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
-    """The watchdog's settlement of an execution that stopped making progress: running (at the
-    attempt it saw) or queued → failed with `stalled`, so the workspace can export again."""
+    """The watchdog's settlement of an execution whose worker died at every attempt it was given:
+    running (at the attempt it saw) or queued → failed with `stalled`, so the workspace can
+    export again."""
     _settle_active(execution_id, seen_attempt, "stalled", detail, now)
     db.session.commit()
 

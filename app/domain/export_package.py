@@ -2,20 +2,35 @@
 
 A package row is inserted `available` by the attempt that stored its manifest (`make_available`,
 fenced on that attempt). Settlement is one conditional UPDATE from `available` (INV-12); a
-settled package never returns. Removing the bytes and expiring unfinished deliveries are
-separate steps (app/services/package_retention.py).
+settled package never returns. Settlement waits for no copy: it locks the package's row and is
+refused (DeliveryInProgress) while a delivery copies the package under a live lease; a delivery's
+start share-locks the same row and needs it available, so the two never overlap. Removing the
+bytes and expiring unfinished deliveries are separate steps (app/services/package_retention.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 
+from app.domain import export_delivery
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage, PackageStatus
+from app.models.workspace_export import (
+    ExecutionStatus,
+    ExportDelivery,
+    ExportDestination,
+    ExportExecution,
+    ExportPackage,
+    PackageStatus,
+)
+
+
+class DeliveryInProgress(TransitionRefused):
+    """A delivery is copying the package now; its bytes stay until the copy has ended."""
 
 
 def make_available(
@@ -76,7 +91,41 @@ def make_available(
     return package
 
 
-def _settle(package_id: int, values: dict, action: str) -> None:
+def being_copied(package_ids: Collection[int], now: datetime) -> set[int]:
+    """Those of the packages a delivery copies now (delivering under a live lease)."""
+    if not package_ids:
+        return set()
+    return set(
+        db.session.scalars(
+            select(ExportDelivery.package_id).where(
+                ExportDelivery.package_id.in_(package_ids), export_delivery.copying(now)
+            )
+        )
+    )
+
+
+def _copying_to(package_id: int, now: datetime) -> list[str]:
+    return list(
+        db.session.scalars(
+            select(ExportDestination.name)
+            .join(ExportDelivery, ExportDelivery.destination_id == ExportDestination.id)
+            .where(ExportDelivery.package_id == package_id, export_delivery.copying(now))
+            .order_by(ExportDestination.name)
+        )
+    )
+
+
+def _settle(package_id: int, values: dict, action: str, now: datetime) -> None:
+    # The row lock comes first; the copy check after it, in its own statement, sees every
+    # delivery that started before the lock was granted.
+    db.session.execute(select(ExportPackage.id).where(ExportPackage.id == package_id).with_for_update())
+    copying_to = _copying_to(package_id, now)
+    if copying_to:
+        db.session.rollback()
+        raise DeliveryInProgress(
+            f"This package is being copied to {', '.join(copying_to)} right now, so it cannot be {action} yet."
+            " Try again once that delivery has finished."
+        )
     row = db.session.execute(
         update(ExportPackage)
         .where(ExportPackage.id == package_id, ExportPackage.status == PackageStatus.AVAILABLE)
@@ -90,17 +139,18 @@ def _settle(package_id: int, values: dict, action: str) -> None:
 
 
 def expire(package_id: int, now: datetime | None = None) -> None:
-    """available → expired (the sweep, after the deadline). Not committed."""
-    _settle(package_id, {"status": PackageStatus.EXPIRED, "settled_at": now or utcnow()}, "expired")
+    """available → expired (the sweep, after the deadline); DeliveryInProgress while a delivery
+    copies it. Not committed."""
+    now = now or utcnow()
+    _settle(package_id, {"status": PackageStatus.EXPIRED, "settled_at": now}, "expired", now)
 
 
 def delete(package_id: int, person_id: int | None, now: datetime | None = None) -> None:
-    """available → deleted early. Not committed: the caller records the audit event in the same
-    transaction (INV-11)."""
+    """available → deleted early; DeliveryInProgress while a delivery copies it. Not committed:
+    the caller records the audit event in the same transaction (INV-11)."""
+    now = now or utcnow()
     _settle(
-        package_id,
-        {"status": PackageStatus.DELETED, "settled_at": now or utcnow(), "deleted_by_id": person_id},
-        "deleted",
+        package_id, {"status": PackageStatus.DELETED, "settled_at": now, "deleted_by_id": person_id}, "deleted", now
     )
 
 

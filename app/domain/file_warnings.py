@@ -31,7 +31,8 @@ def describe(code: str, count: int) -> str:
         dates = "1 date or time" if one else f"{count:,} dates or times"
         return (
             f"{dates} could not be held by Excel (before 1900-01-01, or past 9999-12-31 in the file's "
-            f"time zone) and {'is' if one else 'are'} written as ISO text (YYYY-MM-DD)."
+            f"time zone) and {'is' if one else 'are'} written as ISO text: a date as YYYY-MM-DD, a time stamp "
+            "as YYYY-MM-DDTHH:MM:SS followed by its offset from UTC (such as +05:30, or Z for UTC)."
         )
     if code == GLYPH_MISSING:
         characters = "1 character" if one else f"{count:,} characters"

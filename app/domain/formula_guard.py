@@ -9,9 +9,12 @@ quotes), so a trigger after one of those characters starts a cell of its own.
 
 The rule: a single quote `'` goes at the start of the text when its first character that is
 neither blank nor a double quote is a trigger, and right after every `;`, tab, carriage return
-or line feed inside it that is followed, in the same way, by a trigger. Every spreadsheet shows a
-leading `'` as text. Only text is guarded: numbers, dates and booleans are written as what they
-are, so `-42` in a number column stays a number.
+or line feed inside it that is followed, in the same way, by `=`, `+`, `-` or `@`. Behind a break,
+a further break is no trigger: it gets its own `'` if a trigger follows it. So a Windows line
+break (CR LF) is one break, and an empty line between paragraphs adds nothing; only the cell that
+really starts with a trigger is guarded. Every spreadsheet shows a leading `'` as text. Only
+text is guarded: numbers, dates and booleans are written as what they are, so `-42` in a
+number column stays a number.
 
 The rule lives here, below both its users: the Python formatter (app/rendering/neutralise.py)
 runs these patterns in `re`; the SQL that formats cells for PostgreSQL's COPY
@@ -33,12 +36,14 @@ CELL_BREAKS = ";\t\r\n"
 LEADING_CHARACTERS = BLANKS + '"'
 
 _TRIGGER_CLASS = "[=+@\t\r\n-]"
+# The triggers that count behind a break: the breaks among the triggers are breaks of their own.
+_TRIGGER_BEHIND_BREAK_CLASS = "[=+@-]"
 _LEAD = f"[{LEADING_CHARACTERS}]*"
 
 # The text's start needs a `'`: matched from the start of the text.
 GUARDED_START_PATTERN = f"{_LEAD}{_TRIGGER_CLASS}"
 # Each cell break that needs a `'` after it: group 1 is the break, kept; the rest is a look-ahead.
-GUARDED_BREAK_PATTERN = f"([{CELL_BREAKS}])(?={_LEAD}{_TRIGGER_CLASS})"
+GUARDED_BREAK_PATTERN = f"([{CELL_BREAKS}])(?={_LEAD}{_TRIGGER_BEHIND_BREAK_CLASS})"
 # Whether a text needs a `'` anywhere: one scan, which most texts pass unchanged. (A break with
 # no trigger behind it matches too; the guard then adds nothing.)
 NEEDS_GUARD_PATTERN = f"^{GUARDED_START_PATTERN}|[{CELL_BREAKS}]"

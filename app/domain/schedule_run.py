@@ -8,13 +8,19 @@ next process relies on (a claimed dispatch, a started attempt, a settled run).
 
 A transient failure does not settle the run: the attempt ends and the run goes back to
 `queued` with `next_attempt_at`, from which the dispatcher sends it again.
+
+A running run's next attempt starts only once its holder's lease lapsed (`start_attempt`), so a
+live attempt, however late its job was delivered again or requeued, is never run beside another.
+`held_by` is the same rule seen from a recipient row: the attempt still holds the run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import String, and_, cast, literal, or_, update
+from sqlalchemy import ColumnElement, and_, case, exists, or_, update
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -22,6 +28,8 @@ from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 
 DETAIL_LIMIT = 1000
+# The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
+WORKER_STOPPED = "worker_stopped"
 _ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
@@ -53,17 +61,15 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
     db.session.commit()
 
 
-def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None = None) -> list[tuple[int, str]]:
-    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement; each job id
-    is "schedule-run-<id>-<job_suffix>". Returns the (run id, job id) pairs claimed. Committed."""
-    if not run_ids:
+def claim_dispatches(job_ids: Mapping[int, str], now: datetime | None = None) -> list[tuple[int, str]]:
+    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement, each run
+    for the job id `job_ids` gives it. Returns the (run id, job id) pairs claimed. Committed."""
+    if not job_ids:
         return []
-    # `||` (not concat(), which SQLite lacks) through SQLAlchemy's string `+`.
-    job_id = literal("schedule-run-", String) + cast(ScheduleRun.id, String) + literal(f"-{job_suffix}", String)
     claimed = db.session.execute(
         update(ScheduleRun)
-        .where(ScheduleRun.id.in_(run_ids), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
-        .values(job_id=job_id, dispatched_at=now or utcnow())
+        .where(ScheduleRun.id.in_(list(job_ids)), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
+        .values(job_id=case(dict(job_ids), value=ScheduleRun.id), dispatched_at=now or utcnow())
         .returning(ScheduleRun.id, ScheduleRun.job_id)
         .execution_options(synchronize_session=False)
     ).all()
@@ -72,7 +78,8 @@ def claim_dispatches(run_ids: list[int], job_suffix: str, now: datetime | None =
 
 
 def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
-    """queued → running (or running → running on redelivery), once any retry delay has passed.
+    """queued → running once any retry delay has passed, or running → running on redelivery once
+    the holder's lease lapsed (a live holder keeps the run, even when its job is delivered again).
 
     Appends the attempt row, ends an attempt left open by a dead worker, and takes the lease.
     Returns the attempt number.
@@ -81,8 +88,13 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
     number = _apply(
         run_id,
         [
-            ScheduleRun.status.in_(_ACTIVE),
-            or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+            or_(
+                and_(
+                    ScheduleRun.status == RunStatus.QUEUED,
+                    or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+                ),
+                and_(ScheduleRun.status == RunStatus.RUNNING, ~_lease_live(now)),
+            )
         ],
         {
             "status": RunStatus.RUNNING,
@@ -100,7 +112,7 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
         .values(
             ended_at=now,
             outcome="failed",
-            error_code="worker_stopped",
+            error_code=WORKER_STOPPED,
             error_detail="The worker running this attempt stopped (it was killed or its machine went away).",
         )
     )
@@ -111,6 +123,24 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
 
 def _current(attempt: int) -> list:
     return [ScheduleRun.status == RunStatus.RUNNING, ScheduleRun.attempt_count == attempt]
+
+
+def _lease_live(now: datetime) -> ColumnElement[bool]:
+    # The negation of app/services/leases.py lease_lapsed, which the domain layer cannot import.
+    return and_(ScheduleRun.lease_expires_at.is_not(None), ScheduleRun.lease_expires_at >= now)
+
+
+def held_by(
+    run_id: ColumnElement[int] | InstrumentedAttribute[int], attempt: int, now: datetime
+) -> ColumnElement[bool]:
+    """The SQL condition "attempt `attempt` of run `run_id` still holds it at `now`": the run is
+    running at that attempt and its lease has not lapsed. While it holds, no newer attempt can
+    start, so whatever this attempt claimed stays its own."""
+    return exists().where(
+        ScheduleRun.id == run_id,
+        *_current(attempt),
+        _lease_live(now),
+    )
 
 
 def renew_lease(run_id: int, attempt: int, lease_expires_at: datetime) -> None:

@@ -9,17 +9,19 @@ so that the daylight-saving rules are this module's own and stated once:
 - A wall-clock time that happens once is its instant.
 - A wall-clock time that does not exist (the clock jumped over it) runs at the first valid
   local time after the gap (02:30 in New York on a spring-forward day runs at 03:00 EDT), for
-  timetables that run at chosen hours. A timetable that runs every hour skips it: the clock
-  never shows it, and the real hour still gets its run at minute M on the other side.
+  timetables that run at chosen hours. A timetable that runs every hour skips it when the clock
+  jumped a whole hour or more: the clock never shows it, and the real hour still gets its run at
+  minute M on the other side. Over a shorter jump (Lord Howe Island's half hour) skipping would
+  leave a real hour without a run, so it runs at the end of the gap too.
 - A wall-clock time that happens twice (the clock went back) runs at the first of the two for
-  timetables at chosen hours; a timetable that runs every hour runs at both, an hour apart,
-  because each is a real hour.
-- No timetable fires twice within an hour. Only a minute field that resolves to one minute is
-  accepted, so wall-clock times are at least an hour apart; the two rules above could still
-  bring two instants closer (a chosen-hours cron such as `30 1,2 * * *` whose 02:30 moves to
-  03:00 next to 01:30 EST, or Lord Howe Island's half-hour clock change). Then the later
-  instant is dropped: an instant runs only when it is at least an hour after the last one that
-  runs.
+  timetables at chosen hours; a timetable that runs every hour runs at both, because each is a
+  real hour (on Lord Howe Island they are half an hour apart).
+- The once-an-hour floor judges the timetable as written: only a minute field that resolves to
+  one minute is accepted, so the wall-clock times named are at least an hour apart. A clock
+  change never removes a run, even when it brings two closer (`30 1,2 * * *` in New York runs
+  at 01:30 EST and, its 02:30 moved by the gap, at 03:00 EDT half an hour later). Only two
+  wall-clock times that land on the same instant (`0 2,3 * * *` on a spring-forward night, both
+  at 03:00) run once, since an instant is one run.
 """
 
 from __future__ import annotations
@@ -45,14 +47,27 @@ MAX_EXPRESSION_LENGTH = 200
 MAX_ZONE_LENGTH = 64
 WEEKDAY_KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+# Indexed by month number; February's 29th comes in leap years.
+_LONGEST_MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 ONE_HOUR = timedelta(hours=1)
 # Wider than any UTC offset a zone has had since clocks were standardised (−12:00 … +14:00, and
 # the local mean times before that), so a wall-clock time's instants always lie within it.
 _OFFSET_BOUND = timedelta(hours=26)
-# How far before `after` occurrences are worked out, to know which instant last ran before it.
-# Instants closer than an hour only come in pairs or threes around a clock change.
-_LOOKBACK = timedelta(hours=24)
 _TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])(?::00)?")
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRONSIM_FIELDS = {"Bad minute": 0, "Bad hour": 1, "Bad day-of-month": 2, "Bad month": 3, "Bad day-of-week": 4}
@@ -345,6 +360,7 @@ def _valid_expression(value: object) -> str:
     try:
         parsed = _cron(text)
     except CronSimError as refused:
+        _refuse_a_day_no_chosen_month_has(text)
         position = _CRONSIM_FIELDS.get(str(refused))
         if position is None:
             raise ValidationError("That cron expression is not valid.", "expression") from None
@@ -363,8 +379,26 @@ def _valid_expression(value: object) -> str:
     try:
         next(CronSim(text, datetime(2000, 1, 1)))
     except StopIteration:
-        raise ValidationError("That cron expression names a date that never comes.", "expression") from None
+        raise ValidationError("That cron expression names a date that never occurs.", "expression") from None
     return text
+
+
+def _refuse_a_day_no_chosen_month_has(text: str) -> None:
+    """The sentence for a valid day in months too short for it (`0 9 31 4 *`: April has no 31st)."""
+    minute, hour, day, month, weekday = text.split(" ")
+    try:
+        days = _cron(f"{minute} {hour} {day} * {weekday}").days
+        months = _cron(f"{minute} {hour} * {month} {weekday}").months
+    except CronSimError:
+        return
+    if not days or not months or min(days) <= min(_LONGEST_MONTH_DAYS[number] for number in months):
+        return
+    names = _spoken_list([MONTH_NAMES[number - 1] for number in sorted(months)])
+    verb = "has" if len(months) == 1 else "have"
+    raise ValidationError(
+        f"That cron expression names a date that never occurs: {names} {verb} no {_ordinal(min(days))} day.",
+        "expression",
+    )
 
 
 @cache
@@ -392,30 +426,19 @@ def _as_utc(moment: datetime) -> datetime:
 
 
 def _occurrences(timetable: Timetable, after: datetime) -> Iterator[datetime]:
-    """The instants the timetable fires at strictly after `after`, keeping them an hour apart.
-
-    An instant runs when it is at least an hour after the last instant that ran. That needs the
-    last run before `after`, so the instants of the day before are worked through too; until one
-    of them is known to run (it is an hour or more after its predecessor) none is counted.
-    """
-    window_start = after - _LOOKBACK
+    """The instants the timetable fires at strictly after `after`, each once."""
     previous: datetime | None = None
-    last_run: datetime | None = None
-    for instant in _candidate_instants(timetable, window_start):
-        reference = last_run or previous or window_start
-        runs = instant - reference >= ONE_HOUR
+    for instant in _candidate_instants(timetable, after):
+        if instant > after and instant != previous:
+            yield instant
         previous = instant
-        if runs:
-            last_run = instant
-            if instant > after:
-                yield instant
 
 
 def _candidate_instants(timetable: Timetable, start: datetime) -> Iterator[datetime]:
     """Every instant at or after `start` that a matching wall-clock time maps to, ascending.
 
     An instant comes twice when a skipped time moves onto one that exists (02:00 and 03:00 on a
-    spring-forward night); the hour-apart rule in `_occurrences` runs it once.
+    spring-forward night); `_occurrences` runs it once.
 
     Wall-clock times come in order but their instants need not (two hours repeated when a clock
     goes back two hours), so they wait in a heap until no later wall-clock time can precede them.
@@ -446,9 +469,10 @@ def _instants_of(wall: datetime, zone: ZoneInfo, every_hour: bool) -> list[datet
         return [first]
     if first.astimezone(zone).replace(tzinfo=None) == wall:
         return [first, second] if every_hour else [first]
-    if every_hour:
+    earlier, later = min(first, second), max(first, second)
+    if every_hour and later - earlier >= ONE_HOUR:
         return []
-    return [_end_of_gap(wall, zone, min(first, second), max(first, second))]
+    return [_end_of_gap(wall, zone, earlier, later)]
 
 
 def _end_of_gap(wall: datetime, zone: ZoneInfo, before: datetime, after: datetime) -> datetime:

@@ -201,6 +201,11 @@ class ScheduleRecipient(Model):
     schedule: Mapped[Schedule] = relationship(back_populates="recipients")
 
 
+ACTIVE_MANUAL_RUN = "trigger = 'manual' AND status IN ('queued', 'running')"
+# The error code of a run attempt that left recipients the mail server could not take.
+MAIL_UNAVAILABLE = "mail_unavailable"
+
+
 class ScheduleRun(LeaseColumns, Model):
     """One occurrence of a schedule: `queued → running → succeeded | failed`, attempts appended."""
 
@@ -208,6 +213,16 @@ class ScheduleRun(LeaseColumns, Model):
     __table_args__ = (
         # INV-05: concurrent tickers cannot admit one occurrence twice.
         UniqueConstraint("schedule_id", "occurrence_at", name="schedule_runs_occurrence_uidx"),
+        # "Run now" is one intent: a form sent again finds the run its token admitted, and while a
+        # run started by hand is queued or running no other is admitted, however many presses race.
+        UniqueConstraint("schedule_id", "request_token", name="schedule_runs_request_token_uidx"),
+        Index(
+            "schedule_runs_one_active_manual_uidx",
+            "schedule_id",
+            unique=True,
+            postgresql_where=text(ACTIVE_MANUAL_RUN),
+            sqlite_where=text(ACTIVE_MANUAL_RUN),
+        ),
         CheckConstraint(_in("status", RunStatus), name="status"),
         CheckConstraint(_in("trigger", RunTrigger), name="trigger"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
@@ -236,6 +251,8 @@ class ScheduleRun(LeaseColumns, Model):
     failure_detail: Mapped[str | None] = mapped_column(String(1000))
     job_id: Mapped[str | None] = mapped_column(String(100))
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The key of the "Run now" form that admitted the run (text_rules.request_key); NULL otherwise.
+    request_token: Mapped[str | None] = mapped_column(String(64))
 
     attempts: Mapped[list[ScheduleRunAttempt]] = relationship(
         back_populates="run", order_by="ScheduleRunAttempt.number", cascade="all, delete-orphan"
@@ -243,6 +260,14 @@ class ScheduleRun(LeaseColumns, Model):
     deliveries: Mapped[list[RecipientDelivery]] = relationship(
         back_populates="run", order_by="RecipientDelivery.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def waiting_for_mail(self) -> bool:
+        """Queued again because the mail server could not take some recipients' messages: the run
+        is waiting for the server, not failed."""
+        return (
+            self.status == RunStatus.QUEUED and bool(self.attempts) and self.attempts[-1].error_code == MAIL_UNAVAILABLE
+        )
 
 
 class ScheduleRunAttempt(Model):
@@ -270,9 +295,10 @@ class ScheduleRunAttempt(Model):
 class RecipientDelivery(Model):
     """One recipient of one run: `pending → submitted | skipped | failed`.
 
-    A row is claimed (`claimed_at`, under a conditional UPDATE) before its message is sent, and
-    its message has a fixed Message-ID derived from the row, so a run processed twice never
-    emails anyone twice. The download link carries a signed token naming `link_nonce`, not the id.
+    A row is claimed by a run attempt (`claimed_attempt`, under a conditional UPDATE) before its
+    message is sent and settled only by that attempt, and its message has a fixed Message-ID
+    derived from the row, so a run processed twice never emails anyone twice. The download link
+    carries a signed token naming `link_nonce`, not the id.
     """
 
     __tablename__ = "query_schedule_deliveries"
@@ -293,6 +319,8 @@ class RecipientDelivery(Model):
     status: Mapped[str] = mapped_column(String(10), default=DeliveryStatus.PENDING)
     skip_reason: Mapped[str | None] = mapped_column(String(30))
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The run attempt holding the claim: only it may send the message and settle the row.
+    claimed_attempt: Mapped[int | None]
     send_attempts: Mapped[int] = mapped_column(default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(500))

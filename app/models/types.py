@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, Index, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import ColumnElement, DateTime, Index, String, or_
+from sqlalchemy.orm import InstrumentedAttribute, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
 
@@ -46,6 +46,13 @@ class LeaseColumns:
 
     lease_holder: Mapped[str | None] = mapped_column(String(200))
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+def lease_lapsed(lease_expires_at: InstrumentedAttribute[datetime | None], now: datetime) -> ColumnElement[bool]:
+    """The SQL condition "this row's lease lapsed by `now`"; a row without a lease has no live holder.
+
+    Here, beside the columns, so guarded transitions in app/domain can name it too."""
+    return or_(lease_expires_at.is_(None), lease_expires_at < now)
 
 
 def newest_first_indexes(table: str, at: str) -> tuple[Index, ...]:

@@ -68,6 +68,9 @@ class ExecutionStatus(StrEnum):
 
 
 ACTIVE_EXECUTION_STATUSES = (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING)
+# Failure codes of executions the platform failed, not the workspace's settings or data: its
+# worker died at every attempt (`stalled`), or staff stopped it. They use none of the allowance.
+PLATFORM_FAILURE_CODES = ("stalled", "stopped_by_staff")
 
 
 class ExecutionPhase(StrEnum):
@@ -109,6 +112,7 @@ class NoticeKind(StrEnum):
     PACKAGE_READY = "package_ready"
     EXECUTION_FAILED = "execution_failed"
     DELIVERY_FAILED = "delivery_failed"
+    PACKAGE_DELETED = "package_deleted"  # deleted early by Rhythm staff
 
 
 class NoticeStatus(StrEnum):
@@ -256,7 +260,7 @@ class ExportExecution(LeaseColumns, Model):
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # Last time the running attempt reported progress; the watchdog settles a silent one `stalled`.
+    # Last time the running attempt reported progress (for people; liveness is the lease).
     progress_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     cancelled_by_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))

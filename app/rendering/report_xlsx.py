@@ -4,12 +4,13 @@ done by app/services/report_file_production.py.
 
 Cells are typed values with number formats (the workspace's date pattern turned into Excel's),
 never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cells.py, shared with
-the query files' writer: text exact with the quote-prefix style, control characters as `_xHHHH_`,
-text past Excel's 32,767 characters cut and counted, dates as Excel's serials (what Excel cannot
-hold as counted ISO text). openpyxl's write-only mode holds one row at a time; the workbook is
-zipped into a temporary file and copied out. Columns are as wide as their headings and the first
-data rows need (xlsx_cells.column_width, capped): a write-only sheet takes its widths before its
-first row, so those rows are read ahead and written after the title rows.
+the query files' writer: text exact with the quote-prefix style, CR as `&#13;` (openpyxl writes
+it), other control characters as `_xHHHH_`, text past Excel's 32,767 characters cut and counted,
+dates as Excel's serials (what Excel cannot hold as counted ISO text). openpyxl's write-only mode
+holds one row at a time; the workbook is zipped into a temporary file and copied out. Columns are
+as wide as their headings and the first data rows need (xlsx_cells.column_width, capped): a
+write-only sheet takes its widths before its first row, so those rows are read ahead and written
+after the title rows.
 """
 
 from __future__ import annotations

@@ -7,10 +7,13 @@ Used by the query files' streaming writer (app/rendering/xlsx_writer.py) and by 
   cell whose style has `quotePrefix="1"`: Excel and LibreOffice show it as written and keep it
   text even after someone edits it, so `=1+2` can never become a formula. No cell is ever a
   formula (no `<f>` element is written).
-- **Characters XML cannot carry** (control characters other than tab and line feed, carriage
-  return included since XML readers turn it into a line feed, and U+FFFE/U+FFFF) are written
-  as OOXML's `_xHHHH_` escapes, and the underscore of a literal `_xHHHH_` in the data is
-  written `_x005F_`, so Excel shows the text as stored (`ooxml_text`).
+- **Characters XML cannot carry** (control characters other than tab, line feed and carriage
+  return, and U+FFFE/U+FFFF) are written as OOXML's `_xHHHH_` escapes, and the underscore of a
+  literal `_xHHHH_` in the data is written `_x005F_`, so Excel shows the text as stored
+  (`ooxml_text`). A carriage return is XML's own character reference `&#13;` instead (a literal
+  CR would reach readers as a line feed), written by the XML layer: the streaming writer's
+  escaping, and openpyxl's serialiser for report files. openpyxl and pandas do not decode
+  `_xHHHH_`, so it is kept for what XML has no other way to carry.
 - **Excel's 32,767 characters per cell** (UTF-16 code units, as Excel counts them): a longer
   text is cut to fit and ends with TRUNCATION_MARKER, counted as `cell_truncated`.
 - **Dates** are serial numbers in Excel's 1900 system, which keeps Lotus's phantom 1900-02-29:
@@ -49,9 +52,9 @@ WIDTH_SAMPLE_ROWS = 100
 MAX_COLUMN_WIDTH = 60
 _WIDTH_PADDING = 2
 
-# Characters XML 1.0 cannot carry, carriage return (which XML readers change into a line
-# feed), and an underscore that starts something a reader would take for an escape.
-_NEEDS_OOXML_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
+# Characters XML 1.0 cannot carry, and an underscore that starts something a reader would take
+# for an escape. Carriage return is left to the XML layer, which writes it `&#13;`.
+_NEEDS_OOXML_ESCAPE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|_(?=x[0-9A-Fa-f]{4}_)")
 
 
 def _ooxml_escape(match: re.Match) -> str:
@@ -109,11 +112,18 @@ def datetime_serial(wall_time: datetime) -> float | None:
 
 
 def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnings: Counter[str]) -> str:
-    """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`."""
+    """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`.
+
+    The forms are the ones the file's warning names (app/domain/file_warnings.py): YYYY-MM-DD, or
+    YYYY-MM-DDTHH:MM:SS with the offset from UTC (±HH:MM, or Z).
+    """
     warnings[DATE_OUT_OF_RANGE] += 1
     if not isinstance(value, datetime):
         return value.isoformat()
-    if wall_time is None:
+    offset = None if wall_time is None else wall_time.utcoffset()
+    # Local mean time before time zones (1850 in Kolkata is +05:53:28) has an offset in seconds,
+    # which ISO's ±HH:MM cannot say: such a moment is written in UTC.
+    if wall_time is None or offset is None or offset.seconds % 60:
         moment = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
     return wall_time.replace(microsecond=0).isoformat()

@@ -67,9 +67,11 @@ MAX_DECIMAL_PLACES = 10
 # with ZIP64 sizes from the start (zipfile cannot add them after the fact).
 ZIP64_CELL_THRESHOLD = 10_000_000
 
-# The `_xHHHH_` escapes are done by xlsx_cells.ooxml_text; these are XML's own.
-_NEEDS_XML_ESCAPE = re.compile(r"[&<>]")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+# The `_xHHHH_` escapes are done by xlsx_cells.ooxml_text; these are XML's own. A literal carriage
+# return would reach every reader as a line feed (XML's end-of-line handling); its character
+# reference is kept.
+_NEEDS_XML_ESCAPE = re.compile(r"[&<>\r]")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"}
 
 # Cell style indexes into cellXfs of the styles part written by _styles_xml.
 _STYLE_HEADING = 1

@@ -3,10 +3,11 @@
 Admission checks, in this order: the workspace is live and not a sandbox (INV-10); its export
 settings exist and are not suspended by staff (paused settings refuse only the cadence); the
 settings name at least one dataset; the plan's allowance of executions per rolling 30 days is
-not used up (cancelled executions don't count). Then the queued execution is inserted with a
-copy of the settings and its audit event, in one transaction. The partial unique index allowing
-one queued or running execution per workspace is what refuses a second one (INV-09): the check
-before the insert only gives the friendlier message, the index decides when two arrive at once.
+not used up (cancelled executions don't count, nor executions the platform failed). Then the
+queued execution is inserted with a copy of the settings and its audit event, in one
+transaction. The partial unique index allowing one queued or running execution per workspace is
+what refuses a second one (INV-09): the check before the insert only gives the friendlier
+message, the index decides when two arrive at once.
 The committed execution is dispatched at once; the periodic dispatcher is the safety net.
 """
 
@@ -16,7 +17,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain import export_execution
@@ -26,6 +27,7 @@ from app.models import Person, Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import (
     ACTIVE_EXECUTION_STATUSES,
+    PLATFORM_FAILURE_CODES,
     ExecutionStatus,
     ExecutionTrigger,
     ExportExecution,
@@ -65,13 +67,19 @@ class Allowance(NamedTuple):
 
 
 def allowance(workspace_id: int, now: datetime | None = None) -> Allowance:
-    """Executions admitted in the rolling 30 days (cancelled ones don't count) against the plan's allowance."""
+    """Executions admitted in the rolling 30 days against the plan's allowance. Cancelled ones
+    don't count, nor those the platform failed (PLATFORM_FAILURE_CODES: the worker died at
+    every attempt, or staff stopped it)."""
     now = now or utcnow()
     limit = db.session.scalar(select(Workspace.export_allowance).where(Workspace.id == workspace_id)) or 0
     used, oldest = db.session.execute(
         select(func.count(ExportExecution.id), func.min(ExportExecution.created_at)).where(
             ExportExecution.workspace_id == workspace_id,
             ExportExecution.status != ExecutionStatus.CANCELLED,
+            or_(
+                ExportExecution.status != ExecutionStatus.FAILED,
+                ExportExecution.failure_code.not_in(PLATFORM_FAILURE_CODES),
+            ),
             ExportExecution.created_at > now - ALLOWANCE_WINDOW,
         )
     ).one()
@@ -175,7 +183,7 @@ def _allowance_message(used: Allowance) -> str:
     frees = f" The next one frees up on {used.next_frees_at:%Y-%m-%d at %H:%M} UTC." if used.next_frees_at else ""
     return (
         f"This workspace has used all {used.limit} exports its plan allows in any 30 days"
-        f" (cancelled exports don't count).{frees}"
+        f" (cancelled exports, and exports that failed on our side, don't count).{frees}"
     )
 
 

@@ -4,12 +4,11 @@ Every dispatch first claims the execution with the job id it saw (`export_execut
 a guarded UPDATE) and commits, and only then enqueues (`queue.claim_and_enqueue`): two dispatchers
 on two machines never both enqueue the same dispatch. An enqueue that fails after the claim leaves
 an execution that looks dispatched but has no job; `redispatch_lost` finds it and dispatches it
-again.
+again. The kind's spec is `app.services.work.kinds.EXECUTIONS`.
 """
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 
 from sqlalchemy import select
@@ -17,15 +16,12 @@ from sqlalchemy import select
 from app.domain import export_execution
 from app.extensions import db
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionStatus, ExportExecution
-from app.services.outbox import LOST_AFTER, job_is_lost
+from app.models.workspace_export import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
+from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
 
 EXECUTION_JOB = "jobs.package_execution.run"
-
-
-def job_id_for(execution_id: int) -> str:
-    return f"package-execution-{execution_id}-{uuid.uuid4().hex[:8]}"
+EXECUTION_JOB_SLUG = "package-execution"
 
 
 def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
@@ -35,7 +31,11 @@ def dispatch(execution_id: int, seen_job_id: str | None) -> bool:
     when the enqueue failed (the claim stands; the lost-job check dispatches it again).
     """
     job = ClaimedJob(
-        EXECUTION_JOB, execution_id, job_id_for(execution_id), f"workspace export {execution_id}", WorkPriority.BULK
+        EXECUTION_JOB,
+        execution_id,
+        job_id(EXECUTION_JOB_SLUG, execution_id),
+        f"workspace export {execution_id}",
+        WorkPriority.BULK,
     )
     return claim_and_enqueue(lambda: export_execution.claim_dispatch(execution_id, seen_job_id, job.job_id), job)
 
@@ -67,3 +67,28 @@ def redispatch_lost(now: datetime | None = None) -> int:
         return 0
     connection = redis_connection()
     return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
+
+
+def requeue(execution_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the execution: refused once it settled, or while its holder is alive (a
+    second attempt beside a live one would find it held, and could only wait)."""
+    execution = db.session.get(ExportExecution, execution_id)
+    if execution is None:
+        raise RequeueRefused(f"Workspace export {execution_id} no longer exists.")
+    if execution.status not in ACTIVE_EXECUTION_STATUSES:
+        raise RequeueRefused(
+            f"Workspace export {execution_id} is already {execution.status}; a settled export never runs again."
+        )
+    if execution.status == ExecutionStatus.RUNNING and holder_is_alive(execution.lease_expires_at, now):
+        raise RequeueRefused(
+            f"Workspace export {execution_id} is running now and its worker is alive (it renewed its lease a "
+            "moment ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
+            "once the lease lapses."
+        )
+    seen_job_id = execution.job_id
+    return Requeue(
+        execution.workspace_id,
+        "execution",
+        f"Workspace export {execution_id}",
+        lambda: dispatch(execution_id, seen_job_id),
+    )

@@ -1,104 +1,107 @@
-"""The workspace-export watchdog: an execution that stopped making progress settles `stalled`.
+"""The workspace-export watchdog: a running execution whose worker died is dispatched again.
+The work engine runs it as the executions' `redeliver_lapsed` turn (app/services/work/kinds.py).
 
-A running execution is stalled when its lease lapsed (the worker producing it died: nobody
-renews it, app/services/leases.py) or when it reported no progress for PACKAGE_STALL_SECONDS
-(alive but hung). It settles `failed` with the code `stalled` through the guarded transition
-(fenced on the attempt the watchdog saw), its attempts' open uploads are aborted and objects
-removed, and an EXECUTION_FAILED notice goes out, so the workspace can export again at once.
-A package already made available by the execution is left alone (it is complete and listed).
-A stale attempt that is in fact still alive finds its next update refused and stops, removing
-its own objects (app/services/package_production.py).
+As for export files (app/services/watchdog.py), the database decides. A running execution is
+abandoned when the lease its attempt keeps renewing has lapsed (app/services/leases.py): its
+holder died. A live attempt keeps renewing its lease, so it is never judged abandoned however
+long one step takes (a count inside the snapshot, a large volume, a slow delivery's copy); a
+hung one is ended by the job timeout.
+
+An abandoned execution gets a new job through its own dispatch
+(app/services/execution_dispatch.py). The new attempt takes the execution over only because the
+lease lapsed (`export_execution.start_attempt`), removes what earlier attempts left unpublished,
+and goes on (app/services/package_production.py): from the start, or from its delivery when an
+earlier attempt had already made the package available. The dead attempt, should it wake, finds
+every update refused and changes nothing.
+
+An execution abandoned MAX_ATTEMPTS times is given up: failed `stalled` (fenced on the attempt
+the watchdog saw), the unpublished leftovers of its attempts removed, and the EXECUTION_FAILED
+notice sent, as for every failure. The failure is the platform's, so it does not count against
+the workspace's allowance (app/services/execution_admission.py).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from flask import current_app
 from sqlalchemy import or_, select
 
 from app.domain import export_execution
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage, NoticeKind
-from app.services import export_notices
+from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage
+from app.services import execution_dispatch, export_notices
 from app.services.leases import lease_lapsed
-from app.services.package_cleanup import remove_attempt_leftovers
-from app.services.package_keys import package_prefix
-from app.storage import get_storage
+from app.services.package_cleanup import remove_leftovers_of_settled
+from app.services.queue import redis_connection
+from app.services.work.core import LOST_AFTER, dispatch_is_waiting
 
 log = logging.getLogger(__name__)
 
+MAX_ATTEMPTS = 3
 
-def settle_stalled_executions(now: datetime | None = None) -> int:
-    """Settle every stalled running execution; returns how many were settled."""
+
+def redeliver_abandoned_executions(now: datetime | None = None) -> int:
+    """Dispatch again running executions whose holder's lease lapsed, or give up those out of
+    attempts. Returns how many were handled. `now` is the clock leases are judged by."""
     now = now or utcnow()
-    stall_seconds = current_app.config["SETTINGS"].package_stall_seconds
-    stalled = db.session.execute(
+    abandoned = db.session.execute(
         select(
             ExportExecution.id,
             ExportExecution.workspace_id,
             ExportExecution.attempt_count,
             ExportExecution.lease_holder,
-            ExportExecution.lease_expires_at,
+            ExportExecution.job_id,
         )
         .where(
             ExportExecution.status == ExecutionStatus.RUNNING,
-            or_(
-                lease_lapsed(ExportExecution.lease_expires_at, now),
-                ExportExecution.progress_at < now - timedelta(seconds=stall_seconds),
-            ),
+            lease_lapsed(ExportExecution.lease_expires_at, now),
+            # A dispatch this recent may still be on its way into Redis.
+            or_(ExportExecution.dispatched_at.is_(None), ExportExecution.dispatched_at < now - LOST_AFTER),
         )
         .order_by(ExportExecution.id)
     ).all()
     db.session.rollback()
-    settled = 0
-    for row in stalled:
-        lapsed = row.lease_expires_at is None or row.lease_expires_at < now
-        detail = (
-            "The export stopped: the worker producing it went away (it was killed or its machine stopped). "
-            "Nothing of it was kept; export again."
-            if lapsed
-            else f"The export stopped: it made no progress for {stall_seconds // 60} minutes. Nothing of it was "
-            "kept; export again."
-        )
-        try:
-            export_execution.settle_stalled(row.id, row.attempt_count, detail)
-        except TransitionRefused:
-            continue  # it moved on (finished, or a new attempt started) since it was read
+    if not abandoned:
+        return 0
+    connection = redis_connection()
+    handled = 0
+    for row in abandoned:
+        if dispatch_is_waiting(connection, row.job_id, now):
+            continue  # the redelivery already made is about to start the next attempt
+        if row.attempt_count >= MAX_ATTEMPTS:
+            handled += _give_up(row.id, row.workspace_id, row.attempt_count)
+            continue
         log.warning(
-            "workspace export %s settled stalled (holder %s, attempt %s, lease lapsed: %s)",
+            "workspace export %s: its holder %s stopped renewing its lease at attempt %s; dispatching it again",
             row.id,
             row.lease_holder,
             row.attempt_count,
-            lapsed,
         )
-        settled += 1
-        _remove_leftovers(row.id, row.workspace_id, row.attempt_count)
-        _notify_failed(row.id, row.workspace_id)
-    return settled
+        handled += execution_dispatch.dispatch(row.id, row.job_id)
+    return handled
 
 
-def _remove_leftovers(execution_id: int, workspace_id: int, attempts: int) -> None:
-    package_prefixes = set(
-        db.session.scalars(select(ExportPackage.prefix).where(ExportPackage.execution_id == execution_id))
-    )
+def _give_up(execution_id: int, workspace_id: int, attempts: int) -> bool:
+    published = db.session.scalar(select(ExportPackage.id).where(ExportPackage.execution_id == execution_id))
     db.session.rollback()
-    leftovers = [
-        a for a in range(1, attempts + 1) if package_prefix(workspace_id, execution_id, a) not in package_prefixes
-    ]
+    kept = (
+        "Its package had been made available and is kept: its page shows it and its deliveries."
+        if published is not None
+        else "Nothing of it was kept."
+    )
+    detail = (
+        f"The export was started {attempts} times and each time the worker producing it stopped (it was killed "
+        f"or its machine went away), so it was given up. {kept} The failure was ours: it does not count against "
+        "the workspace's export allowance, so you can export again."
+    )
     try:
-        remove_attempt_leftovers(get_storage(), workspace_id, execution_id, leftovers)
-    except Exception:  # settled already; the objects are listed in the log for the operator
-        db.session.rollback()
-        log.exception("workspace export %s: removing the leftovers of attempts %s failed", execution_id, leftovers)
-
-
-def _notify_failed(execution_id: int, workspace_id: int) -> None:
-    try:
-        export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
-    except Exception:  # the periodic retry sends recorded notices
-        db.session.rollback()
-        log.exception("workspace export %s: the stalled notice could not be sent", execution_id)
+        export_execution.settle_stalled(execution_id, attempts, detail)
+    except TransitionRefused:
+        return False  # it moved on (a new attempt started, or it settled) since it was read
+    log.warning("workspace export %s given up after %s abandoned attempts", execution_id, attempts)
+    remove_leftovers_of_settled(workspace_id, execution_id, attempts)
+    export_notices.notify_execution_failed(execution_id, workspace_id)
+    return True

@@ -1,4 +1,5 @@
-"""Workspace-export notices by email: package ready, execution failed, delivery failed for good.
+"""Workspace-export notices by email: package ready, execution failed, delivery failed for good,
+package deleted early by Rhythm staff.
 
 `notify` records one notice per (subject, kind, person) for the workspace's administrators and
 the notification people of the execution's settings snapshot (the settings as admitted: an edit
@@ -34,7 +35,7 @@ from app.communications import (
 from app.domain import export_notice
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import Membership, Person, Workspace
+from app.models import AuditEvent, Membership, Person, Workspace
 from app.models.types import utcnow
 from app.models.workspace_export import (
     ExportDelivery,
@@ -46,6 +47,7 @@ from app.models.workspace_export import (
     NoticeStatus,
 )
 from app.services.delivery_links import public_link
+from app.services.package_retention import DELETED_ACTION
 from app.services.portable_sql import insert_ignoring_duplicates
 
 log = logging.getLogger(__name__)
@@ -63,6 +65,7 @@ SUBJECT_TYPES = {
     NoticeKind.PACKAGE_READY: "package",
     NoticeKind.EXECUTION_FAILED: "execution",
     NoticeKind.DELIVERY_FAILED: "delivery",
+    NoticeKind.PACKAGE_DELETED: "package",
 }
 
 
@@ -130,6 +133,18 @@ def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: i
     ).all()
     db.session.rollback()
     return _send_each(due, now)
+
+
+def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
+    """The EXECUTION_FAILED notice, after a failure was committed, whoever settled it (the attempt
+    itself, the watchdog giving it up, staff marking it failed): every failure is told the same
+    way. Never raises: a notice that could not be recorded or sent is logged, and recorded ones
+    are sent again by `send_pending`."""
+    try:
+        notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
+    except Exception:
+        db.session.rollback()
+        log.exception("workspace export %s: the failure notice could not be sent", execution_id)
 
 
 def send_pending(now: datetime | None = None, limit: int = 200) -> int:
@@ -239,6 +254,17 @@ def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _staff_deletion_reason(package_id: int) -> str | None:
+    """The reason in the audit event of the package's deletion (the workspace's audit log shows it too)."""
+    return db.session.scalar(
+        select(AuditEvent.reason).where(
+            AuditEvent.action == DELETED_ACTION,
+            AuditEvent.subject_type == "export_package",
+            AuditEvent.subject_id == package_id,
+        )
+    )
+
+
 def _content(notice: ExportNotice) -> NoticeContent:
     workspace = db.session.get(Workspace, notice.workspace_id)
     if workspace is None:
@@ -258,6 +284,29 @@ def _content(notice: ExportNotice) -> NoticeContent:
                 ("Size", _size(package.size_bytes)),
                 ("Volumes", str(package.volumes_count)),
                 ("Available until", _time(package.expires_at)),
+            ),
+            link=_package_link(workspace.id, package.id),
+        )
+    if notice.kind == NoticeKind.PACKAGE_DELETED:
+        package = db.session.get(ExportPackage, notice.subject_id)
+        if package is None:
+            raise _SubjectGone
+        paragraphs = [
+            "Rhythm staff deleted this package before its retention deadline; its files are removed and its"
+            " deliveries not yet made are stopped. Copies already delivered to your destinations stay there."
+        ]
+        reason = _staff_deletion_reason(package.id)
+        if reason:
+            paragraphs.append(f"The reason they gave: {reason}")
+        return NoticeContent(
+            subject=f"Workspace export package deleted: {workspace.name}",
+            heading="Rhythm staff deleted a workspace export package",
+            paragraphs=tuple(paragraphs),
+            facts=(
+                ("Workspace", workspace.name),
+                ("Data as of", _time(package.cutoff_at)),
+                ("Deleted", _time(package.settled_at or notice.created_at)),
+                ("It would have been kept until", _time(package.expires_at)),
             ),
             link=_package_link(workspace.id, package.id),
         )

@@ -4,16 +4,16 @@ The attempt that starts a row records itself as the row's holder (its RQ worker'
 lease of LEASE_SECONDS, and a thread in the job's process renews the lease every sixth of that
 for as long as the process lives, whatever the job's main thread is doing: a single slow step
 (a long query, a lock wait, a big PDF chunk) keeps its lease, a killed worker loses it within
-one lease period. The watchdog then redelivers the row (`lease_lapsed` selects such rows,
-`dispatch_is_waiting` keeps it from redelivering a row whose new job has not started yet).
+one lease period. The work engine then redelivers the row (`lease_lapsed` selects such rows;
+`app.services.work.core.dispatch_is_waiting` keeps it from redelivering a row whose new job has
+not started yet).
 
 The rule does not ask RQ whether the worker is registered: a SIGKILLed worker stays registered
 until its key expires (about 90 s), longer than a lease, and emptying Redis would unregister
 live workers. The database row decides, as everywhere else.
 
-Export files use it now (app/services/export_runner.py, app/services/watchdog.py); a later
-lifecycle (schedule runs, package executions) adds `LeaseColumns` to its model, renews through a
-guarded transition of its own and reuses these functions.
+Every kind of background record uses it (app/services/work/): its model has `LeaseColumns`, it
+renews through a guarded transition of its own and reuses these functions.
 """
 
 from __future__ import annotations
@@ -27,22 +27,18 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 
 from flask import current_app
-from redis import Redis
 from rq import get_current_job
-from rq.exceptions import NoSuchJobError
-from rq.job import Job, JobStatus
-from sqlalchemy import ColumnElement, or_
-from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
+
+# The SQL condition lives beside the lease columns, so that domain transitions can guard on it too.
+from app.models.types import lease_lapsed as lease_lapsed
 from app.models.types import utcnow
 
 log = logging.getLogger(__name__)
 
 # Renewals per lease period: a holder must miss five renewals in a row to lose its lease.
 RENEWALS_PER_LEASE = 6
-
-_WAITING_JOB_STATUSES = {JobStatus.CREATED, JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED}
 
 
 def holder_name() -> str:
@@ -60,32 +56,6 @@ def lease_seconds() -> int:
 def lease_expiry(now: datetime) -> datetime:
     """When a lease granted or renewed at `now` lapses."""
     return now + timedelta(seconds=lease_seconds())
-
-
-def lease_lapsed(lease_expires_at: InstrumentedAttribute[datetime | None], now: datetime) -> ColumnElement[bool]:
-    """The SQL condition "this row's lease lapsed by `now`"; a row without a lease has no live holder."""
-    return or_(lease_expires_at.is_(None), lease_expires_at < now)
-
-
-def dispatch_is_waiting(connection: Redis, job_id: str | None, now: datetime) -> bool:
-    """True while the row's latest job is queued, or was taken by a worker less than a lease ago.
-
-    Such a job will start the row itself (and take the lease); dispatching again would only
-    queue a second attempt behind it.
-    """
-    if job_id is None:
-        return False
-    try:
-        job = Job.fetch(job_id, connection=connection)
-    except NoSuchJobError:
-        return False
-    status = job.get_status(refresh=False)
-    if status in _WAITING_JOB_STATUSES:
-        return True
-    if status == JobStatus.STARTED and job.started_at is not None:
-        # A job taken by a worker gets one lease period to start the row before it counts as lost.
-        return job.started_at > now - timedelta(seconds=lease_seconds())
-    return False
 
 
 @contextlib.contextmanager

@@ -4,17 +4,13 @@ Every dispatch first claims the outbox row with a conditional UPDATE on the disp
 saw, and commits, and only then enqueues (`queue.claim_and_enqueue`). Two schedulers on two
 machines therefore never both enqueue the same dispatch; an enqueue that fails after the claim
 leaves a row that looks dispatched but has no job, which `redispatch_lost` finds and dispatches
-again.
+again. The kind's spec is `app.services.work.kinds.FILES`.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from redis import Redis
-from rq.exceptions import NoSuchJobError
-from rq.job import Job, JobStatus
-from rq.worker import Worker
 from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
@@ -23,16 +19,10 @@ from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
+from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
 
 EXPORT_JOB = "jobs.export_file.run"
-# A job that has been dispatched this recently may still be on its way into Redis.
-LOST_AFTER = timedelta(seconds=30)
-# Statuses of a job that will still run, or is running, on a live worker.
-_PENDING_JOB_STATUSES = {JobStatus.CREATED, JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED}
-
-
-def job_id_for(export_id: int, dispatch_number: int) -> str:
-    return f"export-file-{export_id}-{dispatch_number}"
+EXPORT_JOB_SLUG = "export-file"
 
 
 def dispatch_pending(limit: int = 100) -> int:
@@ -66,7 +56,7 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
     """
     number = seen_dispatch_count + 1
     description = f"export file {export_id} (dispatch {number})"
-    job = ClaimedJob(EXPORT_JOB, export_id, job_id_for(export_id, number), description, _priority(export_id))
+    job = ClaimedJob(EXPORT_JOB, export_id, job_id(EXPORT_JOB_SLUG, export_id), description, _priority(export_id))
     return claim_and_enqueue(lambda: _claim(request_id, seen_dispatch_count, job.job_id), job)
 
 
@@ -115,19 +105,23 @@ def redispatch_lost(now: datetime | None = None) -> int:
     return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in lost)
 
 
-def job_is_lost(connection: Redis, job_id: str | None) -> bool:
-    """True when the job will never run to its end: gone from Redis, failed, stopped, canceled,
-    finished without settling its file, or started by a worker that no longer exists."""
-    if job_id is None:
-        return True
-    try:
-        job = Job.fetch(job_id, connection=connection)
-    except NoSuchJobError:
-        return True
-    status = job.get_status(refresh=False)
-    if status in _PENDING_JOB_STATUSES:
-        return False
-    if status == JobStatus.STARTED:
-        # A worker's key expires soon after its last heartbeat: a dead worker's job stays "started".
-        return not job.worker_name or not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name)
-    return True
+def requeue(export_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the file: refused once it settled, or while its holder is alive."""
+    export = db.session.get(QueryExport, export_id)
+    if export is None:
+        raise RequeueRefused(f"File {export_id} no longer exists.")
+    if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
+        raise RequeueRefused(
+            f"File {export_id} is already {export.status}: a settled file never runs again; "
+            "its requester can request a new one."
+        )
+    if export.status == FileStatus.RUNNING and holder_is_alive(export.lease_expires_at, now):
+        raise RequeueRefused(
+            f"File {export_id} is being produced now and its worker is alive (it renewed its lease a moment "
+            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again once "
+            "the lease lapses."
+        )
+    request_id, seen_dispatch_count = export.outbox.id, export.outbox.dispatch_count
+    return Requeue(
+        export.workspace_id, "file", f"File {export_id}", lambda: dispatch(request_id, export_id, seen_dispatch_count)
+    )

@@ -3,7 +3,12 @@ objects, a manifest written before the attempt stopped.
 
 Used by a restarted attempt (for every earlier attempt), by an attempt that failed or found
 itself superseded (for itself: each attempt writes under a prefix of its own, so this never
-touches another attempt's work) and by the watchdog after it settled an execution `stalled`.
+touches another attempt's work), and after the watchdog gave an execution up or staff marked it
+failed (`remove_leftovers_of_settled`).
+
+An attempt that published its package is never cleaned up, whoever asks: the package row names
+that attempt's prefix, and its objects are the package's until retention removes them
+(app/services/package_retention.py).
 """
 
 from __future__ import annotations
@@ -15,19 +20,24 @@ from sqlalchemy import select
 
 from app.domain import export_volume
 from app.extensions import db
-from app.models.workspace_export import ExportVolume, VolumeStatus
+from app.models.workspace_export import ExportPackage, ExportVolume, VolumeStatus
 from app.services.package_keys import package_prefix
-from app.storage import Storage
+from app.storage import Storage, get_storage
 
 log = logging.getLogger(__name__)
 
 
 def remove_attempt_leftovers(storage: Storage, workspace_id: int, execution_id: int, attempts: Iterable[int]) -> int:
-    """Abort the uploads and delete the objects of `attempts` of the execution; their volume rows
-    become `discarded`. Returns how many objects and uploads were removed. StorageError propagates
-    (the caller decides whether the clean-up is retried later)."""
-    attempts = sorted(set(attempts))
+    """Abort the uploads and delete the objects of `attempts` of the execution, except the attempt
+    whose package was published; their volume rows become `discarded`. Returns how many objects
+    and uploads were removed. StorageError propagates (the caller decides whether the clean-up is
+    retried later)."""
+    published = set(db.session.scalars(select(ExportPackage.prefix).where(ExportPackage.execution_id == execution_id)))
+    attempts = sorted(
+        attempt for attempt in set(attempts) if package_prefix(workspace_id, execution_id, attempt) not in published
+    )
     if not attempts:
+        db.session.rollback()
         return 0
     volumes = db.session.execute(
         select(ExportVolume.id, ExportVolume.key)
@@ -55,3 +65,15 @@ def remove_attempt_leftovers(storage: Storage, workspace_id: int, execution_id: 
     if removed:
         log.info("workspace export %s: removed %s leftovers of attempts %s", execution_id, removed, attempts)
     return removed
+
+
+def remove_leftovers_of_settled(workspace_id: int, execution_id: int, attempts: int) -> None:
+    """After an execution was settled by someone other than its attempt (the watchdog giving it up,
+    staff marking it failed): remove the unpublished leftovers of its attempts 1..`attempts`. A
+    failure is logged with the execution id, never raised: the settlement stands. An attempt still
+    alive finds its next update refused and removes its own objects as well."""
+    try:
+        remove_attempt_leftovers(get_storage(), workspace_id, execution_id, range(1, attempts + 1))
+    except Exception:
+        db.session.rollback()
+        log.exception("workspace export %s: removing the leftovers of its %s attempts failed", execution_id, attempts)

@@ -10,22 +10,27 @@ manifest from the product's storage to
 streaming, and record the outcome. A transient failure is retried with a backoff (the periodic
 `dispatch_due` enqueues it when due); after the last retry, or on a permanent failure, the row
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
-lease and `settle_lapsed` fails its attempt as transient `worker_stopped`.
+lease and `settle_lapsed` fails its attempt as transient `worker_stopped`. The work engine runs
+these turns (the kind's spec is `app.services.work.kinds.DELIVERIES`).
 
+A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
+destination is enabled again (`deliver_withheld`), while the package is inside its retention;
+each is audited and dispatched at once, and its attempts are appended to the row's history.
 Staff with `staff.execute` may supersede a failed delivery and start its replacement
 (`supersede_and_replace`), audited with their reason in the same transaction.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.destinations import DeliveryFailure, classify_error, open_destination
+from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
@@ -44,16 +49,18 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services import audit, export_notices, leases
-from app.services.outbox import LOST_AFTER, job_is_lost
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
+from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
 from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
 
 DELIVERY_JOB = "jobs.package_delivery.run"
+DELIVERY_JOB_SLUG = "package-delivery"
 # The wait after each transiently failed attempt; one attempt more than delays, then it stops.
 RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
 RETRIES_EXHAUSTED = "retries_exhausted"
+PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
 STAFF_EXECUTE = "staff.execute"
 REASON_LIMIT = 500
@@ -99,12 +106,16 @@ def _live_delivery(package_id: int, destination_id: int) -> int | None:
     )
 
 
-def deliver_package(package_id: int) -> None:
+# Told (delivery id, bytes of the package copied so far) as a delivery's copy goes on; it must not raise.
+CopyProgress = Callable[[int, int], None]
+
+
+def deliver_package(package_id: int, progress: CopyProgress | None = None) -> None:
     """Create the package's deliveries and run each pending one once (the execution's
-    `delivering` phase). Failures are recorded on the rows, never raised: retries and notices
-    follow from there."""
+    `delivering` phase), telling `progress` how far each copy got. Failures are recorded on the
+    rows, never raised: retries and notices follow from there."""
     for delivery_id in create_deliveries(package_id):
-        outcome = run_delivery(delivery_id)
+        outcome = run_delivery(delivery_id, progress=progress)
         log.info("package %s: delivery %s %s", package_id, delivery_id, outcome)
 
 
@@ -132,7 +143,7 @@ def package_keys(package: ExportPackage) -> list[str]:
     return [check_key_under(key, prefix) for key in keys] + [check_key_under(package.manifest_key, prefix)]
 
 
-def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
+def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyProgress | None = None) -> str:
     """One attempt at the delivery; returns one word describing the outcome, for logs."""
     delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
     if delivery is None:
@@ -165,16 +176,30 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     def renew(lease_expires_at: datetime) -> None:
         export_delivery.renew_lease(delivery_id, attempt, lease_expires_at)
 
+    def still_current() -> None:
+        renew(leases.lease_expiry(utcnow()))
+
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:
-            location = _transfer(package, destination)
+            location = _transfer(
+                package, destination, still_current, functools.partial(progress, delivery_id) if progress else None
+            )
+        except TransitionRefused:
+            db.session.rollback()
+            log.warning("package delivery %s attempt %s is stale: it stopped copying", delivery_id, attempt)
+            return "stale"
         except Exception as exc:  # every failure is classified and recorded on the row
             failure = classify_error(exc)
             if failure.code == "unexpected_error":
                 log.exception("package delivery %s attempt %s failed unexpectedly", delivery_id, attempt)
             else:
-                log.warning("package delivery %s attempt %s failed: %s", delivery_id, attempt, failure.summary)
+                # The log, unlike the summary a customer reads, names the stored object.
+                log.warning(
+                    "package delivery %s attempt %s failed: %s (%s)", delivery_id, attempt, failure.summary, exc
+                )
             db.session.rollback()
+            if _package_settled(package.id):
+                return _withdrawn(delivery, attempt)
             return _record_failure(delivery, attempt, failure)
     try:
         export_delivery.delivered(delivery_id, attempt, location)
@@ -183,15 +208,84 @@ def run_delivery(delivery_id: int, now: datetime | None = None) -> str:
     return "delivered"
 
 
-def _transfer(package: ExportPackage, destination: ExportDestination) -> str:
+def _transfer(
+    package: ExportPackage,
+    destination: ExportDestination,
+    still_current: Callable[[], None],
+    copied: Callable[[int], None] | None = None,
+) -> str:
+    """Copy the volumes, then the manifest, telling `copied` the bytes copied so far. `still_current`
+    raises TransitionRefused once this attempt is no longer the delivery's: it is asked before each
+    object, so a stale attempt writes nothing more. A copy that stops part-way removes the package's
+    objects from the destination, so it never holds volumes without their manifest."""
     storage = get_storage()
     store = open_destination(destination)
     copies = [(key, relative_key(package, key)) for key in package_keys(package)]
     db.session.rollback()  # no transaction stays open during the copy
-    for key, target in copies:
-        store.put_stream(target, storage.read_chunks(key))
+    total = 0
+
+    def counted(chunks: Iterable[bytes]) -> Iterator[bytes]:
+        nonlocal total
+        for chunk in chunks:
+            yield chunk
+            total += len(chunk)
+            if copied is not None:
+                copied(total)
+
+    try:
+        for key, target in copies:
+            still_current()
+            store.put_stream(target, counted(storage.read_chunks(key)))
+    except BaseException:
+        if _still_ours(still_current):
+            _remove_objects(store, [target for _, target in copies])
+        raise
     top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
     return store.location(top) + "/"
+
+
+def _still_ours(still_current: Callable[[], None]) -> bool:
+    """Whether this attempt may still touch the destination: once a newer attempt took the
+    delivery over, the same names are that attempt's objects."""
+    try:
+        still_current()
+    except Exception:  # refused, or the database did not answer: leave the objects alone
+        db.session.rollback()
+        return False
+    return True
+
+
+def _remove_objects(store: DestinationStore, targets: list[str]) -> None:
+    """Delete the package's objects at the destination, the manifest first, including those an
+    earlier attempt killed mid-copy left behind. Best effort: the copy's own failure is the one
+    recorded; the first delete the store refuses stops it (a store that is down refuses the rest
+    too), and the next attempt writes the same names again."""
+    for target in reversed(targets):
+        try:
+            store.delete(target)
+        except Exception:
+            log.exception("an interrupted package copy could not remove %s from its destination", target)
+            return
+
+
+def _package_settled(package_id: int) -> bool:
+    status = db.session.scalar(select(ExportPackage.status).where(ExportPackage.id == package_id))
+    db.session.rollback()
+    return status != PackageStatus.AVAILABLE
+
+
+def _withdrawn(delivery: ExportDelivery, attempt: int) -> str:
+    """The package was deleted or expired under an attempt whose lease had lapsed (deletion
+    waits for a live copy): no "not delivered" notice, and the delivery expires with its package."""
+    failure = DeliveryFailure(
+        FailureClass.PERMANENT,
+        PACKAGE_WITHDRAWN,
+        "The package was deleted or expired before this copy finished; what the copy had written was removed.",
+    )
+    outcome = _record_failure(delivery, attempt, failure, notify=False)
+    if outcome == "stale":
+        return outcome
+    return _expire_for_package(delivery)
 
 
 def _record_failure(
@@ -200,9 +294,10 @@ def _record_failure(
     failure: DeliveryFailure,
     now: datetime | None = None,
     lease_lapsed_before: datetime | None = None,
+    notify: bool = True,
 ) -> str:
     """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
-    permanent `retries_exhausted`. A permanent failure notifies."""
+    permanent `retries_exhausted`. A permanent failure notifies, unless told not to."""
     now = now or utcnow()
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
@@ -226,7 +321,8 @@ def _record_failure(
     except TransitionRefused:
         return "stale"
     if failure_class == FailureClass.PERMANENT:
-        export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
+        if notify:
+            export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, delivery.workspace_id)
         return "failed"
     return "retry_later"
 
@@ -241,18 +337,18 @@ def _expire_for_package(delivery: ExportDelivery) -> str:
     return "expired"
 
 
-# Retries and the watchdog (periodic tasks)
-
-
-def job_id_for(delivery_id: int) -> str:
-    return f"package-delivery-{delivery_id}-{uuid.uuid4().hex[:8]}"
+# Retries and the watchdog (periodic turns of the work engine)
 
 
 def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
     """Claim the delivery's next attempt for a new job from the job id the caller saw, commit,
     then enqueue it: two schedulers never enqueue the same attempt twice."""
     job = ClaimedJob(
-        DELIVERY_JOB, delivery_id, job_id_for(delivery_id), f"package delivery {delivery_id}", WorkPriority.BULK
+        DELIVERY_JOB,
+        delivery_id,
+        job_id(DELIVERY_JOB_SLUG, delivery_id),
+        f"package delivery {delivery_id}",
+        WorkPriority.BULK,
     )
     return claim_and_enqueue(lambda: export_delivery.claim_dispatch(delivery_id, seen_job_id, job.job_id), job)
 
@@ -276,23 +372,29 @@ def _deliverable(now: datetime):
 
 
 def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
-    """Enqueue deliveries whose retry time has come (and pending ones left behind), and again
-    those whose job Redis lost."""
+    """Enqueue deliveries whose retry time has come (and pending ones left behind)."""
     now = now or utcnow()
-    fresh = db.session.execute(
+    due = db.session.scalars(
         _deliverable(now).where(ExportDelivery.job_id.is_(None)).order_by(ExportDelivery.id).limit(limit)
     ).all()
-    lost = db.session.execute(
+    db.session.rollback()
+    return sum(dispatch(delivery_id, None) for delivery_id in due)
+
+
+def redispatch_lost(now: datetime | None = None, limit: int = 200) -> int:
+    """Dispatch again deliveries waiting for an attempt whose job Redis lost."""
+    now = now or utcnow()
+    rows = db.session.execute(
         _deliverable(now)
         .where(ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER)
+        .order_by(ExportDelivery.id)
         .limit(limit)
     ).all()
     db.session.rollback()
-    dispatched = sum(dispatch(row.id, None) for row in fresh)
-    if lost:
-        connection = redis_connection()
-        dispatched += sum(dispatch(row.id, row.job_id) for row in lost if job_is_lost(connection, row.job_id))
-    return dispatched
+    if not rows:
+        return 0
+    connection = redis_connection()
+    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
 
 
 def settle_lapsed(now: datetime | None = None) -> int:
@@ -314,6 +416,131 @@ def settle_lapsed(now: datetime | None = None) -> int:
         outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
         settled += outcome != "stale"
     return settled
+
+
+def requeue(delivery_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the delivery: refused once it settled, while an attempt's holder is
+    alive, while it is withheld or failed for good (an administrator's Deliver, staff's
+    supersede, are their paths); a transient failure waiting for its backoff is made due now."""
+    delivery = db.session.get(ExportDelivery, delivery_id)
+    if delivery is None:
+        raise RequeueRefused(f"Package delivery {delivery_id} no longer exists.")
+    label = f"Package delivery {delivery_id}"
+    if delivery.status in (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED):
+        raise RequeueRefused(f"{label} is already {delivery.status}; a settled delivery never runs again.")
+    if delivery.status == DeliveryStatus.WITHHELD:
+        raise RequeueRefused(
+            f"{label} is withheld because its destination is disabled; once the destination is enabled, "
+            "an administrator of the workspace delivers it from its page."
+        )
+    if delivery.status == DeliveryStatus.DELIVERING:
+        if holder_is_alive(delivery.lease_expires_at, now):
+            raise RequeueRefused(
+                f"{label} is copying now and its worker is alive (it renewed its lease a moment ago), so it "
+                "was not dispatched again."
+            )
+        raise RequeueRefused(
+            f"{label}'s worker stopped mid-copy; the watchdog records that attempt as failed within seconds "
+            "and retries it. Requeue it again once it shows as failed if the retry should not wait."
+        )
+    if delivery.status == DeliveryStatus.FAILED and delivery.failure_class == FailureClass.PERMANENT:
+        raise RequeueRefused(f"{label} failed for good; supersede it from its page to start a replacement delivery.")
+    seen_job_id, seen_attempt = delivery.job_id, delivery.attempt_count
+    waits_for_backoff = delivery.status == DeliveryStatus.FAILED and (
+        delivery.next_attempt_at is not None and delivery.next_attempt_at > now
+    )
+
+    def dispatch_now() -> bool:
+        if not waits_for_backoff:
+            return dispatch(delivery_id, seen_job_id)
+        try:
+            export_delivery.retry_now(delivery_id, seen_attempt, now)
+        except TransitionRefused:
+            return False
+        return dispatch(delivery_id, None)
+
+    return Requeue(delivery.workspace_id, "export_delivery", label, dispatch_now)
+
+
+# An administrator's Retry and Deliver
+
+
+class DeliveryRefused(TransitionRefused):
+    """An administrator's Retry or Deliver cannot be done now; the message says why, for the page."""
+
+
+def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person) -> None:
+    """Retry a failed delivery now, for an administrator of its workspace, at the attempt they saw
+    (a second press finds it no longer failed at that attempt): audited in the transaction that
+    makes it due, then dispatched (claim, then enqueue). The attempt it makes is appended to the
+    ones before. DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.retry_now(delivery.id, seen_attempt)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
+    _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
+
+
+def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> None:
+    """Deliver a withheld delivery now that its destination is enabled, for an administrator of
+    its workspace: withheld → pending, audited in the same transaction, then dispatched.
+    DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        export_delivery.release(delivery.id)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
+    _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
+
+
+def _workspace_delivery(workspace_id: int, delivery_id: int) -> ExportDelivery:
+    delivery = db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.workspace_id == workspace_id)
+    )
+    if delivery is None:
+        raise DeliveryRefused("This delivery does not exist in this workspace.")
+    return delivery
+
+
+def _audit_request(delivery: ExportDelivery, person: Person, action: str, attempt: int) -> None:
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=person.id,
+        action=action,
+        subject_type="export_delivery",
+        subject_id=delivery.id,
+        details={
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+            "attempts_before": attempt,
+        },
+    )
+    db.session.commit()
+    log.info("package delivery %s: %s by person %s", delivery.id, action, person.id)
+    dispatch(delivery.id, None)
+
+
+def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: int) -> str:
+    """The sentence for a refused Retry or Deliver, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != expected or delivery.attempt_count != seen_attempt:
+        return f"This delivery is {delivery.status} now (attempt {delivery.attempt_count}); the page shows where it is."
+    if (
+        expected == DeliveryStatus.FAILED
+        and delivery.next_attempt_at is not None
+        and delivery.next_attempt_at <= utcnow()
+    ):
+        return "This delivery is already being retried; its next attempt shows here in a moment."
+    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
+        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if destination.removed_at is not None:
+        return f"The destination {destination.name} was removed, so this delivery can no longer be made."
+    return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
 
 
 # Staff page and action

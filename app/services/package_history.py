@@ -68,8 +68,10 @@ MIME_TYPES = {"manifest": "application/json", "volume": "application/zip"}
 
 # One readable sentence per failure code an execution may end with; the detail follows it.
 FAILURE_SENTENCES = {
-    "stalled": "The export stopped making progress (its worker went away), so it was settled as failed; "
-    "the workspace can export again.",
+    "stalled": "The worker producing the export stopped at every attempt it was given, so it was given up. "
+    "The failure was ours: it does not count against the export allowance, and the workspace can export again.",
+    "stopped_by_staff": "Rhythm staff stopped the export. It does not count against the export allowance, and the "
+    "workspace can export again.",
     "storage_error": "The package could not be written to storage.",
     "dataset_not_covered": "A dataset the settings include is no longer covered by workspace export.",
     "volume_too_small": "The volume size is too small for the rows of a dataset.",
@@ -213,6 +215,18 @@ def package_deliveries(package: ExportPackage) -> list[ExportDelivery]:
             .order_by(ExportDelivery.destination_id, ExportDelivery.id)
         )
     )
+
+
+def find_delivery(package: ExportPackage, delivery_id: int) -> ExportDelivery | None:
+    return db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.package_id == package.id)
+    )
+
+
+def deliverable(package: ExportPackage) -> bool:
+    """Whether an administrator may still ask for a delivery of the package: it is available
+    inside its retention deadline (the sweep may not have expired a package just past it yet)."""
+    return package.status == PackageStatus.AVAILABLE and package.expires_at > utcnow()
 
 
 def open_manifest(package: ExportPackage) -> Download:

@@ -9,13 +9,18 @@ Phases (each logged as started and finished, with counts):
   recorded (app/domain/export_volume.py) before its upload opens and completed with its size,
   row count and SHA-256; every part is recorded too. Progress at most every PROGRESS_INTERVAL.
 - uploading: the manifest, last; then the package becomes `available` (fenced on the attempt).
-- delivering: app.services.package_delivery.deliver_package.
+- delivering: app.services.package_delivery.deliver_package, with the bytes copied to each
+  destination recorded as `counts` events (_DeliveryProgress).
 - notifying: a PACKAGE_READY notice; then the execution succeeds.
 
-Every attempt writes under a prefix of its own (app/services/package_keys.py), and first removes
-what earlier attempts left (aborted uploads, objects), so nothing stray remains. Every update
-names the attempt; once a newer attempt or the watchdog took the execution, this attempt's
-updates are refused and it stops, removing its own objects. A failure settles the execution
+An attempt starts only from `queued`, or from `running` once the earlier holder's lease lapsed
+(the watchdog redelivered it, app/services/execution_watchdog.py); a job arriving while the
+holder lives starts nothing. Every attempt writes under a prefix of its own
+(app/services/package_keys.py), and a redelivered one first removes what earlier attempts left
+unpublished (aborted uploads, objects), so nothing stray remains; when an earlier attempt had
+already published the package, it goes on from delivering that package. Every update names the
+attempt; once a newer attempt or the watchdog took the execution, this attempt's updates are
+refused and it stops, removing its own objects. A failure settles the execution
 `failed` with a code and a sentence a person can read (never SQL or a stack trace: those go to
 the log with the execution id) and sends an EXECUTION_FAILED notice.
 """
@@ -51,7 +56,10 @@ from app.models.workspace_export import (
     ACTIVE_EXECUTION_STATUSES,
     ExecutionPhase,
     ExecutionStatus,
+    ExportDelivery,
+    ExportDestination,
     ExportExecution,
+    ExportPackage,
     NoticeKind,
 )
 from app.rendering.package.encoders import encoder_for
@@ -70,6 +78,9 @@ from app.services.package_keys import manifest_key, package_prefix, relative_to_
 from app.storage import MultipartUpload, Storage, StorageError, get_storage
 
 log = logging.getLogger(__name__)
+
+# Least time between two progress events of one destination's copy (its end is always recorded).
+DELIVERY_EVENT_SECONDS = 10.0
 
 
 class Superseded(Exception):
@@ -101,8 +112,12 @@ def run_execution(execution_id: int) -> str:
             execution_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
         )
     except TransitionRefused:
-        log.info("workspace export %s settled before it could start; redelivery acknowledged", execution_id)
-        return "already_settled"
+        log.info(
+            "workspace export %s settled, or its attempt still holds a live lease, before this job could start "
+            "an attempt; the job leaves it alone",
+            execution_id,
+        )
+        return "not_started"
 
     production = _Production(execution_id, workspace_id, attempt, snapshot_settings, get_storage())
 
@@ -142,7 +157,7 @@ class _Production:
 
     def run(self) -> str:
         try:
-            package_id = self._produce()
+            package_id = self._resumed_package() or self._produce()
         except Superseded:
             log.info(
                 "workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
@@ -179,10 +194,39 @@ class _Production:
         )
         return "succeeded"
 
+    def _resumed_package(self) -> int | None:
+        """On a redelivered attempt: remove what earlier attempts left unpublished, and return the
+        package an earlier attempt published (this attempt then only delivers and notifies), if any."""
+        if self.attempt == 1:
+            return None
+        with self._fenced():
+            remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, range(1, self.attempt))
+        package = db.session.scalars(
+            select(ExportPackage).where(ExportPackage.execution_id == self.execution_id)
+        ).first()
+        if package is None:
+            db.session.rollback()
+            return None
+        package_id = package.id
+        self.counts = _Counts(
+            rows_expected=package.row_count,
+            rows=package.row_count,
+            bytes=package.size_bytes,
+            volumes=package.volumes_count,
+        )
+        with self._fenced():
+            export_execution.log_event(
+                self.execution_id,
+                self.attempt,
+                "warning",
+                f"The previous attempt stopped after its package {package.uid} was made available; "
+                "this attempt goes on from its delivery.",
+                details={"package_id": package_id},
+            )
+        return package_id
+
     def _produce(self) -> int:
         with self._fenced():
-            if self.attempt > 1:
-                remove_attempt_leftovers(self.storage, self.workspace_id, self.execution_id, range(1, self.attempt))
             export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.SNAPSHOT)
         registry_version = verified_registry_version()
         datasets = packaged_datasets(self.snapshot_settings["datasets"])
@@ -345,7 +389,7 @@ class _Production:
         self.phase = ExecutionPhase.DELIVERING
         export_execution.enter_phase(self.execution_id, self.attempt, ExecutionPhase.DELIVERING)
         try:
-            package_delivery.deliver_package(package_id)
+            package_delivery.deliver_package(package_id, _DeliveryProgress(self, package_id))
         except Exception:  # the package is available; deliveries are retried on their own
             db.session.rollback()
             log.exception("workspace export %s: delivering package %s failed", self.execution_id, package_id)
@@ -459,11 +503,7 @@ class _Production:
             )
             return "superseded"
         log.info("workspace export %s failed: %s: %s", self.execution_id, code, detail)
-        try:
-            export_notices.notify(NoticeKind.EXECUTION_FAILED, "execution", self.execution_id, self.workspace_id)
-        except Exception:  # the failure is recorded; the periodic retry sends recorded notices
-            db.session.rollback()
-            log.exception("workspace export %s: the failure notice could not be sent", self.execution_id)
+        export_notices.notify_execution_failed(self.execution_id, self.workspace_id)
         return code
 
     def _remove_own_leftovers(self) -> None:
@@ -531,3 +571,56 @@ class _VolumeUpload:
                 row_count=volume.row_count,
             )
         production.counts.volumes += 1
+
+
+class _DeliveryProgress:
+    """The delivering phase's progress: for each destination, bytes of the package copied so far,
+    in the event log (its end always, and on the way at most every DELIVERY_EVENT_SECONDS) and
+    in the execution's heartbeat. It never raises: a copy is the delivery's own work, fenced by
+    the delivery's attempt, and goes on even when this execution attempt was superseded."""
+
+    def __init__(self, production: _Production, package_id: int):
+        self._production = production
+        package = db.session.get_one(ExportPackage, package_id)
+        self._total = package.size_bytes + package.manifest_size
+        self._last_event: dict[int, float] = {}
+        self._stopped = False
+
+    def __call__(self, delivery_id: int, copied: int) -> None:
+        now = time.monotonic()
+        last = self._last_event.setdefault(delivery_id, now)
+        if self._stopped or (copied < self._total and now - last < DELIVERY_EVENT_SECONDS):
+            return
+        self._last_event[delivery_id] = now
+        production = self._production
+        try:
+            destination_id, name = db.session.execute(
+                select(ExportDestination.id, ExportDestination.name)
+                .join(ExportDelivery, ExportDelivery.destination_id == ExportDestination.id)
+                .where(ExportDelivery.id == delivery_id)
+            ).one()
+            export_execution.log_event(
+                production.execution_id,
+                production.attempt,
+                "counts",
+                f"Copied {copied:,} of {self._total:,} bytes ({100 * copied // max(self._total, 1)}%) to “{name}”.",
+                phase=ExecutionPhase.DELIVERING,
+                details={
+                    "delivery_id": delivery_id,
+                    "destination_id": destination_id,
+                    "bytes_copied": copied,
+                    "bytes_total": self._total,
+                },
+            )
+        except TransitionRefused:
+            self._stopped = True
+            log.info(
+                "workspace export %s attempt %s: no longer current; delivery progress stops being recorded",
+                production.execution_id,
+                production.attempt,
+            )
+        except Exception:  # progress is a report; the copy matters more
+            db.session.rollback()
+            log.exception(
+                "workspace export %s: recording delivery %s's progress failed", production.execution_id, delivery_id
+            )

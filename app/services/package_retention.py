@@ -1,12 +1,17 @@
 """Retention of workspace-export packages (seed 001): early deletion and the expiry sweep.
 
 A package leaves `available` once, by one guarded transition (app/domain/export_package.py):
-`deleted` by an administrator (audited in the same transaction, INV-11) or `expired` by the sweep
-after its retention deadline. Removing its stored objects and expiring its unfinished deliveries
-come after that commit, as separate steps that can be repeated: a package settled but with
-`bytes_removed_at` still empty is finished by the next sweep, whoever settled it and wherever it
-stopped. So the sweep is idempotent and safe on two machines at once: the settlement is guarded,
-deleting an object twice is harmless, and the delivery expiry is guarded on its own statuses.
+`deleted` by an administrator or by Rhythm staff (app/services/staff_actions.py), audited in the
+same transaction (INV-11), or `expired` by the sweep after its retention deadline. Removing its
+stored objects and expiring its unfinished deliveries come after that commit, as separate steps
+that can be repeated: a package settled but with `bytes_removed_at` still empty is finished by
+the next sweep, whoever settled it and wherever it stopped. So the sweep is idempotent and safe
+on two machines at once: the settlement is guarded, deleting an object twice is harmless, and
+the delivery expiry is guarded on its own statuses.
+
+Bytes are never removed under a delivery that is copying (delivering under a live lease): early
+deletion is refused with a sentence naming the destination, and the sweep leaves such a package
+for a later turn, both before settling it and before removing its bytes.
 """
 
 from __future__ import annotations
@@ -29,15 +34,21 @@ from app.storage.base import StorageError, check_key_under
 log = logging.getLogger(__name__)
 
 _BATCH = 100
+DELETED_ACTION = "export.package_deleted"
 
 
 class PackageNotDeletable(TransitionRefused):
-    """The package is no longer available (already deleted or expired); the message says so."""
+    """The package is no longer available (already deleted or expired), or a delivery is copying
+    it now; the message says which."""
 
 
-def delete_early(workspace_id: int, package_id: int, person: Person, now: datetime | None = None) -> None:
-    """available → deleted, audited in the same transaction; then its bytes are removed and its
-    unfinished deliveries expired. PackageNotDeletable when it is no longer available."""
+def delete_early(
+    workspace_id: int, package_id: int, person: Person, now: datetime | None = None, reason: str | None = None
+) -> None:
+    """available → deleted by an administrator of the workspace or by Rhythm staff (who give a
+    `reason`), audited in the same transaction; then its bytes are removed and its unfinished
+    deliveries expired. PackageNotDeletable when it is no longer available or while a delivery
+    copies it."""
     now = now or utcnow()
     package = db.session.scalar(
         select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == workspace_id)
@@ -46,19 +57,22 @@ def delete_early(workspace_id: int, package_id: int, person: Person, now: dateti
         raise PackageNotDeletable("This package does not exist in this workspace.")
     try:
         export_package.delete(package_id, person.id, now)
+    except export_package.DeliveryInProgress as busy:
+        raise PackageNotDeletable(str(busy)) from None
     except TransitionRefused:
         status = db.session.get_one(ExportPackage, package_id, populate_existing=True).status
         raise PackageNotDeletable(f"This package cannot be deleted: it is already {status}.") from None
     audit.record(
         workspace_id=workspace_id,
         actor_id=person.id,
-        action="export.package_deleted",
+        action=DELETED_ACTION,
         subject_type="export_package",
         subject_id=package_id,
-        details={"execution_id": package.execution_id, "prefix": package.prefix},
+        reason=reason,
+        details={"execution_id": package.execution_id},
     )
     db.session.commit()
-    log.info("workspace export package %s deleted early by person %s", package_id, person.id)
+    log.info("workspace export package %s (%s) deleted early by person %s", package_id, package.prefix, person.id)
     try:
         finish_settled_package(package_id)
     except StorageError:
@@ -73,15 +87,20 @@ def sweep_expired_packages(now: datetime | None = None) -> int:
     bytes removed, its unfinished deliveries expired. Returns how many packages and deliveries
     this call changed."""
     now = now or utcnow()
-    return _expire_due(now) + _remove_settled_bytes() + _expire_orphaned_deliveries()
+    return _expire_due(now) + _remove_settled_bytes(now) + _expire_orphaned_deliveries()
 
 
 def _expire_due(now: datetime) -> int:
     expired = 0
+    being_copied: set[int] = set()  # left available until a later turn finds the copy ended
     while True:
         due = db.session.scalars(
             select(ExportPackage.id)
-            .where(ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at <= now)
+            .where(
+                ExportPackage.status == PackageStatus.AVAILABLE,
+                ExportPackage.expires_at <= now,
+                ExportPackage.id.not_in(being_copied),
+            )
             .order_by(ExportPackage.expires_at, ExportPackage.id)
             .limit(_BATCH)
             .with_for_update(skip_locked=True)
@@ -89,20 +108,29 @@ def _expire_due(now: datetime) -> int:
         if not due:
             db.session.rollback()
             return expired
-        for package_id in due:
-            # Locked by this transaction and available: the guarded transition applies.
+        # Asked after the rows are locked: no delivery can start on them now.
+        busy = export_package.being_copied(due, now)
+        being_copied |= busy
+        settling = [package_id for package_id in due if package_id not in busy]
+        for package_id in settling:
+            # Locked by this transaction, available and not being copied: the guarded transition applies.
             export_package.expire(package_id, now)
         db.session.commit()
-        expired += len(due)
-        log.info("sweep expired %s workspace export packages", len(due))
+        expired += len(settling)
+        if busy:
+            log.info("sweep left %s due workspace export packages for a later turn: being delivered", len(busy))
+        log.info("sweep expired %s workspace export packages", len(settling))
 
 
-def _remove_settled_bytes() -> int:
-    pending = db.session.scalars(
+def _remove_settled_bytes(now: datetime) -> int:
+    settled = db.session.scalars(
         select(ExportPackage.id)
         .where(ExportPackage.status != PackageStatus.AVAILABLE, ExportPackage.bytes_removed_at.is_(None))
         .order_by(ExportPackage.id)
     ).all()
+    # A delivery whose lease lapsed but whose worker came back may still be reading: wait for it.
+    busy = export_package.being_copied(settled, now)
+    pending = [package_id for package_id in settled if package_id not in busy]
     db.session.rollback()
     finished = 0
     for package_id in pending:

@@ -11,9 +11,9 @@ jobs: a killed worker's job is failed, a flushed Redis forgets its queue). So ev
 first claims its row with a guarded UPDATE naming the new job's id, commits, and only then
 enqueues: two dispatchers on two machines never both enqueue one claim. An enqueue that fails
 after the claim (Redis down) is logged, never raised, and the claim is not released: the row
-names a job Redis does not have, which is exactly what the owner's lost-job check looks for
-(`outbox.job_is_lost` once `outbox.LOST_AFTER` has passed), so the periodic dispatcher
-enqueues it again once Redis answers. Nothing is lost and nothing waits on a second transition.
+names a job Redis does not have, which is exactly what the work engine's lost-job check looks
+for (`work.core.job_is_lost` once `work.core.LOST_AFTER` has passed), so the engine's periodic
+`redispatch_lost` enqueues it again once Redis answers. Nothing is lost and nothing waits on a second transition.
 
 Priorities. Work goes on one of three queues by who waits for it (`WorkPriority`): a person's
 file on the page (interactive), scheduled runs, and bulk work (workspace packages and their

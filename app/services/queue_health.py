@@ -1,7 +1,8 @@
 """What the staff's queue health page shows: each RQ queue with its length and oldest waiting
 job, the workers (state, current job, last heartbeat), and the started, failed and scheduled
-registries. Failed jobs are named by the record they work on, so staff can requeue them through
-the product's own dispatch (app/services/staff_actions.py), never by editing Redis."""
+registries. Failed jobs are named by the record they work on (the work engine knows each job
+function's kind, app/services/work/), so staff can requeue them through the product's own
+dispatch (app/services/staff_actions.py), never by editing Redis."""
 
 from __future__ import annotations
 
@@ -13,14 +14,8 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from app.services.queue import work_queues
+from app.services.work.engine import record_of
 
-# The job functions of this product, and the record kind their one argument names.
-JOB_RECORDS = {
-    "jobs.export_file.run": "file",
-    "jobs.schedule_run.run": "run",
-    "jobs.package_execution.run": "execution",
-    "jobs.package_delivery.run": "delivery",
-}
 FAILED_JOBS_SHOWN = 50
 
 
@@ -60,13 +55,6 @@ def _aware(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
-def record_of(job: Job) -> tuple[str | None, int | None]:
-    kind = JOB_RECORDS.get(job.func_name) if job.func_name is not None else None
-    if kind is None or len(job.args) != 1 or not isinstance(job.args[0], int):
-        return None, None
-    return kind, job.args[0]
-
-
 def _error_type(job: Job) -> str | None:
     """The exception's type only: its message and traceback may hold SQL and parameters (the log has them)."""
     result = job.latest_result()
@@ -98,7 +86,12 @@ def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
         kind, record_id = record_of(job)
         failed_jobs.append(
             FailedJobView(
-                job.id, job.description or job.func_name, kind, record_id, _aware(job.ended_at), _error_type(job)
+                job.id,
+                job.description or job.func_name,
+                kind.name if kind is not None else None,
+                record_id,
+                _aware(job.ended_at),
+                _error_type(job),
             )
         )
     return QueueView(

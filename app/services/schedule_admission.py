@@ -3,6 +3,9 @@
 The unique index `schedule_runs_occurrence_uidx` decides (INV-05): any number of tickers on any
 number of machines, and a person pressing "Run now", can ask for the same occurrence at once and
 exactly one run exists afterwards. A refused insert is not an error: the occurrence is admitted.
+A run started by hand is refused the same way while another of the schedule's manual runs is
+queued or running (`schedule_runs_one_active_manual_uidx`), or when its form's key admitted one
+already (`schedule_runs_request_token_uidx`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ def admit_run(
     occurrence_at: datetime,
     trigger: RunTrigger,
     skipped_occurrences: Sequence[datetime] = (),
+    request_token: str | None = None,
 ) -> ScheduleRun | None:
-    """Insert and commit the queued run for this occurrence; None when it was admitted already."""
+    """Insert and commit the queued run for this occurrence; None when a unique index refused it."""
     run = ScheduleRun(
+        request_token=request_token,
         schedule_id=schedule_id,
         workspace_id=workspace_id,
         occurrence_at=occurrence_at,

@@ -113,19 +113,20 @@ def _skip_reason(
 
 @dataclass(frozen=True)
 class SendOutcome:
-    """What sending a run's pending rows left: rows still waiting for the server, and rows a newer
-    attempt holds."""
+    """What sending a run's pending rows left: rows still waiting for the server, and rows this
+    attempt could not send because it no longer holds the run (a newer attempt does, or its lease
+    lapsed)."""
 
     waiting: int
     held_elsewhere: int
 
 
 def send_pending(
-    run: ScheduleRun, schedule: Schedule, export: QueryExport, retry_at: datetime, claimed_before: datetime
+    run: ScheduleRun, schedule: Schedule, export: QueryExport, attempt: int, retry_at: datetime
 ) -> SendOutcome:
-    """Claim and send every pending row of the run; a claim made before `claimed_before` counts as
-    abandoned. A temporary refusal frees the row for the next attempt (the run decides whether
-    there is one); a permanent refusal fails it."""
+    """Claim for run attempt `attempt` and send every pending row of the run. A temporary refusal
+    frees the row for the next attempt (the run decides whether there is one); a permanent refusal
+    fails it. A row is handed to the mailer only after `confirm_claim` found it still this attempt's."""
     mailer = get_mailer()
     content = _content(schedule, run, export)
     pending = db.session.scalars(
@@ -138,31 +139,39 @@ def send_pending(
     waiting = held = 0
     for delivery_id, created_at, person_id, email, nonce in rows:
         try:
-            recipient_delivery.claim(delivery_id, claimed_before)
+            recipient_delivery.claim(delivery_id, attempt)
         except TransitionRefused:
             held += 1
             continue
         address = _address(person_id, email)
         if address is None:
-            recipient_delivery.fail(delivery_id, "The recipient has no email address any more.")
+            recipient_delivery.fail(delivery_id, attempt, "The recipient has no email address any more.")
+            continue
+        message = content.message(address, message_id_for(MESSAGE_KIND, delivery_id, created_at, mailer.domain), nonce)
+        try:
+            recipient_delivery.confirm_claim(delivery_id, attempt)
+        except TransitionRefused:
+            log.warning(
+                "schedule run %s attempt %s: delivery %s was taken over; not sent", run.id, attempt, delivery_id
+            )
+            held += 1
             continue
         try:
-            message = content.message(
-                address, message_id_for(MESSAGE_KIND, delivery_id, created_at, mailer.domain), nonce
-            )
             submission_id = mailer.send(message)
         except MailTemporarilyUnavailable as exc:
-            recipient_delivery.release_for_retry(delivery_id, exc.summary, retry_at)
+            recipient_delivery.release_for_retry(delivery_id, attempt, exc.summary, retry_at)
             waiting += 1
             continue
         except InvalidAddress as exc:
             # Refused here, before any server saw it: the record must not blame the mail server.
-            recipient_delivery.fail(delivery_id, f"Not sent: this product's address check refused it. {exc.summary}")
+            recipient_delivery.fail(
+                delivery_id, attempt, f"Not sent: this product's address check refused it. {exc.summary}"
+            )
             continue
         except MailRefused as exc:
-            recipient_delivery.fail(delivery_id, f"The mail server refused the message: {exc.summary}")
+            recipient_delivery.fail(delivery_id, attempt, f"The mail server refused the message: {exc.summary}")
             continue
-        recipient_delivery.submit(delivery_id, submission_id)
+        recipient_delivery.submit(delivery_id, attempt, submission_id)
         log.info("schedule run %s: delivery %s submitted as %s", run.id, delivery_id, submission_id)
     return SendOutcome(waiting, held)
 
@@ -233,14 +242,14 @@ def file_size_label(size: int) -> str:
     return f"{size} bytes"
 
 
-def fail_pending(run_id: int, error: str) -> None:
-    """A run that settles without sending: its rows still pending are failed with the reason."""
+def fail_pending(run_id: int, attempt: int, error: str) -> None:
+    """A run that settled at `attempt` without sending: its rows still pending are failed with the reason."""
     for delivery_id in db.session.scalars(
         select(RecipientDelivery.id).where(
             RecipientDelivery.run_id == run_id, RecipientDelivery.status == DeliveryStatus.PENDING
         )
     ).all():
         try:
-            recipient_delivery.fail(delivery_id, error)
+            recipient_delivery.fail_unsent(delivery_id, attempt, error)
         except TransitionRefused:
             continue

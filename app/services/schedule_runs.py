@@ -11,13 +11,12 @@ finds its file and its rows and goes on from where they are; nobody is emailed t
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import NoReturn
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain import schedule as schedule_domain
@@ -29,48 +28,68 @@ from app.domain.query_spec import substitute, validate_definition
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
-from app.models.schedule import PauseReason, RunStatus, Schedule, ScheduleRun
+from app.models.schedule import (
+    MAIL_UNAVAILABLE,
+    PauseReason,
+    RunStatus,
+    Schedule,
+    ScheduleRun,
+    ScheduleRunAttempt,
+)
 from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
-from app.services.outbox import LOST_AFTER, job_is_lost
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
+from app.services.work.core import (
+    LOST_AFTER,
+    Requeue,
+    RequeueRefused,
+    dispatch_is_waiting,
+    holder_is_alive,
+    job_id,
+    job_is_lost,
+)
 
 log = logging.getLogger(__name__)
 
 RUN_JOB = "jobs.schedule_run.run"
-MAX_ATTEMPTS = 3
-# Delay before the second and third attempt of a transiently failed run.
-RETRY_BACKOFF = (timedelta(seconds=30), timedelta(minutes=2))
-TRANSIENT_FILE_FAILURES = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
-MAIL_UNAVAILABLE = "mail_unavailable"
-# Runs the watchdog restarted this many times are failed rather than started again.
+RUN_JOB_SLUG = "schedule-run"
+TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
+# The cause of every other transient failure: storage unavailable, an unexpected error.
+OTHER_TRANSIENT = "other_transient"
+# The delays before a run's next attempt, one table per cause of a transient failure: the n-th
+# attempt that failed of that cause waits the n-th delay, and the one after the table's end fails
+# the run. A transient file failure gets 3 attempts in 2.5 minutes; recipients the mail server
+# could not take are tried again for 2 h 8 min, so a run rides out a mail outage of an hour or
+# more, and each recipient is mailed once (submitted rows are never sent again).
+RETRY_BACKOFF: dict[str, tuple[timedelta, ...]] = {
+    OTHER_TRANSIENT: (timedelta(seconds=30), timedelta(minutes=2)),
+    MAIL_UNAVAILABLE: tuple(timedelta(minutes=m) for m in (0.5, 1, 2, 5, 10, 20, 30, 30, 30)),
+}
+_CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_UNAVAILABLE: {MAIL_UNAVAILABLE}}
+# Runs whose worker stopped this many times are failed rather than started again.
 MAX_STALLS = 5
 
 
-# Dispatch
-
-
-def job_id_for(run_id: int) -> str:
-    return f"schedule-run-{run_id}-{uuid.uuid4().hex[:8]}"
+# Dispatch (the kind's spec is `app.services.work.kinds.RUNS`)
 
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
     """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job = _run_job(run_id, job_id_for(run_id))
+    job = _run_job(run_id, job_id(RUN_JOB_SLUG, run_id))
     return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    claimed = schedule_run.claim_dispatches(list(run_ids), uuid.uuid4().hex[:8])
-    return enqueue_claimed([_run_job(run_id, job_id) for run_id, job_id in claimed])
+    claimed = schedule_run.claim_dispatches({run_id: job_id(RUN_JOB_SLUG, run_id) for run_id in run_ids})
+    return enqueue_claimed([_run_job(run_id, claimed_job_id) for run_id, claimed_job_id in claimed])
 
 
-def _run_job(run_id: int, job_id: str) -> ClaimedJob:
-    return ClaimedJob(RUN_JOB, run_id, job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
+def _run_job(run_id: int, claimed_job_id: str) -> ClaimedJob:
+    return ClaimedJob(RUN_JOB, run_id, claimed_job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
 
 
 def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
@@ -125,10 +144,11 @@ def redeliver_stalled(now: datetime | None = None) -> int:
     connection = redis_connection()
     handled = 0
     for row in rows:
-        if leases.dispatch_is_waiting(connection, row.job_id, now):
+        if dispatch_is_waiting(connection, row.job_id, now):
             continue
-        if row.attempt_count >= MAX_STALLS:
-            handled += _give_up(row.id, row.attempt_count)
+        stalls = _attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1
+        if stalls >= MAX_STALLS:
+            handled += _give_up(row.id, row.attempt_count, stalls)
             continue
         log.warning(
             "schedule run %s: its holder %s stopped renewing its lease; dispatching it again", row.id, row.lease_holder
@@ -137,7 +157,7 @@ def redeliver_stalled(now: datetime | None = None) -> int:
     return handled
 
 
-def _give_up(run_id: int, attempt: int) -> bool:
+def _give_up(run_id: int, attempt: int, stalls: int) -> bool:
     try:
         run = db.session.get_one(ScheduleRun, run_id)
         schedule_id, workspace_id = run.schedule_id, run.workspace_id
@@ -145,14 +165,32 @@ def _give_up(run_id: int, attempt: int) -> bool:
             run_id,
             attempt,
             FailureCode.TIMEOUT,
-            f"The run was started {attempt} times and each time its worker stopped, so it was given up.",
+            f"The run's worker stopped {stalls} times before it could finish, so it was given up.",
         )
         _settle_schedule(schedule_id, workspace_id, failed=True)
         db.session.commit()
     except TransitionRefused:
         return False
-    schedule_delivery.fail_pending(run_id, "The run was given up before this message was sent.")
+    schedule_delivery.fail_pending(run_id, attempt, "The run was given up before this message was sent.")
     return True
+
+
+def requeue(run_id: int, now: datetime) -> Requeue:
+    """A staff requeue of the run: refused once it settled, or while its holder is alive (a second
+    attempt beside a live one would send its recipients' messages again)."""
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        raise RequeueRefused(f"Schedule run {run_id} no longer exists.")
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
+    if run.status == RunStatus.RUNNING and holder_is_alive(run.lease_expires_at, now):
+        raise RequeueRefused(
+            f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
+            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
+            "once the lease lapses."
+        )
+    seen_job_id = run.job_id
+    return Requeue(run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id))
 
 
 # Processing
@@ -190,10 +228,10 @@ def process_run(run_id: int, now: datetime | None = None) -> str:
             return "superseded"
         except Exception:  # an unexpected error is transient: the run retries, the log has the details
             log.exception("schedule run %s attempt %s failed unexpectedly", run_id, attempt)
-            return _after_unexpected_error(run_id, attempt)
+            return _after_unexpected_error(run_id, attempt, started_at)
 
 
-def _after_unexpected_error(run_id: int, attempt: int) -> str:
+def _after_unexpected_error(run_id: int, attempt: int, started_at: datetime) -> str:
     db.session.rollback()
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
@@ -203,7 +241,7 @@ def _after_unexpected_error(run_id: int, attempt: int) -> str:
         f"the reference is “schedule run {run_id}”."
     )
     try:
-        _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail)
+        _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail, started_at)
     except _Stop as stop:
         return str(stop)
     except TransitionRefused:
@@ -219,20 +257,29 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     assert owner is not None
     export = _file_for(run, schedule, owner, attempt)
     if export.status != FileStatus.SUCCEEDED:
-        _file_failed(run, export, attempt)
+        _file_failed(run, export, attempt, started_at)
 
     schedule_delivery.create_deliveries(run, schedule, owner, export.row_count or 0)
-    # Rows claimed before this attempt started were claimed by an earlier one, which is dead or
-    # fenced out (its lease lapsed): this attempt may take them over.
-    outcome = schedule_delivery.send_pending(run, schedule, export, _retry_at(attempt), claimed_before=started_at)
+    mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
+    outcome = schedule_delivery.send_pending(run, schedule, export, attempt, mail_retry_at)
+    if outcome.held_elsewhere:
+        # This attempt no longer holds the run: a newer one does (and settles it), or its lease
+        # lapsed and the watchdog delivers the run again. It settles nothing.
+        log.info(
+            "schedule run %s attempt %s: %s recipient row(s) left to the run's holder",
+            run_id,
+            attempt,
+            outcome.held_elsewhere,
+        )
+        raise _Stop("superseded")
     if outcome.waiting:
         _retry_or_fail(
-            run, attempt, MAIL_UNAVAILABLE, f"The mail server was not available for {outcome.waiting} recipient(s)."
+            run,
+            attempt,
+            MAIL_UNAVAILABLE,
+            f"The mail server was not available for {outcome.waiting} recipient(s).",
+            started_at,
         )
-    if outcome.held_elsewhere:
-        # Only a newer attempt claims rows after this one started: this attempt is stale, and
-        # settling below is refused.
-        log.info("schedule run %s: %s recipient row(s) held by a newer attempt", run_id, outcome.held_elsewhere)
     schedule_run.succeed(run_id, attempt, export.row_count)
     _settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
@@ -288,7 +335,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
     schedule_run.fail(run_id, attempt, code, detail)
     db.session.commit()
-    schedule_delivery.fail_pending(run_id, detail)
+    schedule_delivery.fail_pending(run_id, attempt, detail)
     try:
         schedule_domain.pause(schedule_id, reason)
     except TransitionRefused:
@@ -407,13 +454,13 @@ def _current_job_id() -> str | None:
     return job.id if job is not None else None
 
 
-def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> NoReturn:
+def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int, started_at: datetime) -> NoReturn:
     """Settle the run after its file failed: retry the transient failures, pause for lost access or a
     removed source, and fail the run for the rest (a cancelled file among them: a person's choice)."""
     code = export.failure_code or FailureCode.INTERNAL
     detail = f"The file was not produced: {export.failure_detail or code}"
     if code in TRANSIENT_FILE_FAILURES:
-        _retry_or_fail(run, attempt, code, detail)
+        _retry_or_fail(run, attempt, code, detail, started_at)
     if code == FailureCode.ACCESS_LOST:
         _fail_and_pause(run, attempt, code, detail, PauseReason.OWNER_ACCESS_LOST)
     if code == FailureCode.SOURCE_MISSING:
@@ -421,14 +468,34 @@ def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int) -> NoRetur
     _settle_failed(run, attempt, code, detail)
 
 
-def _retry_at(attempt: int) -> datetime:
-    return utcnow() + RETRY_BACKOFF[min(attempt, len(RETRY_BACKOFF)) - 1]
+def _clock(started_at: datetime) -> datetime:
+    """Now, as the attempt reckons it: the wall clock, or the later moment the attempt was started
+    at (a caller's `now`, as the periodic functions take one)."""
+    return max(started_at, utcnow())
 
 
-def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str) -> NoReturn:
-    if attempt >= MAX_ATTEMPTS:
+def _attempts_failed_with(run_id: int, codes: set[str], before: int | None = None) -> int:
+    """How many of the run's attempts (numbered below `before`) ended with one of `codes`."""
+    query = select(func.count()).where(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.error_code.in_(codes))
+    if before is not None:
+        query = query.where(ScheduleRunAttempt.number < before)
+    return db.session.scalar(query) or 0
+
+
+def _backoff(run_id: int, attempt: int, code: str) -> timedelta | None:
+    """The delay before the run's next attempt once `attempt` failed with `code`; None when the
+    attempts for its cause are used up (RETRY_BACKOFF)."""
+    cause = MAIL_UNAVAILABLE if code == MAIL_UNAVAILABLE else OTHER_TRANSIENT
+    earlier = _attempts_failed_with(run_id, _CAUSES[cause], before=attempt)
+    delays = RETRY_BACKOFF[cause]
+    return delays[earlier] if earlier < len(delays) else None
+
+
+def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str, started_at: datetime) -> NoReturn:
+    delay = _backoff(run.id, attempt, code)
+    if delay is None:
         _settle_failed(run, attempt, code, f"{detail} (after {attempt} attempts)")
-    schedule_run.retry_later(run.id, attempt, code, detail, _retry_at(attempt))
+    schedule_run.retry_later(run.id, attempt, code, detail, _clock(started_at) + delay)
     db.session.commit()
     raise _Stop("retry_later")
 
@@ -440,7 +507,7 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
     # the failure streak rather than extending it (a run of failures shows something is wrong).
     _settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
     db.session.commit()
-    schedule_delivery.fail_pending(run_id, detail)
+    schedule_delivery.fail_pending(run_id, attempt, detail)
     raise _Stop(code)
 
 

@@ -647,15 +647,38 @@ def take_ownership(access: RequesterContext, schedule: Schedule) -> None:
     db.session.commit()
 
 
-def run_now(access: RequesterContext, schedule: Schedule) -> ScheduleRun:
-    """Admit an immediate run; the timetable's next occurrence stays where it was."""
+@dataclass(frozen=True)
+class RunNow:
+    """What a press of "Run now" did: admitted `run`, or found the run it stands for (`admitted` False)."""
+
+    run: ScheduleRun
+    admitted: bool
+
+
+def run_now(access: RequesterContext, schedule: Schedule, request_key: str | None) -> RunNow:
+    """Admit an immediate run; the timetable's next occurrence stays where it was.
+
+    One intent, one run: the form sent again with its key (text_rules.request_key) finds the run
+    that key admitted, and while a run started by hand is queued or running a press finds that
+    run. The unique indexes decide when two presses race past these lookups.
+    """
     if schedule.status != ScheduleStatus.ACTIVE:
         raise ValidationError("A paused schedule does not run. Resume it first.", "run")
+    found = _run_of_press(schedule, request_key)
+    if found is not None:
+        return RunNow(found, admitted=False)
     run = admit_run(
-        schedule_id=schedule.id, workspace_id=access.workspace_id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
+        schedule_id=schedule.id,
+        workspace_id=access.workspace_id,
+        occurrence_at=utcnow(),
+        trigger=RunTrigger.MANUAL,
+        request_token=request_key,
     )
     if run is None:
-        raise ValidationError("A run for this moment was started already.", "run")
+        found = _run_of_press(schedule, request_key)
+        if found is None:
+            raise ValidationError("A run for this moment was started already.", "run")
+        return RunNow(found, admitted=False)
     audit.record(
         workspace_id=access.workspace_id,
         actor_id=access.person_id,
@@ -665,7 +688,22 @@ def run_now(access: RequesterContext, schedule: Schedule) -> ScheduleRun:
         details={"run_id": run.id},
     )
     db.session.commit()
-    return run
+    return RunNow(run, admitted=True)
+
+
+def _run_of_press(schedule: Schedule, request_key: str | None) -> ScheduleRun | None:
+    """The run this press of "Run now" stands for: the one its form's key admitted, else the
+    schedule's manual run still queued or running."""
+    scope = (ScheduleRun.schedule_id == schedule.id, ScheduleRun.workspace_id == schedule.workspace_id)
+    if request_key is not None:
+        admitted = db.session.scalar(select(ScheduleRun).where(*scope, ScheduleRun.request_token == request_key))
+        if admitted is not None:
+            return admitted
+    return db.session.scalar(
+        select(ScheduleRun).where(
+            *scope, ScheduleRun.trigger == RunTrigger.MANUAL, ScheduleRun.status.in_(ACTIVE_RUN_STATUSES)
+        )
+    )
 
 
 # Timetable preview and history

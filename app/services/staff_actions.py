@@ -1,6 +1,7 @@
 """What staff with `staff.execute` may do, each with a reason, each audited in the transaction of
 the change it makes (DESIGN section 10): suspend and resume a workspace's export, mark a stuck
-workspace export failed, and requeue a failed job through the product's own dispatch."""
+workspace export failed, delete a package early (its workspace's administrators told), and
+requeue a failed job through the product's own dispatch (the work engine's, for every kind)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from app.domain import export_execution, export_suspension
 from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.text_rules import refuse_unstorable
 from app.extensions import db
-from app.models import ExportExecution, Person, QueryExport, ScheduleRun, Workspace
-from app.models.export_file import FileStatus
-from app.models.schedule import RunStatus
-from app.services import audit, outbox, schedule_runs
+from app.models import ExportExecution, ExportPackage, Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import NoticeKind
+from app.services import audit, export_notices, package_retention
+from app.services.package_cleanup import remove_leftovers_of_settled
 from app.services.queue import redis_connection, work_queues
-from app.services.queue_health import record_of
+from app.services.work.core import RequeueRefused
+from app.services.work.engine import record_of
 
 REASON_LIMIT = 1000
 _NOT_DISPATCHED = "Another dispatch got there first, or Redis refused; the periodic dispatcher retries it."
@@ -76,7 +79,10 @@ def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) 
 
 
 def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person, reason_text: str | None) -> None:
-    """Mark a queued or running execution failed, at the attempt the staff member saw on the page."""
+    """Mark a queued or running execution failed, at the attempt the staff member saw on the page;
+    what its attempts left unpublished in storage is removed, and its people get the
+    EXECUTION_FAILED notice, as for every failure. A worker still producing it finds its next
+    update refused and removes its own objects too (app/services/package_production.py)."""
     reason = _reason(reason_text)
     try:
         export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
@@ -92,6 +98,20 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
         details={"attempt": seen_attempt},
     )
     db.session.commit()
+    remove_leftovers_of_settled(execution.workspace_id, execution.id, seen_attempt)
+    export_notices.notify_execution_failed(execution.id, execution.workspace_id)
+
+
+def delete_package(package: ExportPackage, actor: Person, reason_text: str | None) -> None:
+    """Delete an available package before its retention deadline, through the administrators'
+    own early deletion (so not while a delivery copies it), audited with the reason; then the
+    workspace's administrators and the export's notification people are told by a notice."""
+    reason = _reason(reason_text)
+    try:
+        package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
+    except package_retention.PackageNotDeletable as refused:
+        raise ActionRefused(str(refused)) from None
+    export_notices.notify(NoticeKind.PACKAGE_DELETED, "package", package.id, package.workspace_id)
 
 
 def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:
@@ -106,55 +126,28 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     except NoSuchJobError:
         raise ActionRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
     kind, record_id = record_of(job)
-    dispatchers = {"file": _redispatch_file, "run": _redispatch_run}
-    if kind not in dispatchers or record_id is None:
+    if kind is None or record_id is None:
         raise ActionRefused("This job is not one the product can dispatch again.")
-    sentence = dispatchers[kind](record_id, actor, reason, job_id)
+    try:
+        requeue = kind.requeue(record_id, utcnow())
+    except RequeueRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    # Added before the dispatch's claim commits, so the claim and its audit event commit together.
+    audit.record(
+        workspace_id=requeue.workspace_id,
+        actor_id=actor.id,
+        action="job.requeued",
+        subject_type=requeue.subject_type,
+        subject_id=record_id,
+        reason=reason,
+        details={"failed_job": job_id},
+    )
+    if not requeue.dispatch():
+        db.session.rollback()
+        raise ActionRefused(f"{requeue.label} could not be dispatched now. {_NOT_DISPATCHED}")
     registry.remove(job, delete_job=True)
-    return sentence
+    return f"{requeue.label} was dispatched again."
 
 
 def _failed_registries() -> list[FailedJobRegistry]:
     return [FailedJobRegistry(queue=queue) for queue in work_queues()]
-
-
-def _audit_requeue(
-    workspace_id: int, actor: Person, subject_type: str, subject_id: int, reason: str, job_id: str
-) -> None:
-    # Added before the dispatch's claim commits, so the claim and its audit event commit together.
-    audit.record(
-        workspace_id=workspace_id,
-        actor_id=actor.id,
-        action="job.requeued",
-        subject_type=subject_type,
-        subject_id=subject_id,
-        reason=reason,
-        details={"failed_job": job_id},
-    )
-
-
-def _redispatch_file(export_id: int, actor: Person, reason: str, job_id: str) -> str:
-    export = db.session.get(QueryExport, export_id)
-    if export is None:
-        raise ActionRefused(f"File {export_id} no longer exists.")
-    if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
-        raise ActionRefused(
-            f"File {export_id} is already {export.status}: a settled file never runs again; "
-            "its requester can request a new one."
-        )
-    _audit_requeue(export.workspace_id, actor, "file", export.id, reason, job_id)
-    if not outbox.dispatch(export.outbox.id, export.id, export.outbox.dispatch_count):
-        raise ActionRefused(f"File {export_id} could not be dispatched now. {_NOT_DISPATCHED}")
-    return f"File {export_id} was dispatched again."
-
-
-def _redispatch_run(run_id: int, actor: Person, reason: str, job_id: str) -> str:
-    run = db.session.get(ScheduleRun, run_id)
-    if run is None:
-        raise ActionRefused(f"Schedule run {run_id} no longer exists.")
-    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise ActionRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
-    _audit_requeue(run.workspace_id, actor, "schedule_run", run.id, reason, job_id)
-    if not schedule_runs.dispatch(run.id, run.job_id):
-        raise ActionRefused(f"Schedule run {run_id} could not be dispatched now. {_NOT_DISPATCHED}")
-    return f"Schedule run {run_id} was dispatched again."

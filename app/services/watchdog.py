@@ -1,4 +1,5 @@
-"""The watchdog: running files whose worker died are dispatched again (DESIGN §6, §9).
+"""The files' watchdog: running files whose worker died are dispatched again (DESIGN §6, §9).
+The work engine runs it as the files' `redeliver_lapsed` turn (app/services/work/kinds.py).
 
 RQ does not redeliver the job of a killed worker (it ends up failed, much later), so the
 database decides. A running file is stalled when the lease its attempt keeps renewing has
@@ -21,9 +22,10 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
-from app.services.leases import dispatch_is_waiting, lease_lapsed
-from app.services.outbox import LOST_AFTER, dispatch
+from app.services.leases import lease_lapsed
+from app.services.outbox import dispatch
 from app.services.queue import redis_connection
+from app.services.work.core import LOST_AFTER, dispatch_is_waiting
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Workspace export: the overview with Export now, an execution's page (live while it runs), the
 package list (search, filters, pages), a package's page with its volumes, checksums and
-deliveries, downloads, and early deletion.
+deliveries (Retry a failed one, Deliver a withheld one), downloads, and early deletion.
 
 Workspace administrators only: everyone else gets 404, as for anything they may not see. Every
 execution and package is loaded within the URL's workspace, so another workspace's id is 404 too.
@@ -16,7 +16,7 @@ from flask_htmx.responses import HTMXResponseStopPolling
 from app.blueprints.downloads import stored_file_response
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.blueprints.packages import bp
-from app.blueprints.packages.forms import ActionForm, DeletePackageForm
+from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -25,11 +25,12 @@ from app.models.workspace_export import (
     ExecutionPhase,
     ExecutionStatus,
     ExecutionTrigger,
+    ExportDelivery,
     ExportExecution,
     ExportPackage,
     ExportVolume,
 )
-from app.services import execution_admission, list_pages, package_history, package_retention
+from app.services import execution_admission, list_pages, package_delivery, package_history, package_retention
 from app.services.execution_admission import AdmissionRefused
 from app.services.package_history import PackageUnavailable
 from app.storage import StorageError
@@ -179,6 +180,7 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         volumes=volumes,
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
+        deliverable=package_history.deliverable(package),
         error=error,
     ), status
 
@@ -240,3 +242,57 @@ def delete_package(workspace_id: int, package_id: int):
         return _package_page(_package_or_404(package_id), str(refusal), 409)
     flash("The package was deleted. Its files are removed and its unfinished deliveries stopped.")
     return redirect(url_for(".package", workspace_id=workspace_id, package_id=package_id))
+
+
+# Deliveries: Retry a failed one, Deliver a withheld one
+
+
+def _delivery_or_404(package: ExportPackage, delivery_id: int) -> ExportDelivery:
+    return visible_or_404(_deliveries_of(package), delivery_id)
+
+
+def _deliveries_of(package: ExportPackage) -> Callable[[RequesterContext, int], ExportDelivery | None]:
+    """The loader of the package's deliveries (the package itself was loaded for this person)."""
+    return lambda _access, delivery_id: package_history.find_delivery(package, delivery_id)
+
+
+def _delivery_requested(package: ExportPackage, delivery: ExportDelivery, done: str):
+    flash(done)
+    return redirect(
+        url_for(".package", workspace_id=package.workspace_id, package_id=package.id, _anchor=f"delivery-{delivery.id}")
+    )
+
+
+def _delivery_refused(package_id: int, message: str, status: int):
+    db.session.expire_all()
+    return _package_page(_package_or_404(package_id), message, status)
+
+
+@bp.post("/packages/<int:package_id>/deliveries/<int:delivery_id>/retry")
+@workspace_administrator
+def retry_delivery(workspace_id: int, package_id: int, delivery_id: int):
+    package = _package_or_404(package_id)
+    delivery = _delivery_or_404(package, delivery_id)
+    form = RetryDeliveryForm()
+    if not form.validate():
+        message = next((messages[0] for messages in form.errors.values() if messages), "Reload the page and try again.")
+        return _delivery_refused(package_id, message, 400)
+    try:
+        package_delivery.retry(workspace_id, delivery.id, form.attempt.data, _person())
+    except package_delivery.DeliveryRefused as refusal:
+        return _delivery_refused(package_id, str(refusal), 409)
+    return _delivery_requested(package, delivery, "The delivery is being retried. Its new attempt shows below.")
+
+
+@bp.post("/packages/<int:package_id>/deliveries/<int:delivery_id>/deliver")
+@workspace_administrator
+def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
+    package = _package_or_404(package_id)
+    delivery = _delivery_or_404(package, delivery_id)
+    if not ActionForm().validate():
+        return _delivery_refused(package_id, "The form expired. Reload the page and try again.", 400)
+    try:
+        package_delivery.deliver_withheld(workspace_id, delivery.id, _person())
+    except package_delivery.DeliveryRefused as refusal:
+        return _delivery_refused(package_id, str(refusal), 409)
+    return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")

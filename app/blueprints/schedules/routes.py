@@ -9,12 +9,16 @@ refreshes its run history while a run is active (`runs`, which answers 286 once 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
+from app.domain import text_rules
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.text_rules import opened_version
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
@@ -166,6 +170,7 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         manages_all=schedules.manages_all(g.access),
         blockers=schedules.resume_blockers(schedule, legacy_confirmed=True) if schedule.status == "paused" else [],
         form=ConfirmForm(formdata=None),
+        run_now_token=text_rules.new_request_token(),
         error=error,
     ), status
 
@@ -221,19 +226,20 @@ def delete(workspace_id: int, schedule_id: int):
     return redirect(url_for(".index", workspace_id=workspace_id))
 
 
-def _act(schedule_id: int, action, done: str):
-    """Run one of the schedule page's buttons; a refusal shows the page with its message."""
+def _act(schedule_id: int, action, done: str | Callable[[Any], str]):
+    """Run one of the schedule page's buttons; a refusal shows the page with its message. `done`
+    is the sentence to flash, or makes it from what the action returned."""
     listing = _visible_or_404(schedule_id)
     form = ConfirmForm()
     if not form.validate():
         return _show_page(listing, _form_error(form), 400)
     try:
-        action(listing, form)
+        result = action(listing, form)
     except ValidationError as error:
         return _show_page(listing, error, 400)
     except AccessDenied:
         abort(404)
-    flash(done)
+    flash(done(result) if callable(done) else done)
     return redirect(url_for(".show", workspace_id=g.workspace_id, schedule_id=schedule_id))
 
 
@@ -274,9 +280,19 @@ def take_ownership(workspace_id: int, schedule_id: int):
 def run_now(workspace_id: int, schedule_id: int):
     return _act(
         schedule_id,
-        lambda listing, form: schedules.run_now(g.access, listing.schedule),
-        "A run was started. Its progress shows below; the timetable is unchanged.",
+        lambda listing, form: schedules.run_now(
+            g.access, listing.schedule, text_rules.request_key(request.form.get("request_token"), {})
+        ),
+        _run_now_sentence,
     )
+
+
+def _run_now_sentence(outcome: schedules.RunNow) -> str:
+    if outcome.admitted:
+        return "A run was started. Its progress shows below; the timetable is unchanged."
+    if outcome.run.status in schedules.ACTIVE_RUN_STATUSES:
+        return "A run started by hand is already under way, so no other was started. Its progress shows below."
+    return "This press of Run now was answered already: its run shows below."
 
 
 @bp.post("/<int:schedule_id>/refresh-source")

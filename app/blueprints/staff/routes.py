@@ -80,6 +80,17 @@ def package(package_id: int):
     return render_template("staff/package.html", package=_record_or_404(ExportPackage, package_id))
 
 
+@bp.post("/packages/<int:package_id>/delete")
+@staff_executor
+def delete_package(package_id: int):
+    found = _record_or_404(ExportPackage, package_id)
+    return _act(
+        lambda: staff_actions.delete_package(found, current_user, request.form.get("reason")),
+        "The package is deleted: its files are removed, and the workspace's administrators are told.",
+        url_for("staff.package", package_id=found.id),
+    )
+
+
 @bp.route("/deliveries/<int:delivery_id>", methods=["GET", "POST"])
 @staff_viewer
 def delivery(delivery_id: int):

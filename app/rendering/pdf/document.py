@@ -296,7 +296,8 @@ def _paint_rows(canvas: Canvas, rows: Sequence[_Row], top: float, width: float) 
             style = cell.style
             baseline = row_top - PAD_Y - style.size
             for line in cell.lines:
-                if cell.align == "right":
+                # A right-to-left paragraph in a left-aligned (text) cell starts at the cell's right edge.
+                if cell.align == "right" or (cell.align == "left" and line.right_to_left):
                     x = cell.x + cell.width - PAD_X - line.width
                 elif cell.align == "center":
                     x = cell.x + (cell.width - line.width) / 2

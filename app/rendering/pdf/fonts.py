@@ -2,7 +2,7 @@
 
 The TrueType files are committed under app/rendering/fonts/ with their licences (the README
 there says where each came from). NotoSans draws Latin, Greek and Cyrillic; each other script
-has a font of its own, tried in the order of FALLBACK_FAMILIES. Scripts whose letters change
+has a font of its own, and Symbola draws emoji and symbols, tried in the order of FAMILIES. Scripts whose letters change
 shape or order with their neighbours are shaped with HarfBuzz (uharfbuzz); reportlab embeds
 only the glyphs used.
 
@@ -40,6 +40,8 @@ FAMILIES: tuple[_Family, ...] = (
     _Family("georgian", "NotoSansGeorgian-Regular.ttf", "NotoSansGeorgian-Bold.ttf", shaped=False),
     _Family("armenian", "NotoSansArmenian-Regular.ttf", "NotoSansArmenian-Bold.ttf", shaped=False),
     _Family("cjk", "wqy-microhei.ttc", None, shaped=False),
+    # Emoji and symbols, in outlines: colour emoji fonts are bitmaps, which reportlab cannot draw.
+    _Family("symbols", "Symbola.ttf", None, shaped=False),
 )
 
 
@@ -80,7 +82,9 @@ def _register(name: str, filename: str, shaped: bool) -> frozenset[int]:
     options = {"subfontIndex": 0} if filename.endswith(".ttc") else {}
     font = TTFont(name, str(path), shapable=shaped, **options)
     pdfmetrics.registerFont(font)
-    return frozenset(font.face.charToGlyph)
+    # Glyph 0 is the font's "missing" box: a character mapped to it (NotoSans maps U+FFFF there)
+    # is one the font cannot draw.
+    return frozenset(code for code, glyph in font.face.charToGlyph.items() if glyph)
 
 
 @lru_cache(maxsize=2)
@@ -98,6 +102,12 @@ def font_set(bold: bool = False) -> FontSet:
 @cache
 def _register_once(name: str, filename: str, shaped: bool) -> frozenset[int]:
     return _register(name, filename, shaped)
+
+
+def is_noncharacter(char: str) -> bool:
+    """U+FDD0–U+FDEF and the last two code points of every plane: never text, never drawn."""
+    code = ord(char)
+    return 0xFDD0 <= code <= 0xFDEF or code & 0xFFFE == 0xFFFE
 
 
 def needs_no_glyph(char: str) -> bool:

@@ -2,8 +2,9 @@
 
 A line is a list of pieces in visual order, each in one font. Characters go to the first font
 that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
-put in visual order with the Unicode bidi algorithm (python-bidi) and each right-to-left piece
-is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
+put in visual order with the Unicode bidi algorithm: levels resolved on the whole paragraph,
+then each wrapped line reordered with its share of them (app/rendering/pdf/reordering.py), and
+each right-to-left piece is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
 one by one (a joined Arabic letter maps to a presentation form, an Indic conjunct to nothing
 useful), so every shaped piece, and every run of characters no font has, carries its
 characters as the PDF's ActualText, and copying and pdftotext give the letters as written.
@@ -14,9 +15,10 @@ left to right and turn each right-to-left run back into logical order themselves
 right-to-left piece's ActualText is its logical text reversed (measured with pdftotext 22.12:
 logical ActualText comes out backwards).
 
-No character is lost without a count. A character no font can draw (an emoji, a control
-character) prints as the replacement mark and counts once in ``warnings`` as ``glyph_missing``;
-a cell cut at its bound counts as ``cell_clipped``. A space or format character that a run's
+No character is lost without a count. A character no font can draw (a control character, a
+noncharacter such as U+FFFF, a letter of a script no font covers) prints as the replacement
+mark and counts once in ``warnings`` as ``glyph_missing``; a cell cut at its bound counts as
+``cell_clipped``. A space or format character that a run's
 font lacks is drawn as a plain space or as nothing, never as the font's empty box. Each of
 these keeps its own characters in the text layer (ActualText). Unicode's mandatory line
 breaks (LF, CR, VT, FF, NEL, U+2028, U+2029) start a new line.
@@ -29,13 +31,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bidi import get_display
 from reportlab.lib.abag import ABag
 from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
-from app.rendering.pdf.fonts import FontSet, font_set, needs_no_glyph
+from app.rendering.pdf.fonts import FontSet, font_set, is_noncharacter, needs_no_glyph
+from app.rendering.pdf.reordering import paragraph_levels, visual_order
 
 #: A cell longer than this is cut before it is laid out: no page shows more of one value.
 MAX_CELL_CHARS = 4_000
@@ -63,6 +65,7 @@ _TOKEN = re.compile(r"\s+|\S+")
 # Where a long unbroken value (an email, a URL, a path) may break: after its punctuation.
 _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
 _BREAK_CHARACTERS = re.compile(r"[@./\\_:;,?&=+\-]+")
+_BEYOND_BASIC_PLANE = re.compile(r"[\U00010000-\U0010ffff]")
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 
 _NEUTRAL = -2  # a space: joins the piece it is in
@@ -83,6 +86,8 @@ class Piece:
 class Line:
     pieces: tuple[Piece, ...]
     width: float
+    # The line's paragraph reads right to left: a left-aligned cell sets it against its right edge.
+    right_to_left: bool = False
 
 
 @dataclass
@@ -104,8 +109,9 @@ class TextStyle:
     def face_index(self, char: str) -> int:
         index = self._face_of.get(char)
         if index is None:
-            if unicodedata.category(char) in ("Cc", "Cs"):
-                index = _MISSING  # a control character or half a surrogate pair: nothing draws it
+            if unicodedata.category(char) in ("Cc", "Cs") or is_noncharacter(char):
+                # A control character, half a surrogate pair or a noncharacter: nothing draws it.
+                index = _MISSING
             elif char.isspace():
                 index = _NEUTRAL
             elif needs_no_glyph(char):
@@ -158,21 +164,35 @@ class TextStyle:
             if current is None:
                 current = index
             elif index != current:
+                # Spaces after a right-to-left run (in visual order) go with the text after it:
+                # text extractors read a right-to-left run's ActualText backwards, and a space
+                # at its end would come out glued to the word before it.
+                carried: list[str] = []
+                if current >= 0 and faces[current].right_to_left:
+                    while chars and chars[-1].isspace():
+                        carried.insert(0, chars.pop())
                 flush(current)
-                chars, current = [], index
+                chars, current = carried, index
             chars.append(char)
         if chars:
             flush(current if current is not None else 0)
         return runs
 
     def line(self, text: str, warnings: Counter) -> Line:
-        """One line of logical text as pieces in visual order; characters no font has are counted."""
+        """One line of logical text, a paragraph of its own, as pieces in visual order; characters
+        no font has are counted."""
+        if not _RIGHT_TO_LEFT.search(text):
+            return self._visual_line(text, False, warnings)
+        base, levels = paragraph_levels(text)
+        return self._visual_line(visual_order(text, levels, base), base == 1, warnings)
+
+    def _visual_line(self, text: str, right_to_left: bool, warnings: Counter) -> Line:
+        """A line already in visual order as pieces, each in one font."""
         primary = self.fonts.primary.name
         if _PRIMARY_ONLY.fullmatch(text):
             width = stringWidth(text, primary, self.size)
-            return Line((Piece(primary, text, width, None),), width)
-        right_to_left = bool(_RIGHT_TO_LEFT.search(text))
-        runs = self._runs(get_display(text) if right_to_left else text)
+            return Line((Piece(primary, text, width, None),), width, right_to_left)
+        runs = self._runs(text)
         pieces = []
         faces = self.fonts.faces
         for index, drawn, run in runs:
@@ -184,7 +204,9 @@ class TextStyle:
                 continue
             face = faces[index]
             if not face.shaped:
-                actual = None if drawn == run else run
+                # reportlab's ToUnicode map keeps 16 bits of a code point (U+1F642 would extract as
+                # U+1F64): a character past U+FFFF keeps its text through ActualText.
+                actual = None if drawn == run and not _BEYOND_BASIC_PLANE.search(run) else run
                 pieces.append(Piece(face.name, drawn, stringWidth(drawn, face.name, self.size), actual))
                 continue
             logical = drawn[::-1] if face.right_to_left else drawn
@@ -195,7 +217,7 @@ class TextStyle:
                 width = stringWidth(logical, face.name, self.size)
             # ``run`` is in visual order, as its glyphs are drawn (see the module's docstring).
             pieces.append(Piece(face.name, shaped, width, run))
-        return Line(tuple(pieces), sum(piece.width for piece in pieces))
+        return Line(tuple(pieces), sum(piece.width for piece in pieces), right_to_left)
 
     # ------------------------------------------------------------------ wrapping
 
@@ -226,21 +248,34 @@ class TextStyle:
         if clipped:
             text = text[:MAX_CELL_CHARS]
         text = text.replace("\t", " ")
-        logical: list[str] = []
+        # Each line in visual order, and whether its paragraph reads right to left.
+        visual: list[tuple[str, bool]] = []
         for paragraph in _NEWLINE.split(text):
-            logical.extend(self._wrap(paragraph, width))
-            if len(logical) > max_lines:
+            visual.extend(self._paragraph_lines(paragraph, width))
+            if len(visual) > max_lines:
                 clipped = True
                 break
         if clipped:
-            logical = logical[: max_lines - 1] + [CLIP_MARKER]
+            visual = visual[: max_lines - 1] + [(CLIP_MARKER, False)]
             warnings[CELL_CLIPPED] += 1
-        return [self.line(line, warnings) for line in logical]
+        return [self._visual_line(line, right_to_left, warnings) for line, right_to_left in visual]
 
-    def _wrap(self, paragraph: str, width: float) -> list[str]:
-        lines: list[str] = []
-        current, current_width = "", 0.0
-        for token in _TOKEN.findall(paragraph):
+    def _paragraph_lines(self, paragraph: str, width: float) -> list[tuple[str, bool]]:
+        """The paragraph wrapped, each line in visual order: the bidi levels are resolved on the
+        whole paragraph and each line is reordered with its share of them (UAX #9, L1 and L2 per
+        line), so a line never picks a direction of its own (see app/rendering/pdf/reordering.py)."""
+        wrapped = self._wrap(paragraph, width)
+        if not _RIGHT_TO_LEFT.search(paragraph):
+            return [(line, False) for _, line in wrapped]
+        base, levels = paragraph_levels(paragraph)
+        return [(visual_order(line, levels[start : start + len(line)], base), base == 1) for start, line in wrapped]
+
+    def _wrap(self, paragraph: str, width: float) -> list[tuple[int, str]]:
+        """The paragraph's lines, each with where it starts in the paragraph."""
+        lines: list[tuple[int, str]] = []
+        start, current, current_width = 0, "", 0.0
+        for token_match in _TOKEN.finditer(paragraph):
+            token = token_match.group()
             token_width = self.width(token)
             if current_width + token_width <= width:
                 current += token
@@ -248,19 +283,21 @@ class TextStyle:
                 continue
             if token.isspace():
                 # The spaces where a line breaks are not printed.
-                lines.append(current)
-                current, current_width = "", 0.0
+                lines.append((start, current))
+                start, current, current_width = token_match.end(), "", 0.0
                 continue
             if current.strip():
-                lines.append(current.rstrip())
+                lines.append((start, current.rstrip()))
+            start = token_match.start()
             if token_width <= width:
                 current, current_width = token, token_width
                 continue
-            parts = self._break_word(token, width)
-            lines.extend(parts[:-1])
-            current = parts[-1]
+            for part in self._break_word(token, width)[:-1]:
+                lines.append((start, part))
+                start += len(part)
+            current = paragraph[start : token_match.end()]
             current_width = self.width(current)
-        lines.append(current)
+        lines.append((start, current))
         return lines
 
     def _break_word(self, word: str, width: float) -> list[str]:

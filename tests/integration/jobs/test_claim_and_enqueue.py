@@ -14,7 +14,6 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExportExecution
 from app.services import execution_dispatch
-from app.services.outbox import LOST_AFTER
 from app.services.queue import (
     FAILURE_TTL_SECONDS,
     ClaimedJob,
@@ -24,6 +23,7 @@ from app.services.queue import (
     redis_connection,
     work_queue,
 )
+from app.services.work.core import LOST_AFTER
 from tests import factories
 from tests.fixtures.workers import queues_unreachable
 

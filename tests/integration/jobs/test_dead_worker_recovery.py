@@ -13,8 +13,9 @@ import time
 from flask import current_app
 
 from app.models.types import utcnow
-from app.services.outbox import LOST_AFTER, dispatch_pending
+from app.services.outbox import dispatch_pending
 from app.services.watchdog import redeliver_stalled
+from app.services.work.core import LOST_AFTER
 from tests.fixtures.workers import (
     BackgroundProcess,
     a_query_waits_for_the_timesheet_lock,

@@ -12,9 +12,10 @@ from app.domain import export_file
 from app.models import TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
-from app.services.outbox import LOST_AFTER, dispatch_pending, redispatch_lost
-from app.services.queue import redis_connection
+from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.queue import WorkPriority, redis_connection, work_queue
 from app.services.watchdog import redeliver_stalled
+from app.services.work.core import LOST_AFTER
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
@@ -100,7 +101,8 @@ def test_file_completes_after_redis_lost_its_dispatched_job(export_scenario, iso
 
     assert redispatch_lost(utcnow() + timedelta(seconds=31)) == 1
     outbox = file_row(export.id).outbox
-    assert (outbox.dispatch_count, outbox.job_id) == (2, f"export-file-{export.id}-2")
+    assert outbox.dispatch_count == 2
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [outbox.job_id]
     start_worker()
     wait_for(lambda: _settled(export.id), what="the file to settle")
 

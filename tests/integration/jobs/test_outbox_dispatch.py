@@ -30,9 +30,10 @@ def test_dispatching_twice_enqueues_a_file_once(export_scenario):
     assert dispatch_pending() == 1
     assert dispatch_pending() == 0
 
-    assert _queued_job_ids() == [f"export-file-{export.id}-1"]
     outbox = file_row(export.id).outbox
-    assert (outbox.dispatch_count, outbox.job_id) == (1, f"export-file-{export.id}-1")
+    assert _queued_job_ids() == [outbox.job_id]
+    assert outbox.dispatch_count == 1
+    assert outbox.job_id.startswith(f"export-file-{export.id}-")
     assert outbox.dispatched_at is not None
 
 
@@ -41,7 +42,7 @@ def test_dispatched_job_runs_the_export_entry_point_with_the_configured_timeout(
     export = export_scenario.request_file("csv")
     dispatch_pending()
 
-    job = Job.fetch(f"export-file-{export.id}-1", connection=redis_connection())
+    job = Job.fetch(file_row(export.id).outbox.job_id, connection=redis_connection())
     assert (job.func_name, job.args) == (EXPORT_JOB, (export.id,))
     assert job.timeout == current_app.config["SETTINGS"].export_job_timeout
     assert job.origin == current_app.config["SETTINGS"].export_queue  # the interactive queue
@@ -55,7 +56,7 @@ def test_claim_on_a_dispatch_count_already_taken_enqueues_nothing(export_scenari
     assert dispatch(request_id, export.id, seen_dispatch_count=0) is True
     assert dispatch(request_id, export.id, seen_dispatch_count=0) is False
 
-    assert _queued_job_ids() == [f"export-file-{export.id}-1"]
+    assert _queued_job_ids() == [file_row(export.id).outbox.job_id]
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
@@ -90,7 +91,7 @@ def test_queued_file_is_dispatched_again_however_often_its_job_is_lost(export_sc
         assert file_row(export.id).outbox.dispatch_count == expected_count
 
     assert file_row(export.id).status == "queued"
-    assert _queued_job_ids() == [f"export-file-{export.id}-3"]
+    assert _queued_job_ids() == [file_row(export.id).outbox.job_id]
 
 
 def test_job_rq_marked_failed_is_dispatched_again(export_scenario):
@@ -98,9 +99,12 @@ def test_job_rq_marked_failed_is_dispatched_again(export_scenario):
     export = export_scenario.request_file("csv")
     dispatch_pending()
     queue: Queue = work_queue(WorkPriority.INTERACTIVE)
-    job = queue.fetch_job(f"export-file-{export.id}-1")
+    failed_job_id = file_row(export.id).outbox.job_id
+    job = queue.fetch_job(failed_job_id)
     queue.remove(job)
     job.set_status("failed")
 
     assert redispatch_lost(utcnow() + timedelta(minutes=1)) == 1
-    assert _queued_job_ids() == [f"export-file-{export.id}-2"]
+    redispatched = file_row(export.id).outbox
+    assert redispatched.dispatch_count == 2
+    assert _queued_job_ids() == [redispatched.job_id] != [failed_job_id]

@@ -35,10 +35,10 @@ def test_scheduler_stops_cleanly_on_sigterm(app_context, start_scheduler):
 
 
 def test_one_scheduler_tick_dispatches_a_new_file(export_scenario, isolated_storage):
-    """The in-process tick runs every periodic task once; the outbox dispatcher enqueues the new file."""
+    """The in-process tick runs every periodic task once; the work engine's dispatch enqueues the new file."""
     export_scenario.request_file("csv")
 
     handled = run_scheduler_tick()
 
-    assert handled["dispatch the outbox"] == 1
+    assert handled["dispatch pending work"] == 1
     assert handled["sweep expired files"] == 0

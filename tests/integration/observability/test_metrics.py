@@ -93,7 +93,7 @@ def test_the_scheduler_counts_what_its_periodic_tasks_handled(
 ):
     export_scenario.request_file("csv")  # waits in the outbox for the dispatcher
     start_scheduler()
-    task = (("task", "dispatch the outbox"),)
+    task = (("task", "dispatch pending work"),)
     wait_for(
         lambda: scrape(client).get(("rhythm_periodic_actions_total", task), 0) >= 1,
         timeout=30,

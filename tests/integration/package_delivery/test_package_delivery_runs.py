@@ -13,7 +13,6 @@ from app.models.types import utcnow
 from app.models.workspace_export import (
     DeliveryStatus,
     ExportDelivery,
-    ExportDeliveryAttempt,
     ExportNotice,
     FailureClass,
     NoticeKind,
@@ -21,23 +20,7 @@ from app.models.workspace_export import (
 from app.services import export_notices, package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET
-
-
-def _delivery(delivery_id: int) -> ExportDelivery:
-    db.session.rollback()
-    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
-
-
-def _attempts(delivery_id: int) -> list[tuple]:
-    db.session.rollback()
-    return [
-        (a.number, a.outcome, a.failure_class, a.failure_code)
-        for a in db.session.scalars(
-            select(ExportDeliveryAttempt)
-            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
-            .order_by(ExportDeliveryAttempt.number)
-        )
-    ]
+from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
 
 
 def _files(root) -> dict[str, bytes]:
@@ -52,7 +35,7 @@ def test_one_delivery_per_live_destination_and_disabled_ones_are_withheld(stored
 
     ids = package_delivery.create_deliveries(stored_package.package.id)
 
-    rows = [_delivery(i) for i in ids]
+    rows = [delivery_row(i) for i in ids]
     assert [(r.destination_id, r.status) for r in rows] == [
         (enabled.id, DeliveryStatus.PENDING),
         (disabled.id, DeliveryStatus.WITHHELD),
@@ -78,7 +61,7 @@ def test_a_package_lands_whole_in_a_directory_destination(stored_package, world,
     assert row.status == DeliveryStatus.DELIVERED
     assert _files(destinations_root) == stored_package.expected_at("exports/rhythm")
     assert row.location.startswith(str(destinations_root / "exports" / "rhythm" / f"workspace-{world.workspace.id}"))
-    assert _attempts(row.id) == [(1, "delivered", None, None)]
+    assert attempt_outcomes(row.id) == [(1, "delivered", None, None)]
 
 
 def test_a_package_lands_whole_in_a_bucket(stored_package, world, s3_destination, s3_account):
@@ -93,7 +76,7 @@ def test_a_package_lands_whole_in_a_bucket(stored_package, world, s3_destination
     }
     assert outcome == "delivered"
     assert stored == stored_package.expected_at("rhythm/exports")
-    assert _delivery(delivery.id).location.startswith(f"s3://{BUCKET}/rhythm/exports/workspace-")
+    assert delivery_row(delivery.id).location.startswith(f"s3://{BUCKET}/rhythm/exports/workspace-")
 
 
 def test_wrong_credentials_fail_permanently_and_notify_once_even_when_run_twice(
@@ -106,11 +89,11 @@ def test_wrong_credentials_fail_permanently_and_notify_once_even_when_run_twice(
     second = package_delivery.run_delivery(delivery.id)
     export_notices.notify(NoticeKind.DELIVERY_FAILED, "delivery", delivery.id, world.workspace.id)
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert (first, second) == ("failed", "not_due")
     assert (row.status, row.failure_class, row.failure_code) == ("failed", "permanent", "SignatureDoesNotMatch")
     assert row.next_attempt_at is None
-    assert _attempts(delivery.id) == [(1, "failed", "permanent", "SignatureDoesNotMatch")]
+    assert attempt_outcomes(delivery.id) == [(1, "failed", "permanent", "SignatureDoesNotMatch")]
     assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
     assert "not-the-right-secret" not in smtp_server.messages[0].part("text/plain")
 
@@ -122,7 +105,7 @@ def test_a_transient_failure_waits_for_its_retry_time(stored_package, world, s3_
 
     outcome = package_delivery.run_delivery(delivery.id)
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert (outcome, row.status, row.failure_class, row.failure_code) == (
         "retry_later",
         "failed",
@@ -145,11 +128,11 @@ def test_the_last_transient_failure_becomes_retries_exhausted_and_notifies(
         outcomes.append(package_delivery.run_delivery(delivery.id, now=later))
         later += timedelta(hours=3)
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert outcomes == ["retry_later"] * len(package_delivery.RETRY_BACKOFF) + ["failed"]
     assert (row.failure_class, row.failure_code) == (FailureClass.PERMANENT, "retries_exhausted")
     assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused the connection")
-    assert [a[0] for a in _attempts(delivery.id)] == [1, 2, 3, 4, 5]
+    assert [a[0] for a in attempt_outcomes(delivery.id)] == [1, 2, 3, 4, 5]
     assert len(smtp_server.messages) == 1
 
 
@@ -159,7 +142,7 @@ def test_a_delivery_of_a_package_no_longer_available_expires(stored_package, wor
     db.session.commit()
 
     assert package_delivery.run_delivery(delivery.id) == "expired"
-    assert _delivery(delivery.id).status == DeliveryStatus.EXPIRED
+    assert delivery_row(delivery.id).status == DeliveryStatus.EXPIRED
     assert list(destinations_root.iterdir()) == []
 
 
@@ -170,7 +153,7 @@ def test_a_destination_disabled_before_its_pending_delivery_ran_withholds_it(sto
     db.session.commit()
 
     assert package_delivery.run_delivery(delivery.id) == "withheld"
-    assert _delivery(delivery.id).status == DeliveryStatus.WITHHELD
+    assert delivery_row(delivery.id).status == DeliveryStatus.WITHHELD
 
 
 def test_a_directory_destination_without_a_root_fails_permanently(
@@ -179,7 +162,7 @@ def test_a_directory_destination_without_a_root_fails_permanently(
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
 
     assert package_delivery.run_delivery(delivery.id) == "failed"
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert (row.failure_class, row.failure_code) == ("permanent", "directory_not_configured")
 
 
@@ -190,12 +173,12 @@ def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_pack
 
     settled = package_delivery.settle_lapsed(utcnow())
 
-    row = _delivery(delivery.id)
+    row = delivery_row(delivery.id)
     assert settled == 1
     assert (row.status, row.failure_class, row.failure_code) == ("failed", "transient", "worker_stopped")
     assert "dead-worker" in row.failure_summary
     assert row.next_attempt_at is not None
-    assert _attempts(delivery.id) == [(1, "failed", "transient", "worker_stopped")]
+    assert attempt_outcomes(delivery.id) == [(1, "failed", "transient", "worker_stopped")]
 
 
 def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, destinations_root):
@@ -203,7 +186,7 @@ def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, de
     export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
 
     assert package_delivery.settle_lapsed(utcnow()) == 0
-    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERING
+    assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERING
 
 
 def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_package, world, destinations_root):
@@ -215,7 +198,7 @@ def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_packa
     db.session.commit()
 
     assert package_delivery.run_delivery(delivery.id) == "destination_disabled"
-    assert (_delivery(delivery.id).status, _delivery(delivery.id).attempt_count) == (DeliveryStatus.FAILED, 1)
+    assert (delivery_row(delivery.id).status, delivery_row(delivery.id).attempt_count) == (DeliveryStatus.FAILED, 1)
     assert list(destinations_root.iterdir()) == []
 
 
@@ -224,4 +207,4 @@ def test_a_delivered_row_is_acknowledged_without_a_new_attempt(stored_package, w
     assert package_delivery.run_delivery(delivery.id) == "delivered"
 
     assert package_delivery.run_delivery(delivery.id) == "already_delivered"
-    assert _attempts(delivery.id) == [(1, "delivered", None, None)]
+    assert attempt_outcomes(delivery.id) == [(1, "delivered", None, None)]

@@ -8,38 +8,23 @@ from datetime import timedelta
 
 from moto.server import ThreadedMotoServer
 from rq.job import Job
-from sqlalchemy import select, text
+from sqlalchemy import text
 
 from app.domain import export_delivery
 from app.extensions import db
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
+from app.models.workspace_export import DeliveryStatus, ExportDelivery
 from app.services import package_delivery
 from app.services.queue import WorkPriority, redis_connection, work_queue
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
+from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
 
 
 def _left_behind():
     """The creation time of a pending delivery whose maker died before running it."""
     return utcnow() - timedelta(minutes=5)
-
-
-def _delivery(delivery_id: int) -> ExportDelivery:
-    return db.session.get(ExportDelivery, delivery_id, populate_existing=True)
-
-
-def _attempts(delivery_id: int) -> list[tuple]:
-    db.session.rollback()
-    return [
-        (a.number, a.outcome, a.failure_class, a.failure_code)
-        for a in db.session.scalars(
-            select(ExportDeliveryAttempt)
-            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
-            .order_by(ExportDeliveryAttempt.number)
-        )
-    ]
 
 
 def _starts_waiting_for_a_lock() -> int:
@@ -63,7 +48,7 @@ def _time_passes(delivery_id: int) -> None:
 
 def _settled_attempts(delivery_id: int, count: int):
     def settled():
-        row = _delivery(delivery_id)
+        row = delivery_row(delivery_id)
         return row.status in (DeliveryStatus.FAILED, DeliveryStatus.DELIVERED) and row.attempt_count == count
 
     return settled
@@ -92,8 +77,8 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     finally:
         server.stop()
 
-    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERED
-    assert _attempts(delivery.id) == [
+    assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERED
+    assert attempt_outcomes(delivery.id) == [
         (1, "failed", "transient", "connection_failed"),
         (2, "failed", "transient", "connection_failed"),
         (3, "delivered", None, None),
@@ -122,8 +107,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     lock.release()
     wait_for(lambda: all(job.get_status(refresh=True) == "finished" for job in jobs), what="both jobs")
 
-    assert _delivery(delivery.id).status == DeliveryStatus.DELIVERED
-    assert _attempts(delivery.id) == [(1, "failed", "transient", "timeout"), (2, "delivered", None, None)]
+    assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERED
+    assert attempt_outcomes(delivery.id) == [(1, "failed", "transient", "timeout"), (2, "delivered", None, None)]
     results = sorted(Job.fetch(job.id, connection=redis_connection()).return_value() for job in jobs)
     assert results == ["delivered", "not_due"]
     delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
@@ -138,7 +123,7 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     dispatched = [package_delivery.dispatch_due(utcnow()), package_delivery.dispatch_due(utcnow())]
 
     assert dispatched == [1, 0]
-    assert work_queue(WorkPriority.BULK).job_ids == [_delivery(delivery.id).job_id]
+    assert work_queue(WorkPriority.BULK).job_ids == [delivery_row(delivery.id).job_id]
 
 
 def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
@@ -173,11 +158,11 @@ def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_scheduler(DESTINATIONS_ROOT=str(destinations_root))
 
-    wait_for(lambda: _delivery(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
+    wait_for(lambda: delivery_row(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
 
     delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
     assert delivered == set(stored_package.expected_at("drop"))
-    assert _attempts(delivery.id) == [(1, "delivered", None, None)]
+    assert attempt_outcomes(delivery.id) == [(1, "delivered", None, None)]
 
 
 def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement(
@@ -198,9 +183,9 @@ def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement
 
     replacement_id = package_delivery.supersede_and_replace(delivery.id, staff, "The folder is configured now")
 
-    wait_for(lambda: _delivery(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
-    assert _delivery(delivery.id).status == DeliveryStatus.SUPERSEDED
-    assert _attempts(delivery.id) == [(1, "failed", "permanent", "directory_not_configured")]
-    assert _attempts(replacement_id) == [(1, "delivered", None, None)]
+    wait_for(lambda: delivery_row(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
+    assert delivery_row(delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert attempt_outcomes(delivery.id) == [(1, "failed", "permanent", "directory_not_configured")]
+    assert attempt_outcomes(replacement_id) == [(1, "delivered", None, None)]
     delivered = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
     assert delivered == set(stored_package.expected_at("drop"))

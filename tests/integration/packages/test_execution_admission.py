@@ -156,7 +156,7 @@ def test_the_allowance_refuses_an_export_beyond_the_plan_and_says_when_one_frees
         export_world.workspace,
         export_world.admin,
         status="failed",
-        failure_code="stalled",
+        failure_code="volume_too_small",
         created_at=utcnow() - timedelta(days=3),
     )
 
@@ -164,7 +164,7 @@ def test_the_allowance_refuses_an_export_beyond_the_plan_and_says_when_one_frees
         admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 
     message = str(refusal.value)
-    assert "used all 2 exports" in message and "cancelled exports don't count" in message
+    assert "used all 2 exports" in message and "failed on our side, don't count" in message
     assert (oldest + timedelta(days=30)).strftime("%Y-%m-%d") in message
     assert refusal.value.running_execution_id is None
 
@@ -181,6 +181,17 @@ def test_cancelled_and_older_executions_do_not_count_against_the_allowance(expor
 
     assert execution.allowance_used == 1
     assert allowance(export_world.workspace.id).left == 0
+
+
+@pytest.mark.parametrize("code", ["stalled", "stopped_by_staff"])
+def test_an_execution_the_platform_failed_does_not_count_against_the_allowance(export_world, code):
+    export_world.workspace.export_allowance = 1
+    db.session.commit()
+    factories.make_execution(export_world.workspace, export_world.admin, status="failed", failure_code=code)
+
+    execution = admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
+
+    assert execution.allowance_used == 1
 
 
 @pytest.mark.parametrize(

@@ -216,13 +216,16 @@ def test_a_failed_execution_shows_its_code_sentence_and_detail_and_stops_polling
     assert "<script>alert(1)</script>" not in body
 
 
-def test_a_stalled_execution_says_the_workspace_can_export_again(admin_client, export_world):
+def test_a_stalled_execution_says_it_uses_none_of_the_allowance_and_the_workspace_can_export_again(
+    admin_client, export_world
+):
     execution = _running(export_world)
     export_execution.settle_stalled(execution.id, 1, "The worker stopped renewing its lease.")
 
     body = admin_client.get(_url(export_world, f"executions/{execution.id}")).get_data(as_text=True)
 
     assert "<code>stalled</code>" in body and "the workspace can export again" in body
+    assert "does not count against the export allowance" in body
     assert "hx-get" not in body
 
 

@@ -324,3 +324,13 @@ def test_the_copy_guard_agrees_with_python_on_every_leading_character_trigger_an
     guarded = copy_statement(values, [Column("value", "Value", "text", "")], exact_values=False)
     rows = db.session.execute(guarded, {"values": cases}).all()
     assert [row[0] for row in rows] == [neutralise(case) for case in cases]
+
+
+def test_the_copy_guard_keeps_a_windows_line_break_whole(app_context):
+    """CR LF is one break in SQL too: no `'` lands between CR and LF, only before a real trigger."""
+    values = select(literal_column("value", Text)).select_from(
+        text("unnest(CAST(:values AS text[])) WITH ORDINALITY AS guard_cases(value, position)")
+    )
+    guarded = copy_statement(values.order_by(literal_column("position")), [Column("value", "Value", "text", "")], False)
+    rows = db.session.execute(guarded, {"values": ["Arrived late\r\nLeft early", "a\r\n\r\n=1"]}).all()
+    assert [row[0] for row in rows] == ["Arrived late\r\nLeft early", "a\r\n\r\n'=1"]

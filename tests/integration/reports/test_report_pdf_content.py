@@ -179,9 +179,9 @@ def test_summary_pdf_prints_the_figures_and_a_bar_per_group(kit, isolated_storag
 
 
 def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
-    """The production service hands the writer a Counter: an emoji no font has counts as
+    """The production service hands the writer a Counter: an Ethiopic letter no font has counts as
     glyph_missing and a 100,000-character note as cell_clipped, and progress moves in between."""
-    factories.make_timesheet_entry(kit.world.employees[0], note="🙂 " + "long note " * 10_000)
+    factories.make_timesheet_entry(kit.world.employees[0], note="ሰ " + "long note " * 10_000)
     kit.add_rows(600)
     export = db.session.get(QueryExport, kit.request(kit.report(kind="table")).id)
     warnings: Counter = Counter()
@@ -194,8 +194,8 @@ def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
     assert progress[-1] == (rows, rows)
 
 
-# The characters of the hostile values no committed font draws: emoji and control characters.
-NO_FONT_HAS = ["🙂", "👩", "💻", "\x01", "\x1f"]
+# The characters of the hostile values no committed font draws: control characters (Symbola draws the emoji).
+NO_FONT_HAS = ["\x01", "\x1f"]
 
 
 @pytest.mark.parametrize("kind", ["table", "coded"])

@@ -14,8 +14,9 @@ from app.extensions import db
 from app.models import TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.outbox import LOST_AFTER, dispatch_pending
+from app.services.outbox import dispatch_pending
 from app.services.watchdog import redeliver_stalled
+from app.services.work.core import LOST_AFTER
 from tests.fixtures.workers import file_row, is_alive, pending_uploads, wait_for
 
 #: More than one 200-row block of the PDF table, so the job records progress while it lays out.

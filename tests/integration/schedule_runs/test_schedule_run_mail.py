@@ -3,15 +3,18 @@ while the server refuses, each skip reason, and the owner's lost access."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import delete, select, update
 
-from app.communications import message_id_for
+from app.communications import Mailer, message_id_for
 from app.extensions import db
 from app.models import Membership, QueryExport
 from app.models.schedule import (
+    MAIL_UNAVAILABLE,
     CommunicationTemplate,
     CommunicationTemplateVersion,
     RecipientDelivery,
@@ -23,8 +26,11 @@ from app.models.schedule import (
 from app.models.types import utcnow
 from app.services.delivery_links import nonce_from_token
 from app.services.schedule_admission import admit_run
-from app.services.schedule_runs import process_run
+from app.services.schedule_runs import RETRY_BACKOFF, process_run
+from tests.fixtures.smtp import free_port
 
+# The attempts a run makes while the mail server stays unavailable: the first and one per delay.
+MAIL_ATTEMPTS = len(RETRY_BACKOFF[MAIL_UNAVAILABLE]) + 1
 LINK = re.compile(r"https?://[^\s\"<>]+/([du])/([A-Za-z0-9_.\-]+)")
 
 
@@ -84,6 +90,25 @@ def test_run_processed_again_emails_nobody_twice(run_scenario, mail_to_smtp_serv
     assert reloaded(ScheduleRun, run.id).attempt_count == 2
 
 
+def test_job_delivered_again_while_the_holder_is_alive_starts_no_second_attempt(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    live_lease = utcnow() + timedelta(minutes=5)
+    db.session.execute(
+        update(ScheduleRun)
+        .where(ScheduleRun.id == run.id)
+        .values(status="running", attempt_count=1, lease_holder="alive", lease_expires_at=live_lease)
+    )
+    db.session.commit()
+
+    assert process_run(run.id) == "not_due"
+
+    assert reloaded(ScheduleRun, run.id).attempt_count == 1
+    assert smtp_server.messages == []
+
+
 def test_server_refusing_for_a_while_retries_and_each_recipient_gets_one_message(
     run_scenario, mail_to_smtp_server, smtp_server
 ):
@@ -115,7 +140,11 @@ def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
     smtp_server.refuse(1)
     process_run(run.id)
     # As if attempt 2 had claimed the row and its worker died before sending.
-    db.session.execute(update(RecipientDelivery).where(RecipientDelivery.run_id == run.id).values(claimed_at=utcnow()))
+    db.session.execute(
+        update(RecipientDelivery)
+        .where(RecipientDelivery.run_id == run.id)
+        .values(claimed_at=utcnow(), claimed_attempt=2)
+    )
     db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id == run.id)
@@ -129,22 +158,67 @@ def test_row_claimed_by_an_attempt_that_died_before_sending_is_sent_by_the_next(
     assert [row.send_attempts for row in deliveries(run.id).values()] == [2]
 
 
-def test_server_unavailable_through_three_attempts_fails_the_run_and_its_rows(
+def test_server_unavailable_past_the_whole_backoff_fails_the_run_and_its_rows(
     run_scenario, mail_to_smtp_server, smtp_server
 ):
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    smtp_server.refuse(10)
+    smtp_server.refuse(MAIL_ATTEMPTS)
     later = utcnow()
-    for _ in range(3):
+    for _ in range(MAIL_ATTEMPTS):
         later += timedelta(hours=1)
         process_run(run.id, now=later)
 
     settled = reloaded(ScheduleRun, run.id)
-    assert (settled.status, settled.failure_code, settled.attempt_count) == ("failed", "mail_unavailable", 3)
+    assert (settled.status, settled.failure_code, settled.attempt_count) == (
+        "failed",
+        "mail_unavailable",
+        MAIL_ATTEMPTS,
+    )
     assert [row.status for row in deliveries(run.id).values()] == ["failed"]
     assert reloaded(Schedule, schedule.id).failure_streak == 1
     assert smtp_server.messages == []
+
+
+@pytest.fixture
+def mail_server_down(app, smtp_settings):
+    """Switch this process's mailer to an address where no server listens (connection refused)
+    and back to the test server: `mail_server_down(True)`, `mail_server_down(False)`."""
+
+    def switch(down: bool) -> None:
+        settings = dataclasses.replace(smtp_settings, port=free_port()) if down else smtp_settings
+        app.extensions["rhythm_mailer"] = Mailer(settings)
+
+    return switch
+
+
+def test_a_mail_outage_of_over_an_hour_is_ridden_out_and_each_recipient_gets_one_message(
+    run_scenario, mail_to_smtp_server, smtp_server, mail_server_down, client, auth
+):
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner", "someone@example.org"))
+    run = run_scenario.admit(schedule)
+    # The first two messages meet a busy server, the third is sent; then the server goes away.
+    smtp_server.refuse(2)
+    first_try = utcnow()
+    assert process_run(run.id, now=first_try) == "retry_later"
+    mail_server_down(True)
+    waiting = reloaded(ScheduleRun, run.id)
+    while waiting.next_attempt_at - first_try < timedelta(hours=1):
+        assert process_run(run.id, now=waiting.next_attempt_at) == "retry_later"
+        waiting = reloaded(ScheduleRun, run.id)
+
+    assert (waiting.status, waiting.failure_code) == ("queued", None)
+    auth.login(run_scenario.owner.email)
+    page = client.get(f"/w/{run_scenario.workspace.id}/schedules/{schedule.id}").get_data(as_text=True)
+    assert "waiting for the mail server" in page and "The mail server could not take the message for 2" in page
+    assert ">failed<" not in page and "waited for the mail server" in page and "mail_unavailable" not in page
+
+    mail_server_down(False)
+    assert process_run(run.id, now=waiting.next_attempt_at) == "succeeded"
+
+    received = sorted(address for m in smtp_server.messages for address in m.recipients)
+    assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
+    assert {row.status for row in deliveries(run.id).values()} == {"submitted"}
 
 
 def test_each_skip_reason_is_recorded_on_its_row(run_scenario, mail_to_smtp_server, smtp_server):
@@ -220,7 +294,7 @@ def test_third_failed_run_in_a_row_pauses_the_schedule(run_scenario, mail_to_smt
     for hour in range(3):
         run = run_scenario.admit(schedule) if hour == 0 else _admit_at(schedule, hour)
         later = utcnow()
-        for _ in range(3):
+        for _ in range(MAIL_ATTEMPTS):
             later += timedelta(hours=1)
             process_run(run.id, now=later)
 

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import update
+from rq.job import Job
+from sqlalchemy import select, text, update
 
 from app.extensions import db
-from app.models.schedule import Schedule, ScheduleRun
+from app.models import Person
+from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
-from app.services.outbox import LOST_AFTER
-from app.services.schedule_runs import MAX_STALLS, dispatch_queued, redeliver_stalled
+from app.services.queue import redis_connection
+from app.services.schedule_runs import MAX_STALLS, dispatch_queued, process_run, redeliver_stalled
+from app.services.work.core import LOST_AFTER
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
+
+SHORT_LEASE_SECONDS = 2
 
 
 def run_row(run_id: int) -> ScheduleRun:
@@ -45,10 +50,12 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     run = run_scenario.admit(schedule)
     assert dispatch_queued() == 1
     with timesheet_locked():
-        first = start_worker(MAIL_URL=mail_url)
+        first = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside the run's query")
         first.kill()
-    start_worker(MAIL_URL=mail_url)
+    start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    # A new attempt starts only once the killed holder's lease has lapsed.
+    wait_for(lambda: run_row(run.id).lease_expires_at < utcnow(), timeout=30, what="the killed holder's lease to lapse")
 
     # The watchdog's judgement once the killed holder's lease has lapsed.
     assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 1
@@ -60,16 +67,23 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
 
 
-def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
-    schedule = run_scenario.make_schedule(recipients=("colleague",))
-    run = run_scenario.admit(schedule)
+def running_with_a_lapsed_lease(run: ScheduleRun, earlier_attempts: list[str]) -> None:
+    """Put the run where a worker that stopped leaves it: running at the attempt after
+    `earlier_attempts` (their error codes), its lease lapsed long ago."""
     long_ago = utcnow() - timedelta(hours=1)
+    for number, code in enumerate(earlier_attempts, 1):
+        db.session.add(
+            ScheduleRunAttempt(
+                run_id=run.id, number=number, started_at=long_ago, ended_at=long_ago, outcome="failed", error_code=code
+            )
+        )
+    db.session.add(ScheduleRunAttempt(run_id=run.id, number=len(earlier_attempts) + 1, started_at=long_ago))
     db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id == run.id)
         .values(
             status="running",
-            attempt_count=MAX_STALLS,
+            attempt_count=len(earlier_attempts) + 1,
             dispatched_at=long_ago,
             lease_expires_at=long_ago,
             job_id="schedule-run-gone",
@@ -77,9 +91,99 @@ def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
     )
     db.session.commit()
 
+
+def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    running_with_a_lapsed_lease(run, ["worker_stopped"] * (MAX_STALLS - 1))
+
     assert redeliver_stalled() == 1
 
     failed = run_row(run.id)
     assert (failed.status, failed.failure_code) == ("failed", "timeout")
     db.session.rollback()
     assert db.session.get(Schedule, schedule.id, populate_existing=True).failure_streak == 1
+
+
+def test_run_that_waited_long_for_the_mail_server_is_redelivered_when_its_worker_stops(run_scenario):
+    schedule = run_scenario.make_schedule(recipients=("colleague",))
+    run = run_scenario.admit(schedule)
+    running_with_a_lapsed_lease(run, ["mail_unavailable"] * MAX_STALLS)
+
+    assert redeliver_stalled() == 1
+
+    redelivered = run_row(run.id)
+    assert redelivered.status == "running" and redelivered.job_id != "schedule-run-gone"
+
+
+def a_run_row_is_being_changed() -> bool:
+    """Some transaction holds a schedule run row it changed and has not committed yet."""
+    changing = db.session.scalar(
+        text(
+            "SELECT count(*) FROM pg_locks"
+            " WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " AND relation = CAST(:table AS regclass) AND mode = 'RowExclusiveLock' AND granted"
+        ),
+        {"table": ScheduleRun.__tablename__},
+    )
+    db.session.rollback()
+    return changing > 0
+
+
+def freeze_outside_a_lease_renewal(worker) -> None:
+    """SIGSTOP the worker; again if it stopped inside a lease renewal's transaction, whose row lock
+    would hold up the next attempt's start for as long as the worker stays frozen."""
+    for _ in range(20):
+        worker.freeze()
+        if not a_run_row_is_being_changed():
+            return
+        worker.thaw()
+        wait_for(lambda: not a_run_row_is_being_changed(), timeout=10, what="the lease renewal to commit")
+    raise AssertionError("the worker was always inside a lease renewal when frozen")
+
+
+def test_attempt_frozen_past_its_lease_neither_sends_nor_settles_and_each_recipient_gets_one_message(
+    run_scenario, mail_to_smtp_server, smtp_server, start_worker, hold_lock
+):
+    mail_url = f"smtp://{smtp_server.host}:{smtp_server.port}"
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner", "someone@example.org"))
+    run = run_scenario.admit(schedule)
+    # Attempt 1 (in this process) makes the file and the recipient rows; the server refuses all three.
+    smtp_server.refuse(3)
+    assert process_run(run.id) == "retry_later"
+    db.session.execute(update(ScheduleRun).where(ScheduleRun.id == run.id).values(next_attempt_at=None))
+    db.session.commit()
+    first_row = db.session.scalar(
+        select(RecipientDelivery.id).where(RecipientDelivery.run_id == run.id).order_by(RecipientDelivery.id)
+    )
+    db.session.rollback()
+
+    # Attempt 2 claims the first row (a person's), then stops reading the person's address, and is
+    # frozen there: the claim committed, the message not sent.
+    row_lock = hold_lock("SELECT id FROM query_schedule_deliveries WHERE id = :id FOR UPDATE", id=first_row)
+    assert dispatch_queued() == 1
+    frozen_job = run_row(run.id).job_id
+    frozen = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    wait_for(lambda: row_lock.waiters() > 0, timeout=60, what="attempt 2 to claim the first row")
+    people_lock = hold_lock(f"LOCK TABLE {Person.__tablename__} IN ACCESS EXCLUSIVE MODE")
+    row_lock.release()
+    wait_for(lambda: people_lock.waiters() > 0, timeout=60, what="attempt 2 to read the first recipient's address")
+    freeze_outside_a_lease_renewal(frozen)
+    people_lock.release()
+    wait_for(
+        lambda: run_row(run.id).lease_expires_at < utcnow(), timeout=30, what="the frozen attempt's lease to lapse"
+    )
+
+    # Attempt 3 starts on another worker, takes the frozen attempt's claim over and sends every row.
+    start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 1
+    wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="attempt 3 to settle the run")
+    frozen.thaw()
+    frozen_finished = lambda: Job.fetch(frozen_job, connection=redis_connection()).get_status() == "finished"  # noqa: E731
+    wait_for(frozen_finished, timeout=60, what="the frozen attempt's job to end")
+    received = sorted(address for m in smtp_server.messages for address in m.recipients)
+    assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
+    settled = run_row(run.id)
+    assert [a.outcome for a in settled.attempts] == ["failed", "failed", "succeeded"]
+    assert settled.attempts[1].error_code == "worker_stopped"
+    assert {row.claimed_attempt for row in settled.deliveries} == {3}

@@ -178,6 +178,15 @@ def test_the_upcoming_fragment_explains_a_timetable_that_would_fire_too_often(cl
     assert "at most once an hour" in html
 
 
+def test_the_upcoming_fragment_says_a_date_no_chosen_month_has_never_occurs(client, auth, world):
+    """`0 9 31 4 *` is well formed field by field; the form says April has no 31st, not that the field is bad."""
+    auth.login(world.member.email)
+    response = client.post(schedules_url(world, "upcoming"), data={"frequency": "cron", "expression": "0 9 31 4 *"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert "names a date that never occurs: April has no 31st day." in html
+
+
 def test_a_report_schedule_offers_pdf_and_keeps_the_report_version(client, auth, world):
     from app.models import Report
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
+from app.domain.access import current_context
+from app.domain.text_rules import new_request_token, request_key
 from app.extensions import db
 from app.models import AuditEvent, Report, SavedQuery
 from app.models.schedule import (
@@ -16,7 +20,10 @@ from app.models.schedule import (
     ScheduleRunAttempt,
 )
 from app.models.types import utcnow
+from app.services import schedules
 from tests import factories
+from tests.fixtures.workers import wait_for
+from tests.integration.packages.threads import in_thread
 from tests.integration.schedules.forms import schedules_url
 
 
@@ -155,6 +162,133 @@ def test_run_now_admits_a_manual_run_and_leaves_the_timetable(client, auth, worl
     assert f"{world.member.name} · pressed Run now" in client.get(schedules_url(world, f"{schedule.id}")).get_data(
         as_text=True
     )
+
+
+RUN_NOW_TOKEN = re.compile(r'name="request_token" value="([A-Za-z0-9_-]+)"')
+
+
+def _run_now_token(client, world, schedule) -> str:
+    """The one-time token of the Run now form, as the schedule page renders it."""
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+    return RUN_NOW_TOKEN.search(page).group(1)
+
+
+def _run_requests() -> list[str]:
+    return db.session.scalars(select(AuditEvent.action).where(AuditEvent.action == "schedule.run_requested")).all()
+
+
+def test_run_now_sent_again_with_its_token_admits_one_run(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    auth.login(world.member.email)
+    token = _run_now_token(client, world, schedule)
+
+    first = client.post(schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": token})
+    again = client.post(
+        schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": token}, follow_redirects=True
+    )
+
+    assert first.status_code == 302 and again.status_code == 200
+    assert "already under way, so no other was started" in again.get_data(as_text=True)
+    assert len(db.session.scalars(select(ScheduleRun.id)).all()) == 1
+    assert _run_requests() == ["schedule.run_requested"]
+
+
+def test_run_now_with_its_token_after_the_run_settled_shows_that_run(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    auth.login(world.member.email)
+    token = _run_now_token(client, world, schedule)
+    client.post(schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": token})
+    run = db.session.scalar(select(ScheduleRun))
+    run.status = "succeeded"
+    db.session.commit()
+
+    again = client.post(
+        schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": token}, follow_redirects=True
+    )
+
+    assert "This press of Run now was answered already" in again.get_data(as_text=True)
+    assert db.session.scalars(select(ScheduleRun.id)).all() == [run.id]
+
+
+def test_run_now_from_another_page_while_a_manual_run_is_queued_shows_that_run(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    auth.login(world.member.email)
+    first_page, second_page = _run_now_token(client, world, schedule), _run_now_token(client, world, schedule)
+    assert first_page != second_page
+
+    client.post(schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": first_page})
+    second = client.post(
+        schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": second_page}, follow_redirects=True
+    )
+
+    assert "already under way" in second.get_data(as_text=True)
+    runs = db.session.scalars(select(ScheduleRun)).all()
+    assert [(run.trigger, run.status) for run in runs] == [("manual", "queued")]
+    assert _run_requests() == ["schedule.run_requested"]
+
+
+def test_the_database_refuses_a_second_queued_or_running_manual_run_of_a_schedule(world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+
+    def add_run(status: str, trigger: str, minutes_ago: int) -> None:
+        db.session.add(
+            ScheduleRun(
+                workspace_id=schedule.workspace_id,
+                schedule_id=schedule.id,
+                occurrence_at=utcnow() - timedelta(minutes=minutes_ago),
+                status=status,
+                trigger=trigger,
+            )
+        )
+        db.session.commit()
+
+    add_run("running", "manual", 3)
+    with pytest.raises(IntegrityError, match="schedule_runs_one_active_manual_uidx"):
+        add_run("queued", "manual", 2)
+    db.session.rollback()
+    add_run("queued", "timetable", 1)
+    add_run("succeeded", "manual", 0)
+
+
+def test_two_presses_racing_past_the_lookup_admit_one_run(app, world, hold_lock):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    schedule_id, workspace_id, person_id = schedule.id, world.workspace.id, world.member.id
+
+    def press(token: str):
+        def work() -> tuple[int, bool]:
+            access = current_context(workspace_id, person_id)
+            pressed = schedules.run_now(access, db.session.get(Schedule, schedule_id), request_key(token, {}))
+            return pressed.run.id, pressed.admitted
+
+        return work
+
+    # Both presses look for a run, find none, and wait to insert theirs until the lock goes.
+    inserts_wait = hold_lock(f"LOCK TABLE {ScheduleRun.__tablename__} IN EXCLUSIVE MODE")
+    presses = [in_thread(app, press(new_request_token())) for _ in range(2)]
+    wait_for(lambda: inserts_wait.waiters() == 2, timeout=30, what="both presses to insert their run")
+    inserts_wait.release()
+    for thread, outcome in presses:
+        thread.join(timeout=30)
+        assert outcome.error is None, outcome.error
+
+    [only_run] = db.session.scalars(select(ScheduleRun.id)).all()
+    assert sorted(outcome.value for _, outcome in presses) == [(only_run, False), (only_run, True)]
+
+
+def test_run_now_with_a_damaged_token_says_so_and_admits_nothing(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    auth.login(world.member.email)
+
+    refused = client.post(schedules_url(world, f"{schedule.id}/run-now"), data={"request_token": "<script>"})
+
+    assert refused.status_code == 400 and "The form was damaged" in refused.get_data(as_text=True)
+    assert db.session.scalar(select(ScheduleRun.id)) is None
 
 
 def test_run_now_on_a_paused_schedule_says_to_resume_first(client, auth, world):

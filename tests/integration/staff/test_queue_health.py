@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from app.services import execution_dispatch
 from app.services.outbox import dispatch_pending
 from app.services.queue import WorkPriority, work_queue
+from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
 
 
@@ -46,3 +48,16 @@ def test_a_failed_job_shows_its_record_and_error_type_but_not_its_traceback(clie
     assert f"/staff/files/{export.id}" in page
     assert "<code>ValueError</code>" in page
     assert "SELECT secret" not in page
+
+
+def test_a_failed_job_of_a_workspace_export_links_to_its_record(client, auth, staff, world):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    fail_job_as_a_worker_would(
+        work_queue(WorkPriority.BULK).get_job_ids()[0], "Traceback (most recent call last):\nWorkHorseKilled: 9"
+    )
+    auth.login(staff.email)
+
+    page = client.get("/staff/queues").text
+
+    assert f'href="/staff/executions/{execution.id}">workspace export #{execution.id}</a>' in page

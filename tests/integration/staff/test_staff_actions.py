@@ -3,14 +3,23 @@ and is refused with a clear message when the record's state does not allow it.""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
+from app.domain import export_delivery, export_execution
 from app.extensions import db
-from app.models import AuditEvent, ExportExecution, ExportSettings
+from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
+from app.models.schedule import RunTrigger, ScheduleRun
+from app.models.types import utcnow
+from app.services import execution_dispatch, package_delivery
 from app.services.outbox import dispatch_pending
+from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
+from app.services.schedule_admission import admit_run
+from app.services.schedule_runs import dispatch_queued
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
 
@@ -111,6 +120,30 @@ def test_a_stuck_execution_is_marked_failed_at_the_attempt_staff_saw(client, aut
     assert "Worker host lost" in stopped.failure_detail
     assert stopped.events[-1].kind == "error"
     assert audit_actions() == [("export.execution_stopped", "Worker host lost")]
+
+
+def test_marking_an_execution_failed_tells_its_administrators_as_every_failure_does(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=1)
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "1", "reason": "Worker host lost"})
+    db.session.rollback()
+    notices = db.session.execute(
+        select(ExportNotice.kind, ExportNotice.person_id).where(
+            ExportNotice.subject_type == "execution", ExportNotice.subject_id == execution.id
+        )
+    ).all()
+    assert notices == [("execution_failed", world.admin.id)]
+
+
+def test_marking_an_execution_failed_removes_what_its_dead_attempt_left_in_storage(
+    client, auth, world, staff, isolated_storage
+):
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=1)
+    leftover = package_prefix(world.workspace.id, execution.id, 1) + "teams/teams-00001.csv.zip"
+    isolated_storage.put_bytes(leftover, b"half a volume")
+    auth.login(staff.email)
+    client.post(f"/staff/executions/{execution.id}/stop", data={"attempt": "1", "reason": "Worker host lost"})
+    assert isolated_storage.list_keys("packages/") == []
 
 
 def test_an_execution_that_moved_on_since_the_page_was_shown_is_left_alone(client, auth, world, staff):
@@ -222,4 +255,135 @@ def test_suspend_with_a_nul_in_the_reason_is_refused_with_a_sentence(client, aut
     assert response.status_code == 200
     assert "cannot be saved" in response.text
     assert settings_of(world.workspace).status == "active"
+    assert audit_actions() == []
+
+
+def running_run_with_a_failed_job(world, lease_expires_at) -> ScheduleRun:
+    """A schedule run whose job RQ counts as failed while the database has it running under a
+    lease (a job redelivered beside a live attempt, a worker frozen past its lease)."""
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member)
+    run = admit_run(
+        schedule_id=schedule.id, workspace_id=world.workspace.id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
+    )
+    assert dispatch_queued() == 1
+    db.session.refresh(run)
+    run.status, run.attempt_count, run.lease_holder, run.lease_expires_at = "running", 1, "w1", lease_expires_at
+    db.session.commit()
+    fail_job_as_a_worker_would(run.job_id, "Traceback (most recent call last):\nJobTimeoutException: 180")
+    return run
+
+
+def test_requeueing_a_running_schedule_run_with_a_live_lease_is_refused(client, auth, world, staff):
+    run = running_run_with_a_failed_job(world, utcnow() + timedelta(minutes=5))
+    job_id = run.job_id
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Schedule run {run.id} is running now and its worker is alive" in response.text
+    db.session.rollback()
+    assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id == job_id
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.SCHEDULED)).get_job_ids()
+    assert audit_actions() == []
+
+
+def test_requeueing_a_running_schedule_run_whose_lease_lapsed_dispatches_it(client, auth, world, staff):
+    run = running_run_with_a_failed_job(world, utcnow() - timedelta(seconds=1))
+    job_id = run.job_id
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Worker gone"}, follow_redirects=True
+    )
+
+    assert f"Schedule run {run.id} was dispatched again." in response.text
+    db.session.rollback()
+    assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id != job_id
+    assert audit_actions() == [("job.requeued", "Worker gone")]
+
+
+def test_a_failed_job_of_a_queued_workspace_export_is_requeued_through_its_dispatch(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    job_id = execution_row(execution.id).job_id
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"}, follow_redirects=True
+    )
+
+    assert f"Workspace export {execution.id} was dispatched again." in response.text
+    requeued = execution_row(execution.id)
+    assert requeued.job_id != job_id
+    assert requeued.job_id in work_queue(WorkPriority.BULK).get_job_ids()
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Horse was OOM-killed")]
+
+
+def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
+    """A package delivery whose worker died mid-copy: its job failed in RQ, and the watchdog failed
+    its attempt as transient, retried only after the backoff."""
+    package = factories.make_package(factories.make_execution(world.workspace))
+    delivery = factories.make_package_delivery(
+        package, factories.make_destination(world.workspace), created_at=utcnow() - timedelta(minutes=5)
+    )
+    assert package_delivery.dispatch_due(utcnow()) == 1
+    db.session.refresh(delivery)
+    job_id = delivery.job_id
+    export_delivery.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    assert package_delivery.settle_lapsed(utcnow()) == 1
+    return delivery, job_id
+
+
+def test_a_failed_job_of_a_package_delivery_is_requeued_at_once_rather_than_after_its_backoff(
+    client, auth, world, staff
+):
+    delivery, job_id = delivery_whose_worker_died(world)
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Destination fixed"}, follow_redirects=True
+    )
+
+    assert f"Package delivery {delivery.id} was dispatched again." in response.text
+    db.session.rollback()
+    requeued = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    assert requeued.status == "failed" and requeued.next_attempt_at <= utcnow()
+    assert requeued.job_id in work_queue(WorkPriority.BULK).get_job_ids()
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Destination fixed")]
+
+
+def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refused(client, auth, world, staff):
+    delivery, job_id = delivery_whose_worker_died(world)
+    export_delivery.retry_now(delivery.id, 1)
+    db.session.commit()
+    export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(minutes=5))
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Package delivery {delivery.id} is copying now and its worker is alive" in response.text
+    assert set(work_queue(WorkPriority.BULK).get_job_ids()) <= {job_id}  # no new dispatch
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == []
+
+
+def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(client, auth, world, staff):
+    execution = factories.make_execution(world.workspace)
+    assert execution_dispatch.dispatch_queued() == 1
+    job_id = execution_row(execution.id).job_id
+    export_execution.start_attempt(execution.id, "live-worker", utcnow() + timedelta(minutes=5))
+    db.session.commit()
+    fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nJobTimeoutException: 180")
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Workspace export {execution.id} is running now and its worker is alive" in response.text
+    assert execution_row(execution.id).job_id == job_id
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
     assert audit_actions() == []

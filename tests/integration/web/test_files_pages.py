@@ -15,8 +15,9 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services.outbox import LOST_AFTER, redispatch_lost
+from app.services.outbox import redispatch_lost
 from app.services.queue import WorkPriority, work_queue
+from app.services.work.core import LOST_AFTER
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.workers import queues_unreachable
@@ -206,8 +207,8 @@ def test_requesting_a_file_dispatches_it_before_the_response(client, auth, world
     assert response.status_code == 302
     export = db.session.execute(select(QueryExport)).scalar_one()
     outbox = db.session.execute(select(QueryExportRequest)).scalar_one()
-    assert (outbox.dispatch_count, outbox.job_id) == (1, f"export-file-{export.id}-1")
-    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-1"]
+    assert outbox.export_id == export.id and outbox.dispatch_count == 1
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [outbox.job_id]
 
 
 def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends_it_later(
@@ -228,7 +229,9 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == []
 
     assert redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
-    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [f"export-file-{export.id}-2"]
+    db.session.refresh(export.outbox)
+    assert export.outbox.dispatch_count == 2
+    assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [export.outbox.job_id]
 
 
 def test_download_streams_the_stored_bytes_with_safe_headers(client, auth, world):

@@ -43,3 +43,10 @@ def test_messages_put_known_codes_in_their_fixed_order_then_unknown_ones():
 
 def test_a_file_without_warnings_shows_no_message():
     assert messages(None) == []
+
+
+def test_the_out_of_range_sentence_names_the_form_of_dates_and_of_time_stamps():
+    """A time stamp is not written YYYY-MM-DD: the sentence names each form the file holds."""
+    sentence = describe(DATE_OUT_OF_RANGE, 2)
+    assert "a date as YYYY-MM-DD" in sentence
+    assert "a time stamp as YYYY-MM-DDTHH:MM:SS followed by its offset from UTC" in sentence

@@ -31,6 +31,11 @@ def test_a_break_followed_by_a_trigger_needs_a_quote_after_it(text, breaks):
     assert [match.group(1) for match in re.finditer(GUARDED_BREAK_PATTERN, text)] == breaks
 
 
+def test_a_break_behind_a_break_is_no_trigger():
+    """CR LF is one line break, and an empty line starts no formula: only the break before `=` needs a quote."""
+    assert [match.start() for match in re.finditer(GUARDED_BREAK_PATTERN, "a\r\n\r\nb\r\n=1")] == [7]
+
+
 def test_a_break_followed_by_plain_text_needs_no_quote():
     assert not re.search(GUARDED_BREAK_PATTERN, "a;b\tc\nd")
 

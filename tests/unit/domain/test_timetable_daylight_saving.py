@@ -2,7 +2,7 @@
 
 The rules (app/domain/timetable.py): a skipped wall-clock time runs at the first valid local
 time after the gap; a repeated one runs at the first of the two; a timetable that runs every
-hour runs in every real hour instead; and no two runs are ever less than an hour apart.
+hour runs in every real hour instead; and a clock change never removes a run.
 """
 
 from __future__ import annotations
@@ -138,29 +138,51 @@ def test_a_cron_every_hour_on_chosen_days_runs_in_both_repeated_hours():
     assert len(runs_on(sundays, date(2026, 11, 1))) == 25
 
 
-def test_lord_howe_half_hour_fall_back_does_not_run_the_repeated_time_again_half_an_hour_later():
-    """01:45 (+11:00) and 01:45 (+10:30) are 30 minutes apart: only the first runs."""
+def test_lord_howe_half_hour_fall_back_runs_both_repeated_times_leaving_no_90_minute_gap():
+    """01:45 (+11:00) and 01:45 (+10:30) are two real times half an hour apart: both run, as every hour does."""
     hourly = Timetable.from_json({"kind": "hourly", "minute": 45, "zone": "Australia/Lord_Howe"}, "UTC")
-    runs = runs_on(hourly, date(2026, 4, 5))
-    assert [f"{run:%H:%M%z}" for run in runs[:4]] == ["00:45+1100", "01:45+1100", "02:45+1030", "03:45+1030"]
+    runs = runs_on(hourly, date(2027, 4, 4))
+    assert [f"{run:%H:%M%z}" for run in runs[:5]] == [
+        "00:45+1100",
+        "01:45+1100",
+        "01:45+1030",
+        "02:45+1030",
+        "03:45+1030",
+    ]
+    assert max(gaps_in_utc(runs)) == timedelta(hours=1)
 
 
-def test_lord_howe_half_hour_spring_forward_does_not_run_twice_within_an_hour():
-    """01:45 (+10:30) and 02:45 (+11:00) are 30 minutes apart: the later one is dropped."""
+def test_lord_howe_half_hour_spring_forward_keeps_the_run_half_an_hour_after_another():
+    """01:45 (+10:30) and 02:45 (+11:00) are 30 minutes apart: the timetable names both, so both run."""
     hourly = Timetable.from_json({"kind": "hourly", "minute": 45, "zone": "Australia/Lord_Howe"}, "UTC")
     runs = runs_on(hourly, date(2026, 10, 4))
-    assert [f"{run:%H:%M%z}" for run in runs[:4]] == ["00:45+1030", "01:45+1030", "03:45+1100", "04:45+1100"]
+    assert [f"{run:%H:%M%z}" for run in runs[:4]] == ["00:45+1030", "01:45+1030", "02:45+1100", "03:45+1100"]
 
 
-def test_a_cron_at_consecutive_hours_drops_the_moved_run_that_would_come_half_an_hour_after_another():
-    """02:30 does not exist; moved to 03:00 it would run 30 minutes after 01:30 EST, so it does not."""
+def test_lord_howe_half_hour_spring_forward_runs_a_skipped_hourly_time_at_the_end_of_the_gap():
+    """02:15 never shows, but skipping it would leave 90 minutes without a run: it runs at 02:30 (+11:00)."""
+    hourly = Timetable.from_json({"kind": "hourly", "minute": 15, "zone": "Australia/Lord_Howe"}, "UTC")
+    runs = runs_on(hourly, date(2026, 10, 4))
+    assert [f"{run:%H:%M%z}" for run in runs[:4]] == ["00:15+1030", "01:15+1030", "02:30+1100", "03:15+1100"]
+    assert max(gaps_in_utc(runs)) == timedelta(hours=1)
+
+
+def test_a_cron_at_consecutive_hours_keeps_the_moved_run_half_an_hour_after_another():
+    """02:30 does not exist and runs at 03:00 EDT (07:00Z), 30 minutes after 01:30 EST (06:30Z): both run."""
     cron = Timetable.from_json({"kind": "cron", "expression": "30 1,2 * * *", "zone": "America/New_York"}, "UTC")
-    assert [f"{run:%H:%M%z}" for run in runs_on(cron, date(2026, 3, 8))] == ["01:30-0500"]
+    runs = runs_on(cron, date(2027, 3, 14))
+    assert [f"{run.astimezone(UTC):%H:%MZ}" for run in runs] == ["06:30Z", "07:00Z"]
 
 
-def test_a_cron_at_three_consecutive_hours_keeps_the_run_an_hour_after_the_last_one():
+def test_a_cron_at_three_consecutive_hours_runs_all_three():
     cron = Timetable.from_json({"kind": "cron", "expression": "30 1,2,3 * * *", "zone": "America/New_York"}, "UTC")
-    assert [f"{run:%H:%M%z}" for run in runs_on(cron, date(2026, 3, 8))] == ["01:30-0500", "03:30-0400"]
+    assert [f"{run:%H:%M%z}" for run in runs_on(cron, date(2026, 3, 8))] == ["01:30-0500", "03:00-0400", "03:30-0400"]
+
+
+def test_two_times_that_land_on_the_same_instant_run_once():
+    """02:00 is skipped and moves to 03:00 EDT, where the 03:00 run already is: one instant, one run."""
+    cron = Timetable.from_json({"kind": "cron", "expression": "0 2,3 * * *", "zone": "America/New_York"}, "UTC")
+    assert [f"{run:%H:%M%z}" for run in runs_on(cron, date(2026, 3, 8))] == ["03:00-0400"]
 
 
 def test_a_cron_at_chosen_hours_runs_a_repeated_time_once():

@@ -153,7 +153,6 @@ def test_a_bad_default_zone_is_refused_too():
         ("0 7 32 * *", "The day of month field of the cron expression (“32”) is not valid."),
         ("0 7 * 13 *", "The month field of the cron expression (“13”) is not valid."),
         ("0 7 * * MOON", "The day of week field of the cron expression (“MOON”) is not valid."),
-        ("0 7 30 2 *", "The day of month field of the cron expression (“30”) is not valid."),
         ("0 7 */0 * *", "The day of month field of the cron expression (“*/0”) is not valid."),
         ("0 ٧ * * *", "The hour field of the cron expression (“٧”) is not valid."),
         ("0 " + "9" * 5000 + " * * *", "A cron expression is at most 200 characters."),
@@ -163,6 +162,22 @@ def test_a_malformed_cron_expression_is_refused_saying_which_field(expression, m
     refused = refusal(kind="cron", expression=expression)
     assert refused.field == "expression"
     assert str(refused).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("0 9 31 4 *", "That cron expression names a date that never occurs: April has no 31st day."),
+        ("0 7 30 2 *", "That cron expression names a date that never occurs: February has no 30th day."),
+        (
+            "0 7 31 4,6,9 *",
+            "That cron expression names a date that never occurs: April, June and September have no 31st day.",
+        ),
+    ],
+)
+def test_a_cron_day_its_months_never_have_is_refused_saying_the_date_never_occurs(expression, message):
+    refused = refusal(kind="cron", expression=expression)
+    assert (refused.field, str(refused)) == ("expression", message)
 
 
 # At most hourly

@@ -26,7 +26,8 @@ def test_a_trigger_behind_blanks_or_quotes_still_gets_the_leading_quote(text):
         ("x;=1+1;y", "x;'=1+1;y"),
         ("a; @b", "a;' @b"),
         ("line one\n=2", "line one\n'=2"),
-        ("a\r\n-3", "a\r'\n'-3"),
+        ("a\r\n-3", "a\r\n'-3"),
+        ("a\r\n\r\n=1", "a\r\n\r\n'=1"),
         ("\t=1+1", "'\t'=1+1"),
         ("\r=1+1", "'\r'=1+1"),
         ("semi;colon;separated", "semi;colon;separated"),
@@ -35,6 +36,14 @@ def test_a_trigger_behind_blanks_or_quotes_still_gets_the_leading_quote(text):
 def test_a_trigger_after_a_semicolon_tab_or_line_break_is_guarded_too(text, guarded):
     """Opened with `;` or tab as separator, a spreadsheet starts a cell there: the trigger gets its quote."""
     assert neutralise(text) == guarded
+
+
+@pytest.mark.parametrize(
+    "text", ["Arrived late\r\nLeft early", "First paragraph\r\n\r\nSecond", "a\n\nb", "x;\r\ny", "a\r\n b"]
+)
+def test_a_windows_line_break_or_an_empty_line_gets_no_quote(text):
+    """CR LF is one break and a break is no trigger behind another: LibreOffice would show a line holding only `'`."""
+    assert neutralise(text) == text
 
 
 @pytest.mark.parametrize("text", ["plain", "a=b", "'already quoted", "Zoë", "1-2", "", "＝1+1", " a", "x;y"])

@@ -687,15 +687,36 @@ def test_indic_text_is_shaped_not_drawn_letter_by_letter():
 
 
 def test_a_character_no_font_has_is_counted_and_kept_in_the_text_layer(tmp_path):
-    """Each emoji (no committed font draws them) counts once as glyph_missing; the joiner between
-    two of them does not; the text layer still has them."""
+    """Each Ethiopic letter (no committed font draws them) counts once as glyph_missing, and so
+    does the noncharacter U+FFFF, which NotoSans maps to its empty box; the text layer keeps the letters."""
     warnings: Counter = Counter()
     out = io.BytesIO()
     render_table_pdf(
-        [PdfColumn("s", "S")], [("🙂 emoji 👩‍💻",), ("plain",)], PdfLayout(title="T"), out, warnings=warnings
+        [PdfColumn("s", "S")], [("ሰላም \uffff end",), ("plain",)], PdfLayout(title="T"), out, warnings=warnings
     )
-    assert warnings[GLYPH_MISSING] == 3
-    assert norm("🙂 emoji 👩‍💻") in norm("\n".join(pdftotext(out.getvalue(), tmp_path)))
+    assert warnings[GLYPH_MISSING] == 4
+    assert "ሰላም" in "\n".join(pdftotext(out.getvalue(), tmp_path))
+
+
+def test_an_emoji_is_drawn_with_the_symbols_font_and_not_counted(tmp_path):
+    """🌈, a joined sequence and a heart print in Symbola's outlines, not as the replacement mark."""
+    warnings: Counter = Counter()
+    data, _ = render([PdfColumn("s", "S")], [("Team 🌈 👩‍💻 ❤",)], warnings=warnings)
+    assert warnings[GLYPH_MISSING] == 0
+    assert "Symbola" in pdf_font_names(data)
+    assert norm("Team 🌈 👩‍💻 ❤") in norm("\n".join(pdftotext(data, tmp_path, "-layout")))
+    assert "\ufffd" not in "\n".join(pdftotext(data, tmp_path, "-layout"))
+
+
+@pytest.mark.parametrize("noncharacter", ["\uffff", "\ufffe", "\ufdd0", "\U0001ffff"])
+def test_a_noncharacter_is_a_counted_missing_glyph(noncharacter):
+    """No font draws a noncharacter, even one whose table maps it to the empty box (NotoSans: U+FFFF)."""
+    from app.rendering.pdf.lines import TextStyle
+
+    warnings: Counter = Counter()
+    line = TextStyle(bold=False, size=8, leading=10).line(f"a{noncharacter}b", warnings)
+    assert warnings == Counter({GLYPH_MISSING: 1})
+    assert "".join(piece.text for piece in line.pieces) == "a\ufffdb"
 
 
 def test_subtotals_and_totals_are_exact_decimals(tmp_path):
@@ -797,15 +818,15 @@ def test_a_repeated_value_is_counted_every_time_it_prints():
     """Laying out the same missing glyph twice counts it twice (layouts are reused, counts are not)."""
     warnings: Counter = Counter()
     out = io.BytesIO()
-    render_table_pdf([PdfColumn("s", "S")], [("🙂",), ("🙂",), ("🙂",)], PdfLayout(title="T"), out, warnings=warnings)
+    render_table_pdf([PdfColumn("s", "S")], [("ሰ",), ("ሰ",), ("ሰ",)], PdfLayout(title="T"), out, warnings=warnings)
     assert warnings[GLYPH_MISSING] == 3
 
 
 # --------------------------------------------------------------------------- hostile values in every kind of report
 
-# The characters of the hostile values that no committed font draws: two emoji, the woman of
-# the joined emoji sequence, the laptop, and two control characters.
-NO_FONT_HAS = ["🙂", "👩", "💻", "\x01", "\x1f"]
+# The characters of the hostile values that no committed font draws: two control characters
+# (Symbola draws the emoji).
+NO_FONT_HAS = ["\x01", "\x1f"]
 
 
 def _render_hostile(kind: str, values: list[str], warnings: Counter) -> tuple[bytes, int]:
@@ -921,19 +942,19 @@ def test_bytes_that_are_not_utf8_print_as_their_escapes():
 
 
 def test_a_continued_group_heading_counts_its_missing_glyphs_on_each_page_it_opens(tmp_path):
-    """A group description with an emoji counts once for its heading and once for each page its
+    """A group description with an Ethiopic letter counts once for its heading and once for each page its
     "(continued)" heading opens, and not for the pages it does not."""
     warnings: Counter = Counter()
     out = io.BytesIO()
     render_grouped_pdf(
         [PdfColumn("v", "Value")],
-        [Group("A", "🙂 Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
+        [Group("A", "ሰ Team", [(f"row {i}",) for i in range(150)]), Group("B", "Other", [("x",)])],
         PdfLayout(title="Groups"),
         out,
         warnings=warnings,
     )
     pages = pdftotext(out.getvalue(), tmp_path, "-raw")
-    continued = sum("A — 🙂 Team (continued)" in page for page in pages)
+    continued = sum("A — ሰ Team (continued)" in page for page in pages)
     assert continued >= 2
     assert warnings == Counter({GLYPH_MISSING: 1 + continued})
 

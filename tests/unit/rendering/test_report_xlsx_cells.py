@@ -46,6 +46,14 @@ def test_a_control_character_does_not_fail_the_sheet_and_reads_back_exactly():
     assert _decoded(cell.value) == "\x01control\x1fchars literal _x0041_ escape"
 
 
+def test_a_carriage_return_reads_back_as_itself_not_as_an_escape():
+    """openpyxl and pandas do not decode _x000D_: a report cell's CR is XML's &#13;, read back as CR."""
+    data = _sheet_file([("Arrived late\r\nLeft early\r=1+1", None, None, None)])
+    assert _read(data)["A2"].value == "Arrived late\r\nLeft early\r=1+1"
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        assert "Arrived late&#13;\nLeft early&#13;=1+1" in package.read("xl/worksheets/sheet1.xml").decode()
+
+
 def test_every_hostile_value_is_exact_quote_prefixed_text_never_a_formula():
     """Each hostile value is a string cell with the quote-prefix style holding the stored text."""
     values = hostile_values()

@@ -11,6 +11,7 @@ import pytest
 from openpyxl import load_workbook
 
 from app.domain.catalog import get_dataset
+from app.domain.file_warnings import DATE_OUT_OF_RANGE, describe
 from app.rendering import TooManyRows, xlsx_cells, xlsx_writer
 from app.rendering.xlsx_writer import MAX_CELL_CHARS, TRUNCATION_MARKER, column_letters, write_xlsx
 
@@ -109,10 +110,17 @@ def test_missing_values_leave_the_cell_empty():
 
 
 def test_carriage_returns_tabs_and_newlines_survive():
-    """Whitespace control characters reach the reader unchanged: tab and line feed as such, CR as _x000D_."""
+    """Whitespace control characters reach the reader unchanged: tab and line feed as such, CR as &#13;."""
     values = ["\r=1+1", "a\r\nb", "\ttab", "x\ny", "  padded  "]
     sheet = _sheet(_write([(i, v, None, None, None, None) for i, v in enumerate(values)]))
     assert [_ooxml_decoded(sheet.cell(row=i + 2, column=2).value) for i in range(len(values))] == values
+
+
+def test_a_carriage_return_is_an_xml_character_reference_openpyxl_reads_as_itself():
+    """openpyxl and pandas do not decode _x000D_: the CR is written &#13; and read back as CR, not LF."""
+    data = _write([(1, "\r=1+1 a\r\nb", None, None, None, None)])
+    assert _sheet(data)["B2"].value == "\r=1+1 a\r\nb"
+    assert "&#13;=1+1 a&#13;\nb" in _part(data, "xl/worksheets/sheet1.xml")
 
 
 def test_xml_special_characters_are_escaped():
@@ -341,3 +349,15 @@ def test_progress_is_reported_while_writing_and_at_the_end():
 def test_column_letters_cover_two_letter_columns():
     """Zero-based indexes map to A..Z, AA.., as spreadsheets name them."""
     assert [column_letters(i) for i in (0, 25, 26, 51, 52, 701, 702)] == ["A", "Z", "AA", "AZ", "BA", "ZZ", "AAA"]
+
+
+def test_out_of_range_text_has_the_forms_the_warning_names():
+    """The file's warning says dates read YYYY-MM-DD and time stamps YYYY-MM-DDTHH:MM:SS with an offset or Z."""
+    early = (1, None, None, date(1899, 12, 31), datetime(1850, 6, 1, 12, 0, tzinfo=UTC), None)
+    late = (2, None, None, None, datetime(9999, 12, 31, 23, 0, tzinfo=UTC), None)
+    in_kolkata = _sheet(_write([early, late], time_zone="Asia/Kolkata"))
+    day, first, last = in_kolkata["D2"].value, in_kolkata["E2"].value, in_kolkata["E3"].value
+    sentence = describe(DATE_OUT_OF_RANGE, 3)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", day) and "a date as YYYY-MM-DD" in sentence
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d\d:\d\d|Z)", first), first
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d([+-]\d\d:\d\d|Z)", last), last

@@ -1,0 +1,126 @@
+"""What every kind of background work shares (docs/architecture.md "The work engine").
+
+The database row, not Redis, is the truth about work to do. A dispatcher claims the row with a
+guarded UPDATE naming the new job's id, commits, then enqueues (app/services/queue.py). The
+checks here tell, from Redis, whether a claimed row's job will still run (`job_is_lost`, for
+queued rows) or is about to start the row itself (`dispatch_is_waiting`, for running rows whose
+lease lapsed); each kind's own SQL selects the candidate rows and its own guarded transitions
+settle them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from redis import Redis
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.worker import Worker
+
+from app.services.leases import lease_seconds
+from app.services.queue import WorkPriority
+
+# A job dispatched this recently may still be on its way into Redis: no check judges it lost.
+LOST_AFTER = timedelta(seconds=30)
+# Statuses of a job that will still run: it waits on a queue or in a registry.
+_WAITING_JOB_STATUSES = {JobStatus.CREATED, JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED}
+
+
+def job_id(slug: str, record_id: int) -> str:
+    """The id of a new job for the record: its kind's slug, its id, and a token of its own, so
+    that every dispatch of one record is a different job (a failed job stays inspectable beside
+    its redelivery)."""
+    return f"{slug}-{record_id}-{uuid.uuid4().hex[:8]}"
+
+
+def job_is_lost(connection: Redis, claimed_job_id: str | None) -> bool:
+    """True when the job will never run to its end: gone from Redis, failed, stopped, canceled,
+    finished without settling its record, or started by a worker that no longer exists."""
+    if claimed_job_id is None:
+        return True
+    try:
+        job = Job.fetch(claimed_job_id, connection=connection)
+    except NoSuchJobError:
+        return True
+    status = job.get_status(refresh=False)
+    if status in _WAITING_JOB_STATUSES:
+        return False
+    if status == JobStatus.STARTED:
+        # A worker's key expires soon after its last heartbeat: a dead worker's job stays "started".
+        return not job.worker_name or not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name)
+    return True
+
+
+def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, now: datetime) -> bool:
+    """True while the row's latest job is queued, or was taken by a worker less than a lease ago.
+
+    Such a job will start the row itself (and take the lease); dispatching again would only
+    queue a second attempt behind it.
+    """
+    if claimed_job_id is None:
+        return False
+    try:
+        job = Job.fetch(claimed_job_id, connection=connection)
+    except NoSuchJobError:
+        return False
+    status = job.get_status(refresh=False)
+    if status in _WAITING_JOB_STATUSES:
+        return True
+    if status == JobStatus.STARTED and job.started_at is not None:
+        # A job taken by a worker gets one lease period to start the row before it counts as lost.
+        return job.started_at > now - timedelta(seconds=lease_seconds())
+    return False
+
+
+def holder_is_alive(lease_expires_at: datetime | None, now: datetime) -> bool:
+    """Whether a running record's holder renewed its lease recently enough to still own it (the
+    Python side of `app.models.types.lease_lapsed`)."""
+    return lease_expires_at is not None and lease_expires_at >= now
+
+
+class RequeueRefused(Exception):
+    """The record cannot be dispatched again now; the message says why, for the staff member."""
+
+
+@dataclass(frozen=True)
+class Requeue:
+    """A record staff may dispatch again: its workspace and audit subject, the name it goes by in
+    a sentence ("File 12"), and its dispatch (claim, then enqueue; False when refused or not
+    enqueued). The caller records the audit event before `dispatch`, whose claim commits both."""
+
+    workspace_id: int
+    subject_type: str
+    label: str
+    dispatch: Callable[[], bool]
+
+
+# A periodic turn of one kind: handles what is due by `now`, returns how many records it handled.
+Turn = Callable[[datetime], int]
+
+
+@dataclass(frozen=True)
+class WorkKind:
+    """What one kind of background record declares; the engine does the rest.
+
+    `job_function` takes the record's id; `slug` starts its job ids (`job_id`); `priority` is the
+    queue its jobs go on (a kind may name a more urgent one for a given record); `max_attempts`
+    bounds how often a record whose worker died is started again before it is given up.
+    The turns run the kind's own SQL and guarded transitions: `dispatch_pending` enqueues rows
+    never dispatched (or whose retry is due), `redispatch_lost` dispatches again queued rows whose
+    job Redis lost, `redeliver_lapsed` dispatches again (or gives up) running rows whose holder's
+    lease lapsed. `requeue` checks the kind's refusal rules for a staff requeue (a settled record,
+    a running one whose holder is alive) and raises RequeueRefused, or says how to dispatch it.
+    """
+
+    name: str
+    slug: str
+    priority: WorkPriority
+    job_function: str
+    max_attempts: int
+    dispatch_pending: Turn
+    redispatch_lost: Turn
+    redeliver_lapsed: Turn
+    requeue: Callable[[int, datetime], Requeue]

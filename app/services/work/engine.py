@@ -1,0 +1,62 @@
+"""The periodic entry points of the work engine, each one turn over every registered kind, and
+the lookup from a job to the kind and record it works on (docs/architecture.md "The work engine").
+
+A kind's turn that fails (Redis down, the database briefly unreachable) is logged and the turn
+goes on to the next kind: one kind's trouble never holds up the others' work. Every turn is
+idempotent and safe on several machines at once: the claims in the database decide.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from rq.job import Job
+
+from app.extensions import db
+from app.services.work.core import Turn, WorkKind
+from app.services.work.kinds import WORK_KINDS
+
+log = logging.getLogger(__name__)
+
+
+def dispatch_pending(now: datetime) -> int:
+    """Enqueue every kind's records never dispatched, or whose retry is due."""
+    return _turn("dispatch pending", lambda kind: kind.dispatch_pending, now)
+
+
+def redispatch_lost(now: datetime) -> int:
+    """Dispatch again every kind's queued records whose job Redis lost (flushed, failed, a dead
+    worker's), once LOST_AFTER passed since their dispatch."""
+    return _turn("redispatch lost", lambda kind: kind.redispatch_lost, now)
+
+
+def redeliver_lapsed(now: datetime) -> int:
+    """Every kind's running records whose holder's lease lapsed: started again, or given up once
+    out of attempts (a delivery's attempt is failed as transient and retried after its backoff)."""
+    return _turn("redeliver lapsed", lambda kind: kind.redeliver_lapsed, now)
+
+
+def _turn(concern: str, turn_of: Callable[[WorkKind], Turn], now: datetime) -> int:
+    handled = 0
+    for kind in WORK_KINDS:
+        try:
+            handled += turn_of(kind)(now)
+        except Exception:  # the other kinds' work goes on; this kind's is retried next turn
+            db.session.rollback()
+            log.exception("work engine: %s failed for %s; it runs again at the next turn", concern, kind.name)
+    return handled
+
+
+def kind_of(function_name: str | None) -> WorkKind | None:
+    """The kind whose job function is `function_name`, if any."""
+    return next((kind for kind in WORK_KINDS if kind.job_function == function_name), None)
+
+
+def record_of(job: Job) -> tuple[WorkKind | None, int | None]:
+    """The kind and record id a job of this product works on; (None, None) for any other job."""
+    kind = kind_of(job.func_name)
+    if kind is None or len(job.args) != 1 or not isinstance(job.args[0], int):
+        return None, None
+    return kind, job.args[0]

@@ -1,0 +1,117 @@
+"""The work engine (app/services/work/) over every kind of background record, with real Redis."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from flask import current_app
+from redis import Redis
+from sqlalchemy.exc import OperationalError
+
+from app.extensions import db
+from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
+from app.models.types import utcnow
+from app.services import execution_dispatch, outbox, package_delivery, schedule_runs
+from app.services.queue import work_queue
+from app.services.work import engine, kinds
+from app.services.work.core import LOST_AFTER, WorkKind
+from tests import factories
+
+
+@dataclass(frozen=True)
+class Queued:
+    """A record of one kind, claimed and enqueued by its own dispatcher; `job_id()` reads its claim."""
+
+    kind: WorkKind
+    job_id: Callable[[], str | None]
+
+
+def _claimed_job_id(model, record_id: int) -> Callable[[], str | None]:
+    def read() -> str | None:
+        db.session.rollback()
+        return db.session.get_one(model, record_id, populate_existing=True).job_id
+
+    return read
+
+
+def _queued_file() -> Queued:
+    workspace = factories.make_workspace()
+    owner = factories.make_member(workspace).person
+    export = factories.make_export(factories.make_query(workspace, owner), owner)
+    assert outbox.dispatch_pending() == 1
+    return Queued(kinds.FILES, _claimed_job_id(QueryExportRequest, export.outbox.id))
+
+
+def _queued_run() -> Queued:
+    workspace = factories.make_workspace()
+    owner = factories.make_member(workspace).person
+    schedule = factories.make_schedule(factories.make_query(workspace, owner), owner)
+    run = factories.make_run(schedule, status="queued", attempt_count=0)
+    assert schedule_runs.dispatch_queued(utcnow()) == 1
+    return Queued(kinds.RUNS, _claimed_job_id(ScheduleRun, run.id))
+
+
+def _queued_execution() -> Queued:
+    execution = factories.make_execution(factories.make_workspace())
+    assert execution_dispatch.dispatch_queued() == 1
+    return Queued(kinds.EXECUTIONS, _claimed_job_id(ExportExecution, execution.id))
+
+
+def _queued_delivery() -> Queued:
+    workspace = factories.make_workspace()
+    package = factories.make_package(factories.make_execution(workspace))
+    delivery = factories.make_package_delivery(
+        package, factories.make_destination(workspace), created_at=utcnow() - 2 * LOST_AFTER
+    )
+    assert package_delivery.dispatch_due(utcnow()) == 1
+    return Queued(kinds.DELIVERIES, _claimed_job_id(ExportDelivery, delivery.id))
+
+
+QUEUED_RECORDS = {
+    "file": _queued_file,
+    "run": _queued_run,
+    "execution": _queued_execution,
+    "delivery": _queued_delivery,
+}
+
+
+def test_every_registered_kind_is_covered_here():
+    assert set(QUEUED_RECORDS) == {kind.name for kind in kinds.WORK_KINDS}
+
+
+@pytest.mark.parametrize("kind_name", list(QUEUED_RECORDS))
+def test_one_redispatch_turn_after_redis_was_flushed_puts_every_kind_s_queued_job_back(app_context, kind_name):
+    queued = QUEUED_RECORDS[kind_name]()
+    flushed_job_id = queued.job_id()
+    queue = work_queue(queued.kind.priority)
+    assert queue.get_job_ids() == [flushed_job_id]
+    Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
+
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+
+    redispatched_job_id = queued.job_id()
+    assert redispatched_job_id != flushed_job_id
+    assert redispatched_job_id.startswith(f"{queued.kind.slug}-")
+    assert queue.get_job_ids() == [redispatched_job_id]
+    assert queue.fetch_job(redispatched_job_id).func_name == queued.kind.job_function
+
+
+def test_a_kind_whose_turn_fails_does_not_hold_up_the_other_kinds(app_context, monkeypatch, caplog):
+    queued = _queued_execution()
+    flushed_job_id = queued.job_id()
+    Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
+
+    def database_unreachable(now):
+        raise OperationalError("SELECT …", {}, Exception("connection refused"))
+
+    broken_files = dataclasses.replace(kinds.FILES, redispatch_lost=database_unreachable)
+    monkeypatch.setattr(engine, "WORK_KINDS", (broken_files, kinds.RUNS, kinds.EXECUTIONS, kinds.DELIVERIES))
+
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+
+    assert queued.job_id() != flushed_job_id
+    assert "redispatch lost failed for file" in caplog.text
