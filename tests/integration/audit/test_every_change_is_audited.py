@@ -68,10 +68,10 @@ def test_the_exclusions_name_routes_that_exist():
     assert set(NOT_AUDITED) <= endpoints, set(NOT_AUDITED) - endpoints
 
 
-@pytest.mark.parametrize("route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in MUTATING])
+@pytest.mark.parametrize(
+    "route", [pytest.param(r, id=f"{r.method} {r.rule}") for r in MUTATING if r.endpoint not in NOT_AUDITED]
+)
 def test_a_request_that_changes_the_workspace_writes_an_audit_event(client, auth, member_with_data, route):  # noqa: F811
-    if route.endpoint in NOT_AUDITED:
-        pytest.skip(NOT_AUDITED[route.endpoint])
     world, query, report, _, _ = member_with_data
     _sign_in_for(route, auth, world)
     ids = _valid_ids(route, member_with_data)
