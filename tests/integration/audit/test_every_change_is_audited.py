@@ -9,7 +9,7 @@ been written with it. NOT_AUDITED lists the routes that may change rows without 
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import AuditEvent
@@ -17,6 +17,7 @@ from tests import factories
 from tests.integration.web.test_form_fuzz import (  # noqa: F401 (member_with_data is a fixture)
     ROUTES,
     _path,
+    _row_snapshot,
     _sign_in_for,
     _valid_form,
     _valid_ids,
@@ -43,18 +44,11 @@ NOT_AUDITED = {
 }
 
 # The audit trail itself is what is counted, not watched.
-_UNWATCHED = {"audit_events"}
+_UNWATCHED = frozenset({"audit_events"})
 
 
 def _snapshot() -> dict[str, str]:
-    tables = [table.name for table in db.metadata.sorted_tables if table.name not in _UNWATCHED]
-    columns = ", ".join(
-        f"(SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {name} t) AS {name}"
-        for name in tables
-    )
-    row = db.session.execute(text(f"SELECT {columns}")).mappings().one()
-    db.session.rollback()
-    return dict(row)
+    return _row_snapshot(_UNWATCHED)
 
 
 def _audit_count() -> int:
