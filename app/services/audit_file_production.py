@@ -4,7 +4,7 @@ The file keeps the audit page's filters (an AuditSelection in `request`). The ev
 through app/data/audit_events.py with the requester's access as it is now, so a person who is no
 longer an administrator gets no file (AccessDenied, which fails it as `access_lost`), and handed
 to the CSV writer as typed rows: spreadsheet-safe text (formula-like text starts with `'`), times
-in UTC, the action's code beside what it means.
+in UTC, the action's code (for machines) beside its sentence and what it changed (for people).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from contextlib import closing
 
 from app.data.audit_events import count_events, iter_events
 from app.domain.access import RequesterContext
+from app.domain.audit_vocabulary import action_sentence, changes, reason_sentence
 from app.domain.catalog import Column
 from app.domain.stored_request import AuditSelection
 from app.models import QueryExport
 from app.rendering.csv_writer import write_csv
-from app.services.audit_log import action_label
 
 Progress = Callable[[int, int | None], None]
 
@@ -31,6 +31,7 @@ AUDIT_COLUMNS = (
     Column("rhythm_staff", "Rhythm staff", "boolean", "Whether that person is Rhythm staff."),
     Column("action", "Action", "text", "The action's code."),
     Column("what", "What", "text", "What the action means."),
+    Column("changed", "What changed", "text", "Each field the action changed, as 'field: before → after'."),
     Column("on_type", "On", "text", "The kind of record it changed."),
     Column("on_id", "Record ID", "integer", "The identifier of that record."),
     Column("reason", "Reason", "text", "The reason given, if any."),
@@ -46,10 +47,11 @@ def _file_rows(events: Iterable[tuple]) -> Iterator[tuple]:
             who,
             is_staff,
             action,
-            action_label(action),
+            action_sentence(action),
+            "; ".join(f"{change.field}: {change.before} → {change.after}" for change in changes(details)) or None,
             on_type,
             on_id,
-            reason,
+            reason_sentence(reason) or None,
             json.dumps(details, ensure_ascii=False, sort_keys=True) if details else None,
         )
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from app.data import audit_events
 from app.domain.access import RequesterContext
+from app.domain.audit_vocabulary import Change, action_sentence, changes, reason_sentence
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.stored_request import AuditSelection
 from app.extensions import db
@@ -22,19 +23,6 @@ from app.services import list_pages
 from app.services.file_requests import admit, new_file
 
 SOURCE_NAME = "Audit log"
-# What each action means, for people; an action not listed shows as its name.
-ACTION_LABELS = {
-    "schedule.deleted": "Schedule deleted",
-    "schedule.refreshed": "Schedule's query refreshed",
-    "schedule.paused": "Schedule paused",
-    "schedule.resumed": "Schedule resumed",
-    "schedule.ownership_taken": "Schedule ownership taken",
-    "schedule.run_requested": "Schedule run requested",
-    "export.suspended": "Workspace export suspended by Rhythm staff",
-    "export.resumed": "Workspace export resumed by Rhythm staff",
-    "export.execution_stopped": "Workspace export marked failed by Rhythm staff",
-    "job.requeued": "Job dispatched again by Rhythm staff",
-}
 
 
 AUDIT_LIST = list_pages.ListSpec(
@@ -73,10 +61,7 @@ class AuditLine:
     subject_id: int
     reason: str | None
     details: dict
-
-
-def action_label(action: str) -> str:
-    return ACTION_LABELS.get(action, action)
+    changes: list[Change]
 
 
 def page(access: RequesterContext, request: list_pages.ListRequest) -> list_pages.Page:
@@ -87,13 +72,14 @@ def page(access: RequesterContext, request: list_pages.ListRequest) -> list_page
             event_id,
             created_at,
             action,
-            action_label(action),
+            action_sentence(action),
             actor_name,
             bool(actor_is_staff),
             subject_type,
             subject_id,
-            reason,
+            reason_sentence(reason) or None,
             details or {},
+            changes(details),
         )
         for event_id, created_at, actor_name, actor_is_staff, action, subject_type, subject_id, reason, details in (
             found.rows
@@ -165,7 +151,7 @@ def selection_facts(export: QueryExport) -> list[tuple[str, str]]:
             .limit(1)
         )
     return [
-        ("What", action_label(selection.action) if selection.action else "Every action"),
+        ("What", action_sentence(selection.action) if selection.action else "Every action"),
         ("Who", actor or (f"person #{selection.actor_id}" if selection.actor_id else "Everyone")),
         ("From", selection.since.isoformat() if selection.since else "the first event"),
         ("To", selection.until.isoformat() if selection.until else "the day the file was made"),
@@ -184,4 +170,4 @@ def actions_and_people(workspace_id: int) -> tuple[list[tuple[str, str]], list[t
         .distinct()
         .order_by(Person.name)
     ).all()
-    return [(action, action_label(action)) for action in actions], [tuple(row) for row in people]
+    return [(action, action_sentence(action)) for action in actions], [tuple(row) for row in people]

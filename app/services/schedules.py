@@ -51,13 +51,6 @@ NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
 QUERY_FORMATS = {"csv": "CSV", "xlsx": "Excel (XLSX)"}
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
-PAUSE_REASONS = {
-    PauseReason.USER: "Paused by hand.",
-    PauseReason.FAILURE_STREAK: "Paused after three failed runs in a row.",
-    PauseReason.OWNER_ACCESS_LOST: "Paused because the owner lost access to the data.",
-    PauseReason.SOURCE_REMOVED: "Paused because its report was deleted.",
-    PauseReason.LEGACY_IMPORT: "Imported from the old system; paused until its old delivery is switched off.",
-}
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 HISTORY_RUNS = 20
 # One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.

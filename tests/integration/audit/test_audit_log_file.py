@@ -25,7 +25,19 @@ from app.services.outbox import dispatch_pending
 from tests import factories
 from tests.fixtures.workers import file_row, wait_for
 
-HEADING = ["event_id", "at", "who", "rhythm_staff", "action", "what", "on_type", "on_id", "reason", "details"]
+HEADING = [
+    "event_id",
+    "at",
+    "who",
+    "rhythm_staff",
+    "action",
+    "what",
+    "changed",
+    "on_type",
+    "on_id",
+    "reason",
+    "details",
+]
 _TOKEN = re.compile(r'name="request_token" value="([^"]+)"')
 
 
@@ -89,7 +101,7 @@ def test_a_real_worker_writes_the_filtered_log_with_formulas_neutralised(
     assert produced.status == "succeeded", produced.failure_detail
     rows = stored_rows(isolated_storage, produced)
     assert rows[0] == HEADING
-    assert [row[8] for row in rows[1:]] == [neutralise(value) for value in reversed(hostile)]
+    assert [row[9] for row in rows[1:]] == [neutralise(value) for value in reversed(hostile)]
     assert produced.row_count == len(hostile)
     assert {(row[2], row[3], row[4], row[5]) for row in rows[1:]} == {
         (world.admin.name, "false", "schedule.paused", "Schedule paused")
@@ -108,8 +120,26 @@ def test_formula_like_text_starts_with_a_quote_in_every_text_column(
     export_csv(client, world.workspace)
 
     row = stored_rows(isolated_storage, settled(only_file().id))[1]
-    assert (row[2], row[4], row[5], row[8]) == ("'=HYPERLINK(1)", "'=cmd|calc", "'=cmd|calc", "'@SUM(A1)")
-    assert row[9] == '{"note": "+1"}'
+    assert (row[2], row[4], row[5], row[9]) == ("'=HYPERLINK(1)", "'=cmd|calc", "Recorded change", "'@SUM(A1)")
+    assert row[10] == '{"note": "+1"}'
+
+
+def test_the_file_keeps_the_code_beside_its_sentence_what_changed_and_the_reason_in_words(
+    client, auth, world, isolated_storage, start_worker
+):
+    record(world.workspace, world.admin, "schedule.refreshed", reason="user", from_version=2, to_version=3)
+    start_worker()
+    auth.login(world.admin.email)
+
+    export_csv(client, world.workspace)
+
+    row = stored_rows(isolated_storage, settled(only_file().id))[1]
+    assert (row[4], row[5], row[6], row[9]) == (
+        "schedule.refreshed",
+        "Schedule's query refreshed",
+        "version: 2 → 3",
+        "Paused by hand.",
+    )
 
 
 def test_the_product_s_own_actions_have_no_person(client, auth, world, isolated_storage, start_worker):
@@ -120,7 +150,7 @@ def test_the_product_s_own_actions_have_no_person(client, auth, world, isolated_
     export_csv(client, world.workspace)
 
     row = stored_rows(isolated_storage, settled(only_file().id))[1]
-    assert (row[2], row[3], row[8]) == ("", "", "automatic")
+    assert (row[2], row[3], row[9]) == ("", "", "automatic")
 
 
 def test_an_administrator_no_longer_one_when_it_runs_gets_a_failed_file_saying_why(

@@ -99,3 +99,27 @@ def test_hostile_reasons_show_as_text(client, auth, world):
     page = client.get(f"/w/{world.workspace.id}/audit/").text
     assert "<script>" not in page
     assert db.session.query(AuditEvent).count() == len(factories.hostile_values())
+
+
+def test_every_entry_reads_as_a_sentence_with_its_reason_in_words_and_what_changed(client, auth, world):
+    audit.record(
+        workspace_id=world.workspace.id,
+        actor_id=world.admin.id,
+        action="export_settings.changed",
+        subject_type="export_settings",
+        subject_id=1,
+        details={"changed": {"retention_days": {"from": 30, "to": 7}}},
+    )
+    record(world.workspace, world.admin, "export_destination.added")
+    record(world.workspace, world.admin, "export_delivery.retried")
+    record(world.workspace, world.admin, "schedule.paused", reason="user")
+    auth.login(world.admin.email)
+
+    page = client.get(f"/w/{world.workspace.id}/audit/").text
+    shown = "".join(rows(page))
+
+    assert "Workspace export settings changed" in shown and "retention days: 30 → 7" in shown
+    assert "Export destination added" in shown and "Failed package delivery tried again" in shown
+    assert "Paused by hand." in shown
+    for code in ("export_settings.changed", "export_destination.added", "export_delivery.retried", ">user<"):
+        assert code not in shown

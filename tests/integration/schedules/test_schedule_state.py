@@ -20,7 +20,7 @@ from app.models.schedule import (
     ScheduleRunAttempt,
 )
 from app.models.types import utcnow
-from app.services import schedules
+from app.services import audit, schedules
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread
@@ -359,7 +359,8 @@ def test_the_history_shows_attempts_the_file_and_recipient_rows(client, auth, wo
     db.session.commit()
     auth.login(world.member.email)
     page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
-    assert "Bucket unavailable" in page and "recipient_unsubscribed" in page
+    assert "Bucket unavailable" in page
+    assert "Not sent: this person unsubscribed from the schedule." in page and "recipient_unsubscribed" not in page
     assert "&lt;abc@mail&gt;" in page and '<td class="num">3</td>' in page
     assert f"/w/{world.workspace.id}/files/{export.id}" in page
 
@@ -429,3 +430,32 @@ def test_a_schedule_button_without_the_csrf_token_is_refused(csrf_app, world):
     token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page)[1]
     assert client.post(url, data={"csrf_token": token}).status_code == 302
     assert _fresh(schedule.id).status == "paused"
+
+
+def test_the_history_says_what_the_system_did_in_words_not_codes(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member, status="paused", pause_reason="legacy_import")
+    audit.record(
+        workspace_id=world.workspace.id,
+        actor_id=None,
+        action="schedule.legacy_imported",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        details={"legacy_ref": "OLD-7"},
+    )
+    audit.record(
+        workspace_id=world.workspace.id,
+        actor_id=None,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule.id,
+        reason="failure_streak",
+    )
+    db.session.commit()
+    auth.login(world.member.email)
+
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+
+    assert "The system · Schedule imported from the old scheduling system" in page
+    assert "paused it (Paused after three failed runs in a row.)" in page
+    assert "schedule.legacy_imported" not in page and "failure_streak" not in page
