@@ -7,6 +7,7 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
+from app.domain import audit_vocabulary
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
@@ -44,3 +45,8 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["FileStatus"] = FileStatus
     app.jinja_env.globals["FailureCode"] = FailureCode
     app.jinja_env.globals["workspace_navigation"] = workspace_navigation
+    # Codes become sentences on every page through the one vocabulary.
+    app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence
+    app.jinja_env.globals["reason_sentence"] = audit_vocabulary.reason_sentence
+    app.jinja_env.globals["skip_sentence"] = audit_vocabulary.skip_sentence
+    app.jinja_env.globals["audit_changes"] = audit_vocabulary.changes

@@ -19,7 +19,6 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain import text_rules
-from app.domain.audit_vocabulary import PAUSE_REASONS, action_sentence, changes, skip_sentence
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.text_rules import opened_version
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
@@ -42,10 +41,6 @@ def vocabulary() -> dict:
     return {
         "frequencies": FREQUENCIES,
         "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
-        "pause_reasons": PAUSE_REASONS,
-        "skip_sentence": skip_sentence,
-        "action_sentence": action_sentence,
-        "audit_changes": changes,
         "formats": {**schedules.QUERY_FORMATS, **REPORT_FORMATS},
         "headings": schedules.HEADINGS,
         "max_recipients": MAX_RECIPIENTS,

@@ -148,3 +148,17 @@ def test_staff_without_a_workspace_land_on_the_staff_console(client, auth, staff
     response = client.get("/")
     assert response.status_code == 302
     assert response.headers["Location"].endswith("/staff/")
+
+
+def test_a_run_s_skipped_recipient_shows_why_in_words(client, auth, world, staff):
+    query = factories.make_query(world.workspace, world.admin)
+    run = factories.make_run(factories.make_schedule(query, world.admin), factories.make_export(query, world.admin))
+    factories.make_delivery(
+        run, world.member, status="skipped", skip_reason="recipient_unsubscribed", submission_id=None
+    )
+    auth.login(staff.email)
+
+    page = client.get(f"/staff/runs/{run.id}").text
+
+    assert "Not sent: this person unsubscribed from the schedule." in page
+    assert "recipient_unsubscribed" not in page
