@@ -30,7 +30,13 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportVolume,
 )
-from app.services import execution_admission, list_pages, package_delivery, package_history, package_retention
+from app.services import (
+    delivery_actions,
+    execution_admission,
+    list_pages,
+    package_history,
+    package_retention,
+)
 from app.services.execution_admission import AdmissionRefused
 from app.services.package_history import PackageUnavailable
 from app.storage import StorageError
@@ -278,8 +284,8 @@ def retry_delivery(workspace_id: int, package_id: int, delivery_id: int):
         message = next((messages[0] for messages in form.errors.values() if messages), "Reload the page and try again.")
         return _delivery_refused(package_id, message, 400)
     try:
-        package_delivery.retry(workspace_id, delivery.id, form.attempt.data, _person())
-    except package_delivery.DeliveryRefused as refusal:
+        delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, _person())
+    except delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery is being retried. Its new attempt shows below.")
 
@@ -292,7 +298,7 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
     if not ActionForm().validate():
         return _delivery_refused(package_id, "The form expired. Reload the page and try again.", 400)
     try:
-        package_delivery.deliver_withheld(workspace_id, delivery.id, _person())
-    except package_delivery.DeliveryRefused as refusal:
+        delivery_actions.deliver_withheld(workspace_id, delivery.id, _person())
+    except delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")

@@ -36,16 +36,24 @@ def job_id(slug: str, record_id: int) -> str:
     return f"{slug}-{record_id}-{uuid.uuid4().hex[:8]}"
 
 
-def job_is_lost(connection: Redis, claimed_job_id: str | None) -> bool:
-    """True when the job will never run to its end: gone from Redis, failed, stopped, canceled,
-    finished without settling its record, or started by a worker that no longer exists."""
+def _claimed_job(connection: Redis, claimed_job_id: str | None) -> tuple[Job, JobStatus | None] | None:
+    """The claimed job and its status, or None when no job was claimed or Redis no longer has it."""
     if claimed_job_id is None:
-        return True
+        return None
     try:
         job = Job.fetch(claimed_job_id, connection=connection)
     except NoSuchJobError:
+        return None
+    return job, job.get_status(refresh=False)
+
+
+def job_is_lost(connection: Redis, claimed_job_id: str | None) -> bool:
+    """True when the job will never run to its end: gone from Redis, failed, stopped, canceled,
+    finished without settling its record, or started by a worker that no longer exists."""
+    found = _claimed_job(connection, claimed_job_id)
+    if found is None:
         return True
-    status = job.get_status(refresh=False)
+    job, status = found
     if status in _WAITING_JOB_STATUSES:
         return False
     if status == JobStatus.STARTED:
@@ -60,13 +68,10 @@ def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, now: date
     Such a job will start the row itself (and take the lease); dispatching again would only
     queue a second attempt behind it.
     """
-    if claimed_job_id is None:
+    found = _claimed_job(connection, claimed_job_id)
+    if found is None:
         return False
-    try:
-        job = Job.fetch(claimed_job_id, connection=connection)
-    except NoSuchJobError:
-        return False
-    status = job.get_status(refresh=False)
+    job, status = found
     if status in _WAITING_JOB_STATUSES:
         return True
     if status == JobStatus.STARTED and job.started_at is not None:

@@ -14,7 +14,7 @@ from app.domain import export_delivery
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import package_delivery
+from app.services import delivery_actions, package_delivery
 from app.services.queue import WorkPriority, redis_connection, work_queue
 from tests import factories
 from tests.fixtures.s3 import BUCKET
@@ -181,7 +181,7 @@ def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
 
-    replacement_id = package_delivery.supersede_and_replace(delivery.id, staff, "The folder is configured now")
+    replacement_id = delivery_actions.supersede_and_replace(delivery.id, staff, "The folder is configured now")
 
     wait_for(lambda: delivery_row(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
     assert delivery_row(delivery.id).status == DeliveryStatus.SUPERSEDED

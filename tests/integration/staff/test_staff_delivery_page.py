@@ -15,7 +15,7 @@ from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import package_delivery
+from app.services import delivery_actions
 from app.services.queue import WorkPriority, work_queue
 from tests import factories
 
@@ -155,5 +155,5 @@ def test_hostile_names_are_shown_as_text(client, auth, world):
 def test_the_service_refuses_a_person_without_the_execute_permission(world, failed_delivery):
     for person in (world.admin, _staff("staff.view")):
         with pytest.raises(AccessDenied):
-            package_delivery.supersede_and_replace(failed_delivery.id, person, "reason")
+            delivery_actions.supersede_and_replace(failed_delivery.id, person, "reason")
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
