@@ -1,4 +1,5 @@
-"""Processing a schedule run: the use case the run job calls, plus its dispatcher and watchdog.
+"""Processing a schedule run: the use case the run job calls (its dispatcher and watchdog are
+app/services/schedule_run_dispatch.py).
 
 A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
 is now, check the source, admit the file through the export-file path (requester = owner,
@@ -11,7 +12,6 @@ finds its file and its rows and goes on from where they are; nobody is emailed t
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -40,22 +40,10 @@ from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
 from app.services.export_runner import run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
-from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed, redis_connection
 from app.services.report_files import file_request
-from app.services.work.core import (
-    LOST_AFTER,
-    Requeue,
-    RequeueRefused,
-    dispatch_is_waiting,
-    holder_is_alive,
-    job_id,
-    job_is_lost,
-)
 
 log = logging.getLogger(__name__)
 
-RUN_JOB = "jobs.schedule_run.run"
-RUN_JOB_SLUG = "schedule-run"
 TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
 # The cause of every other transient failure: storage unavailable, an unexpected error.
 OTHER_TRANSIENT = "other_transient"
@@ -69,128 +57,6 @@ RETRY_BACKOFF: dict[str, tuple[timedelta, ...]] = {
     MAIL_UNAVAILABLE: tuple(timedelta(minutes=m) for m in (0.5, 1, 2, 5, 10, 20, 30, 30, 30)),
 }
 _CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_UNAVAILABLE: {MAIL_UNAVAILABLE}}
-# Runs whose worker stopped this many times are failed rather than started again.
-MAX_STALLS = 5
-
-
-# Dispatch (the kind's spec is `app.services.work.kinds.RUNS`)
-
-
-def dispatch(run_id: int, seen_job_id: str | None) -> bool:
-    """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job = _run_job(run_id, job_id(RUN_JOB_SLUG, run_id))
-    return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
-
-
-def dispatch_many(run_ids: Sequence[int]) -> int:
-    """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    claimed = schedule_run.claim_dispatches({run_id: job_id(RUN_JOB_SLUG, run_id) for run_id in run_ids})
-    return enqueue_claimed([_run_job(run_id, claimed_job_id) for run_id, claimed_job_id in claimed])
-
-
-def _run_job(run_id: int, claimed_job_id: str) -> ClaimedJob:
-    return ClaimedJob(RUN_JOB, run_id, claimed_job_id, f"schedule run {run_id}", WorkPriority.SCHEDULED)
-
-
-def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
-    """Enqueue queued runs not dispatched yet: admitted by "Run now", or whose retry is due."""
-    now = now or utcnow()
-    rows = (
-        db.session.execute(
-            select(ScheduleRun.id)
-            .where(
-                ScheduleRun.status == RunStatus.QUEUED,
-                ScheduleRun.dispatched_at.is_(None),
-                (ScheduleRun.next_attempt_at.is_(None)) | (ScheduleRun.next_attempt_at <= now),
-            )
-            .order_by(ScheduleRun.id)
-            .limit(limit)
-        )
-        .scalars()
-        .all()
-    )
-    db.session.rollback()
-    return dispatch_many(rows)
-
-
-def redispatch_lost(now: datetime | None = None) -> int:
-    """Dispatch again queued runs whose job Redis lost (or that can no longer run)."""
-    now = now or utcnow()
-    rows = db.session.execute(
-        select(ScheduleRun.id, ScheduleRun.job_id).where(
-            ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.dispatched_at < now - LOST_AFTER
-        )
-    ).all()
-    db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
-
-
-def redeliver_stalled(now: datetime | None = None) -> int:
-    """Running runs whose holder's lease lapsed are dispatched again (the file watchdog's rule)."""
-    now = now or utcnow()
-    rows = db.session.execute(
-        select(ScheduleRun.id, ScheduleRun.job_id, ScheduleRun.attempt_count, ScheduleRun.lease_holder).where(
-            ScheduleRun.status == RunStatus.RUNNING,
-            leases.lease_lapsed(ScheduleRun.lease_expires_at, now),
-            ScheduleRun.dispatched_at < now - LOST_AFTER,
-        )
-    ).all()
-    db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    handled = 0
-    for row in rows:
-        if dispatch_is_waiting(connection, row.job_id, now):
-            continue
-        stalls = _attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1
-        if stalls >= MAX_STALLS:
-            handled += _give_up(row.id, row.attempt_count, stalls)
-            continue
-        log.warning(
-            "schedule run %s: its holder %s stopped renewing its lease; dispatching it again", row.id, row.lease_holder
-        )
-        handled += dispatch(row.id, row.job_id)
-    return handled
-
-
-def _give_up(run_id: int, attempt: int, stalls: int) -> bool:
-    try:
-        run = db.session.get_one(ScheduleRun, run_id)
-        schedule_id, workspace_id = run.schedule_id, run.workspace_id
-        schedule_run.fail(
-            run_id,
-            attempt,
-            FailureCode.TIMEOUT,
-            f"The run's worker stopped {stalls} times before it could finish, so it was given up.",
-        )
-        _settle_schedule(schedule_id, workspace_id, failed=True)
-        db.session.commit()
-    except TransitionRefused:
-        return False
-    schedule_delivery.fail_pending(run_id, attempt, "The run was given up before this message was sent.")
-    return True
-
-
-def requeue(run_id: int, now: datetime) -> Requeue:
-    """A staff requeue of the run: refused once it settled, or while its holder is alive (a second
-    attempt beside a live one would send its recipients' messages again)."""
-    run = db.session.get(ScheduleRun, run_id)
-    if run is None:
-        raise RequeueRefused(f"Schedule run {run_id} no longer exists.")
-    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
-    if run.status == RunStatus.RUNNING and holder_is_alive(run.lease_expires_at, now):
-        raise RequeueRefused(
-            f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
-            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
-            "once the lease lapses."
-        )
-    seen_job_id = run.job_id
-    return Requeue(run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id))
 
 
 # Processing
@@ -281,7 +147,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
             started_at,
         )
     schedule_run.succeed(run_id, attempt, export.row_count)
-    _settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+    settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
     return "succeeded"
 
@@ -474,7 +340,7 @@ def _clock(started_at: datetime) -> datetime:
     return max(started_at, utcnow())
 
 
-def _attempts_failed_with(run_id: int, codes: set[str], before: int | None = None) -> int:
+def attempts_failed_with(run_id: int, codes: set[str], before: int | None = None) -> int:
     """How many of the run's attempts (numbered below `before`) ended with one of `codes`."""
     query = select(func.count()).where(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.error_code.in_(codes))
     if before is not None:
@@ -486,7 +352,7 @@ def _backoff(run_id: int, attempt: int, code: str) -> timedelta | None:
     """The delay before the run's next attempt once `attempt` failed with `code`; None when the
     attempts for its cause are used up (RETRY_BACKOFF)."""
     cause = MAIL_UNAVAILABLE if code == MAIL_UNAVAILABLE else OTHER_TRANSIENT
-    earlier = _attempts_failed_with(run_id, _CAUSES[cause], before=attempt)
+    earlier = attempts_failed_with(run_id, _CAUSES[cause], before=attempt)
     delays = RETRY_BACKOFF[cause]
     return delays[earlier] if earlier < len(delays) else None
 
@@ -505,13 +371,13 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
     schedule_run.fail(run_id, attempt, code, detail)
     # A run whose file a person cancelled failed by their choice, not by the schedule's: it ends
     # the failure streak rather than extending it (a run of failures shows something is wrong).
-    _settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
+    settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
     db.session.commit()
     schedule_delivery.fail_pending(run_id, attempt, detail)
     raise _Stop(code)
 
 
-def _settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
+def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
     if schedule_domain.record_run_outcome(schedule_id, failed):
         audit.record(
             workspace_id=workspace_id,

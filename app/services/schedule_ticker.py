@@ -23,7 +23,7 @@ from app.domain.timetable import Due, Timetable, due_occurrences, next_occurrenc
 from app.extensions import db
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
-from app.services import schedule_runs
+from app.services import schedule_run_dispatch
 from app.services.portable_sql import insert_ignoring_duplicates
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ def tick(now: datetime | None = None, dispatch: bool = True) -> int:
         admitted, count = _tick_batch(now)
         handled += count
         if dispatch and admitted:
-            schedule_runs.dispatch_many(admitted)
+            schedule_run_dispatch.dispatch_many(admitted)
         if count < BATCH_SIZE:
             return handled
 

@@ -9,7 +9,7 @@ from app.services import (
     execution_watchdog,
     outbox,
     package_delivery,
-    schedule_runs,
+    schedule_run_dispatch,
     watchdog,
 )
 from app.services.queue import WorkPriority
@@ -30,15 +30,15 @@ FILES = WorkKind(
 
 RUNS = WorkKind(
     name="run",
-    slug=schedule_runs.RUN_JOB_SLUG,
+    slug=schedule_run_dispatch.RUN_JOB_SLUG,
     priority=WorkPriority.SCHEDULED,
-    job_function=schedule_runs.RUN_JOB,
-    max_attempts=schedule_runs.MAX_STALLS,
+    job_function=schedule_run_dispatch.RUN_JOB,
+    max_attempts=schedule_run_dispatch.MAX_STALLS,
     # Runs admitted by "Run now", and runs whose retry delay has passed.
-    dispatch_pending=schedule_runs.dispatch_queued,
-    redispatch_lost=schedule_runs.redispatch_lost,
-    redeliver_lapsed=schedule_runs.redeliver_stalled,
-    requeue=schedule_runs.requeue,
+    dispatch_pending=schedule_run_dispatch.dispatch_queued,
+    redispatch_lost=schedule_run_dispatch.redispatch_lost,
+    redeliver_lapsed=schedule_run_dispatch.redeliver_stalled,
+    requeue=schedule_run_dispatch.requeue,
 )
 
 EXECUTIONS = WorkKind(

@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
 from app.models.types import utcnow
-from app.services import execution_dispatch, outbox, package_delivery, schedule_runs
+from app.services import execution_dispatch, outbox, package_delivery, schedule_run_dispatch
 from app.services.queue import work_queue
 from app.services.work import engine, kinds
 from app.services.work.core import LOST_AFTER, WorkKind
@@ -51,7 +51,7 @@ def _queued_run() -> Queued:
     owner = factories.make_member(workspace).person
     schedule = factories.make_schedule(factories.make_query(workspace, owner), owner)
     run = factories.make_run(schedule, status="queued", attempt_count=0)
-    assert schedule_runs.dispatch_queued(utcnow()) == 1
+    assert schedule_run_dispatch.dispatch_queued(utcnow()) == 1
     return Queued(kinds.RUNS, _claimed_job_id(ScheduleRun, run.id))
 
 

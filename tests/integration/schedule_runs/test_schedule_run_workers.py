@@ -19,7 +19,8 @@ from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, Schedu
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
 from app.services.queue import redis_connection
-from app.services.schedule_runs import MAX_STALLS, dispatch_queued, process_run, redeliver_stalled
+from app.services.schedule_run_dispatch import MAX_STALLS, dispatch_queued, redeliver_stalled
+from app.services.schedule_runs import process_run
 from app.services.work.core import LOST_AFTER
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 

@@ -19,7 +19,7 @@ from app.services.outbox import dispatch_pending
 from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
 from app.services.schedule_admission import admit_run
-from app.services.schedule_runs import dispatch_queued
+from app.services.schedule_run_dispatch import dispatch_queued
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
 
