@@ -361,6 +361,17 @@ class _WorkerDied(BaseException):
     """What the process's sudden end looks like to the code after it: nothing below runs."""
 
 
+def _publish_then_die_delivering(execution_id: int, monkeypatch) -> None:
+    """Run the execution until its package is published, then end it as a dying worker would."""
+
+    def worker_dies(package_id: int, progress=None) -> None:
+        raise _WorkerDied()
+
+    with monkeypatch.context() as patched, pytest.raises(_WorkerDied):
+        patched.setattr(package_delivery, "deliver_package", worker_dies)
+        run_execution(execution_id)
+
+
 def test_an_attempt_redelivered_after_its_package_was_published_delivers_that_package(
     isolated_storage, use_storage, app_context, monkeypatch, tmp_path
 ):
@@ -375,12 +386,7 @@ def test_an_attempt_redelivered_after_its_package_was_published_delivers_that_pa
     fill_every_dataset(workspace)
     execution = factories.make_execution(workspace)
 
-    def worker_dies(package_id: int, progress=None) -> None:
-        raise _WorkerDied()
-
-    with monkeypatch.context() as patched, pytest.raises(_WorkerDied):
-        patched.setattr(package_delivery, "deliver_package", worker_dies)
-        run_execution(execution.id)
+    _publish_then_die_delivering(execution.id, monkeypatch)
     published = package_of(execution.id)
     db.session.execute(
         text("UPDATE data_export_executions SET lease_expires_at = NULL WHERE id = :id"), {"id": execution.id}
@@ -408,12 +414,7 @@ def test_an_execution_given_up_after_publishing_keeps_its_package_whole(isolated
     fill_every_dataset(workspace)
     execution = factories.make_execution(workspace)
 
-    def worker_dies(package_id: int, progress=None) -> None:
-        raise _WorkerDied()
-
-    with monkeypatch.context() as patched, pytest.raises(_WorkerDied):
-        patched.setattr(package_delivery, "deliver_package", worker_dies)
-        run_execution(execution.id)
+    _publish_then_die_delivering(execution.id, monkeypatch)
     db.session.execute(
         text("UPDATE data_export_executions SET attempt_count = :last, lease_expires_at = NULL WHERE id = :id"),
         {"last": MAX_ATTEMPTS, "id": execution.id},
