@@ -23,7 +23,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.text_rules import opened_version
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
-from app.services import list_pages, schedules
+from app.services import list_pages, schedule_form, schedule_history, schedules
 from app.services.report_files import REPORT_FORMATS
 from app.services.schedules import ScheduleListing
 
@@ -50,7 +50,7 @@ def vocabulary() -> dict:
 
 def _in_schedule_zone(schedule, moment) -> str:
     """A time as the schedule's own clock reads it (its zone named), for lists and run history."""
-    shown = schedules.in_schedule_zone(schedule, moment)
+    shown = schedule_history.in_schedule_zone(schedule, moment)
     return shown.schedule_label if shown else "—"
 
 
@@ -86,7 +86,7 @@ def _render_form(
 def _upcoming(form: TimetableFields) -> dict:
     try:
         return {
-            "upcoming": schedules.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
+            "upcoming": schedule_history.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
             "upcoming_error": None,
         }
     except ValidationError as error:
@@ -124,7 +124,7 @@ def new(workspace_id: int):
     if not form.validate():
         return _render_form(form, None, _form_error(form), 400)
     try:
-        schedule = schedules.save_schedule(g.access, None, form.schedule_input())
+        schedule = schedule_form.save_schedule(g.access, None, form.schedule_input())
     except ValidationError as error:
         return _render_form(form, None, error, 400)
     flash(f"Schedule “{schedule.name}” saved.")
@@ -149,8 +149,8 @@ def show(workspace_id: int, schedule_id: int):
 
 def _show_page(listing: ScheduleListing, error: ValidationError | None = None, status: int = 200):
     schedule = listing.schedule
-    history = schedules.run_history(schedule)
-    events = schedules.history_events(schedule)
+    history = schedule_history.run_history(schedule)
+    events = schedule_history.history_events(schedule)
     former_owners = {
         event.details.get("from_owner_id") for event, _ in events if event.action == "schedule.ownership_taken"
     }
@@ -158,13 +158,13 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         "schedules/show.html",
         listing=listing,
         schedule=schedule,
-        next_local=schedules.in_schedule_zone(schedule, schedule.next_occurrence_at),
+        next_local=schedule_history.in_schedule_zone(schedule, schedule.next_occurrence_at),
         moved_on=schedules.source_moved_on(schedule),
         history=history,
         events=events,
-        owner_names=schedules.person_names({owner for owner in former_owners if isinstance(owner, int)}),
-        recipient_names=schedules.person_names({r.person_id for r in schedule.recipients if r.person_id}),
-        unsubscribed=schedules.unsubscribed_since(schedule),
+        owner_names=schedule_history.person_names({owner for owner in former_owners if isinstance(owner, int)}),
+        recipient_names=schedule_history.person_names({r.person_id for r in schedule.recipients if r.person_id}),
+        unsubscribed=schedule_history.unsubscribed_since(schedule),
         template_name=_template_name(schedule),
         manages_all=schedules.manages_all(g.access),
         blockers=schedules.resume_blockers(schedule, legacy_confirmed=True) if schedule.status == "paused" else [],
@@ -186,7 +186,7 @@ def _template_name(schedule) -> str | None:
 def runs(workspace_id: int, schedule_id: int):
     """The run history; HTTP 286 stops htmx polling once no run is queued or running."""
     listing = _visible_or_404(schedule_id)
-    history = schedules.run_history(listing.schedule)
+    history = schedule_history.run_history(listing.schedule)
     body = render_template("schedules/_runs.html", schedule=listing.schedule, history=history)
     return body if history.active else HTMXResponseStopPolling(body)
 
@@ -197,13 +197,13 @@ def edit(workspace_id: int, schedule_id: int):
     listing = _visible_or_404(schedule_id)
     form = ScheduleForm()
     if request.method == "GET":
-        form.fill(schedules.input_of(listing.schedule), listing.schedule.version)
+        form.fill(schedule_form.input_of(listing.schedule), listing.schedule.version)
         return _render_form(form, listing)
     if not form.validate():
         return _render_form(form, listing, _form_error(form), 400)
     try:
         expected = _opened_version(form.version.data)
-        schedule = schedules.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
+        schedule = schedule_form.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
     except ValidationError as error:
         return _render_form(form, listing, error, 400)
     flash(f"Schedule “{schedule.name}” saved.")
