@@ -141,7 +141,7 @@ def check_workbook(path: Path, rows: list[tuple]) -> None:
 
 @pytest.mark.browser
 def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
-    world, live_server, browser_page, progress_polls, browser_console_errors, rq_worker, start_scheduler, tmp_path
+    world, live_server, browser_page, progress_polls, browser_console_errors, start_worker, tmp_path
 ):
     """A query built and exported in the browser gives an XLSX whose every cell equals the database row."""
     for day in (date(2026, 10, 30), date(2026, 10, 31)):
@@ -169,7 +169,7 @@ def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
     page.get_by_label("Heading row").select_option("labels")
     page.get_by_label("Add a row of column descriptions under the headings").check()
     export = request_file(page, QueryExport.source_query_id == saved.id)
-    watch_file_succeed(page, export.id, QUERY_NAME, start_scheduler, EXPORT_TIMEOUT_MS)
+    watch_file_succeed(page, export.id, QUERY_NAME, start_worker, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
 
     export, path = download_file(page, export.id, tmp_path)

@@ -167,7 +167,7 @@ def check_pdf(path: Path, totals: list[tuple[str, int, Decimal]]) -> None:
 
 @pytest.mark.browser
 def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
-    world, live_server, browser_page, progress_polls, browser_console_errors, rq_worker, start_scheduler, tmp_path
+    world, live_server, browser_page, progress_polls, browser_console_errors, start_worker, tmp_path
 ):
     """A coded report built and requested in the browser gives a PDF whose pages, headers and totals are right."""
     add_timesheet_rows(world)
@@ -193,7 +193,7 @@ def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
 
     assert page.get_by_label("PDF").is_checked()
     export = request_file(page, QueryExport.report_id == report.id)
-    watch_file_succeed(page, export.id, REPORT_NAME, start_scheduler, EXPORT_TIMEOUT_MS)
+    watch_file_succeed(page, export.id, REPORT_NAME, start_worker, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
 
     export, path = download_file(page, export.id, tmp_path)
