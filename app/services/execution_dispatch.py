@@ -3,22 +3,22 @@
 Every dispatch first claims the execution with the job id it saw (`export_execution.claim_dispatch`,
 a guarded UPDATE) and commits, and only then enqueues (`queue.claim_and_enqueue`): two dispatchers
 on two machines never both enqueue the same dispatch. An enqueue that fails after the claim leaves
-an execution that looks dispatched but has no job; `redispatch_lost` finds it and dispatches it
-again. The kind's spec is `app.services.work.kinds.EXECUTIONS`.
+an execution that looks dispatched but has no job; the engine's lost-job turn finds it (`lost`)
+and dispatches it again. The kind's spec is `app.services.work.kinds.EXECUTIONS`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select
 
 from app.domain import export_execution
 from app.extensions import db
-from app.models.types import utcnow
 from app.models.workspace_export import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
-from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
-from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.core import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 
 EXECUTION_JOB = "jobs.package_execution.run"
 EXECUTION_JOB_SLUG = "package-execution"
@@ -52,9 +52,8 @@ def dispatch_queued(limit: int = 100) -> int:
     return sum(dispatch(execution_id, None) for execution_id in rows)
 
 
-def redispatch_lost(now: datetime | None = None) -> int:
-    """Dispatch again queued executions whose job Redis lost, or that can no longer run."""
-    now = now or utcnow()
+def lost(now: datetime) -> list[Candidate]:
+    """Queued executions dispatched longer than LOST_AFTER before `now`, for the engine's lost-job turn."""
     rows = db.session.execute(
         select(ExportExecution.id, ExportExecution.job_id).where(
             ExportExecution.status == ExecutionStatus.QUEUED,
@@ -63,10 +62,7 @@ def redispatch_lost(now: datetime | None = None) -> int:
         )
     ).all()
     db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
+    return [Candidate(row.id, row.job_id, partial(dispatch, row.id, row.job_id)) for row in rows]
 
 
 def requeue(execution_id: int, now: datetime) -> Requeue:

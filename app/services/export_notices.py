@@ -34,6 +34,7 @@ from app.communications import (
 )
 from app.domain import export_notice
 from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import AuditEvent, Membership, Person, Workspace
 from app.models.types import utcnow
@@ -53,10 +54,11 @@ from app.services.portable_sql import insert_ignoring_duplicates
 log = logging.getLogger(__name__)
 
 MESSAGE_KIND = "export-notice"
-# Delay before the next try when the mail server could not take a notice; the last one repeats.
-SEND_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
-# A notice the server could not take this many times is given up, with its last error.
-MAX_SEND_ATTEMPTS = 12
+# A notice the mail server could not take is tried again after 1 min, 5 min, 30 min, then every
+# 2 h (about a day in all); the twelfth try is the last, given up with its error.
+SEND_RETRIES = RetryPolicy(
+    max_attempts=12, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+)
 NO_LONGER_A_RECIPIENT = (
     "Not sent: the person is no longer an administrator of the workspace, nor a member named in this"
     " export's notification people."
@@ -191,11 +193,10 @@ def _send(notice_id: int, now: datetime) -> bool:
     try:
         submission_id = mailer.send(content.message(Recipient(person.email, person.name), message_id))
     except MailTemporarilyUnavailable as exc:
-        if attempt >= MAX_SEND_ATTEMPTS:
+        if SEND_RETRIES.exhausted(attempt):
             export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
         else:
-            delay = SEND_BACKOFF[min(attempt, len(SEND_BACKOFF)) - 1]
-            export_notice.retry_later(notice_id, attempt, exc.summary, now + delay)
+            export_notice.retry_later(notice_id, attempt, exc.summary, now + SEND_RETRIES.delay_after(attempt))
         log.warning("export notice %s: the mail server could not take it (%s)", notice_id, exc.summary)
         return False
     except InvalidAddress as exc:

@@ -3,13 +3,14 @@
 Every dispatch first claims the outbox row with a conditional UPDATE on the dispatch count it
 saw, and commits, and only then enqueues (`queue.claim_and_enqueue`). Two schedulers on two
 machines therefore never both enqueue the same dispatch; an enqueue that fails after the claim
-leaves a row that looks dispatched but has no job, which `redispatch_lost` finds and dispatches
-again. The kind's spec is `app.services.work.kinds.FILES`.
+leaves a row that looks dispatched but has no job, which the engine's lost-job turn finds (`lost`)
+and dispatches again. The kind's spec is `app.services.work.kinds.FILES`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select, update
 
@@ -18,8 +19,8 @@ from app.extensions import db, execute_dml
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
-from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.core import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 
 EXPORT_JOB = "jobs.export_file.run"
 EXPORT_JOB_SLUG = "export-file"
@@ -80,13 +81,10 @@ def _claim(request_id: int, seen_dispatch_count: int, job_id: str) -> None:
     db.session.commit()
 
 
-def redispatch_lost(now: datetime | None = None) -> int:
-    """Dispatch again every queued file whose job Redis no longer has, or that can no longer run.
-
-    `now` is the clock the dispatch age is judged by; the new dispatch records the real time.
-    """
-    now = now or utcnow()
-    candidates = db.session.execute(
+def lost(now: datetime) -> list[Candidate]:
+    """Queued files dispatched longer than LOST_AFTER before `now`: the engine dispatches again
+    those whose job Redis no longer has, or that can no longer run."""
+    rows = db.session.execute(
         select(
             QueryExportRequest.id,
             QueryExportRequest.export_id,
@@ -98,11 +96,10 @@ def redispatch_lost(now: datetime | None = None) -> int:
         .order_by(QueryExportRequest.id)
     ).all()
     db.session.rollback()
-    if not candidates:
-        return 0
-    connection = redis_connection()
-    lost = [row for row in candidates if job_is_lost(connection, row.job_id)]
-    return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in lost)
+    return [
+        Candidate(row.export_id, row.job_id, partial(dispatch, row.id, row.export_id, row.dispatch_count))
+        for row in rows
+    ]
 
 
 def requeue(export_id: int, now: datetime) -> Requeue:

@@ -10,7 +10,7 @@ manifest from the product's storage to
 streaming, and record the outcome. A transient failure is retried with a backoff (the periodic
 `dispatch_due` enqueues it when due); after the last retry, or on a permanent failure, the row
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
-lease and `settle_lapsed` fails its attempt as transient `worker_stopped`. The work engine runs
+lease and the engine fails its attempt as transient `worker_stopped` (`retry_lapsed_later`). The work engine runs
 these turns (the kind's spec is `app.services.work.kinds.DELIVERIES`).
 
 A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
@@ -32,6 +32,7 @@ from sqlalchemy import or_, select
 from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain import export_delivery
 from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import (
@@ -46,8 +47,8 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services import export_notices, leases
-from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, redis_connection
-from app.services.work.core import LOST_AFTER, Requeue, RequeueRefused, holder_is_alive, job_id, job_is_lost
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.core import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,11 @@ log = logging.getLogger(__name__)
 DELIVERY_JOB = "jobs.package_delivery.run"
 DELIVERY_JOB_SLUG = "package-delivery"
 # The wait after each transiently failed attempt; one attempt more than delays, then it stops.
-RETRY_BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+# A transient failure (a worker that stopped included) is tried again after 1 min, 5 min, 30 min
+# and 2 h; the fifth attempt is the last.
+RETRIES = RetryPolicy(
+    max_attempts=5, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+)
 RETRIES_EXHAUSTED = "retries_exhausted"
 PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
@@ -290,18 +295,20 @@ def _record_failure(
     now: datetime | None = None,
     lease_lapsed_before: datetime | None = None,
     notify: bool = True,
+    retry_at: datetime | None = None,
 ) -> str:
-    """Fail the attempt; a transient failure waits for its retry, or, after the last, becomes the
-    permanent `retries_exhausted`. A permanent failure notifies, unless told not to."""
+    """Fail the attempt; a transient failure waits for its retry (at `retry_at` when the engine
+    chose it, else after the policy's delay), or, after the last, becomes the permanent
+    `retries_exhausted`. A permanent failure notifies, unless told not to."""
     now = now or utcnow()
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
     if failure_class == FailureClass.TRANSIENT:
-        if attempt <= len(RETRY_BACKOFF):
-            next_attempt_at = now + RETRY_BACKOFF[attempt - 1]
-        else:
+        if RETRIES.exhausted(attempt):
             failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
             summary = f"Gave up after {attempt} attempts; the last one: {summary}"
+        else:
+            next_attempt_at = retry_at or now + RETRIES.delay_after(attempt)
     try:
         export_delivery.failed(
             delivery.id,
@@ -376,41 +383,62 @@ def dispatch_due(now: datetime | None = None, limit: int = 200) -> int:
     return sum(dispatch(delivery_id, None) for delivery_id in due)
 
 
-def redispatch_lost(now: datetime | None = None, limit: int = 200) -> int:
-    """Dispatch again deliveries waiting for an attempt whose job Redis lost."""
-    now = now or utcnow()
+def lost(now: datetime) -> list[Candidate]:
+    """Deliveries waiting for an attempt dispatched longer than LOST_AFTER before `now`, for the
+    engine's lost-job turn."""
     rows = db.session.execute(
         _deliverable(now)
         .where(ExportDelivery.job_id.is_not(None), ExportDelivery.dispatched_at < now - LOST_AFTER)
         .order_by(ExportDelivery.id)
-        .limit(limit)
+        .limit(200)
     ).all()
     db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
+    return [Candidate(row.id, row.job_id, functools.partial(dispatch, row.id, row.job_id)) for row in rows]
 
 
-def settle_lapsed(now: datetime | None = None) -> int:
-    """Fail, as transient `worker_stopped`, each delivering attempt whose holder's lease lapsed
-    (its worker died); the retry follows the backoff like any transient failure."""
-    now = now or utcnow()
+def lapsed(now: datetime) -> list[Candidate]:
+    """Delivering attempts whose holder's lease lapsed by `now` (their worker died)."""
     rows = db.session.execute(
-        select(ExportDelivery.id, ExportDelivery.attempt_count, ExportDelivery.lease_holder).where(
+        select(ExportDelivery.id, ExportDelivery.job_id, ExportDelivery.attempt_count, ExportDelivery.lease_holder)
+        .where(
             ExportDelivery.status == DeliveryStatus.DELIVERING,
             leases.lease_lapsed(ExportDelivery.lease_expires_at, now),
         )
+        .order_by(ExportDelivery.id)
     ).all()
     db.session.rollback()
-    settled = 0
-    for row in rows:
-        delivery = db.session.get_one(ExportDelivery, row.id)
-        summary = f"The worker running this attempt ({row.lease_holder or 'unknown'}) stopped before it finished."
-        failure = DeliveryFailure(FailureClass.TRANSIENT, WORKER_STOPPED, summary)
-        outcome = _record_failure(delivery, row.attempt_count, failure, now, lease_lapsed_before=now)
-        settled += outcome != "stale"
-    return settled
+    return [
+        Candidate(
+            row.id,
+            row.job_id,
+            functools.partial(dispatch, row.id, row.job_id),
+            attempt=row.attempt_count,
+            attempts_used=row.attempt_count,
+            holder=row.lease_holder,
+        )
+        for row in rows
+    ]
+
+
+def retry_lapsed_later(candidate: Candidate, now: datetime, retry_at: datetime) -> bool:
+    """Fail the lapsed attempt as transient `worker_stopped`, its retry due at `retry_at`."""
+    return _fail_lapsed(candidate, now, retry_at)
+
+
+def give_up_lapsed(candidate: Candidate, now: datetime) -> bool:
+    """Fail the lapsed attempt, the last the policy allows, for good (`retries_exhausted`), and
+    tell the administrators."""
+    return _fail_lapsed(candidate, now, None)
+
+
+def _fail_lapsed(candidate: Candidate, now: datetime, retry_at: datetime | None) -> bool:
+    delivery = db.session.get(ExportDelivery, candidate.record_id)
+    if delivery is None:
+        return False
+    summary = f"The worker running this attempt ({candidate.holder or 'unknown'}) stopped before it finished."
+    failure = DeliveryFailure(FailureClass.TRANSIENT, WORKER_STOPPED, summary)
+    outcome = _record_failure(delivery, candidate.attempt, failure, now, lease_lapsed_before=now, retry_at=retry_at)
+    return outcome != "stale"
 
 
 def requeue(delivery_id: int, now: datetime) -> Requeue:

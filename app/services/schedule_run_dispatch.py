@@ -4,37 +4,28 @@ What a run's job does is app/services/schedule_runs.py."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select
 
 from app.domain import schedule_run
 from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models.export_file import FailureCode
 from app.models.schedule import RunStatus, ScheduleRun
 from app.models.types import utcnow
 from app.services import leases, schedule_delivery
-from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed, redis_connection
+from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed
 from app.services.schedule_runs import attempts_failed_with, settle_schedule
-from app.services.work.core import (
-    LOST_AFTER,
-    Requeue,
-    RequeueRefused,
-    dispatch_is_waiting,
-    holder_is_alive,
-    job_id,
-    job_is_lost,
-)
-
-log = logging.getLogger(__name__)
+from app.services.work.core import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 
 RUN_JOB = "jobs.schedule_run.run"
 RUN_JOB_SLUG = "schedule-run"
-# Runs whose worker stopped this many times are failed rather than started again.
-MAX_STALLS = 5
+# A run whose worker stopped is started again at once; the fifth stop fails it.
+RETRIES = RetryPolicy(max_attempts=5)
 
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
@@ -74,24 +65,21 @@ def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
     return dispatch_many(rows)
 
 
-def redispatch_lost(now: datetime | None = None) -> int:
-    """Dispatch again queued runs whose job Redis lost (or that can no longer run)."""
-    now = now or utcnow()
+def lost(now: datetime) -> list[Candidate]:
+    """Queued runs dispatched longer than LOST_AFTER before `now`, for the engine's lost-job turn."""
     rows = db.session.execute(
         select(ScheduleRun.id, ScheduleRun.job_id).where(
             ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.dispatched_at < now - LOST_AFTER
         )
     ).all()
     db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    return sum(dispatch(row.id, row.job_id) for row in rows if job_is_lost(connection, row.job_id))
+    return [Candidate(row.id, row.job_id, partial(dispatch, row.id, row.job_id)) for row in rows]
 
 
-def redeliver_stalled(now: datetime | None = None) -> int:
-    """Running runs whose holder's lease lapsed are dispatched again (the file watchdog's rule)."""
-    now = now or utcnow()
+def lapsed(now: datetime) -> list[Candidate]:
+    """Running runs whose holder's lease lapsed by `now`. What the retry policy counts is the
+    run's stops: its attempts that ended with the worker gone, this one included (an attempt that
+    waited for the mail server is the mail backoff's, not a stop)."""
     rows = db.session.execute(
         select(ScheduleRun.id, ScheduleRun.job_id, ScheduleRun.attempt_count, ScheduleRun.lease_holder).where(
             ScheduleRun.status == RunStatus.RUNNING,
@@ -100,25 +88,23 @@ def redeliver_stalled(now: datetime | None = None) -> int:
         )
     ).all()
     db.session.rollback()
-    if not rows:
-        return 0
-    connection = redis_connection()
-    handled = 0
-    for row in rows:
-        if dispatch_is_waiting(connection, row.job_id, now):
-            continue
-        stalls = attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1
-        if stalls >= MAX_STALLS:
-            handled += _give_up(row.id, row.attempt_count, stalls)
-            continue
-        log.warning(
-            "schedule run %s: its holder %s stopped renewing its lease; dispatching it again", row.id, row.lease_holder
+    return [
+        Candidate(
+            row.id,
+            row.job_id,
+            partial(dispatch, row.id, row.job_id),
+            attempt=row.attempt_count,
+            attempts_used=attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1,
+            holder=row.lease_holder,
         )
-        handled += dispatch(row.id, row.job_id)
-    return handled
+        for row in rows
+    ]
 
 
-def _give_up(run_id: int, attempt: int, stalls: int) -> bool:
+def give_up(candidate: Candidate, now: datetime) -> bool:
+    """Fail the run with `timeout`, fenced on the attempt whose holder stopped; its unsent
+    recipient rows are failed with it."""
+    run_id, attempt = candidate.record_id, candidate.attempt
     try:
         run = db.session.get_one(ScheduleRun, run_id)
         schedule_id, workspace_id = run.schedule_id, run.workspace_id
@@ -126,7 +112,7 @@ def _give_up(run_id: int, attempt: int, stalls: int) -> bool:
             run_id,
             attempt,
             FailureCode.TIMEOUT,
-            f"The run's worker stopped {stalls} times before it could finish, so it was given up.",
+            f"The run's worker stopped {candidate.attempts_used} times before it could finish, so it was given up.",
         )
         settle_schedule(schedule_id, workspace_id, failed=True)
         db.session.commit()

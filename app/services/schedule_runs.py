@@ -25,6 +25,7 @@ from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.query_spec import substitute, validate_definition
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
@@ -47,14 +48,16 @@ log = logging.getLogger(__name__)
 TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
 # The cause of every other transient failure: storage unavailable, an unexpected error.
 OTHER_TRANSIENT = "other_transient"
-# The delays before a run's next attempt, one table per cause of a transient failure: the n-th
-# attempt that failed of that cause waits the n-th delay, and the one after the table's end fails
-# the run. A transient file failure gets 3 attempts in 2.5 minutes; recipients the mail server
-# could not take are tried again for 2 h 8 min, so a run rides out a mail outage of an hour or
+# How often a run is tried again, one policy per cause of a transient failure: the n-th attempt
+# that failed of that cause waits the n-th delay, and the last one the policy allows fails the
+# run. A transient file failure gets 3 attempts in 2.5 minutes; recipients the mail server could
+# not take are tried again for 2 h 8 min, so a run rides out a mail outage of an hour or
 # more, and each recipient is mailed once (submitted rows are never sent again).
-RETRY_BACKOFF: dict[str, tuple[timedelta, ...]] = {
-    OTHER_TRANSIENT: (timedelta(seconds=30), timedelta(minutes=2)),
-    MAIL_UNAVAILABLE: tuple(timedelta(minutes=m) for m in (0.5, 1, 2, 5, 10, 20, 30, 30, 30)),
+RETRIES: dict[str, RetryPolicy] = {
+    OTHER_TRANSIENT: RetryPolicy(max_attempts=3, backoff=(timedelta(seconds=30), timedelta(minutes=2))),
+    MAIL_UNAVAILABLE: RetryPolicy(
+        max_attempts=10, backoff=tuple(timedelta(minutes=m) for m in (0.5, 1, 2, 5, 10, 20, 30, 30, 30))
+    ),
 }
 _CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_UNAVAILABLE: {MAIL_UNAVAILABLE}}
 
@@ -350,11 +353,11 @@ def attempts_failed_with(run_id: int, codes: set[str], before: int | None = None
 
 def _backoff(run_id: int, attempt: int, code: str) -> timedelta | None:
     """The delay before the run's next attempt once `attempt` failed with `code`; None when the
-    attempts for its cause are used up (RETRY_BACKOFF)."""
+    attempts for its cause are used up (RETRIES)."""
     cause = MAIL_UNAVAILABLE if code == MAIL_UNAVAILABLE else OTHER_TRANSIENT
-    earlier = attempts_failed_with(run_id, _CAUSES[cause], before=attempt)
-    delays = RETRY_BACKOFF[cause]
-    return delays[earlier] if earlier < len(delays) else None
+    failed = attempts_failed_with(run_id, _CAUSES[cause], before=attempt) + 1
+    policy = RETRIES[cause]
+    return None if policy.exhausted(failed) else policy.delay_after(failed)
 
 
 def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str, started_at: datetime) -> NoReturn:

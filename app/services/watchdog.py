@@ -1,5 +1,5 @@
 """The files' watchdog: running files whose worker died are dispatched again (DESIGN §6, §9).
-The work engine runs it as the files' `redeliver_lapsed` turn (app/services/work/kinds.py).
+The work engine's lapsed-lease turn runs it through the files' spec (app/services/work/kinds.py).
 
 RQ does not redeliver the job of a killed worker (it ends up failed, much later), so the
 database decides. A running file is stalled when the lease its attempt keeps renewing has
@@ -11,35 +11,28 @@ and again is failed with `timeout` so that nothing loops forever.
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
+from functools import partial
 
 from sqlalchemy import select
 
 from app.domain import export_file
 from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode, FileStatus
-from app.models.types import utcnow
 from app.services.leases import lease_lapsed
 from app.services.outbox import dispatch
-from app.services.queue import redis_connection
-from app.services.work.core import LOST_AFTER, dispatch_is_waiting
+from app.services.work.core import LOST_AFTER, Candidate
 
-log = logging.getLogger(__name__)
-
-MAX_ATTEMPTS = 5
+# A file whose worker stopped is started again at once, up to five attempts in all.
+RETRIES = RetryPolicy(max_attempts=5)
 
 
-def redeliver_stalled(now: datetime | None = None) -> int:
-    """Dispatch again running files whose holder's lease lapsed, or fail those out of attempts.
-
-    Returns how many were handled. `now` is the clock leases are judged by; what is recorded
-    carries the real time.
-    """
-    now = now or utcnow()
-    stalled = db.session.execute(
+def lapsed(now: datetime) -> list[Candidate]:
+    """Running files whose holder's lease lapsed by `now` (the clock leases are judged by)."""
+    rows = db.session.execute(
         select(
             QueryExport.id,
             QueryExport.attempt_count,
@@ -58,34 +51,27 @@ def redeliver_stalled(now: datetime | None = None) -> int:
         .order_by(QueryExport.id)
     ).all()
     db.session.rollback()
-    if not stalled:
-        return 0
-
-    connection = redis_connection()
-    handled = 0
-    for row in stalled:
-        if dispatch_is_waiting(connection, row.job_id, now):
-            continue  # the redelivery already made is about to start the file
-        if row.attempt_count >= MAX_ATTEMPTS:
-            handled += _give_up(row.id, row.attempt_count)
-        else:
-            log.warning(
-                "export file %s: its holder %s stopped renewing its lease; dispatching it again",
-                row.id,
-                row.lease_holder,
-            )
-            handled += dispatch(row.request_id, row.id, row.dispatch_count)
-    return handled
+    return [
+        Candidate(
+            row.id,
+            row.job_id,
+            partial(dispatch, row.request_id, row.id, row.dispatch_count),
+            attempt=row.attempt_count,
+            attempts_used=row.attempt_count,
+            holder=row.lease_holder,
+        )
+        for row in rows
+    ]
 
 
-def _give_up(export_id: int, attempts: int) -> bool:
+def give_up(candidate: Candidate, now: datetime) -> bool:
+    """Fail the file with `timeout`, fenced on the attempt whose holder stopped."""
     detail = (
-        f"The file was started {attempts} times and each time the worker producing it stopped "
+        f"The file was started {candidate.attempt} times and each time the worker producing it stopped "
         "(it was killed or its machine went away), so it was given up."
     )
     try:
-        export_file.fail(export_id, attempts, FailureCode.TIMEOUT, detail)
+        export_file.fail(candidate.record_id, candidate.attempt, FailureCode.TIMEOUT, detail)
     except TransitionRefused:
         return False
-    log.warning("export file %s failed after %s abandoned attempts", export_id, attempts)
     return True

@@ -11,7 +11,7 @@ settle them.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -20,6 +20,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.worker import Worker
 
+from app.domain.retry_policy import RetryPolicy
 from app.services.leases import lease_seconds
 from app.services.queue import WorkPriority
 
@@ -102,30 +103,62 @@ class Requeue:
     dispatch: Callable[[], bool]
 
 
-# A periodic turn of one kind: handles what is due by `now`, returns how many records it handled.
+# A periodic turn of one kind's own: enqueues what is due by `now`, returns how many records it enqueued.
 Turn = Callable[[datetime], int]
 
 
 @dataclass(frozen=True)
-class WorkKind:
-    """What one kind of background record declares; the engine does the rest.
+class Candidate:
+    """A record a turn of the engine may dispatch again, as its kind's query read it.
 
-    `job_function` takes the record's id; `slug` starts its job ids (`job_id`); `priority` is the
-    queue its jobs go on (a kind may name a more urgent one for a given record); `max_attempts`
-    bounds how often a record whose worker died is started again before it is given up.
-    The turns run the kind's own SQL and guarded transitions: `dispatch_pending` enqueues rows
-    never dispatched (or whose retry is due), `redispatch_lost` dispatches again queued rows whose
-    job Redis lost, `redeliver_lapsed` dispatches again (or gives up) running rows whose holder's
-    lease lapsed. `requeue` checks the kind's refusal rules for a staff requeue (a settled record,
-    a running one whose holder is alive) and raises RequeueRefused, or says how to dispatch it.
+    `job_id` is the job its last dispatch claimed (the engine asks Redis about it); `dispatch`
+    claims the next dispatch from what was read, then enqueues (False when another dispatcher
+    moved first). For a running record whose holder's lease lapsed, `attempt` is the holder's
+    attempt (every transition the engine asks for is fenced on it), `attempts_used` what the
+    kind's retry policy counts, and `holder` the lease holder, for the log.
+    """
+
+    record_id: int
+    job_id: str | None
+    dispatch: Callable[[], bool]
+    attempt: int = 0
+    attempts_used: int = 0
+    holder: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkKind:
+    """What one kind of background record declares; the engine (engine.py) does the rest.
+
+    Declared as data: `job_function` takes the record's id; `slug` starts its job ids
+    (`job_id`); `priority` is the queue its jobs go on (a kind may name a more urgent one for a
+    given record); `retries` is how often a record whose holder stopped is started again, and
+    after what delay, before it is given up. The lease is one setting shared by every kind
+    (`Settings.lease_seconds`): a live holder renews it, whatever its step's length.
+
+    Declared as the kind's own SQL and guarded transitions: `dispatch_pending` enqueues rows
+    never dispatched (or whose retry is due); `lost` lists queued rows dispatched longer than
+    LOST_AFTER ago, and `lapsed` running rows whose holder's lease lapsed (the engine decides,
+    from Redis and `retries`, which to dispatch again); `give_up` settles a lapsed record out of
+    attempts, fenced on its attempt; `retry_later` records a lapsed attempt as failed with its
+    next attempt due at the given time, for a kind whose `retries` has a backoff (without one,
+    the engine dispatches the record again at once). `requeue` checks the kind's refusal rules
+    for a staff requeue (a settled record, a running one whose holder is alive) and raises
+    RequeueRefused, or says how to dispatch it.
     """
 
     name: str
     slug: str
     priority: WorkPriority
     job_function: str
-    max_attempts: int
+    retries: RetryPolicy
     dispatch_pending: Turn
-    redispatch_lost: Turn
-    redeliver_lapsed: Turn
+    lost: Callable[[datetime], Sequence[Candidate]]
+    lapsed: Callable[[datetime], Sequence[Candidate]]
+    give_up: Callable[[Candidate, datetime], bool]
     requeue: Callable[[int, datetime], Requeue]
+    retry_later: Callable[[Candidate, datetime, datetime], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.retries.backoff and self.retry_later is None:
+            raise ValueError(f"work kind {self.name} has a backoff but no way to wait for it (retry_later)")

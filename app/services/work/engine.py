@@ -15,7 +15,8 @@ from datetime import datetime
 from rq.job import Job
 
 from app.extensions import db
-from app.services.work.core import Turn, WorkKind
+from app.services.queue import redis_connection
+from app.services.work.core import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
 from app.services.work.kinds import WORK_KINDS
 
 log = logging.getLogger(__name__)
@@ -29,13 +30,60 @@ def dispatch_pending(now: datetime) -> int:
 def redispatch_lost(now: datetime) -> int:
     """Dispatch again every kind's queued records whose job Redis lost (flushed, failed, a dead
     worker's), once LOST_AFTER passed since their dispatch."""
-    return _turn("redispatch lost", lambda kind: kind.redispatch_lost, now)
+    return _turn("redispatch lost", _redispatch_lost_of, now)
 
 
 def redeliver_lapsed(now: datetime) -> int:
-    """Every kind's running records whose holder's lease lapsed: started again, or given up once
-    out of attempts (a delivery's attempt is failed as transient and retried after its backoff)."""
-    return _turn("redeliver lapsed", lambda kind: kind.redeliver_lapsed, now)
+    """Every kind's running records whose holder's lease lapsed: dispatched again (at once, or
+    after the kind's backoff), or given up once out of attempts."""
+    return _turn("redeliver lapsed", _redeliver_lapsed_of, now)
+
+
+def _redispatch_lost_of(kind: WorkKind) -> Turn:
+    def turn(now: datetime) -> int:
+        candidates = kind.lost(now)
+        if not candidates:
+            return 0
+        connection = redis_connection()
+        return sum(candidate.dispatch() for candidate in candidates if job_is_lost(connection, candidate.job_id))
+
+    return turn
+
+
+def _redeliver_lapsed_of(kind: WorkKind) -> Turn:
+    def turn(now: datetime) -> int:
+        candidates = kind.lapsed(now)
+        if not candidates:
+            return 0
+        connection = redis_connection()
+        handled = 0
+        for candidate in candidates:
+            if dispatch_is_waiting(connection, candidate.job_id, now):
+                continue  # the redelivery already made is about to start the record itself
+            handled += _redeliver(kind, candidate, now)
+        return handled
+
+    return turn
+
+
+def _redeliver(kind: WorkKind, candidate: Candidate, now: datetime) -> bool:
+    """Give the lapsed record up, or start it again as its kind's retry policy says."""
+    if kind.retries.exhausted(candidate.attempts_used):
+        settled = kind.give_up(candidate, now)
+        if settled:
+            log.warning("%s %s given up after %s attempts", kind.name, candidate.record_id, candidate.attempts_used)
+        return settled
+    log.warning(
+        "%s %s: its holder %s stopped renewing its lease at attempt %s; delivering it again",
+        kind.name,
+        candidate.record_id,
+        candidate.holder or "(unknown)",
+        candidate.attempt,
+    )
+    delay = kind.retries.delay_after(candidate.attempts_used)
+    if delay and kind.retry_later is not None:
+        return kind.retry_later(candidate, now, now + delay)
+    return candidate.dispatch()
 
 
 def _turn(concern: str, turn_of: Callable[[WorkKind], Turn], now: datetime) -> int:

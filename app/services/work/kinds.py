@@ -1,6 +1,7 @@
 """The registered kinds of background work, one `WorkKind` each (docs/architecture.md "The work
 engine"). Each kind keeps its row-level SQL and its guarded transitions in its own services;
-its spec names them. Adding a kind is a spec here, in `WORK_KINDS`, and a job function."""
+its spec names them, with its retry policy as data. Adding a kind is a spec here, in
+`WORK_KINDS`, and a job function."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ FILES = WorkKind(
     # A person waits for the file they asked for; a schedule's file goes on the scheduled queue.
     priority=WorkPriority.INTERACTIVE,
     job_function=outbox.EXPORT_JOB,
-    max_attempts=watchdog.MAX_ATTEMPTS,
+    retries=watchdog.RETRIES,
     dispatch_pending=lambda now: outbox.dispatch_pending(),
-    redispatch_lost=outbox.redispatch_lost,
-    redeliver_lapsed=watchdog.redeliver_stalled,
+    lost=outbox.lost,
+    lapsed=watchdog.lapsed,
+    give_up=watchdog.give_up,
     requeue=outbox.requeue,
 )
 
@@ -33,11 +35,12 @@ RUNS = WorkKind(
     slug=schedule_run_dispatch.RUN_JOB_SLUG,
     priority=WorkPriority.SCHEDULED,
     job_function=schedule_run_dispatch.RUN_JOB,
-    max_attempts=schedule_run_dispatch.MAX_STALLS,
+    retries=schedule_run_dispatch.RETRIES,
     # Runs admitted by "Run now", and runs whose retry delay has passed.
     dispatch_pending=schedule_run_dispatch.dispatch_queued,
-    redispatch_lost=schedule_run_dispatch.redispatch_lost,
-    redeliver_lapsed=schedule_run_dispatch.redeliver_stalled,
+    lost=schedule_run_dispatch.lost,
+    lapsed=schedule_run_dispatch.lapsed,
+    give_up=schedule_run_dispatch.give_up,
     requeue=schedule_run_dispatch.requeue,
 )
 
@@ -46,11 +49,12 @@ EXECUTIONS = WorkKind(
     slug=execution_dispatch.EXECUTION_JOB_SLUG,
     priority=WorkPriority.BULK,
     job_function=execution_dispatch.EXECUTION_JOB,
-    max_attempts=execution_watchdog.MAX_ATTEMPTS,
+    retries=execution_watchdog.RETRIES,
     # Workspace exports whose admission could not enqueue them.
     dispatch_pending=lambda now: execution_dispatch.dispatch_queued(),
-    redispatch_lost=execution_dispatch.redispatch_lost,
-    redeliver_lapsed=execution_watchdog.redeliver_abandoned_executions,
+    lost=execution_dispatch.lost,
+    lapsed=execution_watchdog.lapsed,
+    give_up=execution_watchdog.give_up,
     requeue=execution_dispatch.requeue,
 )
 
@@ -59,13 +63,14 @@ DELIVERIES = WorkKind(
     slug=package_delivery.DELIVERY_JOB_SLUG,
     priority=WorkPriority.BULK,
     job_function=package_delivery.DELIVERY_JOB,
-    # The first attempt, and one more after each delay of the backoff.
-    max_attempts=len(package_delivery.RETRY_BACKOFF) + 1,
+    # A copy whose worker died is a transient failure like any other: retried after the backoff.
+    retries=package_delivery.RETRIES,
     # Deliveries whose retry time has come, and pending ones whose process died.
     dispatch_pending=package_delivery.dispatch_due,
-    redispatch_lost=package_delivery.redispatch_lost,
-    # An attempt whose worker died becomes a transient failure, retried after its backoff.
-    redeliver_lapsed=package_delivery.settle_lapsed,
+    lost=package_delivery.lost,
+    lapsed=package_delivery.lapsed,
+    give_up=package_delivery.give_up_lapsed,
+    retry_later=package_delivery.retry_lapsed_later,
     requeue=package_delivery.requeue,
 )
 

@@ -14,8 +14,8 @@ from flask import current_app
 
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
-from app.services.watchdog import redeliver_stalled
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed
 from tests.fixtures.workers import (
     BackgroundProcess,
     a_query_waits_for_the_timesheet_lock,
@@ -75,7 +75,7 @@ def test_worker_slow_inside_one_step_keeps_its_file_for_many_lease_periods(
         # Past the dispatch's time in flight, then five more lease periods, judged every half second.
         watched_until = time.monotonic() + LOST_AFTER.total_seconds() + 5 * SHORT_LEASE_SECONDS
         while time.monotonic() < watched_until:
-            assert redeliver_stalled() == 0
+            assert redeliver_lapsed(utcnow()) == 0
             time.sleep(0.5)
         waiting = file_row(export.id)
         assert waiting.outbox.dispatched_at < utcnow() - LOST_AFTER

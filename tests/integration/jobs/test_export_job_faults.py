@@ -12,10 +12,10 @@ from app.domain import export_file
 from app.models import TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending, redispatch_lost
+from app.services.outbox import dispatch_pending
 from app.services.queue import WorkPriority, redis_connection, work_queue
-from app.services.watchdog import redeliver_stalled
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed, redispatch_lost
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
@@ -51,7 +51,7 @@ def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object
     assert file_row(export.id).status == FileStatus.RUNNING
     assert len(pending_uploads(isolated_storage)) == 1  # the dead attempt's upload, never completed
 
-    assert redeliver_stalled(_lease_lapsed_at()) == 1
+    assert redeliver_lapsed(_lease_lapsed_at()) == 1
     start_worker()
     wait_for(lambda: _settled(export.id), timeout=60, what="the redelivered file to settle")
 

@@ -12,8 +12,9 @@ from app.domain import export_file
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
 from app.services.queue import WorkPriority, redis_connection, work_queue
-from app.services.watchdog import MAX_ATTEMPTS, redeliver_stalled
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed
+from app.services.work.kinds import FILES
 from tests.fixtures.workers import file_row
 
 DEAD_WORKER = "exports-gone-4242"
@@ -53,7 +54,7 @@ def test_running_file_whose_lease_lapsed_is_dispatched_again(export_scenario):
     export = _running_file(export_scenario)
     first_job_id = file_row(export.id).outbox.job_id
 
-    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
+    assert redeliver_lapsed(_after_the_lease_lapsed()) == 1
 
     outbox = file_row(export.id).outbox
     assert outbox.dispatch_count == 2 and outbox.job_id != first_job_id
@@ -69,16 +70,16 @@ def test_running_file_with_a_renewed_lease_is_left_alone_however_old_its_progres
     export_file.renew_lease(export.id, file_row(export.id).attempt_count, judged_at + timedelta(seconds=1))
 
     assert file_row(export.id).heartbeat_at < judged_at - _lease()
-    assert redeliver_stalled(judged_at) == 0
+    assert redeliver_lapsed(judged_at) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
 def test_redelivery_waiting_in_the_queue_is_not_dispatched_twice(export_scenario):
     """While the new job waits for a worker, later watchdog turns leave the file to it."""
     export = _running_file(export_scenario)
-    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
+    assert redeliver_lapsed(_after_the_lease_lapsed()) == 1
 
-    assert redeliver_stalled(_after_the_lease_lapsed() + timedelta(minutes=10)) == 0
+    assert redeliver_lapsed(_after_the_lease_lapsed() + timedelta(minutes=10)) == 0
 
     assert file_row(export.id).outbox.dispatch_count == 2
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [file_row(export.id).outbox.job_id]
@@ -93,7 +94,7 @@ def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export
     export_file.start(export.id)  # an attempt that left no lease: the file has no live holder
     _taken_by_a_worker(export.id, "exports-starting-1")
 
-    assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 0
+    assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
@@ -102,20 +103,20 @@ def test_queued_file_is_not_the_watchdogs_business(export_scenario):
     export = export_scenario.request_file("csv")
     dispatch_pending()
 
-    assert redeliver_stalled(_after_the_lease_lapsed()) == 0
+    assert redeliver_lapsed(_after_the_lease_lapsed()) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
 
 
 def test_file_abandoned_on_every_attempt_fails_with_timeout(export_scenario):
-    """After MAX_ATTEMPTS abandoned attempts the file is failed with timeout instead of looping forever."""
+    """After the policy's last abandoned attempts the file is failed with timeout instead of looping forever."""
     export = _running_file(export_scenario)
-    for _ in range(MAX_ATTEMPTS - 1):
+    for _ in range(FILES.retries.max_attempts - 1):
         export_file.start(export.id)  # each redelivered attempt starts the file again
-    assert file_row(export.id).attempt_count == MAX_ATTEMPTS
+    assert file_row(export.id).attempt_count == FILES.retries.max_attempts
 
-    assert redeliver_stalled(_after_the_lease_lapsed()) == 1
+    assert redeliver_lapsed(_after_the_lease_lapsed()) == 1
 
     failed = file_row(export.id)
     assert (failed.status, failed.failure_code) == ("failed", "timeout")
-    assert f"started {MAX_ATTEMPTS} times" in failed.failure_detail
+    assert f"started {FILES.retries.max_attempts} times" in failed.failure_detail
     assert failed.outbox.dispatch_count == 1

@@ -12,13 +12,14 @@ from flask import current_app
 from redis import Redis
 from sqlalchemy.exc import OperationalError
 
+from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
 from app.models.types import utcnow
 from app.services import execution_dispatch, outbox, package_delivery, schedule_run_dispatch
 from app.services.queue import work_queue
 from app.services.work import engine, kinds
-from app.services.work.core import LOST_AFTER, WorkKind
+from app.services.work.core import LOST_AFTER, Candidate, WorkKind
 from tests import factories
 
 
@@ -108,10 +109,62 @@ def test_a_kind_whose_turn_fails_does_not_hold_up_the_other_kinds(app_context, m
     def database_unreachable(now):
         raise OperationalError("SELECT …", {}, Exception("connection refused"))
 
-    broken_files = dataclasses.replace(kinds.FILES, redispatch_lost=database_unreachable)
+    broken_files = dataclasses.replace(kinds.FILES, lost=database_unreachable)
     monkeypatch.setattr(engine, "WORK_KINDS", (broken_files, kinds.RUNS, kinds.EXECUTIONS, kinds.DELIVERIES))
 
     assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
 
     assert queued.job_id() != flushed_job_id
     assert "redispatch lost failed for file" in caplog.text
+
+
+@dataclass
+class _Recorded:
+    """What the engine asked of a made-up kind, in order."""
+
+    calls: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+
+    def kind(self, retries: RetryPolicy, lapsed: list[tuple[int, int]]) -> WorkKind:
+        """A kind whose lapsed records are (record id, attempts used) pairs and whose actions are recorded."""
+
+        def candidate(record_id: int, used: int) -> Candidate:
+            return Candidate(record_id, None, lambda: self._did("dispatch", record_id), used, used, "gone-worker")
+
+        return dataclasses.replace(
+            kinds.DELIVERIES,
+            name="made-up",
+            retries=retries,
+            lapsed=lambda now: [candidate(record_id, used) for record_id, used in lapsed],
+            give_up=lambda candidate, now: self._did("give up", candidate.record_id),
+            retry_later=lambda candidate, now, at: self._did(f"retry after {at - now}", candidate.record_id),
+        )
+
+    def _did(self, action: str, record_id: int) -> bool:
+        self.calls.append((action, record_id))
+        return True
+
+
+def test_a_lapsed_record_is_started_again_at_once_until_its_kind_s_last_attempt_then_given_up(app_context, monkeypatch):
+    recorded = _Recorded()
+    kind = recorded.kind(RetryPolicy(max_attempts=3), lapsed=[(1, 1), (2, 2), (3, 3)])
+    monkeypatch.setattr(engine, "WORK_KINDS", (kind,))
+
+    assert engine.redeliver_lapsed(utcnow()) == 3
+
+    assert recorded.calls == [("dispatch", 1), ("dispatch", 2), ("give up", 3)]
+
+
+def test_a_lapsed_record_of_a_kind_with_a_backoff_waits_the_delay_its_policy_names(app_context, monkeypatch):
+    recorded = _Recorded()
+    backoff = (timedelta(minutes=1), timedelta(minutes=5))
+    kind = recorded.kind(RetryPolicy(max_attempts=4, backoff=backoff), lapsed=[(1, 1), (2, 3), (3, 4)])
+    monkeypatch.setattr(engine, "WORK_KINDS", (kind,))
+
+    assert engine.redeliver_lapsed(utcnow()) == 3
+
+    assert recorded.calls == [("retry after 0:01:00", 1), ("retry after 0:05:00", 2), ("give up", 3)]
+
+
+def test_a_kind_with_a_backoff_must_say_how_a_record_waits_for_it():
+    with pytest.raises(ValueError, match="no way to wait"):
+        dataclasses.replace(kinds.FILES, retries=RetryPolicy(max_attempts=2, backoff=(timedelta(minutes=1),)))

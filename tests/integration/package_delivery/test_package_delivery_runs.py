@@ -18,6 +18,7 @@ from app.models.workspace_export import (
     NoticeKind,
 )
 from app.services import export_notices, package_delivery
+from app.services.work import engine as work_engine
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
@@ -124,12 +125,12 @@ def test_the_last_transient_failure_becomes_retries_exhausted_and_notifies(
     delivery = factories.make_package_delivery(stored_package.package, destination)
     later = utcnow()
     outcomes = []
-    for _ in range(len(package_delivery.RETRY_BACKOFF) + 1):
+    for _ in range(package_delivery.RETRIES.max_attempts):
         outcomes.append(package_delivery.run_delivery(delivery.id, now=later))
         later += timedelta(hours=3)
 
     row = delivery_row(delivery.id)
-    assert outcomes == ["retry_later"] * len(package_delivery.RETRY_BACKOFF) + ["failed"]
+    assert outcomes == ["retry_later"] * (package_delivery.RETRIES.max_attempts - 1) + ["failed"]
     assert (row.failure_class, row.failure_code) == (FailureClass.PERMANENT, "retries_exhausted")
     assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused the connection")
     assert [a[0] for a in attempt_outcomes(delivery.id)] == [1, 2, 3, 4, 5]
@@ -171,7 +172,7 @@ def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_pack
     started = utcnow() - timedelta(minutes=10)
     export_delivery.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
 
-    settled = package_delivery.settle_lapsed(utcnow())
+    settled = work_engine.redeliver_lapsed(utcnow())
 
     row = delivery_row(delivery.id)
     assert settled == 1
@@ -185,7 +186,7 @@ def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, de
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
     export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
 
-    assert package_delivery.settle_lapsed(utcnow()) == 0
+    assert work_engine.redeliver_lapsed(utcnow()) == 0
     assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERING
 
 

@@ -12,6 +12,7 @@ from app.models.types import utcnow
 from app.models.workspace_export import ExportExecution
 from app.services import execution_dispatch
 from app.services.queue import WorkPriority, work_queue
+from app.services.work import engine as work_engine
 from tests import factories
 
 
@@ -56,7 +57,7 @@ def test_a_queued_execution_whose_job_redis_lost_is_dispatched_again(app, export
     execution = factories.make_execution(export_world.workspace, export_world.admin)
     export_execution.claim_dispatch(execution.id, None, "package-execution-lost", now=utcnow() - timedelta(minutes=5))
 
-    assert execution_dispatch.redispatch_lost(utcnow()) == 1
+    assert work_engine.redispatch_lost(utcnow()) == 1
 
     new_job = _job_id(execution.id)
     assert new_job != "package-execution-lost"
@@ -68,5 +69,5 @@ def test_a_queued_execution_whose_job_waits_in_the_queue_is_left_alone(app, expo
     execution_dispatch.dispatch(execution.id, None)
     job = _job_id(execution.id)
 
-    assert execution_dispatch.redispatch_lost(utcnow() + timedelta(minutes=5)) == 0
+    assert work_engine.redispatch_lost(utcnow() + timedelta(minutes=5)) == 0
     assert _job_id(execution.id) == job

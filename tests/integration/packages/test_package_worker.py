@@ -22,11 +22,12 @@ from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow
 from app.services import execution_dispatch, package_delivery, package_production
-from app.services.execution_watchdog import MAX_ATTEMPTS, redeliver_abandoned_executions
 from app.services.package_cleanup import remove_attempt_leftovers
 from app.services.package_production import run_execution
 from app.services.queue import WorkPriority, work_queue
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed
+from app.services.work.kinds import EXECUTIONS
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import (
@@ -224,7 +225,7 @@ def test_a_worker_killed_mid_package_is_redelivered_and_the_execution_succeeds_c
     lock.release()
     start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
 
-    assert redeliver_abandoned_executions(_after_a_dead_holders_lease(execution.id)) == 1
+    assert redeliver_lapsed(_after_a_dead_holders_lease(execution.id)) == 1
 
     wait_for(lambda: _settled(execution.id), timeout=120, what="the redelivered execution to settle")
     done = _execution_row(execution.id)
@@ -258,15 +259,15 @@ def test_a_worker_killed_at_the_last_attempt_is_given_up_leaving_nothing_and_tel
     # As if the earlier attempts had died the same way: this one was the last allowed.
     db.session.execute(
         text("UPDATE data_export_executions SET attempt_count = :last WHERE id = :id"),
-        {"last": MAX_ATTEMPTS, "id": execution.id},
+        {"last": EXECUTIONS.retries.max_attempts, "id": execution.id},
     )
     db.session.commit()
 
-    assert redeliver_abandoned_executions(_after_a_dead_holders_lease(execution.id)) == 1
+    assert redeliver_lapsed(_after_a_dead_holders_lease(execution.id)) == 1
 
     row = _execution_row(execution.id)
     assert (row.status, row.failure_code) == ("failed", "stalled")
-    assert f"started {MAX_ATTEMPTS} times" in row.failure_detail
+    assert f"started {EXECUTIONS.retries.max_attempts} times" in row.failure_detail
     assert "does not count against" in row.failure_detail
     assert pending_uploads(isolated_storage) == []
     assert isolated_storage.list_keys("packages/") == []
@@ -313,7 +314,7 @@ def test_a_live_attempt_is_never_failed_or_restarted_however_long_it_reports_no_
     assert execution_dispatch.dispatch(execution.id, None)
     export_execution.start_attempt(execution.id, "slow worker", utcnow() + timedelta(days=2))
 
-    assert redeliver_abandoned_executions(utcnow() + timedelta(days=1)) == 0
+    assert redeliver_lapsed(utcnow() + timedelta(days=1)) == 0
 
     row = _execution_row(execution.id)
     assert (row.status, row.attempt_count, row.failure_code) == ("running", 1, None)
@@ -417,11 +418,11 @@ def test_an_execution_given_up_after_publishing_keeps_its_package_whole(isolated
     _publish_then_die_delivering(execution.id, monkeypatch)
     db.session.execute(
         text("UPDATE data_export_executions SET attempt_count = :last, lease_expires_at = NULL WHERE id = :id"),
-        {"last": MAX_ATTEMPTS, "id": execution.id},
+        {"last": EXECUTIONS.retries.max_attempts, "id": execution.id},
     )
     db.session.commit()
 
-    assert redeliver_abandoned_executions(utcnow() + LOST_AFTER) == 1
+    assert redeliver_lapsed(utcnow() + LOST_AFTER) == 1
 
     row = _execution_row(execution.id)
     assert (row.status, row.failure_code) == ("failed", "stalled")
@@ -485,7 +486,7 @@ def test_a_worker_killed_mid_package_is_redelivered_leaving_no_multipart_upload_
     lock.release()
     start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS), **environment)
 
-    assert redeliver_abandoned_executions(_after_a_dead_holders_lease(execution.id)) == 1
+    assert redeliver_lapsed(_after_a_dead_holders_lease(execution.id)) == 1
 
     wait_for(lambda: _settled(execution.id), timeout=120, what="the redelivered execution to settle")
     assert _execution_row(execution.id).status == "succeeded"
@@ -544,7 +545,7 @@ def test_a_worker_frozen_past_its_lease_wakes_to_find_it_can_change_nothing(
     try:
         lock.release()
         start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
-        assert redeliver_abandoned_executions(_after_a_dead_holders_lease(execution.id)) == 1
+        assert redeliver_lapsed(_after_a_dead_holders_lease(execution.id)) == 1
         wait_for(lambda: _settled(execution.id), timeout=120, what="the redelivered execution to settle")
     finally:
         _signal_worker(frozen, signal.SIGCONT)

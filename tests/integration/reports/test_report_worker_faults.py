@@ -15,8 +15,8 @@ from app.models import TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.outbox import dispatch_pending
-from app.services.watchdog import redeliver_stalled
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed
 from tests.fixtures.workers import file_row, is_alive, pending_uploads, wait_for
 
 #: More than one 200-row block of the PDF table, so the job records progress while it lays out.
@@ -53,7 +53,7 @@ def test_a_pdf_job_killed_while_running_completes_when_redelivered(kit, isolated
     assert file_row(export.id).status == FileStatus.RUNNING
 
     lease_lapsed_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
-    assert redeliver_stalled(lease_lapsed_at) == 1
+    assert redeliver_lapsed(lease_lapsed_at) == 1
     wait_for(lambda: file_row(export.id).is_settled, timeout=180, what="the redelivered file to settle")
 
     produced = file_row(export.id)

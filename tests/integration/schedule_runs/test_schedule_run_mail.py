@@ -26,11 +26,11 @@ from app.models.schedule import (
 from app.models.types import utcnow
 from app.services.delivery_links import nonce_from_token
 from app.services.schedule_admission import admit_run
-from app.services.schedule_runs import RETRY_BACKOFF, process_run
+from app.services.schedule_runs import RETRIES, process_run
 from tests.fixtures.smtp import free_port
 
 # The attempts a run makes while the mail server stays unavailable: the first and one per delay.
-MAIL_ATTEMPTS = len(RETRY_BACKOFF[MAIL_UNAVAILABLE]) + 1
+MAIL_ATTEMPTS = RETRIES[MAIL_UNAVAILABLE].max_attempts
 LINK = re.compile(r"https?://[^\s\"<>]+/([du])/([A-Za-z0-9_.\-]+)")
 
 

@@ -14,9 +14,10 @@ from app.models import QueryExport, Report
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.queue import redis_connection
-from app.services.schedule_run_dispatch import dispatch_queued, redispatch_lost
+from app.services.schedule_run_dispatch import dispatch_queued
 from app.services.schedule_runs import process_run
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redispatch_lost
 
 REPORT_COLUMNS = [{"name": "id", "width": 10}, {"name": "person_name", "width": 35}, {"name": "note", "width": None}]
 

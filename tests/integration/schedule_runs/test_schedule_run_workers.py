@@ -19,9 +19,11 @@ from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, Schedu
 from app.models.types import utcnow
 from app.services.leases import lease_seconds
 from app.services.queue import redis_connection
-from app.services.schedule_run_dispatch import MAX_STALLS, dispatch_queued, redeliver_stalled
+from app.services.schedule_run_dispatch import dispatch_queued
 from app.services.schedule_runs import process_run
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redeliver_lapsed
+from app.services.work.kinds import RUNS
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 
 SHORT_LEASE_SECONDS = 2
@@ -58,8 +60,9 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     # A new attempt starts only once the killed holder's lease has lapsed.
     wait_for(lambda: run_row(run.id).lease_expires_at < utcnow(), timeout=30, what="the killed holder's lease to lapse")
 
-    # The watchdog's judgement once the killed holder's lease has lapsed.
-    assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 1
+    # The watchdog's judgement once the killed holder's lease has lapsed: the run, and the file the
+    # killed attempt was producing for it, are each delivered again (their attempts are fenced).
+    assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 2
 
     wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="the run to succeed after the kill")
     settled = run_row(run.id)
@@ -96,9 +99,9 @@ def running_with_a_lapsed_lease(run: ScheduleRun, earlier_attempts: list[str]) -
 def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    running_with_a_lapsed_lease(run, ["worker_stopped"] * (MAX_STALLS - 1))
+    running_with_a_lapsed_lease(run, ["worker_stopped"] * (RUNS.retries.max_attempts - 1))
 
-    assert redeliver_stalled() == 1
+    assert redeliver_lapsed(utcnow()) == 1
 
     failed = run_row(run.id)
     assert (failed.status, failed.failure_code) == ("failed", "timeout")
@@ -109,9 +112,9 @@ def test_run_stalled_too_many_times_is_failed_with_timeout(run_scenario):
 def test_run_that_waited_long_for_the_mail_server_is_redelivered_when_its_worker_stops(run_scenario):
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    running_with_a_lapsed_lease(run, ["mail_unavailable"] * MAX_STALLS)
+    running_with_a_lapsed_lease(run, ["mail_unavailable"] * RUNS.retries.max_attempts)
 
-    assert redeliver_stalled() == 1
+    assert redeliver_lapsed(utcnow()) == 1
 
     redelivered = run_row(run.id)
     assert redelivered.status == "running" and redelivered.job_id != "schedule-run-gone"
@@ -177,7 +180,7 @@ def test_attempt_frozen_past_its_lease_neither_sends_nor_settles_and_each_recipi
 
     # Attempt 3 starts on another worker, takes the frozen attempt's claim over and sends every row.
     start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
-    assert redeliver_stalled(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 1
+    assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 1
     wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="attempt 3 to settle the run")
     frozen.thaw()
     frozen_finished = lambda: Job.fetch(frozen_job, connection=redis_connection()).get_status() == "finished"  # noqa: E731

@@ -20,6 +20,7 @@ from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
 from app.services.schedule_admission import admit_run
 from app.services.schedule_run_dispatch import dispatch_queued
+from app.services.work import engine as work_engine
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
 
@@ -334,7 +335,7 @@ def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
     job_id = delivery.job_id
     export_delivery.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
     fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
-    assert package_delivery.settle_lapsed(utcnow()) == 1
+    assert work_engine.redeliver_lapsed(utcnow()) == 1
     return delivery, job_id
 
 

@@ -15,9 +15,9 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services.outbox import redispatch_lost
 from app.services.queue import WorkPriority, work_queue
 from app.services.work.core import LOST_AFTER
+from app.services.work.engine import redispatch_lost
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.workers import queues_unreachable

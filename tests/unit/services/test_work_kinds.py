@@ -78,9 +78,7 @@ def test_the_scheduler_runs_each_engine_concern_once_over_every_kind():
 
 
 def test_no_periodic_task_is_the_turn_of_a_single_kind():
-    turns_of_kinds = {
-        turn for kind in WORK_KINDS for turn in (kind.dispatch_pending, kind.redispatch_lost, kind.redeliver_lapsed)
-    }
+    turns_of_kinds = {turn for kind in WORK_KINDS for turn in (kind.dispatch_pending, kind.lost, kind.lapsed)}
     naming_a_kind = re.compile(r"\b(files?|runs?|executions?|deliver(y|ies)|outbox|schedules?|workspace|packages?)\b")
     engine_tasks = [
         task
