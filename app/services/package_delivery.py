@@ -438,7 +438,32 @@ def _fail_lapsed(candidate: Candidate, now: datetime, retry_at: datetime | None)
     summary = f"The worker running this attempt ({candidate.holder or 'unknown'}) stopped before it finished."
     failure = DeliveryFailure(FailureClass.TRANSIENT, WORKER_STOPPED, summary)
     outcome = _record_failure(delivery, candidate.attempt, failure, now, lease_lapsed_before=now, retry_at=retry_at)
-    return outcome != "stale"
+    if outcome == "stale":
+        return False
+    _remove_dead_attempts_copy(candidate.record_id, candidate.attempt)
+    return True
+
+
+def _remove_dead_attempts_copy(delivery_id: int, attempt: int) -> None:
+    """A worker killed mid-copy leaves volumes without their manifest at the destination; they
+    are removed as its attempt is failed, so the customer never finds part of a package while
+    the retry waits (or after the last attempt). Nothing is removed once a newer attempt started:
+    the same names are its objects then."""
+    delivery = db.session.get_one(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery.attempt_count != attempt or delivery.status != DeliveryStatus.FAILED:
+        db.session.rollback()
+        return
+    package = db.session.get_one(ExportPackage, delivery.package_id)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id)
+    targets = [relative_key(package, key) for key in package_keys(package)]
+    try:
+        store = open_destination(destination)
+    except Exception:  # an unusable destination holds nothing this attempt could have written
+        log.warning("package delivery %s: its destination cannot be opened to remove a dead copy", delivery_id)
+        db.session.rollback()
+        return
+    db.session.rollback()  # no transaction stays open while the destination answers
+    _remove_objects(store, targets)
 
 
 def requeue(delivery_id: int, now: datetime) -> Requeue:

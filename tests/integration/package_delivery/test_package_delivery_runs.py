@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from app.domain import export_delivery
 from app.extensions import db
@@ -180,6 +180,48 @@ def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_pack
     assert "dead-worker" in row.failure_summary
     assert row.next_attempt_at is not None
     assert attempt_outcomes(delivery.id) == [(1, "failed", "transient", "worker_stopped")]
+
+
+def _killed_mid_copy(stored_package, destination, destinations_root, attempts_before: int = 0) -> ExportDelivery:
+    """A delivery whose attempt copied its first volume to the destination and then lost its worker."""
+    delivery = factories.make_package_delivery(stored_package.package, destination)
+    started = utcnow() - timedelta(minutes=10)
+    db.session.execute(
+        update(ExportDelivery).where(ExportDelivery.id == delivery.id).values(attempt_count=attempts_before)
+    )
+    db.session.commit()
+    export_delivery.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+    first_volume, data = next(iter(stored_package.expected_at(destination.path).items()))
+    copied = destinations_root / first_volume
+    copied.parent.mkdir(parents=True)
+    copied.write_bytes(data)
+    return delivery
+
+
+def test_a_copy_its_dead_worker_left_is_removed_while_the_retry_waits(stored_package, world, destinations_root):
+    destination = factories.make_destination(world.workspace, path="exports/rhythm")
+    delivery = _killed_mid_copy(stored_package, destination, destinations_root)
+    assert _files(destinations_root)
+
+    assert work_engine.redeliver_lapsed(utcnow()) == 1
+
+    row = delivery_row(delivery.id)
+    assert (row.status, row.failure_class, row.failure_code) == ("failed", "transient", "worker_stopped")
+    assert _files(destinations_root) == {}
+
+
+def test_a_copy_left_by_the_last_attempt_s_dead_worker_is_removed_as_it_is_given_up(
+    stored_package, world, destinations_root
+):
+    destination = factories.make_destination(world.workspace, path="exports/rhythm")
+    last = package_delivery.RETRIES.max_attempts
+    delivery = _killed_mid_copy(stored_package, destination, destinations_root, attempts_before=last - 1)
+
+    assert work_engine.redeliver_lapsed(utcnow()) == 1
+
+    row = delivery_row(delivery.id)
+    assert (row.attempt_count, row.failure_class, row.failure_code) == (last, "permanent", "retries_exhausted")
+    assert _files(destinations_root) == {}
 
 
 def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, destinations_root):
