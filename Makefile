@@ -12,7 +12,7 @@ NODE_MODULES := node_modules/.package-lock.json
 # The browser tests inject axe-core into each page straight from node_modules.
 AXE    := node_modules/axe-core/axe.min.js
 
-.PHONY: install install-dev run test unit lint bench lock
+.PHONY: install install-dev run test unit check lint bench lock
 
 # requirements.txt and requirements-dev.txt are hashed locks of every package, compiled from the
 # short requirements.in and requirements-dev.in by `make lock`; installs refuse anything unhashed.
@@ -68,12 +68,17 @@ NO_SERVICES := TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:1/no_se
 unit: install-dev
 	$(NO_SERVICES) $(BIN)/python -m pytest tests/unit
 
+# The edit-test loop: lint and the unit tier, property tests at their quick depth (tests/unit/conftest.py).
+check: lint unit
+
 # The unit tier first (no services), then the integration and browser tiers on the real ones, in
 # three processes (most tests wait on PostgreSQL, Redis, workers or the browser, so three keep
 # two cores busy), each with a database and a Redis database of its own (tests/conftest.py); a
 # file's tests stay in one process, as its module fixtures expect.
 TEST_PROCESSES ?= 3
 
+# `make test` runs the property tests at their full depth; `make unit` and `make check` at the quick one.
+test: export HYPOTHESIS_PROFILE = thorough
 test: install-dev lint unit
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile tests/integration tests/browser
 

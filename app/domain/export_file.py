@@ -15,23 +15,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from sqlalchemy import null, update
+from sqlalchemy import ColumnElement, null, or_, update
 
 from app.domain import file_warnings
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
-from app.models.types import utcnow
+from app.models.types import lease_lapsed, utcnow
 
 DETAIL_LIMIT = 1000
 
 
 def _apply(
-    export_id: int, from_statuses: tuple[FileStatus, ...], attempt: int | None, values: dict, action: str
+    export_id: int,
+    from_statuses: tuple[FileStatus, ...],
+    attempt: int | None,
+    values: dict,
+    action: str,
+    also: tuple[ColumnElement[bool], ...] = (),
 ) -> int:
     """Run the guarded UPDATE; returns the row's new attempt number. `attempt=None` only for `start`."""
-    guard = [QueryExport.id == export_id, QueryExport.status.in_(from_statuses)]
+    guard = [QueryExport.id == export_id, QueryExport.status.in_(from_statuses), *also]
     if attempt is not None:
         guard.append(QueryExport.attempt_count == attempt)
     result = db.session.execute(
@@ -58,7 +63,9 @@ def start(
     holder: str | None = None,
     lease_expires_at: datetime | None = None,
 ) -> int:
-    """queued → running, or running → running on redelivery (production restarts into the same key).
+    """queued → running, or running → running on redelivery once the holder's lease lapsed by
+    `now` (production restarts into the same key). A second job for a file whose holder still
+    renews its lease is refused: the live attempt keeps it, however slow it is.
 
     Returns the number of this attempt, which every later transition of the attempt names. The
     starting attempt takes the lease (app/services/leases.py); without one the watchdog counts
@@ -79,6 +86,7 @@ def start(
             "lease_expires_at": lease_expires_at,
         },
         "start",
+        also=(or_(QueryExport.status == FileStatus.QUEUED, lease_lapsed(QueryExport.lease_expires_at, now)),),
     )
 
 

@@ -50,8 +50,13 @@ class Superseded(Exception):
     """The file settled, or a newer attempt took it over, while this attempt was producing it."""
 
 
+# What `run_export_file` answers when another attempt, whose holder is alive, is producing the file.
+HELD_ELSEWHERE = "held_elsewhere"
+
+
 def run_export_file(export_id: int) -> str:
-    """Produce file `export_id` or record why not; returns one word describing the outcome, for logs."""
+    """Produce file `export_id` or record why not; returns one word describing the outcome, for logs
+    (HELD_ELSEWHERE when a live attempt of another job is producing it)."""
     export = db.session.get(QueryExport, export_id)
     if export is None:
         log.warning("export file %s does not exist (deleted with its workspace?); nothing to do", export_id)
@@ -76,11 +81,20 @@ def run_export_file(export_id: int) -> str:
             lease_expires_at=leases.lease_expiry(started_at),
         )
     except TransitionRefused:
-        log.info("export file %s settled before it could start; redelivery acknowledged", export_id)
-        return "already_settled"
+        if _settled(export_id):
+            log.info("export file %s settled before it could start; redelivery acknowledged", export_id)
+            return "already_settled"
+        log.info("export file %s is held by a live attempt; this job leaves it to that attempt", export_id)
+        return HELD_ELSEWHERE
     export = db.session.get(QueryExport, export_id)
     assert export is not None
     return _produce(export, access, attempt)
+
+
+def _settled(export_id: int) -> bool:
+    export = db.session.get(QueryExport, export_id, populate_existing=True)
+    db.session.rollback()
+    return export is None or export.is_settled
 
 
 def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tuple[FailureCode, str] | None:

@@ -12,6 +12,7 @@ finds its file and its rows and goes on from where they are; nobody is emailed t
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -39,7 +40,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services import audit, leases, schedule_delivery
-from app.services.export_runner import run_export_file
+from app.services.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.file_requests import queued_export, workspace_time_zone
 from app.services.report_files import file_request
 
@@ -224,6 +225,10 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     raise _Stop(code)
 
 
+# How often a run's attempt looks again at a file another live job is producing for it.
+FILE_HOLDER_POLL_SECONDS = 1.0
+
+
 def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
     """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
     export = db.session.get(QueryExport, run.export_id) if run.export_id is not None else None
@@ -232,10 +237,23 @@ def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, att
         return export
     if export is None or export.status == FileStatus.FAILED:
         export = _admit_file(run, schedule, owner, attempt)
-    if not export.is_settled:
-        run_export_file(export.id)
+    export_id = export.id
+    while run_export_file(export_id) == HELD_ELSEWHERE:
+        # Another job holds the file (the file's own redelivery after this run's worker died, or
+        # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
+        _wait_for_the_file_s_holder(export_id)
     db.session.rollback()
-    return db.session.get_one(QueryExport, export.id, populate_existing=True)
+    return db.session.get_one(QueryExport, export_id, populate_existing=True)
+
+
+def _wait_for_the_file_s_holder(export_id: int) -> None:
+    while True:
+        export = db.session.get_one(QueryExport, export_id, populate_existing=True)
+        lease_expires_at, settled = export.lease_expires_at, export.is_settled
+        db.session.rollback()
+        if settled or lease_expires_at is None or lease_expires_at < utcnow():
+            return
+        time.sleep(FILE_HOLDER_POLL_SECONDS)
 
 
 def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:

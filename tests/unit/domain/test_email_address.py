@@ -78,7 +78,7 @@ _ADDRESS = st.one_of(
 )
 
 
-@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@settings(derandomize=True, deadline=None, database=None)
 @given(_ADDRESS)
 def test_whatever_the_form_accepts_the_mailer_can_send(address):
     try:

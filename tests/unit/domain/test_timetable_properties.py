@@ -36,7 +36,8 @@ ZONES = [
 FIRST_YEAR, LAST_YEAR = 2005, 2040
 COUNT = 40
 WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-PROPERTY_SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# How many examples comes from the profile (tests/unit/conftest.py).
+PROPERTY_SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @cache
