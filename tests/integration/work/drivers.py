@@ -63,7 +63,8 @@ class Driver:
 
 
 def _workspace_with_rows():
-    """A workspace, a member who reads every dataset, a few timesheet rows and a saved query of them."""
+    """A workspace, a member who reads every dataset (and may send schedules outside it), a few
+    timesheet rows and a saved query of them."""
     workspace = factories.make_workspace()
     member = factories.make_member(workspace, grants=["schedules.external_recipients"]).person
     employee = factories.make_team_member(factories.make_team(workspace))
@@ -136,7 +137,7 @@ def _runs_done_once(run_ids: list[int], outside: Outside) -> None:
     runs = [RUNS.row(run_id) for run_id in run_ids]
     assert outside.stored() == {db.session.get_one(QueryExport, run.export_id).storage_key for run in runs}
     expected = Counter(address for run in runs for address in _run_addresses(run.id))
-    assert sum(expected.values()) == 3 * len(runs)
+    assert sum(expected.values()) == 3 * len(runs)  # each run made its three recipient rows
     assert outside.recipients() == expected
     assert outside.delivered() == set()
 
