@@ -7,7 +7,6 @@ the worker's query waits for it, alive, writing no progress, until the lock is r
 from __future__ import annotations
 
 import dataclasses
-import socket
 import time
 
 from flask import current_app
@@ -17,22 +16,17 @@ from app.services.outbox import dispatch_pending
 from app.services.work.core import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from tests.fixtures.workers import (
-    BackgroundProcess,
     a_query_waits_for_the_timesheet_lock,
     file_row,
     pending_uploads,
     timesheet_locked,
     wait_for,
+    worker_name,
 )
 
 #: The issue's target: a file whose worker died completes within this many seconds of the kill.
 RECOVERY_SECONDS = 60
 SHORT_LEASE_SECONDS = 2
-
-
-def worker_name(worker: BackgroundProcess) -> str:
-    """The name jobs/worker.py gives the RQ worker it runs."""
-    return f"exports-{socket.gethostname()}-{worker.pid}"
 
 
 def test_file_whose_worker_was_killed_completes_within_a_minute_with_default_settings(
