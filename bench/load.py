@@ -41,10 +41,10 @@ import requests
 from flask import Flask
 from sqlalchemy import delete, select, text
 
-from bench.cases import _descendants
 from bench.dataset import DATASET, prepare_workspace
 from bench.latency import STARTUP_SECONDS, _free_port, stop_processes
 from bench.load_figures import errors_of, load_line
+from bench.process_usage import memory_kib, tree
 from bench.schedules import empty_queue, redis_url, remove_runs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -206,19 +206,10 @@ class ServerMemory:
     def _run(self) -> None:
         while not self._stopped.wait(MEMORY_SAMPLE_SECONDS):
             rss = pss = 0
-            for pid in self._roots + [kid for root in self._roots for kid in _descendants(root)]:
-                sizes = _rollup_kib(pid)
+            for pid in tree(self._roots):
+                sizes = memory_kib(pid)
                 rss, pss = rss + sizes.get("Rss:", 0), pss + sizes.get("Pss:", 0)
             self.peak_rss_kib, self.peak_pss_kib = max(self.peak_rss_kib, rss), max(self.peak_pss_kib, pss)
-
-
-def _rollup_kib(pid: int) -> dict[str, int]:
-    """A process's memory totals in KiB ("Rss:", "Pss:", …); empty once it has exited."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
-            return {parts[0]: int(parts[1]) for parts in (line.split() for line in rollup) if len(parts) == 3}
-    except (OSError, ValueError):
-        return {}
 
 
 def start_processes(environment: dict[str, str], log_folder: Path) -> list[subprocess.Popen]:
@@ -308,6 +299,12 @@ def file_outcomes(requested: list[dict], files: dict[int, SettledFile]) -> tuple
     return timings, not_succeeded
 
 
+def files_completed_within(files: dict[int, SettledFile], window: list[float]) -> int:
+    """How many files the workers finished within the window (Unix times), whoever asked for them."""
+    start, end = window
+    return sum(1 for file in files.values() if file.completed_at and start <= file.completed_at.timestamp() <= end)
+
+
 def run_people(setup: dict, log_folder: Path) -> dict:
     """bench/load_users.py in its own process; what its people saw."""
     with (log_folder / "load-users.log").open("w") as log:
@@ -361,6 +358,11 @@ def load_suite(app: Flask, scratch_root: Path) -> None:
             "seconds": SECONDS,
             "anchor_seconds": ANCHOR_SECONDS,
             "warmup_seconds": WARMUP_SECONDS,
+            "server_pids": {
+                "web": [processes[0].pid],
+                "workers": [process.pid for process in processes[1 : 1 + WORKERS]],
+                "scheduler": [processes[-1].pid],
+            },
         }
         before = os.getloadavg()
         with ServerMemory([process.pid for process in processes]) as memory:
@@ -383,6 +385,7 @@ def load_suite(app: Flask, scratch_root: Path) -> None:
         seconds=SECONDS,
         anchor_seconds=ANCHOR_SECONDS,
         rows=ROWS,
+        files_done=files_completed_within(files, seen["load"]["window"]),
         memory_mb=(memory.peak_rss_kib / 1024, memory.peak_pss_kib / 1024),
         load_averages=(before, after),
     )

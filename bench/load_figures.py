@@ -38,18 +38,21 @@ def load_line(
     seconds: float,
     anchor_seconds: float,
     rows: int,
+    files_done: int,
     memory_mb: tuple[float, float],
     load_averages: tuple[Sequence[float], Sequence[float]],
 ) -> dict:
     """The suite's line. `file_ms`: each small file's milliseconds from the database, "total" from
     the request to "succeeded", "wait" in the queue and "run" in a worker;
     `files_not_succeeded`: the load's and the anchor's files that did not succeed;
+    `files_done`: the files the workers finished within the load's window (any requester's);
     `memory_mb`: the highest sums of the server processes' resident and proportional sets;
     `load_averages`: the machine's 1/5/15-minute load averages before and after the load."""
     pages, anchor_pages = page_timings(load["requests"]), page_timings(anchor["requests"])
     page_p95, anchor_p95 = percentile(pages, 95), percentile(anchor_pages, 95)
     seen = [file["seen_ms"] for file in load["files"] if file["seen_ms"] is not None]
     fragments = [request[2] for request in load["requests"] if request[0] == "fragment"]
+    cpu = load["cpu_seconds"]
     return {
         "name": "console_load",
         "users": users,
@@ -68,6 +71,12 @@ def load_line(
         "file_wait_p95_ms": _ms(percentile(file_ms["wait"], 95)),
         "file_run_p95_ms": _ms(percentile(file_ms["run"], 95)),
         "file_seen_p95_ms": _ms(percentile(seen, 95)),
+        "web_cpu_s": cpu["web"],
+        "workers_cpu_s": cpu["workers"],
+        "scheduler_cpu_s": cpu["scheduler"],
+        "web_cpu_ms_per_request": None if not load["requests"] else round(cpu["web"] * 1000 / len(load["requests"]), 1),
+        "files_done": files_done,
+        "worker_cpu_ms_per_file": None if not files_done else round(cpu["workers"] * 1000 / files_done, 1),
         "peak_rss_mb": round(memory_mb[0], 1),
         "peak_pss_mb": round(memory_mb[1], 1),
         "anchor": "one_user_serial",

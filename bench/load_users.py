@@ -19,8 +19,10 @@ pages one after another) and the load (USERS people). Each phase starts measurin
 person has signed in and WARMUP seconds passed, measures for its seconds, then stops its people.
 
 Prints one JSON object on stdout: per phase the requests seen ([kind, name, milliseconds,
-error or null]), the errors raised inside an action, and the files requested
-({"id", "sent_at" (Unix time), "seen_ms" (until the fragment said "succeeded") or null}).
+error or null]), the errors raised inside an action, the files requested ({"id", "sent_at"
+(Unix time), "seen_ms" (until the fragment said "succeeded") or null}), the CPU seconds each
+role of the server's processes (web, workers, scheduler) used while it measured, and its window
+(Unix times).
 """
 
 from gevent import monkey
@@ -39,6 +41,8 @@ import gevent  # noqa: E402
 from locust import HttpUser, between, constant, task  # noqa: E402
 from locust.env import Environment  # noqa: E402
 
+from bench.process_usage import cpu_seconds  # noqa: E402
+
 # Seconds a person pauses between actions (reading the page), drawn evenly from this range.
 THINK_SECONDS = (1.0, 4.0)
 SIGN_IN_SECONDS = 120
@@ -55,11 +59,27 @@ POLL_EVERY = re.compile(r'hx-trigger="every (\d+)(ms|s)"')
 class Recorder:
     """What one phase saw while it measured."""
 
-    def __init__(self) -> None:
+    def __init__(self, server_pids: dict[str, list[int]]) -> None:
         self.measuring = False
         self.requests: list[list] = []
         self.action_errors: list[str] = []
         self.files: list[dict] = []
+        self._server_pids = server_pids
+        self._cpu_at_start: dict[str, float] = {}
+        self.cpu_seconds: dict[str, float] = {}
+        self.window: list[float] = []
+
+    def start(self) -> None:
+        self._cpu_at_start = {role: cpu_seconds(pids) for role, pids in self._server_pids.items()}
+        self.window = [time.time()]
+        self.measuring = True
+
+    def stop(self) -> None:
+        self.measuring = False
+        self.window.append(time.time())
+        self.cpu_seconds = {
+            role: round(cpu_seconds(pids) - self._cpu_at_start[role], 2) for role, pids in self._server_pids.items()
+        }
 
     def on_request(self, request_type, name, response_time, response_length, exception=None, **_) -> None:
         if self.measuring:
@@ -71,14 +91,20 @@ class Recorder:
             self.action_errors.append(f"{type(exception).__name__}: {exception}"[:300])
 
     def result(self) -> dict:
-        return {"requests": self.requests, "action_errors": self.action_errors, "files": self.files}
+        return {
+            "requests": self.requests,
+            "action_errors": self.action_errors,
+            "files": self.files,
+            "cpu_seconds": self.cpu_seconds,
+            "window": self.window,
+        }
 
 
 class Person(HttpUser):
     """One person at the console. The phase sets the class's setup, recorder and sign-ins."""
 
     setup: dict = {}
-    recorder = Recorder()
+    recorder = Recorder({})
     emails: itertools.cycle = itertools.cycle([""])
     signed_in = 0
     wait_time = between(*THINK_SECONDS)
@@ -221,7 +247,7 @@ def _poll_seconds(fragment: str) -> float:
 
 def run_phase(setup: dict, users: int, seconds: float, warmup: float, think) -> dict:
     """`users` people for `warmup` + `seconds` seconds; what they did in the last `seconds`."""
-    recorder = Recorder()
+    recorder = Recorder(setup["server_pids"])
     Person.setup = setup
     Person.recorder = recorder
     Person.emails = itertools.cycle(setup["emails"][:users])
@@ -239,9 +265,9 @@ def run_phase(setup: dict, users: int, seconds: float, warmup: float, think) -> 
             raise SystemExit(f"only {Person.signed_in} of {users} people signed in within {SIGN_IN_SECONDS} s")
         gevent.sleep(0.1)
     gevent.sleep(warmup)
-    recorder.measuring = True
+    recorder.start()
     gevent.sleep(seconds)
-    recorder.measuring = False
+    recorder.stop()
     runner.quit()
     return recorder.result()
 

@@ -6,11 +6,24 @@ from __future__ import annotations
 from bench.load_figures import load_line
 
 
-def _phase(requests: list[list], action_errors: list[str] | None = None, files: list[dict] | None = None) -> dict:
-    return {"requests": requests, "action_errors": action_errors or [], "files": files or []}
+def _phase(
+    requests: list[list],
+    action_errors: list[str] | None = None,
+    files: list[dict] | None = None,
+    cpu_seconds: dict | None = None,
+) -> dict:
+    return {
+        "requests": requests,
+        "action_errors": action_errors or [],
+        "files": files or [],
+        "cpu_seconds": cpu_seconds or {"web": 1.0, "workers": 1.0, "scheduler": 0.1},
+        "window": [0.0, 60.0],
+    }
 
 
-def _line(load: dict, anchor: dict | None = None, file_ms: dict | None = None, not_succeeded=(0, 0)) -> dict:
+def _line(
+    load: dict, anchor: dict | None = None, file_ms: dict | None = None, not_succeeded=(0, 0), files_done: int = 1
+) -> dict:
     return load_line(
         load,
         anchor or _phase([["page", "page files list", 10.0, None]]),
@@ -20,6 +33,7 @@ def _line(load: dict, anchor: dict | None = None, file_ms: dict | None = None, n
         seconds=60,
         anchor_seconds=20,
         rows=100,
+        files_done=files_done,
         memory_mb=(900.04, 600.06),
         load_averages=((1.234, 1.0, 0.5), (2.0, 1.5, 0.75)),
     )
@@ -86,3 +100,18 @@ def test_the_line_carries_the_house_fields_rounded():
     }
     assert (line["page_p95_ms"], line["peak_rss_mb"], line["peak_pss_mb"]) == (12.3, 900.0, 600.1)
     assert line["load_average_before"] == [1.23, 1.0, 0.5]
+
+
+def test_cpu_is_given_per_request_for_the_web_and_per_finished_file_for_the_workers():
+    load = _phase(
+        [["page", "page overview", 10.0, None]] * 40, cpu_seconds={"web": 2.0, "workers": 3.0, "scheduler": 0.25}
+    )
+
+    line = _line(load, files_done=12)
+
+    assert (line["web_cpu_s"], line["workers_cpu_s"], line["scheduler_cpu_s"]) == (2.0, 3.0, 0.25)
+    assert (line["web_cpu_ms_per_request"], line["worker_cpu_ms_per_file"]) == (50.0, 250.0)
+
+
+def test_no_finished_file_gives_no_cpu_per_file():
+    assert _line(_phase([["page", "page overview", 10.0, None]]), files_done=0)["worker_cpu_ms_per_file"] is None
