@@ -15,7 +15,8 @@ things one after another for ANCHOR_SECONDS, and the load, USERS people for SECO
 it waits for every file to settle and reads each small file's time from request to "succeeded"
 from the database (the file's `completed_at` less the moment the person sent the form). While
 the load runs, a thread adds up the resident and proportional set sizes of every server
-process and the work-horses the workers fork, every MEMORY_SAMPLE_SECONDS.
+process and the work-horses the workers fork, every MEMORY_SAMPLE_SECONDS; the people's process
+reads the CPU time each role (web, workers, scheduler) used while it measured.
 
 One line: {"name": "console_load", "users", "seconds", "requests", "errors", "page_p50_ms",
 "page_p95_ms", "file_p95_ms", … "anchor": "one_user_serial", "anchor_seconds", "ratio"} (the
