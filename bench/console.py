@@ -18,7 +18,6 @@ import json
 import os
 import re
 import secrets
-import statistics
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from flask import Flask
 from sqlalchemy import delete, func, select, text
 
 from bench.latency import CSRF_TOKEN, STARTUP_SECONDS, _free_port
+from bench.percentiles import percentile
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 FILES = 100_000
@@ -200,8 +200,7 @@ def console_suite(app: Flask, scratch_root: Path) -> None:
         }
         for name, (session, url) in pages.items():
             timings = _timings(session, url)
-            p50 = statistics.median(timings)
-            p95 = statistics.quantiles(timings, n=100, method="inclusive")[94]
+            p50, p95 = percentile(timings, 50), percentile(timings, 95)
             print(
                 json.dumps(
                     {

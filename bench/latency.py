@@ -22,7 +22,6 @@ import os
 import re
 import secrets
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from flask import Flask
 from sqlalchemy import delete, select
 
 from bench.dataset import prepare_workspace
+from bench.percentiles import percentile
 from bench.schedules import empty_queue, queue_backlog, redis_url, remove_runs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -175,10 +175,6 @@ def request_and_wait(session: requests.Session, base: str, workspace_id: int, qu
         time.sleep(POLL_SECONDS)
 
 
-def _percentile(values: list[float], percent: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
-
-
 def _measure(app: Flask, bench, password: str, environment: dict[str, str], scratch_root: Path) -> list[float]:
     """REQUESTS small files, one after another, through freshly started processes; milliseconds each."""
     port = _free_port()
@@ -194,7 +190,7 @@ def _measure(app: Flask, bench, password: str, environment: dict[str, str], scra
 
 
 def _report(name: str, timings: list[float], **extra: int) -> None:
-    p50, p95 = _percentile(timings, 50), _percentile(timings, 95)
+    p50, p95 = percentile(timings, 50), percentile(timings, 95)
     line = {
         "name": name,
         **extra,

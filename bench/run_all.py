@@ -52,12 +52,13 @@ from bench.dataset import (
     prepare_workspace,
 )
 from bench.latency import latency_suite
+from bench.load import load_suite
 from bench.packages import packages_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency", "console", "packages")
-# The export suites; schedules, latency, console and packages (5M rows) run when named.
+SUITES = ("query", "report", "schedules", "latency", "console", "packages", "load")
+# The export suites; schedules, latency, console, packages (5M rows) and load run when named.
 DEFAULT_SUITES = ("query", "report")
 
 # The query suite.
@@ -409,6 +410,8 @@ def main() -> None:
             console_suite(app, scratch_root)
         if "packages" in suites:
             packages_suite(app, scratch_root, repeat)
+        if "load" in suites:
+            load_suite(app, scratch_root)
 
 
 if __name__ == "__main__":
