@@ -16,12 +16,13 @@ from collections.abc import Iterator
 import pytest
 
 from app.domain import export_file
+from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.services import export_runner
 from app.services.outbox import dispatch_pending
 from app.storage import MultipartUpload, Storage
 from app.storage.filesystem import FilesystemStorage
-from tests.fixtures.workers import file_row, pending_uploads, wait_for
+from tests.fixtures.workers import file_row, holder_frozen, let_the_lease_lapse, pending_uploads, wait_for
 
 GATE_TIMEOUT = 60
 
@@ -175,18 +176,20 @@ def _assert_row_describes_stored_bytes(storage: Storage, export_id: int, rows: i
 
 
 def test_stale_attempt_finishing_last_cannot_settle_over_the_newer_upload(
-    app, export_scenario, gated_storage, production_storage
+    app, export_scenario, gated_storage, production_storage, monkeypatch
 ):
     """Both uploads complete, the newer one last; the stale attempt then records first: it is refused."""
     export_scenario.add_timesheet_rows(5)
     export = export_scenario.request_file("csv")
     stale_published, newer_published = Gate(), Gate()
 
-    stale = Attempt(app, gated_storage, export.id, after_complete=stale_published)
-    stale_published.wait_reached()  # 5 rows stored; the stale attempt has not recorded them yet
-    export_scenario.add_timesheet_rows(7)
-    newer = Attempt(app, gated_storage, export.id, after_complete=newer_published)
-    newer_published.wait_reached()  # 12 rows stored over them
+    with holder_frozen(monkeypatch):
+        stale = Attempt(app, gated_storage, export.id, after_complete=stale_published)
+        stale_published.wait_reached()  # 5 rows stored; the stale attempt has not recorded them yet
+        let_the_lease_lapse(QueryExport, export.id)
+        export_scenario.add_timesheet_rows(7)
+        newer = Attempt(app, gated_storage, export.id, after_complete=newer_published)
+        newer_published.wait_reached()  # 12 rows stored over them
 
     stale_published.open()
     assert stale.finish() == "superseded"
@@ -199,7 +202,7 @@ def test_stale_attempt_finishing_last_cannot_settle_over_the_newer_upload(
 
 
 def test_stale_attempt_cannot_complete_its_upload_over_a_newer_workers_file(
-    app, export_scenario, gated_storage, production_storage, start_worker
+    app, export_scenario, gated_storage, production_storage, start_worker, monkeypatch
 ):
     """A stale attempt stopped just before completing its upload: a worker restarts and produces the file; the
     stale upload, aborted by the restart, can no longer replace the object."""
@@ -207,8 +210,10 @@ def test_stale_attempt_cannot_complete_its_upload_over_a_newer_workers_file(
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1  # the job a worker restarts the file with; this test runs the first attempt itself
     about_to_publish = Gate()
-    stale = Attempt(app, gated_storage, export.id, before_complete=about_to_publish)
-    about_to_publish.wait_reached()
+    with holder_frozen(monkeypatch):
+        stale = Attempt(app, gated_storage, export.id, before_complete=about_to_publish)
+        about_to_publish.wait_reached()
+    let_the_lease_lapse(QueryExport, export.id)
 
     export_scenario.add_timesheet_rows(7)
     start_worker()

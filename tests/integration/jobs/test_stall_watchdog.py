@@ -111,7 +111,8 @@ def test_file_abandoned_on_every_attempt_fails_with_timeout(export_scenario):
     """After the policy's last abandoned attempts the file is failed with timeout instead of looping forever."""
     export = _running_file(export_scenario)
     for _ in range(FILES.retries.max_attempts - 1):
-        export_file.start(export.id)  # each redelivered attempt starts the file again
+        # Each redelivered attempt starts the file again once the one before it lapsed.
+        export_file.start(export.id, now=_after_the_lease_lapsed())
     assert file_row(export.id).attempt_count == FILES.retries.max_attempts
 
     assert redeliver_lapsed(_after_the_lease_lapsed()) == 1
