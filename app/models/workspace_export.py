@@ -14,6 +14,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.domain import progress_pace
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
@@ -268,6 +269,26 @@ class ExportExecution(LeaseColumns, Model):
     events: Mapped[list[ExportJobEvent]] = relationship(
         back_populates="execution", order_by="ExportJobEvent.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def counts_against_allowance(self) -> bool:
+        """Whether it uses one of the allowance's exports: not when cancelled before it started, nor
+        when the platform failed it (the same rule execution_admission.allowance counts by)."""
+        if self.status == ExecutionStatus.CANCELLED:
+            return False
+        return not (self.status == ExecutionStatus.FAILED and self.failure_code in PLATFORM_FAILURE_CODES)
+
+    def rows_per_second(self, now: datetime) -> float | None:
+        """The rate rows are written at while it runs (progress_pace)."""
+        if self.status != ExecutionStatus.RUNNING:
+            return None
+        return progress_pace.rows_per_second(self.rows_written, self.started_at, now)
+
+    def eta_seconds(self, now: datetime) -> int | None:
+        """Seconds left at the rate seen so far, while it runs and its total is known."""
+        if self.status != ExecutionStatus.RUNNING:
+            return None
+        return progress_pace.seconds_left(self.rows_written, self.rows_expected, self.started_at, now)
 
 
 class ExportJobEvent(Model):
