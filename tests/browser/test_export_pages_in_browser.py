@@ -94,3 +94,48 @@ def test_a_running_exports_progress_bar_spans_its_card(world, live_server, watch
     assert bar["width"] >= inner_width - 1
     assert "rows per second" in page.locator("#rows-summary").text_content()
     assert browser_console_errors == [] and page.csp_violations == []
+
+
+@pytest.mark.browser
+def test_the_bucket_fields_show_only_while_a_bucket_is_chosen(
+    world, live_server, watched_page, browser_console_errors, destinations_root
+):
+    factories.make_export_settings(world.workspace)
+    page = watched_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/destinations")
+    bucket = page.get_by_label("Bucket name")
+    assert bucket.is_visible()
+
+    page.get_by_label("Directory on this server").check()
+    assert bucket.is_hidden() and page.get_by_label("Access key id").is_hidden()
+    assert page.get_by_label("Destination path").is_visible()
+
+    page.get_by_label("S3-compatible bucket").check()
+    assert bucket.is_visible()
+    assert browser_console_errors == [] and page.csp_violations == []
+
+
+@pytest.mark.browser
+def test_a_directory_destination_page_hides_the_bucket_fields_and_remove_asks_first(
+    world, live_server, watched_page, browser_console_errors, destinations_root
+):
+    factories.make_export_settings(world.workspace)
+    destination = factories.make_destination(world.workspace, name="Server folder", path="exports/rhythm")
+    page = watched_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/destinations/{destination.id}")
+    page.get_by_role("button", name="Test connection").click()
+    page.locator("#test-result").get_by_text("DESTINATIONS_ROOT/exports/rhythm").wait_for()
+
+    assert page.get_by_label("Bucket name").is_hidden()
+    assert str(destinations_root) not in page.content()
+
+    page.get_by_role("link", name="Remove").click()
+    page.get_by_role("heading", name="Remove the destination Server folder?").wait_for()
+    page.get_by_role("link", name="Keep it").click()
+    page.get_by_role("heading", name="Server folder").wait_for()
+    page.get_by_role("link", name="Remove").click()
+    page.get_by_role("button", name="Remove the destination").click()
+    page.get_by_text("Destination removed.").wait_for()
+    assert browser_console_errors == [] and page.csp_violations == []
