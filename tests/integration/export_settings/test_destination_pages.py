@@ -325,6 +325,7 @@ def test_remove_asks_for_confirmation_before_removing(client, admin):
     remove_url = destinations_url(admin.workspace, f"/{destination.id}/remove")
     page = client.get(destinations_url(admin.workspace, f"/{destination.id}")).text
     assert f'<a class="button danger" href="{remove_url}">Remove</a>' in page
+    assert "not available here" not in page
 
     confirmation = client.get(remove_url)
 
