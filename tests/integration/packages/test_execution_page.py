@@ -98,3 +98,15 @@ def test_a_running_execution_shows_rows_per_second_and_the_time_left(admin_clien
     page = _page(admin_client, export_world, execution, live=True)
 
     assert re.search(r"1,000 of 3,000 rows written \(33%\) · 10 rows per second · about 3 min \d+ s left", page)
+
+
+def test_the_overview_gives_a_phase_only_to_a_running_or_failed_export(admin_client, export_world):
+    factories.make_execution(export_world.workspace, export_world.admin, status="succeeded", phase="notifying")
+    factories.make_execution(
+        export_world.workspace, export_world.admin, status="failed", phase="uploading", failure_code="storage_error"
+    )
+
+    page = admin_client.get(f"/w/{export_world.workspace.id}/export/").get_data(as_text=True)
+
+    assert "notifying" not in page
+    assert "<td>stopped in uploading</td>" in page
