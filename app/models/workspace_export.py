@@ -14,7 +14,6 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.domain import progress_pace
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
@@ -277,18 +276,6 @@ class ExportExecution(LeaseColumns, Model):
         if self.status == ExecutionStatus.CANCELLED:
             return False
         return not (self.status == ExecutionStatus.FAILED and self.failure_code in PLATFORM_FAILURE_CODES)
-
-    def rows_per_second(self, now: datetime) -> float | None:
-        """The rate rows are written at while it runs (progress_pace)."""
-        if self.status != ExecutionStatus.RUNNING:
-            return None
-        return progress_pace.rows_per_second(self.rows_written, self.started_at, now)
-
-    def eta_seconds(self, now: datetime) -> int | None:
-        """Seconds left at the rate seen so far, while it runs and its total is known."""
-        if self.status != ExecutionStatus.RUNNING:
-            return None
-        return progress_pace.seconds_left(self.rows_written, self.rows_expected, self.started_at, now)
 
 
 class ExportJobEvent(Model):
