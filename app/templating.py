@@ -16,6 +16,11 @@ def format_datetime(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "—"
 
 
+def format_datetime_seconds(value: datetime | None) -> str:
+    """A time to the second, where events a few seconds apart must read apart (an event log)."""
+    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else "—"
+
+
 def format_bytes(size: int | None) -> str:
     if size is None:
         return "—"
@@ -39,6 +44,7 @@ def format_duration(seconds: int | None) -> str:
 
 def register(app: Flask) -> None:
     app.jinja_env.filters["datetime"] = format_datetime
+    app.jinja_env.filters["datetime_seconds"] = format_datetime_seconds
     app.jinja_env.filters["bytes"] = format_bytes
     app.jinja_env.filters["duration"] = format_duration
     app.jinja_env.globals["now"] = utcnow

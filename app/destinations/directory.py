@@ -11,11 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from app.destinations.base import DestinationRefused, DestinationStore
 from app.storage.base import check_key
+
+# How a place under the root is shown to people (a test's message, a delivery's location, an
+# error): by its path under the root the operator configured, never the server's own path.
+ROOT_NAME = "DESTINATIONS_ROOT"
 
 
 class DirectoryDestination(DestinationStore):
@@ -53,12 +57,35 @@ class DirectoryDestination(DestinationStore):
         return target
 
     def location(self, relative_key: str = "") -> str:
-        return str(self._target(relative_key)) if relative_key else str(self.base)
+        return self._shown(self._target(relative_key) if relative_key else self.base)
+
+    def _shown(self, path: str | Path) -> str:
+        """`path` as people see it: under ROOT_NAME when it lies in the root, else its last part only."""
+        path = Path(path)
+        if not path.is_relative_to(self.root):
+            return path.name
+        inside = path.relative_to(self.root).as_posix()
+        return ROOT_NAME if inside == "." else f"{ROOT_NAME}/{inside}"
+
+    @contextlib.contextmanager
+    def _paths_shown(self) -> Iterator[None]:
+        """The system's errors name their files as people see them (_shown), keeping their kind."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            shown = OSError(exc.errno, exc.strerror, self._shown(exc.filename))
+            raise shown from exc
 
     def put_bytes(self, relative_key: str, data: bytes) -> None:
         self.put_stream(relative_key, [data])
 
     def put_stream(self, relative_key: str, chunks: Iterable[bytes]) -> int:
+        with self._paths_shown():
+            return self._write(relative_key, chunks)
+
+    def _write(self, relative_key: str, chunks: Iterable[bytes]) -> int:
         target = self._target(relative_key)
         target.parent.mkdir(parents=True, exist_ok=True)
         # Creating the folders may have met a symbolic link planted meanwhile: check again.
@@ -80,7 +107,9 @@ class DirectoryDestination(DestinationStore):
         return size
 
     def read_bytes(self, relative_key: str) -> bytes:
-        return self._target(relative_key).read_bytes()
+        with self._paths_shown():
+            return self._target(relative_key).read_bytes()
 
     def delete(self, relative_key: str) -> None:
-        self._target(relative_key).unlink(missing_ok=True)
+        with self._paths_shown():
+            self._target(relative_key).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from app.domain import progress_pace
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
@@ -162,11 +163,9 @@ class QueryExport(LeaseColumns, Model):
 
     def eta_seconds(self, now: datetime) -> int | None:
         """Seconds left at the rate seen so far, when the total is known."""
-        if self.status != FileStatus.RUNNING or not self.rows_total or not self.rows_written or not self.started_at:
+        if self.status != FileStatus.RUNNING:
             return None
-        elapsed = (now - self.started_at).total_seconds()
-        remaining = max(self.rows_total - self.rows_written, 0)
-        return int(elapsed * remaining / self.rows_written)
+        return progress_pace.seconds_left(self.rows_written, self.rows_total, self.started_at, now)
 
 
 class QueryExportRequest(Model):

@@ -269,6 +269,14 @@ class ExportExecution(LeaseColumns, Model):
         back_populates="execution", order_by="ExportJobEvent.id", cascade="all, delete-orphan"
     )
 
+    @property
+    def counts_against_allowance(self) -> bool:
+        """Whether it uses one of the allowance's exports: not when cancelled before it started, nor
+        when the platform failed it (the same rule execution_admission.allowance counts by)."""
+        if self.status == ExecutionStatus.CANCELLED:
+            return False
+        return not (self.status == ExecutionStatus.FAILED and self.failure_code in PLATFORM_FAILURE_CODES)
+
 
 class ExportJobEvent(Model):
     """The execution's append-only event log: phases started and finished, counts, warnings, errors."""

@@ -10,7 +10,7 @@ since they answer for every schedule of the workspace. Expiry is computed on rea
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, func, or_, select
@@ -21,6 +21,8 @@ from app.extensions import db
 from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import Schedule
+from app.services import schedules
+from app.services.file_requests import HEADINGS
 from app.services.list_pages import (
     MOMENT,
     NUMBER,
@@ -63,6 +65,8 @@ FILE_LIST = ListSpec(
     },
     search_columns=(QueryExport.source_name, QueryExport.file_name),
 )
+# The Schedule filter's choices besides one schedule's id: files of any schedule, or of none.
+ANY_SCHEDULE, NO_SCHEDULE = "any", "none"
 # Werkzeug adds "; charset=utf-8" to the text types.
 MIME_TYPES = {
     "csv": "text/csv",
@@ -97,6 +101,14 @@ def _own_files(access: RequesterContext):
     )
 
 
+def file_list(access: RequesterContext) -> ListSpec:
+    """The Files list as the person sees it: FILE_LIST with a Schedule filter offering the schedules
+    of this workspace they may see (a schedule's file is its owner's when it ran)."""
+    choices = {ANY_SCHEDULE: "From any schedule", NO_SCHEDULE: "Requested by hand"}
+    choices.update({str(schedule_id): name for schedule_id, name in schedules.visible_names(access).items()})
+    return replace(FILE_LIST, filters={**FILE_LIST.filters, "schedule": ListFilter("Schedule", choices)})
+
+
 def page_files(access: RequesterContext, request: ListRequest, now: datetime) -> Page:
     """One page of the person's own files in the workspace (INV-04), searched, filtered and ordered as asked.
 
@@ -114,8 +126,44 @@ def page_files(access: RequesterContext, request: ListRequest, now: datetime) ->
         statement = statement.where(QueryExport.format == request.filters["format"])
     if "source" in request.filters:
         statement = statement.where(QueryExport.kind == request.filters["source"])
+    schedule = request.filters.get("schedule")
+    if schedule == ANY_SCHEDULE:
+        statement = statement.where(QueryExport.schedule_id.is_not(None))
+    elif schedule == NO_SCHEDULE:
+        statement = statement.where(QueryExport.schedule_id.is_(None))
+    elif schedule:
+        statement = statement.where(QueryExport.schedule_id == int(schedule))
     page = page_of(FILE_LIST, request, statement)
     return page.with_rows([export for (export,) in page.rows])
+
+
+def choice_words(export: QueryExport) -> str:
+    """What the file was made with, in a few words for the Files list (its page spells each out):
+    a query file's heading, text and time stamps, a report file's kind."""
+    if export.kind == "report":
+        return f"{export.report_kind} report" if export.report_kind else "Report"
+    if export.kind != "query":
+        return ""
+    words = [HEADINGS.get(export.heading, export.heading)]
+    if export.format == "csv":
+        words.append("exact values" if export.exact_values else "spreadsheet-safe text")
+    if export.include_descriptions:
+        words.append("descriptions row")
+    if export.time_zone:
+        words.append(f"times in {export.time_zone}")
+    return " · ".join(words)
+
+
+def schedule_names(files: list[QueryExport]) -> dict[int, str]:
+    """The names of the schedules that produced these files (those still in the files' workspace), by id."""
+    ids = {export.schedule_id for export in files if export.schedule_id is not None}
+    if not ids:
+        return {}
+    workspace_ids = {export.workspace_id for export in files}
+    rows = db.session.execute(
+        select(Schedule.id, Schedule.name).where(Schedule.id.in_(ids), Schedule.workspace_id.in_(workspace_ids))
+    )
+    return {schedule_id: name for schedule_id, name in rows}
 
 
 def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, String, cast, literal, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.access import RequesterContext
@@ -59,8 +59,14 @@ PACKAGE_LIST = ListSpec(
         ),
         "format": ListFilter("Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines"}),
     },
-    # Who pressed Export now, or the cadence period ("weekly:2026-W49") the export was for.
-    search_columns=(Person.name, ExportExecution.cadence_key),
+    # Who pressed Export now, the cadence period ("weekly:2026-W49") the export was for, the
+    # package as its page names it ("Package 12"), and its identifier (a prefix is enough).
+    search_columns=(
+        Person.name,
+        ExportExecution.cadence_key,
+        literal("Package ", String) + cast(ExportPackage.id, String),
+        ExportPackage.uid,
+    ),
 )
 EVENT_LOG_LIMIT = 500
 
@@ -162,8 +168,8 @@ def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[Pac
 
 
 def page_packages(workspace_id: int, request: ListRequest) -> Page:
-    """One page of the workspace's packages, searched (who started the export, its cadence period),
-    filtered (status, format) and ordered as asked."""
+    """One page of the workspace's packages, searched (who started the export, its cadence period,
+    "Package N", its identifier), filtered (status, format) and ordered as asked."""
     statement = _listing_select(workspace_id)
     if "status" in request.filters:
         statement = statement.where(ExportPackage.status == request.filters["status"])

@@ -141,3 +141,24 @@ def test_request_another_file_from_the_file_page_makes_a_second_file_of_the_same
 
     assert (first.format, second.format) == ("csv", "csv")
     assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_back_without_the_back_forward_cache_then_sending_again_shows_the_first_file(
+    world, live_server, browser_page, browser_console_errors
+):
+    """A browser that loads the page again on Back (no back/forward cache) still shows the form it
+    sent, so sending it again answers the first file."""
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_request_form(page, live_server, world, query)
+    first = request_file(page)
+
+    page.go_back()
+    page.wait_for_url(f"{live_server}/w/{world.workspace.id}/queries/{query.id}")
+    page.get_by_role("button", name="Request file").click()
+    page.wait_for_url(re.compile(r"/files/\d+$"))
+
+    assert fresh(select(QueryExport.id)).scalars().all() == [first.id]
+    assert page.url.endswith(f"/files/{first.id}")
+    assert browser_console_errors == []

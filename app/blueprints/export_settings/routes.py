@@ -169,29 +169,37 @@ def destination(workspace_id: int, destination_id: int):
     return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination_id))
 
 
-def _destination_page(found, form: DestinationForm, error: ValidationError | None = None, status: int = 200):
+# The destination page's forms: a refusal is shown beside the form that was sent, and only there.
+EDIT, STATUS, SECRET, TEST = "edit", "status", "secret", "test"
+
+
+def _destination_page(
+    found, form: DestinationForm, error: ValidationError | None = None, status: int = 200, refused_at: str = EDIT
+):
     current = export_settings.get(g.workspace_id)
     return render_template(
         "export_settings/destination.html",
         destination=found,
         form=form,
         error=error,
+        refused_at=refused_at,
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
         directory_allowed=export_destinations.directory_root_configured(),
     ), status
 
 
-def _act(destination_id: int, action, done: str, form_class=ConfirmForm):
-    """Run one of the destination page's buttons; a refusal shows the page with its message."""
+def _act(destination_id: int, action, done: str, refused_at: str, form_class=ConfirmForm):
+    """Run one of the destination page's buttons; a refusal shows the page with its message beside
+    the form it came from (`refused_at`)."""
     found = _visible_or_404(destination_id)
     form = form_class()
     if not form.validate():
-        return _destination_page(found, _filled(found), _form_error(form), 400)
+        return _destination_page(found, _filled(found), _form_error(form), 400, refused_at)
     try:
         action(found, form)
     except ValidationError as error:
-        return _destination_page(found, _filled(found), error, 400)
+        return _destination_page(found, _filled(found), error, 400, refused_at)
     flash(done)
     return found
 
@@ -215,6 +223,7 @@ def enable_destination(workspace_id: int, destination_id: int):
         destination_id,
         lambda found, form: export_destinations.set_enabled(g.access, found, True),
         "Destination enabled: new packages are delivered to it.",
+        STATUS,
     )
     return _back_to(outcome, destination_id)
 
@@ -226,6 +235,7 @@ def disable_destination(workspace_id: int, destination_id: int):
         destination_id,
         lambda found, form: export_destinations.set_enabled(g.access, found, False),
         "Destination disabled: deliveries to it are withheld until it is enabled again.",
+        STATUS,
     )
     return _back_to(outcome, destination_id)
 
@@ -237,9 +247,18 @@ def replace_secret(workspace_id: int, destination_id: int):
         destination_id,
         lambda found, form: export_destinations.replace_secret(g.access, found, form.secret.data or ""),
         "The secret access key was replaced. Test the connection to check it.",
+        SECRET,
         SecretForm,
     )
     return _back_to(outcome, destination_id)
+
+
+@bp.get("/destinations/<int:destination_id>/remove")
+@workspace_administrator
+def confirm_remove_destination(workspace_id: int, destination_id: int):
+    """What removing the destination does, and the button that does it."""
+    found = _visible_or_404(destination_id)
+    return render_template("export_settings/remove.html", destination=found, form=ConfirmForm(formdata=None))
 
 
 @bp.post("/destinations/<int:destination_id>/remove")
@@ -249,6 +268,7 @@ def remove_destination(workspace_id: int, destination_id: int):
         destination_id,
         lambda found, form: export_destinations.remove(g.access, found),
         "Destination removed. Its past deliveries stay in the packages' history.",
+        STATUS,
     )
     if isinstance(outcome, tuple):
         return outcome
@@ -272,5 +292,5 @@ def test_destination(workspace_id: int, destination_id: int):
     if htmx:
         return render_template("export_settings/_test_result.html", destination=found, error=error)
     if error is not None:
-        return _destination_page(found, _filled(found), error, 400)
+        return _destination_page(found, _filled(found), error, 400, TEST)
     return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination_id))

@@ -31,12 +31,20 @@ def cancel_rule() -> dict:
     return {"may_cancel": lambda export: file_cancellation.may_cancel(g.access, export)}
 
 
+@bp.context_processor
+def file_choices() -> dict:
+    return {"choice_words": file_library.choice_words}
+
+
 @bp.get("/")
 @workspace_member
 def index(workspace_id: int):
-    listing = list_pages.read_request(file_library.FILE_LIST, request.args)
+    spec = file_library.file_list(g.access)
+    listing = list_pages.read_request(spec, request.args)
     page = file_library.page_files(g.access, listing, utcnow())
-    return render_template("files/index.html", page=page, spec=file_library.FILE_LIST)
+    return render_template(
+        "files/index.html", page=page, spec=spec, schedule_names=file_library.schedule_names(page.rows)
+    )
 
 
 @bp.get("/<int:file_id>")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 from markupsafe import escape
+from sqlalchemy import select
 
 from app.domain import export_file
 from app.extensions import db
+from app.models import QueryExport
 from app.storage import get_storage
 from tests import factories
 
@@ -73,3 +75,43 @@ def test_authority_in_another_workspace_does_not_reach_the_file(client, auth, sc
     auth.login(elsewhere.email)
     response = client.get(f"/w/{world.other_workspace.id}/files/{export.id}")
     assert response.status_code == 404
+
+
+def test_a_schedules_file_says_its_source_is_the_schedule_and_names_its_query_as_it_is(client, auth, world):
+    """The file is named after the schedule; its page names the schedule as the source and the query by its own name."""
+    query = factories.make_query(world.workspace, world.member, name="Hours by team")
+    schedule = factories.make_schedule(query, world.member, name="Monday hours")
+    factories.make_run(schedule, factories.make_export(query, world.member, source_name=schedule.name))
+    db.session.commit()
+    auth.login(world.member.email)
+
+    export_id = db.session.scalar(select(QueryExport.id))
+    page = client.get(f"/w/{world.workspace.id}/files/{export_id}").get_data(as_text=True)
+
+    schedule_link = f'<a href="/w/{world.workspace.id}/schedules/{schedule.id}">Monday hours</a>'
+    assert f"<dt>Source</dt><dd>Schedule: {schedule_link}</dd>" in page
+    query_link = f'<a href="/w/{world.workspace.id}/queries/{query.id}">Hours by team</a>'
+    assert "<dt>Query</dt>" in page and query_link in page
+    assert f'/queries/{query.id}">Monday hours</a>' not in page
+
+
+def test_the_files_list_marks_a_schedules_file_and_shows_every_files_choices(client, auth, world):
+    query = factories.make_query(world.workspace, world.member, name="Hours by team")
+    schedule = factories.make_schedule(query, world.member, name="Monday hours")
+    factories.make_run(schedule, factories.make_export(query, world.member, source_name=schedule.name))
+    factories.make_export(
+        query, world.member, source_name="By hand", format="xlsx", heading="labels", time_zone="Europe/Paris"
+    )
+    factories.make_export(query, world.member, source_name="For pandas", exact_values=True, heading="none")
+    db.session.commit()
+    auth.login(world.member.email)
+
+    page = client.get(f"/w/{world.workspace.id}/files/").get_data(as_text=True)
+
+    schedule_link = f'<a href="/w/{world.workspace.id}/schedules/{schedule.id}">Monday hours</a>'
+    assert page.count('class="file-origin"') == 1
+    assert f'<span class="file-origin">Schedule: {schedule_link}</span>' in page
+    assert "Column labels · times in Europe/Paris" in page
+    assert "No heading row · exact values · times in UTC" in page
+    assert "Column names · spreadsheet-safe text · times in UTC" in page
+    assert '<select id="list-filter-schedule" name="schedule">' in page

@@ -98,3 +98,24 @@ def test_keys_that_are_not_plain_relative_paths_are_refused(world, destinations_
 
     with pytest.raises(InvalidKey):
         store.put_bytes(key, b"x")
+
+
+def test_the_probe_names_the_folder_under_the_root_never_the_servers_own_path(world, destinations_root):
+    destination = factories.make_destination(world.workspace, path="exports/rhythm")
+
+    result = destinations.test_connection(destination)
+
+    assert result.message == "Wrote, read back and deleted a test object in DESTINATIONS_ROOT/exports/rhythm."
+    assert str(destinations_root) not in result.message
+
+
+def test_a_write_the_system_refuses_names_its_file_under_the_root(world, destinations_root):
+    """A file stands where the object's folder should be: the system's reason, and the folder under the root."""
+    (destinations_root / "exports").mkdir()
+    (destinations_root / "exports" / "a").write_bytes(b"in the way")
+    store = destinations.open_destination(factories.make_destination(world.workspace, path="exports"))
+
+    with pytest.raises(FileExistsError) as refused:
+        store.put_stream("a/file.bin", iter([b"data"]))
+
+    assert destinations.describe_error(refused.value) == "File exists: DESTINATIONS_ROOT/exports/a"

@@ -289,3 +289,48 @@ def test_an_edit_cannot_point_a_destination_at_the_servers_own_network(client, a
     assert "private-network address" in response.text
     [unchanged] = _destinations(admin.workspace)
     assert unchanged.endpoint_url is None
+
+
+def _between(page: str, start: str, end: str) -> str:
+    """The part of the page from `start` to the next `end` after it."""
+    begin = page.index(start)
+    return page[begin : page.index(end, begin)]
+
+
+def test_an_empty_replacement_secret_is_refused_once_beside_its_own_form(client, admin):
+    destination = _s3_destination(admin.workspace)
+
+    page = client.post(destinations_url(admin.workspace, f"/{destination.id}/secret"), data={"secret": ""}).text
+
+    assert page.count("Enter the secret access key.") == 1
+    assert "Enter the secret access key." in _between(page, 'id="replace-secret-form"', "</form>")
+    assert 'id="new-secret" name="secret" value="" autocomplete="new-password" aria-invalid="true"' in page
+
+
+def test_a_refused_edit_is_shown_in_the_edit_form_not_in_the_connection_box(client, admin):
+    destination = _s3_destination(admin.workspace)
+
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}"), data=_edit_form(destination, name="")
+    )
+
+    assert response.status_code == 400
+    assert "Nothing was changed." in _between(response.text, 'id="edit-destination-form"', "</form>")
+    assert "Nothing was changed." not in _between(response.text, 'id="test-result"', "</div>")
+    assert response.text.count("Nothing was changed.") == 1
+
+
+def test_remove_asks_for_confirmation_before_removing(client, admin):
+    destination = _s3_destination(admin.workspace)
+    remove_url = destinations_url(admin.workspace, f"/{destination.id}/remove")
+    page = client.get(destinations_url(admin.workspace, f"/{destination.id}")).text
+    assert f'<a class="button danger" href="{remove_url}">Remove</a>' in page
+    assert "not available here" not in page
+
+    confirmation = client.get(remove_url)
+
+    assert confirmation.status_code == 200
+    assert f"<h1>Remove the destination {destination.name}?</h1>" in confirmation.text
+    assert '<button type="submit" class="danger">Remove the destination</button>' in confirmation.text
+    assert "Keep it" in confirmation.text
+    assert _destinations(admin.workspace)[0].removed_at is None

@@ -241,3 +241,49 @@ def test_cursor_of_another_order_or_another_list_is_refused(world, query, owner)
     for page in (_page(world, owner, sort="name", after=newest_cursor), _page(world, owner, after=queries_cursor)):
         assert page.is_first and len(page.rows) == 25
         assert any("not valid" in notice for notice in page.notices)
+
+
+def _page_as_seen(world, person, **args):
+    """A page of the list as the person's Files page reads it, with the Schedule filter of their schedules."""
+    access = _access(world, person)
+    request = list_pages.read_request(file_library.file_list(access), args)
+    return file_library.page_files(access, request, utcnow())
+
+
+def test_schedule_filter_shows_the_files_of_one_schedule_of_any_or_of_none(world, query, owner):
+    weekly = factories.make_schedule(query, owner, name="Weekly hours")
+    daily = factories.make_schedule(query, owner, name="Daily hours")
+    factories.make_run(weekly, _file(query, owner, "weekly file", minutes_ago=3))
+    factories.make_run(daily, _file(query, owner, "daily file", minutes_ago=2))
+    _file(query, owner, "by hand", minutes_ago=1)
+
+    assert _names(_page_as_seen(world, owner, schedule=str(weekly.id))) == ["weekly file"]
+    assert _names(_page_as_seen(world, owner, schedule="any")) == ["daily file", "weekly file"]
+    assert _names(_page_as_seen(world, owner, schedule="none")) == ["by hand"]
+
+
+def test_schedule_filter_offers_only_the_schedules_the_person_may_see_in_this_workspace(world, query, owner):
+    """Their own schedules, not a colleague's nor another workspace's; a manager sees every one here."""
+    own = factories.make_schedule(query, owner, name="Mine")
+    colleagues = factories.make_schedule(query, world.scoped, name="A colleague's")
+    other_query = factories.make_query(world.other_workspace, world.outsider)
+    factories.make_schedule(other_query, world.outsider, name="Elsewhere")
+    manager = factories.make_member(world.workspace, grants=["schedules.manage"]).person
+
+    def offered(person) -> dict[str, str]:
+        choices = dict(file_library.file_list(_access(world, person)).filters["schedule"].choices)
+        return {value: label for value, label in choices.items() if value not in ("any", "none")}
+
+    assert offered(owner) == {str(own.id): "Mine"}
+    assert offered(manager) == {str(colleagues.id): "A colleague's", str(own.id): "Mine"}
+
+
+def test_schedule_filter_ignores_a_schedule_the_person_may_not_see_and_says_so(world, query, owner):
+    colleagues = factories.make_schedule(query, world.scoped, name="A colleague's")
+    _file(query, owner, "mine")
+
+    page = _page_as_seen(world, owner, schedule=str(colleagues.id))
+
+    assert _names(page) == ["mine"]
+    assert page.request.filters == {}
+    assert page.notices == ("Schedule: that choice does not exist, so the list is not filtered by it.",)

@@ -91,6 +91,25 @@ def test_search_finds_who_pressed_export_now_and_the_cadence_period(world):
     assert _ids(_page(world.workspace, q="w49")) == [weekly.id]
 
 
+def test_search_finds_a_package_by_the_name_its_page_gives_it(world):
+    """ "package 2" finds Package 2 (and any whose number starts with 2), not Package 1 or 12."""
+    packages = [_package(world.workspace, world.admin, minutes_ago=n) for n in range(3)]
+    wanted = packages[1]
+    named = f"package {wanted.id}"
+
+    found = _ids(_page(world.workspace, q=named))
+
+    assert wanted.id in found
+    assert all(str(package_id).startswith(str(wanted.id)) for package_id in found)
+
+
+def test_search_finds_a_package_by_the_start_of_its_identifier(world):
+    wanted = _package(world.workspace, world.admin)
+    _package(world.workspace, world.admin, minutes_ago=1)
+
+    assert _ids(_page(world.workspace, q=wanted.uid[:8])) == [wanted.id]
+
+
 def test_every_hostile_value_is_searched_as_text(world):
     """Each hostile value as a search answers a page (nothing matches it), never an error."""
     _package(world.workspace, world.admin)

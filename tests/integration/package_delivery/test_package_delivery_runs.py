@@ -61,7 +61,8 @@ def test_a_package_lands_whole_in_a_directory_destination(stored_package, world,
     row = db.session.scalars(select(ExportDelivery).where(ExportDelivery.destination_id == destination.id)).one()
     assert row.status == DeliveryStatus.DELIVERED
     assert _files(destinations_root) == stored_package.expected_at("exports/rhythm")
-    assert row.location.startswith(str(destinations_root / "exports" / "rhythm" / f"workspace-{world.workspace.id}"))
+    # Where people read it: under the configured root, never the server's own path.
+    assert row.location.startswith(f"DESTINATIONS_ROOT/exports/rhythm/workspace-{world.workspace.id}/")
     assert attempt_outcomes(row.id) == [(1, "delivered", None, None)]
 
 
