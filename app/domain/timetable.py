@@ -32,12 +32,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, available_timezones
 
 from cronsim import CronSim, CronSimError
 
-from app.domain.errors import ValidationError
+from app.domain.errors import FieldChecks, ValidationError
 from app.domain.text_rules import whole_number
 
 KINDS = ("hourly", "daily", "weekly", "monthly", "cron")
@@ -69,6 +69,8 @@ ONE_HOUR = timedelta(hours=1)
 # the local mean times before that), so a wall-clock time's instants always lie within it.
 _OFFSET_BOUND = timedelta(hours=26)
 _TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])(?::00)?")
+# Areas of the IANA database that hold only aliases kept for old systems.
+_LEGACY_ZONE_AREAS = frozenset({"Etc", "SystemV", "US", "Brazil", "Canada", "Chile", "Mexico"})
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRONSIM_FIELDS = {"Bad minute": 0, "Bad hour": 1, "Bad day-of-month": 2, "Bad month": 3, "Bad day-of-week": 4}
 
@@ -101,18 +103,23 @@ class Timetable:
         kind = data.get("kind")
         if kind not in KINDS:
             raise ValidationError("Choose how often the schedule runs: hourly, daily, weekly, monthly or cron.", "kind")
+        # Every field is checked before any refusal is raised, so a form shows all its mistakes at once.
+        checks = FieldChecks()
         zone_text = data.get("zone")
-        zone = _valid_zone(zone_text if zone_text not in (None, "") else default_zone, "zone")
+        zone = checks.check(_valid_zone, zone_text if zone_text not in (None, "") else default_zone, "zone")
+        fields: dict[str, Any] = {}
         if kind == "hourly":
-            return cls(kind, zone, minute=_valid_minute(data.get("minute")))
-        if kind == "cron":
-            return cls(kind, zone, expression=_valid_expression(data.get("expression")))
-        at = _valid_time(data.get("time"))
-        if kind == "daily":
-            return cls(kind, zone, at=at)
-        if kind == "weekly":
-            return cls(kind, zone, at=at, weekdays=_valid_weekdays(data.get("days")))
-        return cls(kind, zone, at=at, month_day=_valid_month_day(data.get("day")))
+            fields["minute"] = checks.check(_valid_minute, data.get("minute"))
+        elif kind == "cron":
+            fields["expression"] = checks.check(_valid_expression, data.get("expression"))
+        else:
+            fields["at"] = checks.check(_valid_time, data.get("time"))
+            if kind == "weekly":
+                fields["weekdays"] = checks.check(_valid_weekdays, data.get("days"))
+            elif kind == "monthly":
+                fields["month_day"] = checks.check(_valid_month_day, data.get("day"))
+        checks.raise_any()
+        return cls(kind, str(zone), **fields)
 
     def to_json(self) -> dict[str, object]:
         """The shape `from_json` reads, with only this kind's fields and the zone."""
@@ -271,12 +278,33 @@ def wall_clock_label(local: datetime) -> str:
     return f"{day}, {local:%H:%M} {named}({offset_text})"
 
 
+def moment_label(local: datetime) -> str:
+    """ "2 Dec 2026 09:00:05 GMT": a moment to the second, for run histories, whose page names its
+    zone once; the abbreviation when the zone has one."""
+    abbreviation = local.tzname() or ""
+    named = f" {abbreviation}" if abbreviation and abbreviation[0] not in "+-" else ""
+    return f"{local.day} {MONTH_ABBREVIATIONS[local.month - 1]} {local.year} {local:%H:%M:%S}{named}"
+
+
 # Validation
 
 
 @cache
 def _zone_names() -> frozenset[str]:
     return frozenset(available_timezones())
+
+
+@cache
+def zone_suggestions() -> tuple[str, ...]:
+    """The zones a time-zone field suggests, in order: UTC and the Area/City names people know
+    their clocks by, without the legacy aliases (GB-Eire, US/Pacific, Etc/GMT+5) that are still accepted."""
+    areas = sorted(name for name in _zone_names() if "/" in name and name.split("/")[0] not in _LEGACY_ZONE_AREAS)
+    return ("UTC", *areas)
+
+
+def is_zone(text: str) -> bool:
+    """True when `text` names a zone of the IANA database exactly (as the timetable stores it)."""
+    return text in _zone_names()
 
 
 @cache
