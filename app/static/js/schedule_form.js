@@ -53,11 +53,11 @@ function followSource(form) {
         radio.checked = false;
       }
     });
-    // A source that allows one format leaves nothing to choose; otherwise the first one offered.
+    // With the chosen format no longer offered, the source's first format is chosen (PDF for a report).
     if (!form.querySelector("input[name=format]:checked")) {
-      var first = choices.filter(function (label) { return !label.hidden; })[0];
+      var first = form.querySelector("[data-format='" + allowed[0] + "'] input");
       if (first) {
-        first.querySelector("input").checked = true;
+        first.checked = true;
       }
     }
   }
