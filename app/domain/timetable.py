@@ -33,18 +33,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import cache
 from typing import Any, NamedTuple
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
 from app.domain.errors import FieldChecks, ValidationError
 from app.domain.text_rules import whole_number
+from app.domain.time_zones import valid_zone
 
 KINDS = ("hourly", "daily", "weekly", "monthly", "cron")
 LAST_DAY = "last"
 MAX_MONTH_DAY = 28
 MAX_EXPRESSION_LENGTH = 200
-MAX_ZONE_LENGTH = 64
 WEEKDAY_KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MONTH_NAMES = (
@@ -69,8 +69,6 @@ ONE_HOUR = timedelta(hours=1)
 # the local mean times before that), so a wall-clock time's instants always lie within it.
 _OFFSET_BOUND = timedelta(hours=26)
 _TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])(?::00)?")
-# Areas of the IANA database that hold only aliases kept for old systems.
-_LEGACY_ZONE_AREAS = frozenset({"Etc", "SystemV", "US", "Brazil", "Canada", "Chile", "Mexico"})
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _CRONSIM_FIELDS = {"Bad minute": 0, "Bad hour": 1, "Bad day-of-month": 2, "Bad month": 3, "Bad day-of-week": 4}
 
@@ -106,7 +104,7 @@ class Timetable:
         # Every field is checked before any refusal is raised, so a form shows all its mistakes at once.
         checks = FieldChecks()
         zone_text = data.get("zone")
-        zone = checks.check(_valid_zone, zone_text if zone_text not in (None, "") else default_zone, "zone")
+        zone = checks.check(valid_zone, zone_text if zone_text not in (None, "") else default_zone, "zone")
         fields: dict[str, Any] = {}
         if kind == "hourly":
             fields["minute"] = checks.check(_valid_minute, data.get("minute"))
@@ -260,8 +258,8 @@ def due_occurrences(timetable: Timetable, last_occurrence: datetime, now: dateti
 
 def viewer_times(occurrences: Iterable[datetime], schedule_zone: str, viewer_zone: str) -> list[OccurrenceInZones]:
     """Each occurrence in the schedule's zone and the viewer's; ValidationError for a bad viewer zone."""
-    schedule = ZoneInfo(_valid_zone(schedule_zone, "zone"))
-    viewer = ZoneInfo(_valid_zone(viewer_zone, "viewer_zone"))
+    schedule = ZoneInfo(valid_zone(schedule_zone, "zone"))
+    viewer = ZoneInfo(valid_zone(viewer_zone, "viewer_zone"))
     return [
         OccurrenceInZones(_as_utc(instant), instant.astimezone(schedule), instant.astimezone(viewer))
         for instant in occurrences
@@ -287,42 +285,6 @@ def moment_label(local: datetime) -> str:
 
 
 # Validation
-
-
-@cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
-@cache
-def zone_suggestions() -> tuple[str, ...]:
-    """The zones a time-zone field suggests, in order: UTC and the Area/City names people know
-    their clocks by, without the legacy aliases (GB-Eire, US/Pacific, Etc/GMT+5) that are still accepted."""
-    areas = sorted(name for name in _zone_names() if "/" in name and name.split("/")[0] not in _LEGACY_ZONE_AREAS)
-    return ("UTC", *areas)
-
-
-def is_zone(text: str) -> bool:
-    """True when `text` names a zone of the IANA database exactly (as the timetable stores it)."""
-    return text in _zone_names()
-
-
-@cache
-def _zone_names_by_folded_case() -> dict[str, str]:
-    return {name.casefold(): name for name in _zone_names()}
-
-
-def _valid_zone(value: object, field: str) -> str:
-    text = value.strip() if isinstance(value, str) else ""
-    if text in _zone_names():
-        return text
-    if not text:
-        raise ValidationError("Choose a time zone.", field)
-    if len(text) > MAX_ZONE_LENGTH:
-        raise ValidationError("That is not a time zone; use a name such as Europe/London.", field)
-    suggestion = _zone_names_by_folded_case().get(text.casefold())
-    hint = f"did you mean {suggestion}?" if suggestion else "use a name such as Europe/London or America/New_York."
-    raise ValidationError(f"“{text}” is not a time zone of the IANA database; {hint}", field)
 
 
 def _valid_minute(value: object) -> int:

@@ -13,10 +13,10 @@ from sqlalchemy.orm import aliased
 
 from app.domain.errors import ValidationError
 from app.domain.text_rules import refuse_unstorable
+from app.domain.time_zones import is_zone
 from app.domain.timetable import (
     OccurrenceInZones,
     Timetable,
-    is_zone,
     moment_label,
     next_occurrences,
     viewer_times,

@@ -22,7 +22,8 @@ from app.domain import text_rules
 from app.domain.errors import AccessDenied, ValidationError, ValidationErrors
 from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
-from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, zone_suggestions
+from app.domain.time_zones import zone_suggestions
+from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
 from app.services import list_pages, schedule_form, schedule_history, schedules
 from app.services.schedules import ScheduleListing
