@@ -1,6 +1,7 @@
 """A schedule's run history in Chromium set to another zone than the schedule's: viewer_zone.js
 tells the server the browser's zone and the page is drawn again in it, each time naming the
-schedule's zone on hover; older runs fold their recipients; the pager brings the older runs."""
+schedule's zone on hover; older runs fold their recipients; the pager brings the older runs; the
+schedule pages fit a 390 px screen."""
 
 from __future__ import annotations
 
@@ -48,3 +49,18 @@ def test_the_run_history_is_in_the_browsers_zone_folds_older_runs_and_pages(worl
         assert page.locator("article.run").count() == 2
     finally:
         context.close()
+
+
+@pytest.mark.browser
+def test_the_schedule_form_and_page_fit_a_phone_screen(world, live_server, browser_page):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(query, world.member, timetable=NEW_YORK_DAILY)
+    for day in range(4):
+        run = factories.make_run(schedule, occurrence_at=OCCURRENCE + timedelta(days=day))
+        factories.make_delivery(run, world.member)
+    page = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, live_server, world.member.email)
+    for path in ("new", f"{schedule.id}/edit", f"{schedule.id}"):
+        page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{path}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
