@@ -44,7 +44,6 @@ MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-QUERY_FORMATS = {"csv": "CSV", "xlsx": "Excel (XLSX)"}
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 # One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.
