@@ -32,19 +32,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import cache
-from typing import NamedTuple
-from zoneinfo import ZoneInfo, available_timezones
+from typing import Any, NamedTuple
+from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
 
-from app.domain.errors import ValidationError
+from app.domain.errors import FieldChecks, ValidationError
 from app.domain.text_rules import whole_number
+from app.domain.time_zones import valid_zone
 
 KINDS = ("hourly", "daily", "weekly", "monthly", "cron")
 LAST_DAY = "last"
 MAX_MONTH_DAY = 28
 MAX_EXPRESSION_LENGTH = 200
-MAX_ZONE_LENGTH = 64
 WEEKDAY_KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 MONTH_NAMES = (
@@ -101,18 +101,23 @@ class Timetable:
         kind = data.get("kind")
         if kind not in KINDS:
             raise ValidationError("Choose how often the schedule runs: hourly, daily, weekly, monthly or cron.", "kind")
+        # Every field is checked before any refusal is raised, so a form shows all its mistakes at once.
+        checks = FieldChecks()
         zone_text = data.get("zone")
-        zone = _valid_zone(zone_text if zone_text not in (None, "") else default_zone, "zone")
+        zone = checks.check(valid_zone, zone_text if zone_text not in (None, "") else default_zone, "zone")
+        fields: dict[str, Any] = {}
         if kind == "hourly":
-            return cls(kind, zone, minute=_valid_minute(data.get("minute")))
-        if kind == "cron":
-            return cls(kind, zone, expression=_valid_expression(data.get("expression")))
-        at = _valid_time(data.get("time"))
-        if kind == "daily":
-            return cls(kind, zone, at=at)
-        if kind == "weekly":
-            return cls(kind, zone, at=at, weekdays=_valid_weekdays(data.get("days")))
-        return cls(kind, zone, at=at, month_day=_valid_month_day(data.get("day")))
+            fields["minute"] = checks.check(_valid_minute, data.get("minute"))
+        elif kind == "cron":
+            fields["expression"] = checks.check(_valid_expression, data.get("expression"))
+        else:
+            fields["at"] = checks.check(_valid_time, data.get("time"))
+            if kind == "weekly":
+                fields["weekdays"] = checks.check(_valid_weekdays, data.get("days"))
+            elif kind == "monthly":
+                fields["month_day"] = checks.check(_valid_month_day, data.get("day"))
+        checks.raise_any()
+        return cls(kind, str(zone), **fields)
 
     def to_json(self) -> dict[str, object]:
         """The shape `from_json` reads, with only this kind's fields and the zone."""
@@ -253,8 +258,8 @@ def due_occurrences(timetable: Timetable, last_occurrence: datetime, now: dateti
 
 def viewer_times(occurrences: Iterable[datetime], schedule_zone: str, viewer_zone: str) -> list[OccurrenceInZones]:
     """Each occurrence in the schedule's zone and the viewer's; ValidationError for a bad viewer zone."""
-    schedule = ZoneInfo(_valid_zone(schedule_zone, "zone"))
-    viewer = ZoneInfo(_valid_zone(viewer_zone, "viewer_zone"))
+    schedule = ZoneInfo(valid_zone(schedule_zone, "zone"))
+    viewer = ZoneInfo(valid_zone(viewer_zone, "viewer_zone"))
     return [
         OccurrenceInZones(_as_utc(instant), instant.astimezone(schedule), instant.astimezone(viewer))
         for instant in occurrences
@@ -271,30 +276,15 @@ def wall_clock_label(local: datetime) -> str:
     return f"{day}, {local:%H:%M} {named}({offset_text})"
 
 
+def moment_label(local: datetime) -> str:
+    """ "2 Dec 2026 09:00:05 GMT": a moment to the second, for run histories, whose page names its
+    zone once; the abbreviation when the zone has one."""
+    abbreviation = local.tzname() or ""
+    named = f" {abbreviation}" if abbreviation and abbreviation[0] not in "+-" else ""
+    return f"{local.day} {MONTH_ABBREVIATIONS[local.month - 1]} {local.year} {local:%H:%M:%S}{named}"
+
+
 # Validation
-
-
-@cache
-def _zone_names() -> frozenset[str]:
-    return frozenset(available_timezones())
-
-
-@cache
-def _zone_names_by_folded_case() -> dict[str, str]:
-    return {name.casefold(): name for name in _zone_names()}
-
-
-def _valid_zone(value: object, field: str) -> str:
-    text = value.strip() if isinstance(value, str) else ""
-    if text in _zone_names():
-        return text
-    if not text:
-        raise ValidationError("Choose a time zone.", field)
-    if len(text) > MAX_ZONE_LENGTH:
-        raise ValidationError("That is not a time zone; use a name such as Europe/London.", field)
-    suggestion = _zone_names_by_folded_case().get(text.casefold())
-    hint = f"did you mean {suggestion}?" if suggestion else "use a name such as Europe/London or America/New_York."
-    raise ValidationError(f"“{text}” is not a time zone of the IANA database; {hint}", field)
 
 
 def _valid_minute(value: object) -> int:

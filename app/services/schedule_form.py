@@ -4,12 +4,16 @@ Who may see and manage which schedule is app/services/schedules.py."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import cast
+
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext
 from app.domain.email_address import check_address
-from app.domain.errors import ValidationError
+from app.domain.errors import FieldChecks, ValidationError
+from app.domain.schedule_rules import FORMAT_LABELS, allowed_formats
 from app.domain.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db, execute_dml
@@ -22,13 +26,11 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services import audit, reports, saved_queries
-from app.services.report_files import REPORT_FORMATS
 from app.services.schedules import (
     EXTERNAL_GRANT,
     HEADINGS,
     MESSAGE_LIMIT,
     NAME_LIMIT,
-    QUERY_FORMATS,
     Recipient,
     ScheduleInput,
     published_template_versions,
@@ -56,7 +58,8 @@ def input_of(schedule: Schedule) -> ScheduleInput:
 def save_schedule(
     access: RequesterContext, schedule: Schedule | None, data: ScheduleInput, expected_version: int | None = None
 ) -> Schedule:
-    """Create (`schedule` None) or change a schedule; ValidationError names the first bad field, nothing is written."""
+    """Create (`schedule` None) or change a schedule; nothing is written when a field is refused, and
+    ValidationErrors then names every refused field at once."""
     refuse_unstorable(
         [
             data.name,
@@ -72,27 +75,16 @@ def save_schedule(
         "form",
         "the form",
     )
-    name = _checked_name(data.name)
-    kind, source = _checked_source(access, data.source)
-    fmt = _checked_format(kind, source, data.format)
-    heading = _checked_heading(kind, data.heading)
-    timetable = Timetable.from_json(data.timetable, workspace_zone(access.workspace_id))
-    recipients = checked_recipients(access, data.people, data.addresses)
-    template_version_id = _checked_template_version(access.workspace_id, data.template_version_id)
-    message = data.custom_message.strip()
-    if len(message) > MESSAGE_LIMIT:
-        raise ValidationError(f"The custom message is at most {MESSAGE_LIMIT:,} characters.", "custom_message")
-    existing_id = None if schedule is None else schedule.id
-    _refuse_taken_name(access.workspace_id, name, existing_id)
-
+    checked = _checked(access, data, None if schedule is None else schedule.id)
+    name, kind, source, timetable = checked.name, checked.kind, checked.source, checked.timetable
     now = utcnow()
     values = {
         "name": name,
-        "format": fmt,
-        "heading": heading,
+        "format": checked.format,
+        "heading": checked.heading,
         "timetable": timetable.to_json(),
-        "template_version_id": template_version_id,
-        "custom_message": message,
+        "template_version_id": checked.template_version_id,
+        "custom_message": checked.message,
         "send_when_empty": bool(data.send_when_empty),
         "updated_at": now,
     }
@@ -131,7 +123,7 @@ def save_schedule(
                     "Someone saved this schedule after you opened it. Open it again to see their changes.", "version"
                 )
             action = "schedule.changed"
-        _replace_recipients(schedule.id, recipients)
+        _replace_recipients(schedule.id, checked.recipients)
         audit.record(
             workspace_id=access.workspace_id,
             actor_id=access.person_id,
@@ -142,10 +134,53 @@ def save_schedule(
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        _refuse_taken_name(access.workspace_id, name, existing_id)
+        _refuse_taken_name(access.workspace_id, name, None if schedule is None else schedule.id)
         raise ValidationError("The chosen source or template was removed meanwhile. Choose again.", "source") from None
     db.session.refresh(schedule)
     return schedule
+
+
+@dataclass(frozen=True)
+class _CheckedSchedule:
+    name: str
+    kind: str
+    source: SavedQuery | Report
+    format: str
+    heading: str
+    timetable: Timetable
+    recipients: list[Recipient]
+    template_version_id: int | None
+    message: str
+
+
+def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | None) -> _CheckedSchedule:
+    """Every field of the form checked; ValidationErrors holds every refusal at once, each on its field."""
+    checks = FieldChecks()
+    name = checks.check(_checked_name, data.name)
+    if name is not None:
+        checks.check(_refuse_taken_name, access.workspace_id, name, existing_id)
+    found = checks.check(_checked_source, access, data.source)
+    fmt = heading = None
+    if found is not None:
+        fmt = checks.check(_checked_format, *found, data.format)
+        heading = checks.check(_checked_heading, found[0], data.heading)
+    timetable = checks.check(Timetable.from_json, data.timetable, workspace_zone(access.workspace_id))
+    recipients = checks.check(checked_recipients, access, data.people, data.addresses)
+    template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
+    message = checks.check(_checked_message, data.custom_message)
+    checks.raise_any()
+    # Past raise_any every check passed, so each value is there.
+    return _CheckedSchedule(
+        name=cast(str, name),
+        kind=cast(tuple, found)[0],
+        source=cast(tuple, found)[1],
+        format=cast(str, fmt),
+        heading=cast(str, heading),
+        timetable=cast(Timetable, timetable),
+        recipients=cast(list, recipients),
+        template_version_id=template_version_id,
+        message=cast(str, message),
+    )
 
 
 def _checked_name(text: str) -> str:
@@ -156,6 +191,13 @@ def _checked_name(text: str) -> str:
     if len(name) > NAME_LIMIT:
         raise ValidationError(f"The name is at most {NAME_LIMIT} characters.", "name")
     return name
+
+
+def _checked_message(text: str) -> str:
+    message = text.strip()
+    if len(message) > MESSAGE_LIMIT:
+        raise ValidationError(f"The custom message is at most {MESSAGE_LIMIT:,} characters.", "custom_message")
+    return message
 
 
 def _refuse_taken_name(workspace_id: int, name: str, excluding_id: int | None) -> None:
@@ -183,9 +225,9 @@ def _checked_source(access: RequesterContext, text: str) -> tuple[str, SavedQuer
 
 
 def _checked_format(kind: str, source: SavedQuery | Report, text: str) -> str:
-    allowed = QUERY_FORMATS if isinstance(source, SavedQuery) else {fmt: REPORT_FORMATS[fmt] for fmt in source.formats}
+    allowed = allowed_formats(kind, source.kind if isinstance(source, Report) else None)
     if text not in allowed:
-        spoken = " or ".join(allowed.values())
+        spoken = " or ".join(FORMAT_LABELS[fmt] for fmt in allowed)
         raise ValidationError(f"Choose the file format: this {kind} can be sent as {spoken}.", "format")
     return text
 

@@ -20,6 +20,7 @@ from sqlalchemy import delete, func, select, update
 from app.domain import schedule as lifecycle
 from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.schedule_rules import allowed_formats
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import Membership, Person, Report, SavedQuery, Workspace
@@ -43,7 +44,6 @@ MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-QUERY_FORMATS = {"csv": "CSV", "xlsx": "Excel (XLSX)"}
 HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 # One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.
@@ -180,10 +180,26 @@ def workspace_zone(workspace_id: int) -> str:
     return db.session.scalar(select(Workspace.time_zone).where(Workspace.id == workspace_id)) or "UTC"
 
 
-def source_choices(access: RequesterContext) -> dict[str, str]:
-    """The saved queries and reports the person may schedule, as form values and labels."""
-    choices = {f"query:{q.query.id}": f"Query: {q.query.name}" for q in saved_queries.list_queries(access)}
-    choices.update({f"report:{r.report.id}": f"Report: {r.report.name}" for r in reports.list_reports(access)})
+@dataclass(frozen=True)
+class SourceChoice:
+    """A saved query or report the schedule form offers, with the file formats a schedule of it makes."""
+
+    label: str
+    formats: tuple[str, ...]
+
+
+def source_choices(access: RequesterContext) -> dict[str, SourceChoice]:
+    """The saved queries and reports the person may schedule, by form value."""
+    choices = {
+        f"query:{q.query.id}": SourceChoice(f"Query: {q.query.name}", allowed_formats("query"))
+        for q in saved_queries.list_queries(access)
+    }
+    choices.update(
+        {
+            f"report:{r.report.id}": SourceChoice(f"Report: {r.report.name}", allowed_formats("report", r.report.kind))
+            for r in reports.list_reports(access)
+        }
+    )
     return choices
 
 

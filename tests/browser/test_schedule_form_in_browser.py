@@ -1,6 +1,8 @@
 """The schedule form in Chromium under the Content-Security-Policy: the browser's own time zone
 reaches the live preview, the preview follows the timetable as it is typed, and a saved schedule's
-"Run now" shows its run on the page, which polls while the run is queued."""
+"Run now" shows its run on the page, which polls while the run is queued. The form shows only the
+fields of the chosen frequency and the formats of the chosen source, finds people by a search,
+and marks every wrong field at once."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from tests import factories
-from tests.fixtures.browser import fresh, htmx_swap, sign_in
+from tests.fixtures.browser import accessibility_violations, fresh, htmx_swap, sign_in
 
 REPORT_VIOLATIONS = """
 document.addEventListener("securitypolicyviolation", (event) => {
@@ -42,6 +44,7 @@ def test_the_schedule_form_previews_in_the_viewers_zone_and_run_now_shows_the_ru
     # viewer_zone.js fills the hidden field and asks for the preview again in the browser's zone.
     page.locator("#upcoming", has_text=f"In yours ({browser_zone})").wait_for()
     page.get_by_label("Name", exact=True).fill("Morning hours")
+    page.get_by_label(world.member.name).check()
     page.get_by_label("Time zone").fill("America/New_York")
     htmx_swap(page, lambda: page.get_by_label("How often").select_option("hourly"))
     htmx_swap(page, lambda: page.get_by_label("Minute past the hour").fill("15"))
@@ -60,3 +63,111 @@ def test_the_schedule_form_previews_in_the_viewers_zone_and_run_now_shows_the_ru
     assert page.locator(f"#run-{run.id} .status").text_content() == "queued"
     assert violations == []
     assert browser_console_errors == []
+
+
+def _open_new_form(page, live_server, world) -> None:
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/new")
+
+
+@pytest.mark.browser
+def test_the_form_shows_only_the_fields_of_the_chosen_frequency(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    fields = {
+        "Minute past the hour": page.locator("input[name=minute]"),
+        "Time": page.locator("input[name=time]"),
+        "Monday": page.get_by_label("Monday"),
+        "Day of the month": page.locator("input[name=day]"),
+        "Cron expression": page.locator("input[name=expression]"),
+    }
+    shown_for = {
+        "hourly": {"Minute past the hour"},
+        "daily": {"Time"},
+        "weekly": {"Time", "Monday"},
+        "monthly": {"Time", "Day of the month"},
+        "cron": {"Cron expression"},
+    }
+    for frequency, expected in shown_for.items():
+        page.get_by_label("How often").select_option(frequency)
+        assert {name for name, field in fields.items() if field.is_visible()} == expected, frequency
+    assert page.get_by_label("Time zone").is_visible()
+
+
+@pytest.mark.browser
+def test_the_form_offers_only_the_formats_the_chosen_source_allows(world, live_server, browser_page):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    factories.make_report(query, world.member, name="Hours table")
+    factories.make_report(query, world.member, name="Hours summary", kind="summary")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    formats = {
+        "CSV": page.get_by_label("CSV"),
+        "Excel": page.get_by_label("Excel (XLSX)"),
+        "PDF": page.get_by_label("PDF"),
+    }
+
+    def offered() -> set[str]:
+        return {name for name, radio in formats.items() if radio.is_visible()}
+
+    page.get_by_label("Saved query or report").select_option(label="Query: Hours")
+    assert offered() == {"CSV", "Excel"}
+    page.get_by_label("Saved query or report").select_option(label="Report: Hours table")
+    assert offered() == {"PDF", "Excel"}
+    assert formats["PDF"].is_checked()
+    page.get_by_label("Saved query or report").select_option(label="Report: Hours summary")
+    assert offered() == {"PDF"}
+    assert formats["PDF"].is_checked()
+
+
+@pytest.mark.browser
+def test_people_are_found_by_search_and_ticked_with_the_keyboard_nobody_at_first(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    colleague = factories.make_member(world.workspace, person=factories.make_person(name="Grace Hopper")).person
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    people = page.locator("input[name=people]")
+    assert people.count() >= 4
+    assert page.locator("input[name=people]:checked").count() == 0
+
+    page.get_by_label("Find people").fill("hopper")
+    visible = [box.get_attribute("value") for box in people.all() if box.is_visible()]
+    assert visible == [str(colleague.id)]
+    page.get_by_label("Find people").press("Tab")
+    page.keyboard.press("Space")
+    assert page.get_by_label("Grace Hopper").is_checked()
+    page.locator("[data-people-chosen]", has_text="1 chosen: Grace Hopper.").wait_for()
+    page.get_by_label("Find people").fill("")
+    assert all(box.is_visible() for box in people.all())
+
+    page.get_by_label("Name", exact=True).fill("For Grace")
+    page.get_by_role("button", name="Save schedule").click()
+    page.wait_for_url(re.compile(r"/schedules/\d+$"))
+    schedule = fresh(select(Schedule)).scalar_one()
+    assert [r.person_id for r in schedule.recipients] == [colleague.id]
+
+
+@pytest.mark.browser
+def test_a_refused_form_marks_every_wrong_field_with_its_own_message(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    page.locator("input[name=time]").fill("25:99")
+    page.get_by_label("Time zone").fill("Mars/Olympus")
+    page.get_by_role("button", name="Save schedule").click()
+    page.get_by_text("4 fields need a change").wait_for()
+    for selector, message in (
+        ("input[name=name]", "Give the schedule a name."),
+        ("input[name=time]", "on the 24-hour clock"),
+        ("input[name=zone]", "is not a time zone"),
+        ("input[name=people] >> nth=0", "Choose at least one recipient."),
+    ):
+        field = page.locator(selector)
+        assert field.get_attribute("aria-invalid") == "true", selector
+        described = page.locator(f"#{field.get_attribute('aria-describedby')}")
+        assert message in described.text_content(), selector
+    # What was typed stays, and the form still shows only the daily fields.
+    assert page.locator("input[name=zone]").input_value() == "Mars/Olympus"
+    assert not page.locator("input[name=minute]").is_visible()
+    assert accessibility_violations(page) == []

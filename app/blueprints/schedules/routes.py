@@ -19,12 +19,13 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain import text_rules
-from app.domain.errors import AccessDenied, ValidationError
+from app.domain.errors import AccessDenied, ValidationError, ValidationErrors
+from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
+from app.domain.time_zones import zone_suggestions
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
 from app.services import list_pages, schedule_form, schedule_history, schedules
-from app.services.report_files import REPORT_FORMATS
 from app.services.schedules import ScheduleListing
 
 FREQUENCIES = {
@@ -41,7 +42,7 @@ def vocabulary() -> dict:
     return {
         "frequencies": FREQUENCIES,
         "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
-        "formats": {**schedules.QUERY_FORMATS, **REPORT_FORMATS},
+        "formats": FORMAT_LABELS,
         "headings": schedules.HEADINGS,
         "max_recipients": MAX_RECIPIENTS,
         "in_schedule_zone": _in_schedule_zone,
@@ -58,12 +59,16 @@ def _visible_or_404(schedule_id: int) -> ScheduleListing:
     return visible_or_404(schedules.get_schedule, schedule_id)
 
 
-def _form_error(form: ScheduleForm) -> ValidationError | None:
-    """WTForms' first refusal as a ValidationError naming its field, so the page shows both kinds alike."""
-    for name, messages in form.errors.items():
-        if messages and name != "csrf_token":
-            return ValidationError(str(messages[0]), name)
-    return None
+def _form_error(form: TimetableFields) -> ValidationError | None:
+    """WTForms' refusals as ValidationErrors naming their fields, so the page shows both kinds alike."""
+    refusals = [
+        ValidationError(str(messages[0]), name)
+        for name, messages in form.errors.items()
+        if messages and name != "csrf_token"
+    ]
+    if len(refusals) > 1:
+        return ValidationErrors(refusals)
+    return refusals[0] if refusals else None
 
 
 def _render_form(
@@ -78,6 +83,7 @@ def _render_form(
         people=schedules.people_choices(g.workspace_id),
         templates=schedules.published_template_versions(g.workspace_id),
         workspace_zone=schedules.workspace_zone(g.workspace_id),
+        zone_suggestions=zone_suggestions(),
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
         upcoming=_upcoming(form),
     ), status
@@ -115,7 +121,6 @@ def new(workspace_id: int):
                 source=wanted if isinstance(wanted, str) else "",
                 format="csv",
                 timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
-                people=[str(g.access.person_id)],
             ),
             0,
         )
@@ -149,7 +154,7 @@ def show(workspace_id: int, schedule_id: int):
 
 def _show_page(listing: ScheduleListing, error: ValidationError | None = None, status: int = 200):
     schedule = listing.schedule
-    history = schedule_history.run_history(schedule)
+    history = _run_history(schedule, request.args)
     events = schedule_history.history_events(schedule)
     former_owners = {
         event.details.get("from_owner_id") for event, _ in events if event.action == "schedule.ownership_taken"
@@ -158,7 +163,6 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         "schedules/show.html",
         listing=listing,
         schedule=schedule,
-        next_local=schedule_history.in_schedule_zone(schedule, schedule.next_occurrence_at),
         moved_on=schedules.source_moved_on(schedule),
         history=history,
         events=events,
@@ -174,6 +178,14 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
     ), status
 
 
+def _run_history(schedule, args) -> schedule_history.RunHistory:
+    return schedule_history.run_history(
+        schedule,
+        list_pages.read_request(schedule_history.RUN_LIST, args),
+        request.cookies.get(schedule_history.VIEWER_ZONE_COOKIE),
+    )
+
+
 def _template_name(schedule) -> str | None:
     for version, name in schedules.published_template_versions(schedule.workspace_id):
         if version.id == schedule.template_version_id:
@@ -184,9 +196,10 @@ def _template_name(schedule) -> str | None:
 @bp.get("/<int:schedule_id>/runs")
 @workspace_member
 def runs(workspace_id: int, schedule_id: int):
-    """The run history; HTTP 286 stops htmx polling once no run is queued or running."""
+    """The run history's first page (only the first page polls); HTTP 286 stops htmx polling once
+    no run is queued or running."""
     listing = _visible_or_404(schedule_id)
-    history = schedule_history.run_history(listing.schedule)
+    history = _run_history(listing.schedule, {})
     body = render_template("schedules/_runs.html", schedule=listing.schedule, history=history)
     return body if history.active else HTMXResponseStopPolling(body)
 

@@ -6,7 +6,7 @@ from datetime import time
 
 import pytest
 
-from app.domain.errors import ValidationError
+from app.domain.errors import ValidationError, ValidationErrors
 from app.domain.timetable import Timetable
 from tests.factories import hostile_values
 
@@ -276,3 +276,9 @@ def test_input_that_is_not_a_mapping_is_refused():
 )
 def test_a_timetable_describes_itself_in_a_sentence(data, sentence):
     assert timetable(**data).describe() == sentence
+
+
+def test_a_bad_time_and_a_bad_zone_are_refused_together_each_on_its_field():
+    refused = refusal(kind="weekly", time="25:00", days=[], zone="Mars/Olympus")
+    assert isinstance(refused, ValidationErrors)
+    assert [error.field for error in refused.errors] == ["zone", "time", "days"]
