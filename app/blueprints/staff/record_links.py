@@ -4,6 +4,8 @@ a package to its execution or a delivery to its package without typing ids into 
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import url_for
 from sqlalchemy import Column
 
@@ -29,5 +31,6 @@ def staff_record_url(column: Column, value: object) -> str | None:
         page = STAFF_PAGES.get(foreign_key.column.table.name)
         if page is not None:
             endpoint, argument = page
-            return url_for(endpoint, **{argument: value})
+            arguments: dict[str, Any] = {argument: value}
+            return url_for(endpoint, **arguments)
     return None
