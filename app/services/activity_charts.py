@@ -1,6 +1,12 @@
 """The numbers behind a workspace's activity charts: files per day by outcome, schedule runs per
 day by outcome, and each package's size and duration. Each chart's page shows the same numbers
-as a table beside it."""
+as a table beside it.
+
+A chart lists its value axes (`axes`: id, title, whether its values are whole numbers; a list, since
+the page's JSON sorts an object's keys and the first axis goes on the left) and
+each series the axis it is drawn against, so quantities of different units (bytes and seconds)
+never share one scale and counts never get fractional ticks. A chart without any value is not
+drawn at all: the page says "Nothing yet" instead of a flat line at zero."""
 
 from __future__ import annotations
 
@@ -27,10 +33,15 @@ class DailySeries:
     def rows(self) -> list[tuple[date, list[int]]]:
         return [(day, [counts[index] for counts in self.outcomes.values()]) for index, day in enumerate(self.days)]
 
+    @property
+    def is_empty(self) -> bool:
+        return not any(any(values) for values in self.outcomes.values())
+
     def as_chart(self) -> dict:
         return {
             "labels": [day.isoformat() for day in self.days],
-            "series": [{"name": name, "values": values} for name, values in self.outcomes.items()],
+            "axes": [{"id": "count", "title": "Count", "whole": True}],
+            "series": [{"name": name, "values": values, "axis": "count"} for name, values in self.outcomes.items()],
         }
 
 
@@ -124,11 +135,20 @@ def package_history(workspace_id: int) -> list[PackageLine]:
 def packages_chart(lines: list[PackageLine]) -> dict:
     return {
         "labels": [f"#{line.package_id} {line.created_at:%Y-%m-%d}" for line in lines],
+        "axes": [
+            {"id": "size", "title": "Size (MB)", "whole": False},
+            {"id": "duration", "title": "Duration (s)", "whole": False},
+        ],
         "series": [
-            {"name": "size (MB)", "values": [round(line.size_bytes / 1_000_000, 3) for line in lines]},
+            {
+                "name": "size (MB)",
+                "values": [round(line.size_bytes / 1_000_000, 3) for line in lines],
+                "axis": "size",
+            },
             {
                 "name": "duration (s)",
                 "values": [round(line.seconds, 1) if line.seconds is not None else None for line in lines],
+                "axis": "duration",
             },
         ],
     }

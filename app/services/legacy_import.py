@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -177,26 +179,33 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
     missing = [field for field in REQUIRED_FIELDS if field not in entry]
     if missing:
         raise ValidationError(f"Missing field{'s' if len(missing) > 1 else ''}: {', '.join(missing)}.")
-    refuse_unstorable(entry, "entry", "the entry")
+    for field, value in entry.items():
+        with _about(field):
+            refuse_unstorable(value, field, "its value")
     if legacy_ref is None:
         raise ValidationError("“id” must be the old system's id of the schedule: a text or a whole number.")
     if len(legacy_ref) > MAX_LEGACY_REF_LENGTH:
         raise ValidationError(f"“id” is at most {MAX_LEGACY_REF_LENGTH} characters.")
 
-    workspace = _workspace(entry, workspace_id)
+    with _about("workspace_id"):
+        workspace = _workspace(entry, workspace_id)
     already = db.session.execute(
         select(Schedule.id).where(Schedule.workspace_id == workspace.id, Schedule.legacy_ref == legacy_ref)
     ).scalar_one_or_none()
     if already is not None:
-        raise ValidationError(f"Already imported as schedule {already}.")
-    name = valid_name(entry["name"])
-    taken = db.session.execute(
-        select(Schedule.id).where(Schedule.workspace_id == workspace.id, Schedule.name == name)
-    ).scalar_one_or_none()
-    if taken is not None:
-        raise ValidationError(f"The workspace already has a schedule named “{name}” (schedule {taken}).")
+        raise ValidationError(f"“id”: Already imported as schedule {already}.")
+    with _about("name"):
+        name = valid_name(entry["name"])
+        taken = db.session.execute(
+            select(Schedule.id).where(Schedule.workspace_id == workspace.id, Schedule.name == name)
+        ).scalar_one_or_none()
+        if taken is not None:
+            raise ValidationError(f"The workspace already has a schedule named “{name}” (schedule {taken}).")
 
-    owner, access = _owner(entry["owner_email"], workspace)
+    with _about("owner_email"):
+        owner, access = _owner(entry["owner_email"], workspace)
+    with _about("message"):
+        custom_message = valid_custom_message(entry.get("message"))
     schedule = Schedule(
         workspace_id=workspace.id,
         name=name,
@@ -205,12 +214,14 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
         pause_reason=PauseReason.LEGACY_IMPORT,
         paused_at=now,
         legacy_ref=legacy_ref,
-        custom_message=valid_custom_message(entry.get("message")),
+        custom_message=custom_message,
         send_when_empty=_flag(entry, "send_when_empty", default=False),
         created_at=now,
         updated_at=now,
     )
-    _attach_source(schedule, entry["source"], entry["format"], workspace, access, _flag(entry, "header_row", True))
+    header_row = _flag(entry, "header_row", True)
+    with _about("source"):
+        _attach_source(schedule, entry["source"], entry["format"], workspace, access, header_row)
     timetable = _timetable(entry["timing"], workspace.time_zone)
     schedule.timetable = timetable.to_json()
     schedule.next_occurrence_at = next_occurrence(timetable, now)
@@ -221,6 +232,19 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
         for position, choice in enumerate(_recipients(entry["recipients"], workspace, access, owner.email))
     ]
     return schedule
+
+
+@contextmanager
+def _about(field: str) -> Iterator[None]:
+    """Name the entry's field at the start of a refusal of its value ("“format”: …"), so whoever
+    fixes the file knows where to look; a refusal that names its field already passes unchanged."""
+    try:
+        yield
+    except ValidationError as refused:
+        message = str(refused)
+        if message.startswith("“"):
+            raise
+        raise ValidationError(f"“{field}”: {message}") from None
 
 
 def _known_fields(data: dict, known: frozenset[str], where: str) -> None:
@@ -288,7 +312,8 @@ def _attach_source(
         if query is None or query.workspace_id != workspace.id:
             raise ValidationError(f"Saved query {source_id} does not exist in workspace {workspace.id}.")
         _readable(access, query, f"saved query {source_id}")
-        schedule.format = valid_format(file_format, "query")
+        with _about("format"):
+            schedule.format = valid_format(file_format, "query")
         settings = current_app.config["SETTINGS"]
         try:
             definition = validate_definition(query.definition(), settings.max_export_rows)
@@ -304,7 +329,8 @@ def _attach_source(
         raise ValidationError(f"Report {source_id} does not exist in workspace {workspace.id}.")
     query = db.session.get_one(SavedQuery, report.source_query_id)
     _readable(access, query, f"report {source_id}")
-    schedule.format = valid_format(file_format, "report", report.kind)
+    with _about("format"):
+        schedule.format = valid_format(file_format, "report", report.kind)
     schedule.report_id = report.id
     schedule.report_version_seen = report.version
     # Report files print column labels, as a report's own file requests do.
@@ -380,7 +406,7 @@ def _conflict(entry: object, legacy_ref: str | None, workspace_id: int | None) -
         select(Schedule.id).where(Schedule.workspace_id == chosen, Schedule.legacy_ref == legacy_ref)
     ).scalar_one_or_none()
     if existing is not None:
-        return f"Already imported as schedule {existing}."
+        return f"“id”: Already imported as schedule {existing}."
     return (
         "The database refused the entry because something changed meanwhile (another schedule took its "
         "name, or its owner or source went); run the import again to see the reason."

@@ -9,7 +9,13 @@ strictly after that key, so rows added or removed meanwhile never repeat or skip
 was already behind the reader, and a page costs the same at row 100,000 as at row 1 (each
 order has an index that gives its rows in order; see the migration a3c5e7f9b1d2). The key
 travels in the URL as an opaque cursor signed with the app's secret: a forged or stale one is
-refused and the list starts again from the first page with a message, never an error.
+refused and the list starts again from the first page with a message, never an error. The
+previous page is read the same way backwards: before the key of the page's first row, in the
+reverse order, then turned round ("before" in the URL instead of "after").
+
+Each page also says where it is: "26–50 of 130". Both numbers come from one aggregate over the
+rows the search and filters match (all of them, and those before the page's first row), so that
+count grows with the list where reading a page does not.
 
 Search is a case-insensitive "contains" over the list's text columns, with `%`, `_` and `\\`
 taken literally (LIKE-escaped). A filter is a choice among values the list names, or a record's
@@ -27,7 +33,7 @@ from typing import Any
 
 from flask import current_app
 from itsdangerous import BadData, URLSafeSerializer
-from sqlalchemy import JSON, Select, literal, or_, tuple_
+from sqlalchemy import JSON, Select, func, literal, or_, select, tuple_
 from sqlalchemy.orm import QueryableAttribute, defer
 from sqlalchemy.orm.interfaces import ORMOption
 from sqlalchemy.sql.elements import ColumnElement
@@ -39,7 +45,7 @@ PAGE_SIZE = 25
 SEARCH_LIMIT = 100
 FILTER_TEXT_LIMIT = 80
 # The name of each query-string parameter a list page reads, besides its filters.
-SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM = "q", "sort", "after"
+SEARCH_PARAM, SORT_PARAM, CURSOR_PARAM, BEFORE_PARAM = "q", "sort", "after", "before"
 # PostgreSQL text cannot hold NUL, so no name contains one (and a parameter with one is refused).
 _UNSEARCHABLE = re.compile("\x00")
 _LIKE_SPECIAL = re.compile(r"([\\%_])")
@@ -99,13 +105,15 @@ class ListRequest:
     search: str = ""
     filters: Mapping[str, str] = field(default_factory=dict)
     sort: str = ""
-    cursor: str | None = None
+    cursor: str | None = None  # the page starts after this key
     notices: tuple[str, ...] = ()
+    before: str | None = None  # the page ends before this key (a previous page); unused with `cursor`
 
     def params(self, **changes: str | None) -> dict[str, str]:
         """The query string of this request (with `changes`), without empty values: for links and forms."""
         values: dict[str, str | None] = {SEARCH_PARAM: self.search, **self.filters, SORT_PARAM: self.sort}
         values[CURSOR_PARAM] = self.cursor
+        values[BEFORE_PARAM] = self.before
         values.update(changes)
         return {name: value for name, value in values.items() if value}
 
@@ -127,26 +135,37 @@ class ListRequest:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of a list: its rows (without the key columns), and the cursor of the next page if any."""
+    """One page of a list: its rows (without the key columns), the cursors of the next and the
+    previous page if any, and where it is in the list (`first_number` of `total`, from 1)."""
 
     rows: list[Any]
     request: ListRequest
     next_cursor: str | None
     notices: tuple[str, ...]
+    previous_cursor: str | None = None
+    first_number: int = 0
+    total: int = 0
 
     @property
     def is_first(self) -> bool:
-        return self.request.cursor is None
+        return self.request.cursor is None and self.request.before is None
+
+    @property
+    def last_number(self) -> int:
+        return self.first_number + len(self.rows) - 1 if self.rows else 0
 
     def next_params(self) -> dict[str, str]:
-        return self.request.params(**{CURSOR_PARAM: self.next_cursor})
+        return self.request.params(**{CURSOR_PARAM: self.next_cursor, BEFORE_PARAM: None})
+
+    def previous_params(self) -> dict[str, str]:
+        return self.request.params(**{CURSOR_PARAM: None, BEFORE_PARAM: self.previous_cursor})
 
     def with_rows(self, rows: list[Any]) -> Page:
         """The same page with its rows as the caller shows them (listings built from the raw rows)."""
         return replace(self, rows=rows)
 
     def first_params(self) -> dict[str, str]:
-        return self.request.params(**{CURSOR_PARAM: None})
+        return self.request.params(**{CURSOR_PARAM: None, BEFORE_PARAM: None})
 
 
 def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
@@ -162,7 +181,9 @@ def read_request(spec: ListSpec, args: Mapping[str, str]) -> ListRequest:
     if sort not in spec.sorts:
         notices.append("That order does not exist; the list is in its usual order.")
         sort = spec.default_sort
-    return ListRequest(search, filters, sort, args.get(CURSOR_PARAM) or None, tuple(notices))
+    cursor = args.get(CURSOR_PARAM) or None
+    before = None if cursor else args.get(BEFORE_PARAM) or None
+    return ListRequest(search, filters, sort, cursor, tuple(notices), before)
 
 
 def _bounded_text(raw: str | None, limit: int, what: str, notices: list[str]) -> str:
@@ -225,33 +246,74 @@ def page_of(spec: ListSpec, request: ListRequest, statement: Select) -> Page:
     """One page of `statement` (already scoped and filtered by the caller) in the request's order.
 
     The statement gets the search, the order, the cursor's position and a limit of one row more
-    than a page, which tells whether there is a next page.
+    than a page, which tells whether there is a further page in the direction read. A previous
+    page with nothing before it is the first page, read again from the top so that it is whole.
     """
     order = spec.sorts[request.sort]
     notices = list(request.notices)
-    if request.search:
-        statement = statement.where(contains_text(spec.search_columns, request.search))
-    position = _decoded_cursor(spec, request, order)
-    if request.cursor is not None and position is None:
+    searched = statement.where(contains_text(spec.search_columns, request.search)) if request.search else statement
+    backwards = request.before is not None
+    position = _decoded_cursor(spec, request.sort, request.before if backwards else request.cursor, order)
+    if (request.cursor is not None or backwards) and position is None:
         notices.append("That page link is not valid (or no longer), so the list starts again from the first page.")
-        request = ListRequest(request.search, request.filters, request.sort, None, request.notices)
+        request = replace(request, cursor=None, before=None, notices=request.notices)
+        backwards = False
+    # Reading backwards walks the reverse order.
+    descending = order.descending != backwards
+    paged = searched
     if position is not None:
-        bound = tuple_(*(literal(value, type_=key.type) for key, value in zip(order.keys, position, strict=True)))
-        after = tuple_(*order.keys) < bound if order.descending else tuple_(*order.keys) > bound
-        statement = statement.where(after)
+        bound = _bound(order, position)
+        paged = paged.where(tuple_(*order.keys) < bound if descending else tuple_(*order.keys) > bound)
     key_count = len(order.keys)
-    statement = (
-        statement.add_columns(*(key.label(f"list_key_{index}") for index, key in enumerate(order.keys)))
+    paged = (
+        paged.add_columns(*(key.label(f"list_key_{index}") for index, key in enumerate(order.keys)))
         .order_by(None)
-        .order_by(*(key.desc() if order.descending else key.asc() for key in order.keys))
+        .order_by(*(key.desc() if descending else key.asc() for key in order.keys))
         .limit(spec.page_size + 1)
     )
-    rows = db.session.execute(statement).all()
-    next_cursor = None
-    if len(rows) > spec.page_size:
-        rows = rows[: spec.page_size]
-        next_cursor = _encoded_cursor(spec, request.sort, order, tuple(rows[-1][-key_count:]))
-    return Page([tuple(row[:-key_count]) for row in rows], request, next_cursor, tuple(notices))
+    rows = list(db.session.execute(paged).all())
+    further = len(rows) > spec.page_size
+    rows = rows[: spec.page_size]
+    if backwards:
+        if not further:
+            return page_of(spec, replace(request, before=None, notices=tuple(notices)), statement)
+        rows.reverse()
+    keys_of = [tuple(row[-key_count:]) for row in rows]
+    # A previous page always has the row it was read before after it; a forward page knows from its extra row.
+    has_next = bool(rows) and (backwards or further)
+    next_cursor = _encoded_cursor(spec, request.sort, order, keys_of[-1]) if has_next else None
+    total, earlier = _position(searched, order, keys_of[0] if rows else None)
+    previous_cursor = _encoded_cursor(spec, request.sort, order, keys_of[0]) if rows and earlier else None
+    return Page(
+        [tuple(row[:-key_count]) for row in rows],
+        request,
+        next_cursor,
+        tuple(notices),
+        previous_cursor=previous_cursor,
+        first_number=earlier + 1 if rows else 0,
+        total=total,
+    )
+
+
+def _bound(order: SortOrder, values: tuple) -> Any:
+    return tuple_(*(literal(value, type_=key.type) for key, value in zip(order.keys, values, strict=True)))
+
+
+def _position(searched: Select, order: SortOrder, first_key: tuple | None) -> tuple[int, int]:
+    """How many rows the search and filters match, and how many of them come before `first_key` in
+    the order: one aggregate over the rows (keys labelled, so the comparison reads the subquery's)."""
+    rows = (
+        searched.add_columns(*(key.label(f"list_key_{index}") for index, key in enumerate(order.keys)))
+        .order_by(None)
+        .subquery()
+    )
+    if first_key is None:
+        return db.session.execute(select(func.count()).select_from(rows)).scalar_one(), 0
+    keys = tuple_(*(rows.c[f"list_key_{index}"] for index in range(len(order.keys))))
+    bound = _bound(order, first_key)
+    earlier = keys > bound if order.descending else keys < bound
+    total, before = db.session.execute(select(func.count(), func.count().filter(earlier)).select_from(rows)).one()
+    return total, before
 
 
 def _serializer(spec: ListSpec) -> URLSafeSerializer:
@@ -263,16 +325,16 @@ def _encoded_cursor(spec: ListSpec, sort: str, order: SortOrder, values: tuple) 
     return _serializer(spec).dumps([sort, encoded])
 
 
-def _decoded_cursor(spec: ListSpec, request: ListRequest, order: SortOrder) -> tuple | None:
-    """The key values in the request's cursor, or None when there is none or it is not one of ours
-    for this list and this order (forged, mangled, from another list, or from another order)."""
-    if request.cursor is None:
+def _decoded_cursor(spec: ListSpec, request_sort: str, cursor: str | None, order: SortOrder) -> tuple | None:
+    """The key values in `cursor`, or None when there is none or it is not one of ours for this
+    list and this order (forged, mangled, from another list, or from another order)."""
+    if cursor is None:
         return None
     try:
-        sort, values = _serializer(spec).loads(request.cursor)
+        sort, values = _serializer(spec).loads(cursor)
     except (BadData, TypeError, ValueError):
         return None
-    if sort != request.sort or not isinstance(values, list) or len(values) != len(order.kinds):
+    if sort != request_sort or not isinstance(values, list) or len(values) != len(order.kinds):
         return None
     decoded = []
     for kind, value in zip(order.kinds, values, strict=True):

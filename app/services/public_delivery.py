@@ -108,18 +108,25 @@ def unsubscribe_target(token: str) -> LinkTarget:
     return _target(token, "unsubscribe")
 
 
-def unsubscribe(target: LinkTarget) -> None:
-    """Record that the recipient wants no more messages of the schedule; doing it twice is the same."""
-    key = target.delivery.address_key
-    schedule_id = target.schedule.id
+def is_unsubscribed(target: LinkTarget) -> bool:
+    """Whether the link's recipient already asked for no more messages of the schedule."""
     already = select(ScheduleUnsubscribe.id).where(
-        ScheduleUnsubscribe.schedule_id == schedule_id, ScheduleUnsubscribe.address_key == key
+        ScheduleUnsubscribe.schedule_id == target.schedule.id,
+        ScheduleUnsubscribe.address_key == target.delivery.address_key,
     )
-    if db.session.scalar(already) is not None:
-        return
-    db.session.add(ScheduleUnsubscribe(schedule_id=schedule_id, address_key=key))
+    return db.session.scalar(already) is not None
+
+
+def unsubscribe(target: LinkTarget) -> bool:
+    """Record that the recipient wants no more messages of the schedule; doing it twice is the same.
+    True when this call recorded it, False when it was recorded already."""
+    if is_unsubscribed(target):
+        return False
+    db.session.add(ScheduleUnsubscribe(schedule_id=target.schedule.id, address_key=target.delivery.address_key))
     try:
         db.session.commit()
     except IntegrityError:
         # Two clicks at once: the other one recorded it, which is all that was asked.
         db.session.rollback()
+        return False
+    return True

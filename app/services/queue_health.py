@@ -2,7 +2,9 @@
 job, the workers (state, current job, last heartbeat), and the started, failed and scheduled
 registries. Failed jobs are named by the record they work on (the work engine knows each job
 function's kind, app/services/work/), so staff can requeue them through the product's own
-dispatch (app/services/staff_actions.py), never by editing Redis."""
+dispatch (app/services/staff_actions.py), never by editing Redis. A failed job is offered for
+requeue only when its kind's requeue would accept the record now; otherwise the page says why not
+(the record settled, its worker is alive, it is not the product's)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from app.services.queue import work_queues
+from app.services.work.core import RequeueRefused, WorkKind
 from app.services.work.engine import record_of
 
 FAILED_JOBS_SHOWN = 50
@@ -35,6 +38,8 @@ class FailedJobView:
     record_id: int | None
     ended_at: datetime | None
     error_type: str | None
+    # Why its record cannot be dispatched again now; None when staff may requeue it.
+    requeue_refused: str | None
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,18 @@ def _error_type(job: Job) -> str | None:
     text = (result.exc_string if result is not None else None) or ""
     last = text.strip().splitlines()[-1] if text.strip() else ""
     return last.split(":", 1)[0][:100] or None
+
+
+def _requeue_refusal(kind: WorkKind | None, record_id: int | None, now: datetime) -> str | None:
+    """Why a staff requeue of the job's record would be refused now (the kind's own rules), or None.
+    The kind's requeue only reads the record and says how it would dispatch it: nothing is dispatched here."""
+    if kind is None or record_id is None:
+        return "Not a job of the product's records, so it cannot be dispatched again."
+    try:
+        kind.requeue(record_id, now)
+    except RequeueRefused as refused:
+        return str(refused)
+    return None
 
 
 def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
@@ -92,6 +109,7 @@ def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
                 record_id,
                 _aware(job.ended_at),
                 _error_type(job),
+                _requeue_refusal(kind, record_id, now),
             )
         )
     return QueueView(

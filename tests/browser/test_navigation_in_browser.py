@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from app.extensions import db
 from tests import factories
 from tests.fixtures.browser import sign_in
 
@@ -81,3 +82,20 @@ def test_keyboard_focus_is_visible_from_the_first_tab(live_server, browser_page,
 
     page.keyboard.press("Enter")
     assert page.evaluate("() => document.activeElement.id") == "content"
+
+
+def test_every_section_fits_one_line_on_a_laptop(live_server, browser_page, world):
+    """At 1280 px an administrator who is staff, with a switcher and a long name, sees every section on one line."""
+    factories.make_member(world.other_workspace, role="admin", person=world.admin)
+    world.admin.name = "Alexandra Montgomery-Fitzwilliam"
+    world.admin.is_staff, world.admin.staff_permissions = True, ["staff.view"]
+    db.session.commit()
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    sign_in(page, live_server, world.admin.email, lands_on=r"/$")
+    page.goto(f"{live_server}/w/{world.workspace.id}/files/")
+
+    links = page.get_by_role("navigation", name="Workspace").get_by_role("link")
+    tops = links.evaluate_all("links => links.map(a => Math.round(a.getBoundingClientRect().top))")
+    assert links.count() == 9
+    assert len(set(tops)) == 1, f"the sections sit on {len(set(tops))} lines"

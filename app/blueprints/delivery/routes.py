@@ -52,11 +52,13 @@ def unsubscribe(token: str):
     except LinkInvalid as refusal:
         return _invalid_link(refusal)
     if request.method == "GET":
+        if public_delivery.is_unsubscribed(target):
+            return render_template("delivery/unsubscribed.html", schedule=target.schedule, already=True)
         return render_template("delivery/unsubscribe.html", schedule=target.schedule, token=token)
     if request.form.get(ONE_CLICK_FIELD) != ONE_CLICK_VALUE and current_app.config["WTF_CSRF_ENABLED"]:
         csrf.protect()
-    public_delivery.unsubscribe(target)
-    return render_template("delivery/unsubscribed.html", schedule=target.schedule)
+    recorded = public_delivery.unsubscribe(target)
+    return render_template("delivery/unsubscribed.html", schedule=target.schedule, already=not recorded)
 
 
 def _invalid_link(refusal: LinkInvalid):

@@ -1,12 +1,31 @@
-// Draws every <canvas class="chart" data-chart="{labels, series}"> with Chart.js (served from
+// Draws every <canvas class="chart" data-chart="{labels, axes, series}"> with Chart.js (served from
 // app/static/vendor, installed from its npm package). Each series has its own point marker and
 // dash pattern as well as its colour, so the lines read without colour; the numbers are in the
-// table beside each chart. No inline script: the page's CSP allows only these files.
+// table beside each chart. Each named axis gets its own titled scale (the first on the left, the
+// next on the right), so bytes and seconds never share one, and an axis of whole numbers (counts)
+// has whole-number ticks only. No inline script: the page's CSP allows only these files.
 (function () {
   "use strict";
   var COLOURS = ["#1d4ed8", "#b42318", "#7a5af8", "#027a48", "#b54708"];
   var MARKERS = ["circle", "triangle", "rect", "crossRot", "star"];
   var DASHES = [[], [6, 4], [2, 3], [10, 3, 2, 3], [1, 1]];
+
+  function valueScales(axes) {
+    var scales = {};
+    axes.forEach(function (axis, index) {
+      scales[axis.id] = {
+        axis: "y",
+        type: "linear",
+        position: index === 0 ? "left" : "right",
+        beginAtZero: true,
+        title: { display: true, text: axis.title },
+        ticks: axis.whole ? { precision: 0 } : {},
+        // One set of grid lines: the second axis's would not meet the first's.
+        grid: { drawOnChartArea: index === 0 }
+      };
+    });
+    return scales;
+  }
 
   function draw(canvas) {
     var data = JSON.parse(canvas.getAttribute("data-chart"));
@@ -18,6 +37,7 @@
           return {
             label: series.name,
             data: series.values,
+            yAxisID: series.axis,
             borderColor: COLOURS[index % COLOURS.length],
             backgroundColor: COLOURS[index % COLOURS.length],
             pointStyle: MARKERS[index % MARKERS.length],
@@ -33,7 +53,7 @@
         responsive: true,
         maintainAspectRatio: false,
         plugins: { legend: { labels: { usePointStyle: true } } },
-        scales: { y: { beginAtZero: true } }
+        scales: valueScales(data.axes)
       }
     });
   }

@@ -65,12 +65,32 @@ def test_the_page_shows_each_chart_with_its_numbers_to_administrators(client, au
     files_on(world, 1, 3, status="failed", failure_code="internal")
     auth.login(world.admin.email)
     page = client.get(f"/w/{world.workspace.id}/activity/").text
-    assert page.count('<canvas id="') == 3
-    assert "data-chart=" in page
+    assert page.count('<canvas id="') == 1
+    assert 'id="files-chart"' in page
     day = (utcnow() - timedelta(days=1)).date().isoformat()
     assert f'<th scope="row">{day}</th><td class="num">0</td><td class="num">3</td>' in page
-    assert "No schedule runs in the last 30 days." in page
-    assert "No packages yet." in page
+
+
+def test_a_chart_without_data_says_nothing_yet_instead_of_drawing_a_flat_line(client, auth, world):
+    files_on(world, 1, 1, status="failed", failure_code="internal")
+    auth.login(world.admin.email)
+
+    page = client.get(f"/w/{world.workspace.id}/activity/").text
+
+    assert 'id="runs-chart"' not in page and 'id="packages-chart"' not in page
+    assert "Nothing yet: no schedule runs in the last 30 days." in page
+    assert "Nothing yet: no workspace export package has been made." in page
+
+
+def test_sizes_and_durations_are_on_axes_of_their_own_and_counts_on_a_whole_number_axis(world):
+    files_on(world, 0, 1)
+    daily = activity_charts.files_per_day(world.workspace.id).as_chart()
+    packages = activity_charts.packages_chart([])
+
+    assert daily["axes"] == [{"id": "count", "title": "Count", "whole": True}]
+    assert {series["axis"] for series in daily["series"]} == {"count"}
+    assert [series["axis"] for series in packages["series"]] == ["size", "duration"]
+    assert [axis["id"] for axis in packages["axes"]] == ["size", "duration"]
 
 
 def test_a_plain_member_gets_404(client, auth, world):

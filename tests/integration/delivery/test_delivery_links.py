@@ -208,7 +208,19 @@ def test_confirming_records_the_unsubscribe_once_however_often_it_is_sent(client
     first = client.post(_unsubscribe_url(to_address))
     second = client.post(_unsubscribe_url(to_address))
     assert first.status_code == second.status_code == 200
-    assert "You are unsubscribed" in second.get_data(as_text=True)
+    assert "You are unsubscribed" in first.get_data(as_text=True)
+    assert "You are already unsubscribed" in second.get_data(as_text=True)
+    assert _unsubscribes() == [(schedule.id, "partner@example.test")]
+
+
+def test_a_reopened_unsubscribe_link_says_already_unsubscribed_and_asks_nothing(client, delivered):
+    world, schedule, run, export, to_person, to_address = delivered
+    client.post(_unsubscribe_url(to_address))
+
+    reopened = client.get(_unsubscribe_url(to_address)).get_data(as_text=True)
+
+    assert "You are already unsubscribed" in reopened
+    assert '<button type="submit"' not in reopened
     assert _unsubscribes() == [(schedule.id, "partner@example.test")]
 
 

@@ -253,6 +253,49 @@ BAD_CASES = [
 ]
 
 
+# The field each refusal names first; the others are about the entry as a whole, and name its fields in the sentence.
+REFUSED_FIELDS = {
+    "id-not-text": "id",
+    "owner-not-member": "owner_email",
+    "owner-unknown": "owner_email",
+    "owner-without-dataset": "source",
+    "query-missing": "source",
+    "query-of-other-workspace": "source",
+    "report-missing": "source",
+    "source-type": "source",
+    "query-as-pdf": "format",
+    "summary-as-xlsx": "format",
+    "more-than-hourly": "timing",
+    "bad-frequency": "timing.frequency",
+    "bad-zone": "timing",
+    "day-31": "timing",
+    "bad-weekday": "timing",
+    "no-recipients": "recipients",
+    "fifty-one-recipients": "recipients",
+    "duplicate-address": "recipients",
+    "person-twice": "recipients",
+    "bad-address": "recipients",
+    "recipient-not-text": "recipients",
+    "external-without-grant": "recipients",
+    "nul-in-name": "name",
+    "lone-surrogate-in-message": "message",
+    "send-when-empty-text": "send_when_empty",
+    "no-workspace": "workspace_id",
+    "unknown-workspace": "workspace_id",
+    "workspace-true": "workspace_id",
+    "source-id-true": "source",
+    "source-type-list": "source",
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_FIELDS))
+def test_a_refusal_starts_with_the_field_it_is_about(world, sources, case):
+    query, reports = sources
+    bad, _reason = _bad_cases(world, query, reports)[case]
+    [outcome] = import_legacy_schedules([bad], now=NOW)
+    assert outcome.reason.startswith(f"“{REFUSED_FIELDS[case]}”"), outcome.reason
+
+
 @pytest.mark.parametrize("case", BAD_CASES)
 def test_a_bad_entry_is_refused_with_its_reason_and_the_good_ones_still_import(world, sources, case):
     """Between two good entries, the bad one is reported with its index and reason; nothing of it is stored."""
@@ -317,14 +360,17 @@ def test_a_name_already_used_in_the_workspace_is_refused(world, sources):
     query, _reports = sources
     import_legacy_schedules([_entry(world, query, "N-1", name="Weekly hours")], now=NOW)
     [outcome] = import_legacy_schedules([_entry(world, query, "N-2", name="Weekly hours")], now=NOW)
-    assert outcome.reason.startswith("The workspace already has a schedule named “Weekly hours”")
+    assert outcome.reason.startswith("“name”: The workspace already has a schedule named “Weekly hours”")
 
 
 @pytest.mark.parametrize("line_break", ["\n", "\r", "\u2028", "\x85"])
 def test_a_name_with_a_line_break_is_refused(world, sources, line_break):
     query, _reports = sources
     [outcome] = import_legacy_schedules([_entry(world, query, "L-1", name=f"Weekly{line_break}hours")], now=NOW)
-    assert (outcome.imported, outcome.reason) == (False, "The name must be a single line. Remove the line break.")
+    assert (outcome.imported, outcome.reason) == (
+        False,
+        "“name”: The name must be a single line. Remove the line break.",
+    )
     assert _count(Schedule) == 0
 
 
@@ -333,7 +379,7 @@ def test_reimporting_an_old_id_is_refused_naming_the_schedule_it_became(world, s
     query, _reports = sources
     [first] = import_legacy_schedules([_entry(world, query, "SCH-7")], now=NOW)
     [again] = import_legacy_schedules([_entry(world, query, "SCH-7", name="Renamed")], now=NOW)
-    assert (again.imported, again.reason) == (False, f"Already imported as schedule {first.schedule_id}.")
+    assert (again.imported, again.reason) == (False, f"“id”: Already imported as schedule {first.schedule_id}.")
     assert _count(Schedule) == 1
 
 
@@ -382,7 +428,9 @@ def test_workspace_option_refuses_entries_naming_another_workspace_and_fills_in_
     entries = [_entry(world, query, "W-1", workspace_id=_DROP), _entry(world, query, "W-2", workspace_id=987)]
     outcomes = import_legacy_schedules(entries, workspace_id=world.workspace.id, now=NOW)
     assert outcomes[0].imported
-    assert outcomes[1].reason == f"The entry is for workspace 987, not workspace {world.workspace.id} (--workspace)."
+    assert outcomes[1].reason == (
+        f"“workspace_id”: The entry is for workspace 987, not workspace {world.workspace.id} (--workspace)."
+    )
 
 
 def test_an_unknown_workspace_option_imports_nothing(world, sources):
@@ -413,7 +461,7 @@ def test_the_command_reports_one_line_per_entry_and_exits_1_when_one_was_refused
         "1 imported, 1 refused.",
     ]
     assert result.stderr.splitlines() == [
-        "Entry 2 (old id “C-2”): refused: A schedule of a saved query makes CSV or Excel (XLSX) files."
+        "Entry 2 (old id “C-2”): refused: “format”: A schedule of a saved query makes CSV or Excel (XLSX) files."
     ]
 
 
@@ -463,7 +511,7 @@ def test_an_import_racing_another_for_the_same_old_id_reports_it_already_importe
     racer.join(timeout=60)
     assert waiting == 1
     assert [(outcome.imported, outcome.reason) for outcome in outcomes] == [
-        (False, f"Already imported as schedule {rival_id}.")
+        (False, f"“id”: Already imported as schedule {rival_id}.")
     ]
 
 
@@ -475,7 +523,7 @@ def test_the_command_imports_the_example_into_the_demo_once(app, demo):
     second = runner.invoke(args=["schedules", "import-legacy", str(EXAMPLE)])
     assert second.exit_code == 1
     assert second.stdout.splitlines() == ["0 imported, 4 refused."]
-    assert all(": refused: Already imported as schedule " in line for line in second.stderr.splitlines())
+    assert all(": refused: “id”: Already imported as schedule " in line for line in second.stderr.splitlines())
     assert len(second.stderr.splitlines()) == 4
 
 

@@ -79,6 +79,18 @@ def test_a_legacy_import_resumes_only_with_the_confirmation_tick(client, auth, w
     assert _fresh(schedule.id).status == "active"
 
 
+def test_an_imported_schedule_shows_its_old_system_id_on_its_page(client, auth, world):
+    query = factories.make_query(world.workspace, world.member)
+    schedule = factories.make_schedule(
+        query, world.member, status="paused", pause_reason="legacy_import", legacy_ref="SCH-1007"
+    )
+    auth.login(world.member.email)
+
+    page = client.get(schedules_url(world, str(schedule.id))).get_data(as_text=True)
+
+    assert re.search(r"<dt>Old system's id</dt><dd>SCH-1007 ", page.replace("&#39;", "'"))
+
+
 def test_resume_says_the_owner_lost_access_and_stays_paused(client, auth, world):
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member, status="paused", pause_reason="owner_access_lost")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from app.domain import export_file
 from app.services import execution_dispatch
 from app.services.outbox import dispatch_pending
 from app.services.queue import WorkPriority, work_queue
@@ -61,3 +62,29 @@ def test_a_failed_job_of_a_workspace_export_links_to_its_record(client, auth, st
     page = client.get("/staff/queues").text
 
     assert f'href="/staff/executions/{execution.id}">workspace export #{execution.id}</a>' in page
+
+
+def test_a_failed_job_of_a_record_still_waiting_offers_dispatch_again(client, auth, staff, export_scenario):
+    export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    fail_job_as_a_worker_would(work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0], "WorkHorseKilled: 9")
+    auth.login(staff.email)
+
+    page = client.get("/staff/queues").text
+
+    assert '<button type="submit" class="button">Dispatch again</button>' in page
+
+
+def test_a_failed_job_of_a_settled_record_says_why_it_cannot_be_dispatched_again(client, auth, staff, export_scenario):
+    """The file failed for good after its job did: the kind's requeue would refuse, so no button, the reason instead."""
+    export = export_scenario.request_file("csv")
+    assert dispatch_pending() == 1
+    fail_job_as_a_worker_would(work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0], "WorkHorseKilled: 9")
+    export_file.fail(export.id, export_file.start(export.id), export_file.FailureCode.TIMEOUT, "stopped after 600 s")
+    auth.login(staff.email)
+
+    page = client.get("/staff/queues").text
+
+    assert f"/staff/files/{export.id}" in page
+    assert "Dispatch again" not in page
+    assert f"File {export.id} is already failed: a settled file never runs again" in page

@@ -162,3 +162,29 @@ def test_a_run_s_skipped_recipient_shows_why_in_words(client, auth, world, staff
 
     assert "Not sent: this person unsubscribed from the schedule." in page
     assert "recipient_unsubscribed" not in page
+
+
+def test_record_pages_link_the_ids_of_the_records_they_refer_to(client, auth, world, staff):
+    """A run links its file and workspace; a package its execution; a delivery its package, from the list too."""
+    query = factories.make_query(world.workspace, world.admin)
+    export = factories.make_export(query, world.admin)
+    run = factories.make_run(factories.make_schedule(query, world.admin), export)
+    execution = factories.make_execution(world.workspace)
+    package = factories.make_package(execution)
+    delivery = factories.make_package_delivery(package, factories.make_destination(world.workspace))
+    auth.login(staff.email)
+
+    run_page = client.get(f"/staff/runs/{run.id}").get_data(as_text=True)
+    package_page = client.get(f"/staff/packages/{package.id}").get_data(as_text=True)
+    file_page = client.get(f"/staff/files/{export.id}").get_data(as_text=True)
+    delivery_page = client.get(f"/staff/deliveries/{delivery.id}").get_data(as_text=True)
+    deliveries = client.get("/staff/deliveries").get_data(as_text=True)
+
+    assert f'<a href="/staff/files/{export.id}">{export.id}</a>' in run_page
+    assert f'<a href="/staff/workspaces/{world.workspace.id}">{world.workspace.id}</a>' in run_page
+    assert f'<a href="/staff/executions/{execution.id}">{execution.id}</a>' in package_page
+    assert f'<a href="/staff/runs/{run.id}">' not in file_page  # a file names its schedule, not its run
+    assert f'<a href="/staff/files/{export.id}">{export.id}</a>' in file_page  # its dispatch row's export_id
+    assert f'<a href="/staff/packages/{package.id}">{package.id}</a>' in delivery_page
+    assert f'<a href="/staff/workspaces/{world.workspace.id}">{world.workspace.name}</a>' in delivery_page
+    assert f'<a href="/staff/packages/{package.id}">package #{package.id}</a>' in deliveries

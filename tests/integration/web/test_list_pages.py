@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
+from app.extensions import db
 from app.models.types import utcnow
 from tests import factories
 
@@ -35,6 +36,16 @@ def _next_link(page: str) -> str:
     return html.unescape(match.group(1))
 
 
+def _previous_link(page: str) -> str:
+    match = re.search(r'<a class="button" rel="prev" href="([^"]+)"', page)
+    assert match, "no previous-page link"
+    return html.unescape(match.group(1))
+
+
+def _position(page: str) -> str:
+    return re.search(r'<span class="pager-position">([^<]+)</span>', page).group(1)
+
+
 def _file_ids(page: str) -> list[int]:
     return [int(found) for found in re.findall(r'href="/w/\d+/files/(\d+)"', page)]
 
@@ -49,6 +60,46 @@ def test_files_page_has_a_plain_get_search_form_and_a_plain_next_link(signed_in,
     second = signed_in.get(_next_link(first))
     assert second.status_code == 200
     assert _file_ids(second.get_data(as_text=True)) == [export.id for export in files[25:]]
+
+
+def test_the_pager_says_where_the_page_is_and_leads_back_with_previous(signed_in, world):
+    """60 files: "1–25 of 60", "26–50 of 60", "51–60 of 60"; Previous from there gives 26–50 again, then 1–25."""
+    files = _files(world, 60)
+    first = signed_in.get(f"/w/{world.workspace.id}/files/").get_data(as_text=True)
+    second = signed_in.get(_next_link(first)).get_data(as_text=True)
+    third = signed_in.get(_next_link(second)).get_data(as_text=True)
+
+    back_to_second = signed_in.get(_previous_link(third)).get_data(as_text=True)
+    back_to_first = signed_in.get(_previous_link(back_to_second)).get_data(as_text=True)
+
+    assert [_position(page) for page in (first, second, third)] == ["1–25 of 60", "26–50 of 60", "51–60 of 60"]
+    assert 'rel="prev"' not in first and 'rel="next"' not in third
+    assert _file_ids(back_to_second) == [export.id for export in files[25:50]]
+    assert _position(back_to_second) == "26–50 of 60" and 'rel="next"' in back_to_second
+    assert _file_ids(back_to_first) == [export.id for export in files[:25]]
+    assert _position(back_to_first) == "1–25 of 60" and 'rel="prev"' not in back_to_first
+
+
+def test_previous_from_a_page_whose_earlier_rows_went_shows_the_whole_first_page(signed_in, world):
+    """Rows before page two were deleted meanwhile: Previous shows the first page full, not a short one."""
+    files = _files(world, 30)
+    second = signed_in.get(_next_link(signed_in.get(f"/w/{world.workspace.id}/files/").get_data(as_text=True)))
+    second_page = second.get_data(as_text=True)
+    for export in files[:20]:
+        db.session.delete(export)
+    db.session.commit()
+
+    previous = signed_in.get(_previous_link(second_page)).get_data(as_text=True)
+
+    assert _file_ids(previous) == [export.id for export in files[20:30]]
+    assert _position(previous) == "1–10 of 10" and 'rel="prev"' not in previous
+
+
+def test_the_position_counts_only_what_the_search_finds(signed_in, world):
+    _files(world, 30, name="Export")
+    _files(world, 3, name="Payroll")
+    page = signed_in.get(f"/w/{world.workspace.id}/files/?q=payroll").get_data(as_text=True)
+    assert _position(page) == "1–3 of 3"
 
 
 def test_search_form_asks_through_htmx_after_a_pause_and_keeps_the_url(signed_in, world):
