@@ -57,7 +57,9 @@ PACKAGE_LIST = ListSpec(
             "Status",
             {PackageStatus.AVAILABLE: "Available", PackageStatus.EXPIRED: "Expired", PackageStatus.DELETED: "Deleted"},
         ),
-        "format": ListFilter("Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines"}),
+        "format": ListFilter(
+            "Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines", PackageFormat.PARQUET: "Parquet"}
+        ),
     },
     # Who pressed Export now, or the cadence period ("weekly:2026-W49") the export was for.
     search_columns=(Person.name, ExportExecution.cadence_key),
