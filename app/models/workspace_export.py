@@ -38,7 +38,7 @@ class PackageFormat(StrEnum):
 
 
 # How the settings page offers each format and the package page names it.
-PACKAGE_FORMAT_DESCRIPTIONS = {
+PACKAGE_FORMAT_DESCRIPTIONS: dict[str, str] = {
     PackageFormat.CSV: "CSV, zipped",
     PackageFormat.JSONL: "JSON Lines, zipped",
     PackageFormat.PARQUET: "Parquet, typed columns, zstd-compressed",

@@ -67,15 +67,8 @@ from app.models.workspace_export import (
 from app.rendering.package.checksums import build_checksums
 from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestChecksums, ManifestDataset, ManifestVolume, build_manifest
-from app.rendering.package.parquet_volumes import (
-    VolumeOverflow,
-    arrow_schema,
-    csv_record_batches,
-    row_batches,
-    schema_description,
-    write_parquet_volumes,
-)
 from app.rendering.package.volumes import (
+    VolumeOverflow,
     VolumeResult,
     VolumeTooSmall,
     encoded_batches,
@@ -303,8 +296,9 @@ class _Production:
                 self.counts.rows, self.counts.bytes = rows_before + rows, bytes_before + size
                 self._progress()
 
+            parquet_schema = None
             if self.format == PackageFormat.PARQUET:
-                volumes = self._write_parquet(snapshot, dataset, progress)
+                volumes, parquet_schema = self._write_parquet(snapshot, dataset, progress)
             else:
                 volumes = self._write_zipped(snapshot, dataset, progress)
             written.append(
@@ -314,9 +308,7 @@ class _Production:
                     content_hash=dataset.declaration.content_hash,
                     columns=dataset.declaration.columns,
                     volumes=[self._manifest_volume(volume) for volume in volumes],
-                    parquet_schema=(
-                        schema_description(dataset.column_shapes) if self.format == PackageFormat.PARQUET else None
-                    ),
+                    parquet_schema=parquet_schema,
                 )
             )
             if written[-1].row_count != expected[dataset.name]:
@@ -358,9 +350,21 @@ class _Production:
                 progress=progress,
             )
 
-    def _write_parquet(self, snapshot: PackageSnapshot, dataset: PackagedDataset, progress) -> list[VolumeResult]:
-        """On PostgreSQL the rows come from COPY as the CSV package's records and are parsed by
-        pyarrow in native code (several times faster than converting typed rows in Python)."""
+    def _write_parquet(
+        self, snapshot: PackageSnapshot, dataset: PackagedDataset, progress
+    ) -> tuple[list[VolumeResult], list[dict]]:
+        """The dataset's volumes and the Parquet schema they hold. On PostgreSQL the rows come from
+        COPY as the CSV package's records and are parsed by pyarrow in native code (several times
+        faster than converting typed rows in Python)."""
+        # Imported here: pyarrow costs every process that loads it about 50 MB.
+        from app.rendering.package.parquet_volumes import (
+            arrow_schema,
+            csv_record_batches,
+            row_batches,
+            schema_description,
+            write_parquet_volumes,
+        )
+
         schema = arrow_schema(dataset.column_shapes)
         source: Generator
         if snapshot.can_copy:
@@ -370,7 +374,7 @@ class _Production:
             source = snapshot.batches(dataset)
             batches = row_batches(source, schema)
         with contextlib.closing(source):
-            return write_parquet_volumes(
+            volumes = write_parquet_volumes(
                 dataset=dataset.name,
                 columns=dataset.column_shapes,
                 batches=batches,
@@ -378,6 +382,7 @@ class _Production:
                 open_volume=functools.partial(_VolumeUpload, self, dataset.name),
                 progress=progress,
             )
+        return volumes, schema_description(dataset.column_shapes)
 
     def _manifest_volume(self, volume: VolumeResult) -> ManifestVolume:
         key = volume_key(self.prefix, volume.dataset, volume.sequence, self.format)

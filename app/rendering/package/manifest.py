@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.rendering.package.encoders import conventions, iso_timestamp
-from app.rendering.package.parquet_volumes import PARQUET_CONVENTIONS
+from app.rendering.package.parquet_settings import PARQUET_CONVENTIONS
 
 MANIFEST_VERSION = 1
 

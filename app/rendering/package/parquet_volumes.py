@@ -35,39 +35,29 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from app.domain.column_shape import ColumnShape
-from app.rendering.package.volumes import Progress, VolumeResult, VolumeTarget, VolumeTooSmall, entry_name
+from app.rendering.package.parquet_settings import COMPRESSION, COMPRESSION_LEVEL, ROW_GROUP_ROWS
+from app.rendering.package.volumes import (
+    Progress,
+    VolumeOverflow,
+    VolumeResult,
+    VolumeTarget,
+    VolumeTooSmall,
+    entry_name,
+)
 
 EXTENSION = "parquet"
-ROW_GROUP_ROWS = 65_536
 # Bytes of CSV parsed at a time, in the job's own thread (PostgreSQL's COPY keeps the other core
 # busy); a record must fit in one block.
-CSV_BLOCK_BYTES = 4 * 1024 * 1024
-COMPRESSION = "zstd"
-COMPRESSION_LEVEL = 3
+CSV_BLOCK_BYTES = 1024 * 1024
 # Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
 # encodings, counts (about 100 bytes in practice).
 _CHUNK_METADATA_BYTES = 256
-# A row group's data beyond its values: page headers, dictionary page headers, levels' framing.
+# A column chunk's bytes beyond its values (page headers, dictionary page headers, levels'
+# framing), allowed for in each row group's estimate.
 _CHUNK_OVERHEAD_BYTES = 4096
 # The estimate of a row group's written size is the observed ratio times this.
 _ESTIMATE_MARGIN = 1.5
 _FIRST_RATIO = 2.0
-
-PARQUET_CONVENTIONS = {
-    "encoding": "UTF-8 strings",
-    "integers": "int16 / int32 / int64, the width the table stores",
-    "decimals": "decimal128 with the declared precision and scale (exact)",
-    "timestamps": "timestamp, microseconds, adjusted to UTC",
-    "dates": "date (days since 1970-01-01)",
-    "booleans": "boolean",
-    "null": "a null value (every column is optional)",
-    "compression": f"{COMPRESSION}, level {COMPRESSION_LEVEL}",
-    "row_groups": f"at most {ROW_GROUP_ROWS} rows each",
-}
-
-
-class VolumeOverflow(RuntimeError):
-    """A Parquet volume ended larger than the volume size: the estimate of its last row group was wrong."""
 
 
 def arrow_type(column: ColumnShape) -> pa.DataType:
@@ -273,12 +263,17 @@ def write_parquet_volumes(
     done: list[VolumeResult] = []
     closed_bytes = 0
     rows_written = 0
-    observed_ratio: float | None = None  # the most written bytes per Arrow byte of a row group so far
+    # The most written bytes of a row group so far per byte of its basis: its Arrow size plus the
+    # allowance for its columns' fixed overhead (so a small row group's headers do not inflate it).
+    observed_ratio: float | None = None
     volume = _Volume(open_volume(1), dataset, 1, schema)
+
+    def basis(table: pa.Table) -> int:
+        return table.nbytes + chunk_overhead
 
     def estimate(table: pa.Table) -> int:
         factor = _FIRST_RATIO if observed_ratio is None else observed_ratio * _ESTIMATE_MARGIN
-        return math.ceil(table.nbytes * factor) + chunk_overhead
+        return math.ceil(basis(table) * factor)
 
     def fits(table: pa.Table, footer: int) -> bool:
         projected = volume.sink.size + estimate(table) + empty_file_bytes + volume.footer_bytes + footer
@@ -303,7 +298,7 @@ def write_parquet_volumes(
             return
         before = volume.sink.size
         volume.writer.write_table(table, row_group_size=table.num_rows)
-        ratio = (volume.sink.size - before) / max(table.nbytes, 1)
+        ratio = (volume.sink.size - before) / basis(table)
         observed_ratio = ratio if observed_ratio is None else max(observed_ratio, ratio)
         volume.rows += table.num_rows
         volume.row_groups += 1
@@ -312,7 +307,7 @@ def write_parquet_volumes(
         if progress is not None:
             progress(rows_written, closed_bytes + volume.sink.size)
 
-    pending = schema.empty_table()
+    pending = pa.Table.from_batches([], schema)  # not schema.empty_table(): that loads pandas
     for batch in batches:
         pending = pa.concat_tables([pending, pa.Table.from_batches([batch], schema)])
         while pending.num_rows >= row_group_rows:

@@ -16,10 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import select, text
 
+from app import create_app
 from app.domain.catalog import DATASETS
 from app.extensions import db
+from app.models import ExportPackage
 from app.services.package_production import run_execution
-from app.storage import Storage
+from app.storage import Storage, get_storage
 from tests import factories
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset, package_of
 
@@ -220,3 +222,22 @@ def test_a_small_volume_size_splits_parquet_volumes_under_the_cap(app_context, i
     ]
     read = pa.concat_tables(pq.read_table(io.BytesIO((tmp_path / v["key"]).read_bytes())) for v in volumes)
     assert [tuple(r.values()) for r in read.to_pylist()] == typed_rows(workspace.id, "timesheet_entries")
+
+
+def test_a_parquet_package_is_produced_from_typed_rows_on_sqlite(tmp_path, test_environment, monkeypatch):
+    """The embedded default has no COPY: rows are converted to Arrow columns from Python values."""
+    monkeypatch.setenv("STORAGE_URL", (tmp_path / "storage").as_uri())
+    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+    with application.app_context():
+        db.create_all()
+        workspace = factories.make_workspace()
+        fill_every_dataset(workspace)
+
+        package = _produce(workspace)
+
+        assert package == db.session.query(ExportPackage).one()
+        _download(get_storage(), package, tmp_path / "package")
+        for dataset in ALL_DATASETS:
+            table = pq.read_table(tmp_path / "package" / dataset / f"{dataset}-00001.parquet")
+            assert [tuple(record.values()) for record in table.to_pylist()] == typed_rows(workspace.id, dataset)
+        db.session.remove()
