@@ -4,10 +4,11 @@ Phases (each logged as started and finished, with counts):
 
 - snapshot: one consistent snapshot of the workspace (app/data/package_snapshot.py); its time
   is the cutoff the execution records; the rows of every dataset are counted (rows_expected).
-- writing: each dataset streamed into volumes no larger than the volume size (zipped CSV or JSON
-  Lines, or Parquet files: app/rendering/package), each volume uploaded through a multipart upload as it is written,
-  recorded (app/domain/export_volume.py) before its upload opens and completed with its size,
-  row count and SHA-256; every part is recorded too. Progress at most every PROGRESS_INTERVAL.
+- writing: each dataset streamed into volumes no larger than the volume size (zipped CSV or
+  JSON Lines, or Parquet files: app/rendering/package), each volume uploaded through a multipart
+  upload as it is written, recorded (app/domain/export_volume.py) before its upload opens and
+  completed with its size, row count and SHA-256; every part is recorded too. Progress at most
+  every PROGRESS_INTERVAL.
 - uploading: SHA256SUMS (every volume's checksum, for `sha256sum -c`), then the manifest, last;
   then the package becomes `available` (fenced on the attempt).
 - delivering: app.services.package_delivery.deliver_package, with the bytes copied to each

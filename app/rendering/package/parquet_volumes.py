@@ -9,14 +9,15 @@ refuses anything it would have to round (a decimal with more digits than its sca
 Rows arrive as Arrow record batches, converted natively from the CSV records PostgreSQL's COPY
 writes (`csv_record_batches`: the same records a CSV package carries, parsed by pyarrow with
 the column types above; an unquoted empty field is NULL, a quoted one the empty text) or, on
-SQLite, from typed rows (`row_batches`). Row groups are written as rows arrive, each of
-`row_group_rows` rows (the last may be smaller): at most one row group and one parsed block are
-held, so memory stays flat however many rows the dataset has.
+SQLite, from typed rows (`row_batches`). Row groups are written as rows arrive, each of at most
+`row_group_rows` rows (fewer where a volume or the dataset ends): at most one row group and one
+parsed block are held, so memory stays flat however many rows the dataset has.
 
 A Parquet file's size is known only once it is closed (its footer describes every row group), so
 a volume is closed before a row group that might push it past the volume size: the row group's
-size is estimated from its Arrow size and the largest ratio of written to Arrow bytes seen so far
-in this dataset (twice the Arrow size before any is seen), with a margin; the footer is bounded by
+size is estimated from its Arrow size plus an allowance per column, times the largest ratio of
+written bytes to that seen so far in this dataset with a margin (twice it before any row group is
+written); the footer is bounded by
 the empty file's footer plus, per row group, each column's metadata and its min/max statistics
 (at most twice its longest value). A row group too large for an empty volume is halved until it
 fits. Should a volume still end past the cap, the writer raises rather than deliver it.
