@@ -498,6 +498,15 @@ def copy_zip_anchor(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
 
 def package_csv(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
     """Admit an execution of every dataset as CSV and produce its package through the job body."""
+    return _package(plan, scratch, meter, "csv")
+
+
+def package_parquet(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
+    """The same package as Parquet."""
+    return _package(plan, scratch, meter, "parquet")
+
+
+def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int:
     from sqlalchemy import delete
 
     from app.domain import export_execution
@@ -511,7 +520,7 @@ def package_csv(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
     with app.app_context():
         snapshot = {
             "datasets": plan.datasets,
-            "format": "csv",
+            "format": format,
             "volume_size_bytes": 256 * 1024 * 1024,
             "retention_days": 1,
             "notify_person_ids": [],
@@ -634,6 +643,7 @@ CASES: dict[str, Case] = {
     "report_pdf": Case(ReportPlan, report_pdf, sample_children=True),
     "copy_zip": Case(PackagePlan, copy_zip_anchor),
     "package_csv": Case(PackagePlan, package_csv),
+    "package_parquet": Case(PackagePlan, package_parquet),
 }
 
 

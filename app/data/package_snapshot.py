@@ -27,9 +27,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, Connection, Row, Text, case, cast, func, literal, select
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    Integer,
+    Numeric,
+    Row,
+    SmallInteger,
+    Text,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+)
 
 from app.domain.catalog import DATASETS, Dataset
+from app.domain.column_shape import ColumnShape
 from app.domain.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
 from app.domain.errors import DomainError
 from app.extensions import db
@@ -59,6 +74,27 @@ class PackagedDataset:
     @property
     def column_types(self) -> list[str]:
         return [type_ for _, type_ in self.declaration.columns]
+
+    @property
+    def column_shapes(self) -> list[ColumnShape]:
+        """Each declared column with the integer width or decimal precision its table gives it."""
+        return [_shape(self.dataset.table.c[name].type, name, type_) for name, type_ in self.declaration.columns]
+
+
+_INTEGER_BITS = ((BigInteger, 64), (SmallInteger, 16), (Integer, 32))  # subclasses before Integer
+
+
+def _shape(sql_type, name: str, type_: str) -> ColumnShape:
+    if type_ == "integer":
+        bits = next((bits for kind, bits in _INTEGER_BITS if isinstance(sql_type, kind)), None)
+        if bits is None:
+            raise ValueError(f"column {name!r} is declared an integer but its table stores {sql_type!r}")
+        return ColumnShape(name, type_, bits=bits)
+    if type_ == "decimal":
+        if not isinstance(sql_type, Numeric) or sql_type.precision is None or sql_type.scale is None:
+            raise ValueError(f"decimal column {name!r} needs a declared precision and scale, not {sql_type!r}")
+        return ColumnShape(name, type_, precision=sql_type.precision, scale=sql_type.scale)
+    return ColumnShape(name, type_)
 
 
 def packaged_datasets(names: Sequence[str]) -> list[PackagedDataset]:

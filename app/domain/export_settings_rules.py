@@ -104,7 +104,7 @@ def check_settings(data: SettingsInput, member_ids: frozenset[int], zone: str) -
     )
     datasets = _checked_datasets(data.datasets)
     if data.format not in tuple(PackageFormat):
-        raise ValidationError("Choose the package format: CSV or JSON Lines.", "format")
+        raise ValidationError("Choose the package format: CSV, JSON Lines or Parquet.", "format")
     volume_size_mb = whole_number(
         data.volume_size_mb,
         "volume_size_mb",

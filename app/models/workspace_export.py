@@ -34,6 +34,15 @@ def _in(column: str, values: type[StrEnum]) -> str:
 class PackageFormat(StrEnum):
     CSV = "csv"  # one zipped RFC 4180 CSV per volume
     JSONL = "jsonl"  # one zipped JSON Lines file per volume
+    PARQUET = "parquet"  # one Parquet file per volume (typed columns, zstd row groups), not zipped
+
+
+# How the settings page offers each format and the package page names it.
+PACKAGE_FORMAT_DESCRIPTIONS: dict[str, str] = {
+    PackageFormat.CSV: "CSV, zipped",
+    PackageFormat.JSONL: "JSON Lines, zipped",
+    PackageFormat.PARQUET: "Parquet, typed columns, zstd-compressed",
+}
 
 
 class Cadence(StrEnum):

@@ -2,8 +2,8 @@
 
 `create_deliveries` makes one row per live destination (withheld when the destination is
 disabled); `run_delivery` makes one attempt: start it (the attempt number is allocated under the
-row's lock, so two workers on one delivery make one transfer), copy every volume and then the
-manifest from the product's storage to
+row's lock, so two workers on one delivery make one transfer), copy every volume, then
+SHA256SUMS, then the manifest from the product's storage to
 
     <destination path>/workspace-<workspace id>/<package time, YYYYMMDDTHHMMSSZ>/<key under the package prefix>
 
@@ -47,6 +47,7 @@ from app.models.workspace_export import (
     VolumeStatus,
 )
 from app.services import export_notices, leases
+from app.services.package_keys import checksums_key
 from app.services.queue import ClaimedJob, WorkPriority, claim_and_enqueue
 from app.services.work.core import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 from app.storage import check_key_under, get_storage
@@ -130,9 +131,16 @@ def relative_key(package: ExportPackage, key: str) -> str:
     return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix) :]}"
 
 
+def stored_checksums_key(package: ExportPackage) -> str | None:
+    """The package's SHA256SUMS, or None for a package made before packages carried one."""
+    key = checksums_key(package.prefix.rstrip("/") + "/")
+    return key if get_storage().exists(key) else None
+
+
 def package_keys(package: ExportPackage) -> list[str]:
     """Every complete volume of the package (under its prefix, so of the attempt that made it),
-    then the manifest, which goes last: a manifest at the destination means the volumes are there."""
+    then SHA256SUMS, then the manifest, which goes last: a manifest at the destination means the
+    volumes and their checksums are there."""
     volumes = db.session.scalars(
         select(ExportVolume.key)
         .where(ExportVolume.execution_id == package.execution_id, ExportVolume.status == VolumeStatus.COMPLETE)
@@ -140,6 +148,8 @@ def package_keys(package: ExportPackage) -> list[str]:
     ).all()
     prefix = package.prefix.rstrip("/") + "/"
     keys = [key for key in volumes if key.startswith(prefix)]
+    checksums = stored_checksums_key(package)
+    keys += [checksums] if checksums else []
     return [check_key_under(key, prefix) for key in keys] + [check_key_under(package.manifest_key, prefix)]
 
 
@@ -214,7 +224,7 @@ def _transfer(
     still_current: Callable[[], None],
     copied: Callable[[int], None] | None = None,
 ) -> str:
-    """Copy the volumes, then the manifest, telling `copied` the bytes copied so far. `still_current`
+    """Copy the volumes, then SHA256SUMS and the manifest, telling `copied` the bytes copied so far. `still_current`
     raises TransitionRefused once this attempt is no longer the delivery's: it is asked before each
     object, so a stale attempt writes nothing more. A copy that stops part-way removes the package's
     objects from the destination, so it never holds volumes without their manifest."""

@@ -40,6 +40,7 @@ from app.services.list_pages import (
     newest_first,
     page_of,
 )
+from app.services.package_delivery import stored_checksums_key
 from app.storage import get_storage
 from app.storage.base import check_key_under
 
@@ -57,7 +58,9 @@ PACKAGE_LIST = ListSpec(
             "Status",
             {PackageStatus.AVAILABLE: "Available", PackageStatus.EXPIRED: "Expired", PackageStatus.DELETED: "Deleted"},
         ),
-        "format": ListFilter("Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines"}),
+        "format": ListFilter(
+            "Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines", PackageFormat.PARQUET: "Parquet"}
+        ),
     },
     # Who pressed Export now, the cadence period ("weekly:2026-W49") the export was for, the
     # package as its page names it ("Package 12"), and its identifier (a prefix is enough).
@@ -70,7 +73,12 @@ PACKAGE_LIST = ListSpec(
 )
 EVENT_LOG_LIMIT = 500
 
-MIME_TYPES = {"manifest": "application/json", "volume": "application/zip"}
+MIME_TYPES = {
+    "manifest": "application/json",
+    "checksums": "text/plain; charset=utf-8",
+    "zip": "application/zip",
+    "parquet": "application/vnd.apache.parquet",
+}
 
 # One readable sentence per failure code an execution may end with; the detail follows it.
 FAILURE_SENTENCES = {
@@ -244,6 +252,16 @@ def open_manifest(package: ExportPackage) -> Download:
     )
 
 
+def open_checksums(package: ExportPackage) -> Download:
+    """The package's SHA256SUMS; PackageUnavailable("missing") for a package made before packages
+    carried one."""
+    _require_available(package)
+    key = stored_checksums_key(package)
+    if key is None:
+        raise PackageUnavailable("missing")
+    return _download(key, "SHA256SUMS", MIME_TYPES["checksums"])
+
+
 def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
     return next((volume for volume in package_volumes(package) if volume.id == volume_id), None)
 
@@ -251,7 +269,7 @@ def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
 def open_volume(package: ExportPackage, volume: ExportVolume) -> Download:
     _require_available(package)
     key = check_key_under(volume.key, package.prefix)
-    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"])
+    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["parquet" if key.endswith(".parquet") else "zip"])
 
 
 def _require_available(package: ExportPackage) -> None:

@@ -2,6 +2,7 @@
 
     packages/w<workspace>/e<execution>/a<attempt>/                      the package prefix
     packages/w<workspace>/e<execution>/a<attempt>/<dataset>/<dataset>-00001.csv.zip   a volume
+    packages/w<workspace>/e<execution>/a<attempt>/SHA256SUMS           every volume's checksum
     packages/w<workspace>/e<execution>/a<attempt>/manifest.json        the manifest
 
 Each attempt of an execution writes under a prefix of its own, so a restarted attempt can remove
@@ -18,7 +19,9 @@ from app.storage import InvalidKey, check_key, check_key_under
 
 PACKAGES_ROOT = "packages"
 MANIFEST_NAME = "manifest.json"
-FORMATS = ("csv", "jsonl")
+CHECKSUMS_NAME = "SHA256SUMS"
+# A volume's name ends with its format's suffix: zipped text, or a Parquet file as it is.
+VOLUME_SUFFIXES = {"csv": "csv.zip", "jsonl": "jsonl.zip", "parquet": "parquet"}
 _DATASET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
 
@@ -41,14 +44,18 @@ def package_prefix(workspace_id: int, execution_id: int, attempt: int) -> str:
 def volume_key(prefix: str, dataset: str, sequence: int, fmt: str) -> str:
     if not isinstance(dataset, str) or not _DATASET_NAME.match(dataset):
         raise InvalidKey(f"dataset name {dataset!r} cannot be part of a package key")
-    if fmt not in FORMATS:
+    if fmt not in VOLUME_SUFFIXES:
         raise InvalidKey(f"package format {fmt!r} cannot be part of a package key")
     number = _positive_id(sequence, "volume sequence")
-    return check_key_under(f"{prefix}{dataset}/{dataset}-{number:05d}.{fmt}.zip", prefix)
+    return check_key_under(f"{prefix}{dataset}/{dataset}-{number:05d}.{VOLUME_SUFFIXES[fmt]}", prefix)
 
 
 def manifest_key(prefix: str) -> str:
     return check_key_under(f"{prefix}{MANIFEST_NAME}", prefix)
+
+
+def checksums_key(prefix: str) -> str:
+    return check_key_under(f"{prefix}{CHECKSUMS_NAME}", prefix)
 
 
 def relative_to_package(key: str, prefix: str) -> str:

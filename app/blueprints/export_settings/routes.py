@@ -22,6 +22,7 @@ from app.extensions import htmx
 from app.models.workspace_export import (
     MAX_DESTINATIONS,
     MAX_NOTIFY_PEOPLE,
+    PACKAGE_FORMAT_DESCRIPTIONS,
     RETENTION_DAYS,
     VOLUME_SIZE_MB,
     Cadence,
@@ -29,7 +30,6 @@ from app.models.workspace_export import (
 )
 from app.services import export_destinations, export_settings
 
-FORMATS = {"csv": "CSV, zipped", "jsonl": "JSON Lines, zipped"}
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
 KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: "Directory on this server"}
@@ -38,7 +38,7 @@ KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: 
 @bp.context_processor
 def vocabulary() -> dict:
     return {
-        "formats": FORMATS,
+        "formats": PACKAGE_FORMAT_DESCRIPTIONS,
         "cadences": CADENCES,
         "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
         "kinds": KINDS,

@@ -23,6 +23,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import Person
 from app.models.workspace_export import (
+    PACKAGE_FORMAT_DESCRIPTIONS,
     ExecutionPhase,
     ExecutionStatus,
     ExecutionTrigger,
@@ -186,6 +187,7 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
     return render_template(
         "packages/package.html",
         package=package,
+        format_description=PACKAGE_FORMAT_DESCRIPTIONS[package.format],
         volumes=volumes,
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
@@ -199,6 +201,13 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
 def download_manifest(workspace_id: int, package_id: int):
     package = _package_or_404(package_id)
     return _download(package, lambda: package_history.open_manifest(package))
+
+
+@bp.get("/packages/<int:package_id>/checksums")
+@workspace_administrator
+def download_checksums(workspace_id: int, package_id: int):
+    package = _package_or_404(package_id)
+    return _download(package, lambda: package_history.open_checksums(package))
 
 
 @bp.get("/packages/<int:package_id>/volume")
@@ -227,6 +236,8 @@ def _download(package: ExportPackage, open_download):
 
 
 def _unavailable_message(status: str) -> str:
+    if status == "missing":
+        return "This package was made before packages carried SHA256SUMS; check its volumes against the manifest."
     if status == "deleted":
         return "This package was deleted; its files are gone. Export again to get the data."
     return "This package has expired; its files are gone. Export again to get the data."

@@ -3,9 +3,12 @@
 Format version 1 (docs/workspace-export-packages.md describes it for readers):
 
     {"manifest_version": 1, "package_uid", "execution_id", "workspace_id", "cutoff_at",
-     "created_at", "format": {"name": "csv" | "jsonl", "container": "zip", "conventions": {…}},
+     "created_at", "format": {"name": "csv" | "jsonl" | "parquet", "container", "conventions": {…}},
+     "checksums": {"key": "SHA256SUMS", "format", "size_bytes", "sha256"},
      "datasets": [{"name", "schema_version", "content_hash", "row_count",
                    "columns": [{"name", "type"}],
+                   "parquet_schema": [{"name", "physical_type", "logical_type", "arrow_type",
+                                       "nullable", "precision", "scale"}],   (Parquet only)
                    "volumes": [{"key", "entry", "size_bytes", "row_count", "sha256"}]}],
      "totals": {"datasets", "rows", "volumes", "size_bytes"}}
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from app.rendering.package.encoders import conventions, iso_timestamp
+from app.rendering.package.parquet_settings import PARQUET_CONVENTIONS
 
 MANIFEST_VERSION = 1
 
@@ -35,12 +39,20 @@ class ManifestVolume:
 
 
 @dataclass(frozen=True)
+class ManifestChecksums:
+    key: str  # relative to the package
+    size_bytes: int
+    sha256: str
+
+
+@dataclass(frozen=True)
 class ManifestDataset:
     name: str
     schema_version: int
     content_hash: str
     columns: Sequence[tuple[str, str]]
     volumes: Sequence[ManifestVolume]
+    parquet_schema: Sequence[dict] | None = None  # Parquet packages: the volumes' column types
 
     @property
     def row_count(self) -> int:
@@ -57,6 +69,7 @@ def build_manifest(
     format: str,
     datasets: Sequence[ManifestDataset],
     registry_version: int,
+    checksums: ManifestChecksums,
 ) -> bytes:
     """The manifest's bytes (UTF-8 JSON, indented for people who open it)."""
     volumes = [volume for dataset in datasets for volume in dataset.volumes]
@@ -68,10 +81,12 @@ def build_manifest(
         "cutoff_at": iso_timestamp(cutoff_at),
         "created_at": iso_timestamp(created_at),
         "coverage_registry_version": registry_version,
-        "format": {
-            "name": format,
-            "container": "zip (one file per volume, deflated)",
-            "conventions": conventions(format),
+        "format": _format(format),
+        "checksums": {
+            "key": checksums.key,
+            "format": "sha256sum -c: a hex digest, two spaces, a path relative to the package folder",
+            "size_bytes": checksums.size_bytes,
+            "sha256": checksums.sha256,
         },
         "datasets": [
             {
@@ -80,6 +95,7 @@ def build_manifest(
                 "content_hash": dataset.content_hash,
                 "row_count": dataset.row_count,
                 "columns": [{"name": name, "type": type_} for name, type_ in dataset.columns],
+                **({"parquet_schema": list(dataset.parquet_schema)} if dataset.parquet_schema is not None else {}),
                 "volumes": [
                     {
                         "key": v.key,
@@ -101,3 +117,13 @@ def build_manifest(
         },
     }
     return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def _format(format: str) -> dict:
+    if format == "parquet":
+        return {
+            "name": format,
+            "container": "none (one Parquet file per volume, zstd-compressed row groups)",
+            "conventions": PARQUET_CONVENTIONS,
+        }
+    return {"name": format, "container": "zip (one file per volume, deflated)", "conventions": conventions(format)}

@@ -31,6 +31,10 @@ class VolumeTooSmall(ValueError):
     """Not even one row (or the CSV header) fits in an empty volume of the configured size."""
 
 
+class VolumeOverflow(RuntimeError):
+    """A Parquet volume ended larger than the volume size: the estimate of its last row group was wrong."""
+
+
 @dataclass(frozen=True)
 class VolumeResult:
     dataset: str

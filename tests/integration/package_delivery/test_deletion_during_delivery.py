@@ -237,6 +237,9 @@ class _DeletedUnderTheCopy:
         self.delivery_id, self.package_id = delivery_id, package_id
         self.reads = 0
 
+    def __getattr__(self, name: str):
+        return getattr(self.storage, name)
+
     def read_chunks(self, key: str, chunk_size: int = 256 * 1024):
         self.reads += 1
         if self.reads == 2:

@@ -66,7 +66,8 @@ def test_a_small_volume_size_splits_a_dataset_into_volumes_under_the_cap(app_con
     assert read.csv_rows("timesheet_entries") == database_rows(workspace.id, "timesheet_entries")
     stored = sorted(isolated_storage.list_keys(package.prefix))
     assert stored == sorted(
-        [package.manifest_key] + [package.prefix + v["key"] for d in read.manifest["datasets"] for v in d["volumes"]]
+        [package.manifest_key, package.prefix + "SHA256SUMS"]
+        + [package.prefix + v["key"] for d in read.manifest["datasets"] for v in d["volumes"]]
     )
     assert pending_uploads(isolated_storage) == []
 

@@ -23,11 +23,13 @@ from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNo
 from app.models.types import utcnow
 from app.services import execution_dispatch, package_delivery, package_production
 from app.services.package_cleanup import remove_attempt_leftovers
+from app.services.package_keys import checksums_key
 from app.services.package_production import run_execution
 from app.services.queue import WorkPriority, work_queue
 from app.services.work.core import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import EXECUTIONS
+from app.storage import get_storage
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import (
@@ -129,7 +131,7 @@ def test_a_worker_produces_a_package_into_s3_that_round_trips(
     delivery = db.session.scalars(select(ExportDelivery).where(ExportDelivery.package_id == package.id)).one()
     assert (delivery.destination_id, delivery.status) == (destination.id, "delivered"), delivery.failure_summary
     delivered = sorted(p.name for p in destinations_root.rglob("*") if p.is_file())
-    assert "manifest.json" in delivered and len(delivered) == package.volumes_count + 1
+    assert {"manifest.json", "SHA256SUMS"} <= set(delivered) and len(delivered) == package.volumes_count + 2
     notice = db.session.scalars(select(ExportNotice).where(ExportNotice.subject_id == package.id)).one()
     assert (notice.kind, notice.person_id) == ("package_ready", admin.person_id)
 
@@ -450,6 +452,7 @@ def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
     assert run_execution(execution.id) == "succeeded"
 
     package = package_of(execution.id)
+    checksums_size = get_storage().size(checksums_key(package.prefix))
     copied = defaultdict(list)
     for event in db.session.scalars(
         select(ExportJobEvent)
@@ -460,7 +463,7 @@ def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
     assert set(copied) == {destination.id for destination in destinations}
     for progress in copied.values():
         assert len(progress) > 1 and progress == sorted(set(progress))
-        assert progress[-1] == package.size_bytes + package.manifest_size
+        assert progress[-1] == package.size_bytes + checksums_size + package.manifest_size
 
 
 def test_a_worker_killed_mid_package_is_redelivered_leaving_no_multipart_upload_or_stray_object_in_s3(

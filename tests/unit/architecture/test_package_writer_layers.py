@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,12 @@ def test_package_writers_never_query(path):
 def test_the_snapshot_reader_never_imports_the_writers():
     modules = _imported_modules(APP / "data" / "package_snapshot.py")
     assert {m for m in modules if m.startswith("app.rendering")} == set()
+
+
+def test_producing_a_package_loads_pyarrow_only_for_a_parquet_one():
+    """pyarrow costs a process about 50 MB; a CSV or JSON Lines package job never pays it."""
+    probe = (
+        "import sys, app.services.package_production, app.rendering.package.manifest; print('pyarrow' in sys.modules)"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=APP.parent, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip().splitlines()[-1] == "False"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from app.rendering.package.manifest import ManifestDataset, ManifestVolume, build_manifest
+from app.rendering.package.manifest import ManifestChecksums, ManifestDataset, ManifestVolume, build_manifest
+
+PARQUET_SCHEMA = [{"name": "id", "physical_type": "INT32", "logical_type": "None", "arrow_type": "int32"}]
 
 
 def _manifest(format: str = "csv") -> dict:
@@ -16,6 +18,7 @@ def _manifest(format: str = "csv") -> dict:
             "ab" * 32,
             [("id", "integer"), ("name", "text")],
             [ManifestVolume("teams/teams-00001.csv.zip", "teams-00001.csv", 120, 3, "cd" * 32)],
+            parquet_schema=PARQUET_SCHEMA if format == "parquet" else None,
         ),
         ManifestDataset(
             "shifts",
@@ -37,6 +40,7 @@ def _manifest(format: str = "csv") -> dict:
         format=format,
         datasets=datasets,
         registry_version=3,
+        checksums=ManifestChecksums("SHA256SUMS", 240, "9a" * 32),
     )
     return json.loads(data.decode("utf-8"))
 
@@ -86,3 +90,21 @@ def test_the_manifest_states_the_format_conventions():
     assert "UTF-8" in csv_format["conventions"]["encoding"]
     assert "ISO 8601" in csv_format["conventions"]["timestamps"]
     assert _manifest("jsonl")["format"]["conventions"]["null"] == "null"
+
+
+def test_the_manifest_names_the_checksums_file_with_its_size_and_sha256():
+    checksums = _manifest()["checksums"]
+    assert (checksums["key"], checksums["size_bytes"], checksums["sha256"]) == ("SHA256SUMS", 240, "9a" * 32)
+    assert "sha256sum -c" in checksums["format"]
+
+
+def test_a_parquet_manifest_describes_each_dataset_parquet_schema_and_no_zip():
+    manifest = _manifest("parquet")
+    assert manifest["format"]["name"] == "parquet"
+    assert "zip" not in manifest["format"]["container"]
+    assert "decimal128" in manifest["format"]["conventions"]["decimals"]
+    assert manifest["datasets"][0]["parquet_schema"] == PARQUET_SCHEMA
+
+
+def test_a_csv_manifest_has_no_parquet_schema():
+    assert all("parquet_schema" not in dataset for dataset in _manifest("csv")["datasets"])

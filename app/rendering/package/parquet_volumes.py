@@ -1,0 +1,322 @@
+"""One dataset's rows into Parquet volumes: one Parquet file per volume, typed columns, zstd.
+
+Columns take their types from the dataset's declaration and its table (app/domain/column_shape.py):
+integers at their width (int16, int32, int64), decimals as decimal128 with the declared precision
+and scale, time stamps as microsecond timestamps adjusted to UTC, dates as dates, text as UTF-8
+strings, booleans as booleans; every column may hold NULL. Values are converted by pyarrow, which
+refuses anything it would have to round (a decimal with more digits than its scale).
+
+Rows arrive as Arrow record batches, converted natively from the CSV records PostgreSQL's COPY
+writes (`csv_record_batches`: the same records a CSV package carries, parsed by pyarrow with
+the column types above; an unquoted empty field is NULL, a quoted one the empty text) or, on
+SQLite, from typed rows (`row_batches`). Row groups are written as rows arrive, each of at most
+`row_group_rows` rows (fewer where a volume or the dataset ends): at most one row group and one
+parsed block are held, so memory stays flat however many rows the dataset has.
+
+A Parquet file's size is known only once it is closed (its footer describes every row group), so
+a volume is closed before a row group that might push it past the volume size: the row group's
+size is estimated from its Arrow size plus an allowance per column, times the largest ratio of
+written bytes to that seen so far in this dataset with a margin (twice it before any row group is
+written); the footer is bounded by
+the empty file's footer plus, per row group, each column's metadata and its min/max statistics
+(at most twice its longest value). A row group too large for an empty volume is halved until it
+fits. Should a volume still end past the cap, the writer raises rather than deliver it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from app.domain.column_shape import ColumnShape
+from app.rendering.package.parquet_settings import COMPRESSION, COMPRESSION_LEVEL, ROW_GROUP_ROWS
+from app.rendering.package.volumes import (
+    Progress,
+    VolumeOverflow,
+    VolumeResult,
+    VolumeTarget,
+    VolumeTooSmall,
+    entry_name,
+)
+
+EXTENSION = "parquet"
+# Bytes of CSV parsed at a time, in the job's own thread (PostgreSQL's COPY keeps the other core
+# busy); a record must fit in one block.
+CSV_BLOCK_BYTES = 1024 * 1024
+# Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
+# encodings, counts (about 100 bytes in practice).
+_CHUNK_METADATA_BYTES = 256
+# A column chunk's bytes beyond its values (page headers, dictionary page headers, levels'
+# framing), allowed for in each row group's estimate.
+_CHUNK_OVERHEAD_BYTES = 4096
+# The estimate of a row group's written size is the observed ratio times this.
+_ESTIMATE_MARGIN = 1.5
+_FIRST_RATIO = 2.0
+
+
+def arrow_type(column: ColumnShape) -> pa.DataType:
+    if column.type == "integer":
+        return {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[column.bits or 64]
+    if column.type == "decimal":
+        if column.precision is None or column.scale is None:
+            raise ValueError(f"decimal column {column.name!r} needs its precision and scale")
+        return pa.decimal128(column.precision, column.scale)
+    if column.type == "datetime":
+        return pa.timestamp("us", tz="UTC")
+    if column.type == "date":
+        return pa.date32()
+    if column.type == "text":
+        return pa.string()
+    if column.type == "boolean":
+        return pa.bool_()
+    raise ValueError(f"unknown column type {column.type!r}")
+
+
+def arrow_schema(columns: Sequence[ColumnShape]) -> pa.Schema:
+    return pa.schema([pa.field(column.name, arrow_type(column), nullable=True) for column in columns])
+
+
+def _writer(sink, schema: pa.Schema) -> pq.ParquetWriter:
+    return pq.ParquetWriter(
+        sink,
+        schema,
+        compression=COMPRESSION,
+        compression_level=COMPRESSION_LEVEL,
+    )
+
+
+def _empty_file(schema: pa.Schema) -> bytes:
+    buffer = io.BytesIO()
+    _writer(buffer, schema).close()
+    return buffer.getvalue()
+
+
+def schema_description(columns: Sequence[ColumnShape]) -> list[dict]:
+    """The Parquet schema of the dataset's volumes as the manifest describes it, read from a file
+    the writer makes (so the description is what the volumes hold)."""
+    described = pq.ParquetFile(io.BytesIO(_empty_file(arrow_schema(columns)))).schema
+    result = []
+    for index, column in enumerate(columns):
+        parquet = described.column(index)
+        entry: dict = {
+            "name": column.name,
+            "physical_type": parquet.physical_type,
+            "logical_type": str(parquet.logical_type),
+            "arrow_type": str(arrow_type(column)),
+            "nullable": True,
+        }
+        if column.type == "decimal":
+            entry["precision"], entry["scale"] = column.precision, column.scale
+        result.append(entry)
+    return result
+
+
+def row_batches(rows: Iterable[Sequence[Sequence]], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Batches of typed rows (tuples in column order) as Arrow record batches."""
+    for batch in rows:
+        if batch:
+            columns = zip(*batch, strict=True)
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(values, type=field.type) for values, field in zip(columns, schema, strict=True)],
+                schema=schema,
+            )
+
+
+class _RecordReader(io.RawIOBase):
+    """CSV records (one bytes-like per row) read as one stream, for pyarrow's CSV reader."""
+
+    def __init__(self, records: Iterable[bytes | memoryview]):
+        self._records = iter(records)
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        pieces, held = [self._left], len(self._left)
+        while size < 0 or held < size:
+            record = next(self._records, None)
+            if record is None:
+                break
+            pieces.append(bytes(record))
+            held += len(record)
+        data = b"".join(pieces)
+        if size < 0:
+            self._left = b""
+            return data
+        self._left = data[size:]
+        return data[:size]
+
+
+def csv_record_batches(records: Iterable[bytes | memoryview], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """CSV records as the package's CSV writes them (without a header; app/data/package_snapshot.py
+    `csv_records`) parsed into Arrow record batches of `schema`."""
+    reader = pa_csv.open_csv(
+        _RecordReader(records),
+        read_options=pa_csv.ReadOptions(column_names=schema.names, block_size=CSV_BLOCK_BYTES, use_threads=False),
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True),
+        convert_options=pa_csv.ConvertOptions(
+            column_types=schema,
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+            true_values=["true"],
+            false_values=["false"],
+        ),
+    )
+    yield from reader
+
+
+class _Sink:
+    """Where pyarrow writes a volume: counted, hashed and passed on to the volume's target."""
+
+    closed = False
+
+    def __init__(self, target: VolumeTarget):
+        self.target = target
+        self.size = 0
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data) -> int:
+        view = memoryview(data)
+        self.sha256.update(view)
+        self.target.write(bytes(view))
+        self.size += view.nbytes
+        return view.nbytes
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _Volume:
+    def __init__(self, target: VolumeTarget, dataset: str, sequence: int, schema: pa.Schema):
+        self.dataset = dataset
+        self.sequence = sequence
+        self.sink = _Sink(target)
+        self.writer = _writer(self.sink, schema)
+        self.rows = 0
+        self.row_groups = 0
+        self.footer_bytes = 0  # the bound of what row groups written so far add to the footer
+
+    def finish(self, volume_size_bytes: int) -> VolumeResult:
+        self.writer.close()
+        if self.sink.size > volume_size_bytes:
+            raise VolumeOverflow(
+                f"Parquet volume {self.sequence} of {self.dataset!r} is {self.sink.size} bytes, "
+                f"over its cap of {volume_size_bytes}"
+            )
+        result = VolumeResult(
+            self.dataset,
+            self.sequence,
+            entry_name(self.dataset, self.sequence, EXTENSION),
+            self.rows,
+            self.sink.size,
+            self.sink.sha256.hexdigest(),
+        )
+        self.sink.target.close(result)
+        return result
+
+
+def _footer_bytes(table: pa.Table) -> int:
+    """The most a row group of `table` adds to the footer: each column chunk's metadata and its
+    min/max statistics."""
+    total = 0
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        longest = 16
+        if pa.types.is_string(column.type) and len(column) and column.null_count < len(column):
+            longest = max(longest, pc.max(pc.binary_length(column)).as_py() or 0)
+        total += _CHUNK_METADATA_BYTES + len(name.encode("utf-8")) + 2 * longest
+    return total
+
+
+def write_parquet_volumes(
+    *,
+    dataset: str,
+    columns: Sequence[ColumnShape],
+    batches: Iterable[pa.RecordBatch],
+    volume_size_bytes: int,
+    open_volume: Callable[[int], VolumeTarget],
+    progress: Progress | None = None,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> list[VolumeResult]:
+    """Write every row of `batches` (of `arrow_schema(columns)`) into Parquet volumes 1, 2, … of
+    `dataset`; a dataset without rows still gets one volume (its schema only)."""
+    schema = arrow_schema(columns)
+    empty_file_bytes = len(_empty_file(schema))
+    chunk_overhead = _CHUNK_OVERHEAD_BYTES * len(columns)
+    if empty_file_bytes > volume_size_bytes:
+        raise VolumeTooSmall(
+            f"A volume of {volume_size_bytes} bytes cannot hold even the schema of dataset {dataset!r}."
+        )
+    done: list[VolumeResult] = []
+    closed_bytes = 0
+    rows_written = 0
+    # The most written bytes of a row group so far per byte of its basis: its Arrow size plus the
+    # allowance for its columns' fixed overhead (so a small row group's headers do not inflate it).
+    observed_ratio: float | None = None
+    volume = _Volume(open_volume(1), dataset, 1, schema)
+
+    def basis(table: pa.Table) -> int:
+        return table.nbytes + chunk_overhead
+
+    def estimate(table: pa.Table) -> int:
+        factor = _FIRST_RATIO if observed_ratio is None else observed_ratio * _ESTIMATE_MARGIN
+        return math.ceil(basis(table) * factor)
+
+    def fits(table: pa.Table, footer: int) -> bool:
+        projected = volume.sink.size + estimate(table) + empty_file_bytes + volume.footer_bytes + footer
+        return projected <= volume_size_bytes
+
+    def write(table: pa.Table) -> None:
+        nonlocal volume, closed_bytes, rows_written, observed_ratio
+        footer = _footer_bytes(table)
+        if not fits(table, footer) and volume.row_groups:
+            done.append(volume.finish(volume_size_bytes))
+            closed_bytes += done[-1].size_bytes
+            volume = _Volume(open_volume(volume.sequence + 1), dataset, volume.sequence + 1, schema)
+        if not fits(table, footer):
+            if table.num_rows == 1:
+                raise VolumeTooSmall(
+                    f"A row of dataset {dataset!r} ({table.nbytes} bytes in memory) does not fit in a volume of "
+                    f"{volume_size_bytes} bytes."
+                )
+            half = table.num_rows // 2
+            write(table.slice(0, half))
+            write(table.slice(half))
+            return
+        before = volume.sink.size
+        volume.writer.write_table(table, row_group_size=table.num_rows)
+        ratio = (volume.sink.size - before) / basis(table)
+        observed_ratio = ratio if observed_ratio is None else max(observed_ratio, ratio)
+        volume.rows += table.num_rows
+        volume.row_groups += 1
+        volume.footer_bytes += footer
+        rows_written += table.num_rows
+        if progress is not None:
+            progress(rows_written, closed_bytes + volume.sink.size)
+
+    pending = pa.Table.from_batches([], schema)  # not schema.empty_table(): that loads pandas
+    for batch in batches:
+        pending = pa.concat_tables([pending, pa.Table.from_batches([batch], schema)])
+        while pending.num_rows >= row_group_rows:
+            write(pending.slice(0, row_group_rows))
+            pending = pending.slice(row_group_rows)
+    if pending.num_rows:
+        write(pending)
+    done.append(volume.finish(volume_size_bytes))
+    if progress is not None:
+        progress(rows_written, closed_bytes + done[-1].size_bytes)
+    return done

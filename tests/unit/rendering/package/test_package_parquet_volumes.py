@@ -1,0 +1,223 @@
+"""Parquet volumes: typed columns that read back exactly, zstd row groups of a bounded size written
+as rows arrive, volumes under the cap with true checksums."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from app.domain.column_shape import ColumnShape
+from app.rendering.package.encoders import CsvEncoder
+from app.rendering.package.parquet_volumes import (
+    arrow_schema,
+    csv_record_batches,
+    row_batches,
+    schema_description,
+    write_parquet_volumes,
+)
+from app.rendering.package.volumes import VolumeResult, VolumeTooSmall
+from tests import factories
+
+COLUMNS = [
+    ColumnShape("id", "integer", bits=32),
+    ColumnShape("big", "integer", bits=64),
+    ColumnShape("small", "integer", bits=16),
+    ColumnShape("amount", "decimal", precision=10, scale=2),
+    ColumnShape("at", "datetime"),
+    ColumnShape("day", "date"),
+    ColumnShape("note", "text"),
+    ColumnShape("ok", "boolean"),
+]
+SCHEMA = arrow_schema(COLUMNS)
+
+
+class _Target:
+    def __init__(self, store: dict[int, tuple[bytes, VolumeResult]], sequence: int):
+        self._store, self._sequence, self._buffer = store, sequence, io.BytesIO()
+
+    def write(self, data: bytes) -> None:
+        self._buffer.write(data)
+
+    def close(self, volume: VolumeResult) -> None:
+        self._store[self._sequence] = (self._buffer.getvalue(), volume)
+
+
+def _rows(count: int = 0) -> list[tuple]:
+    """The extremes and NULLs first, then every hostile value, then `count` ordinary rows."""
+    rows = [
+        (
+            -(2**31),
+            -(2**63),
+            -(2**15),
+            Decimal("-99999999.99"),
+            datetime(1, 1, 1, tzinfo=UTC),
+            date(1, 1, 1),
+            "",
+            False,
+        ),
+        (
+            2**31 - 1,
+            2**63 - 1,
+            2**15 - 1,
+            Decimal("99999999.99"),
+            datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+            date(9999, 12, 31),
+            "NULL",
+            True,
+        ),
+        (3, None, None, None, None, None, None, None),
+        (4, 0, 0, Decimal("0.01"), datetime(1970, 1, 1, tzinfo=UTC), date(1970, 1, 1), " ", True),
+    ]
+    rows += [
+        (10 + i, i, i % 100, Decimal(i) / 4, datetime(2026, 11, 2, 18, tzinfo=UTC), date(2026, 1, 1), value, i % 2 == 0)
+        for i, value in enumerate(factories.hostile_values())
+    ]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    rows += [
+        (
+            1000 + i,
+            i * 7919,
+            i % 300,
+            Decimal(i % 4000) / 4,
+            start + timedelta(seconds=i),
+            date(2026, 1, 1) + timedelta(days=i % 365),
+            f"note {i * 7919 % 100003}",
+            i % 3 == 0,
+        )
+        for i in range(count)
+    ]
+    return rows
+
+
+def _write(rows, cap: int = 64 * 1024 * 1024, batch: int = 500, row_group_rows: int = 1000, progress=None):
+    store: dict[int, tuple[bytes, VolumeResult]] = {}
+    volumes = write_parquet_volumes(
+        dataset="entries",
+        columns=COLUMNS,
+        batches=row_batches([rows[i : i + batch] for i in range(0, len(rows), batch)], SCHEMA),
+        volume_size_bytes=cap,
+        open_volume=lambda sequence: _Target(store, sequence),
+        progress=progress,
+        row_group_rows=row_group_rows,
+    )
+    return volumes, [store[v.sequence][0] for v in volumes]
+
+
+def _read_rows(files: list[bytes]) -> list[tuple]:
+    rows = []
+    for data in files:
+        table = pq.read_table(io.BytesIO(data))
+        rows += [tuple(record.values()) for record in table.to_pylist()]
+    return rows
+
+
+def test_every_value_reads_back_exactly_with_its_type():
+    rows = _rows()
+    _, files = _write(rows)
+    assert _read_rows(files) == rows
+    assert pq.read_schema(io.BytesIO(files[0])) == SCHEMA
+
+
+def test_columns_carry_the_declared_widths_precision_and_utc_microseconds():
+    assert [str(field.type) for field in SCHEMA] == [
+        "int32",
+        "int64",
+        "int16",
+        "decimal128(10, 2)",
+        "timestamp[us, tz=UTC]",
+        "date32[day]",
+        "string",
+        "bool",
+    ]
+    described = {column["name"]: column for column in schema_description(COLUMNS)}
+    assert described["amount"]["logical_type"] == "Decimal(precision=10, scale=2)"
+    assert "isAdjustedToUTC=true, timeUnit=microseconds" in described["at"]["logical_type"]
+    assert described["day"]["logical_type"] == "Date"
+    assert described["note"]["logical_type"] == "String"
+
+
+def test_a_value_that_would_be_rounded_is_refused():
+    row = (1, 1, 1, Decimal("0.001"), None, None, None, None)
+    with pytest.raises(pa.ArrowInvalid):
+        _write([row])
+
+
+def test_the_csv_records_the_database_formats_parse_to_the_same_values():
+    rows = _rows(count=50)
+    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
+    records = [encoder.encode([row]) for row in rows]
+
+    parsed = pa.Table.from_batches(list(csv_record_batches(records, SCHEMA)), SCHEMA)
+
+    assert [tuple(record.values()) for record in parsed.to_pylist()] == rows
+
+
+def test_row_groups_hold_at_most_the_bound_and_are_zstd_compressed():
+    _, files = _write(_rows(count=5000), row_group_rows=1000)
+    metadata = pq.ParquetFile(io.BytesIO(files[0])).metadata
+    sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    assert max(sizes) == 1000 and sum(sizes) == len(_rows(count=5000))
+    assert {metadata.row_group(0).column(i).compression for i in range(len(COLUMNS))} == {"ZSTD"}
+
+
+def test_row_groups_are_written_while_rows_still_arrive():
+    store: dict[int, tuple[bytes, VolumeResult]] = {}
+    targets: list[_Target] = []
+    seen_before_last_batch = []
+    rows = _rows(count=5000)
+
+    def batches():
+        for i in range(0, len(rows), 500):
+            yield rows[i : i + 500]
+        seen_before_last_batch.append(sum(len(t._buffer.getvalue()) for t in targets))
+
+    def open_volume(sequence):
+        targets.append(_Target(store, sequence))
+        return targets[-1]
+
+    write_parquet_volumes(
+        dataset="entries",
+        columns=COLUMNS,
+        batches=row_batches(batches(), SCHEMA),
+        volume_size_bytes=64 * 1024 * 1024,
+        open_volume=open_volume,
+        row_group_rows=1000,
+    )
+    assert seen_before_last_batch[0] > 100_000  # four of five row groups were out before the end
+
+
+def test_a_small_cap_splits_the_dataset_into_volumes_under_it_in_row_order():
+    rows = _rows(count=20_000)
+    cap = 96 * 1024
+    volumes, files = _write(rows, cap=cap, row_group_rows=2000)
+    assert len(volumes) > 3
+    assert all(len(data) <= cap for data in files)
+    assert [v.sequence for v in volumes] == list(range(1, len(volumes) + 1))
+    assert [v.entry_name for v in volumes][:2] == ["entries-00001.parquet", "entries-00002.parquet"]
+    assert _read_rows(files) == rows
+    for volume, data in zip(volumes, files, strict=True):
+        assert (volume.size_bytes, volume.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+        assert volume.row_count == pq.ParquetFile(io.BytesIO(data)).metadata.num_rows
+
+
+def test_progress_counts_rows_and_bytes_to_the_end():
+    seen = []
+    volumes, _ = _write(_rows(count=3000), progress=lambda rows, size: seen.append((rows, size)))
+    assert seen[-1] == (len(_rows(count=3000)), sum(v.size_bytes for v in volumes))
+
+
+def test_a_dataset_without_rows_is_one_volume_with_its_schema():
+    volumes, files = _write([])
+    assert [v.row_count for v in volumes] == [0]
+    assert pq.read_table(io.BytesIO(files[0])).schema == SCHEMA
+
+
+def test_a_cap_smaller_than_one_row_is_refused():
+    with pytest.raises(VolumeTooSmall):
+        _write(_rows(), cap=2000)
