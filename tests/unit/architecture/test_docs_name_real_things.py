@@ -15,9 +15,9 @@ BACKTICKED = re.compile(r"`([^`\n]+)`")
 # A path inside the project: a top-level folder of it, then path segments (a `:line` suffix allowed).
 PROJECT_PATH = re.compile(r"((?:app|jobs|bench|tests|docs|migrations|scripts|\.ci)/[\w./-]*?)(?::\d+)?/?")
 # A dotted Python name rooted at one of the project's packages: `app.services.work.engine.redeliver_lapsed`.
-DOTTED_NAME = re.compile(r"((?:app|jobs|bench)(?:\.\w+)+)(?:\(\))?")
-# A Python file named on its own: `leases.py`.
-FILE_NAME = re.compile(r"(\w+\.py)")
+DOTTED_NAME = re.compile(r"(?!.*\.(?:css|js|html|py|json|md|txt)$)((?:app|jobs|bench)(?:\.\w+)+)(?:\(\))?")
+# A file named on its own: `leases.py`, `app.css`, `form.html`.
+FILE_NAME = re.compile(r"([\w-]+\.(?:py|css|js|html))")
 SEARCHED_FOR_FILES = ("app", "jobs", "bench", "tests", "migrations")
 
 
@@ -48,8 +48,8 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
-def _python_file_names() -> set[str]:
-    in_folders = {path.name for folder in SEARCHED_FOR_FILES for path in (ROOT / folder).rglob("*.py")}
+def _project_file_names() -> set[str]:
+    in_folders = {path.name for folder in SEARCHED_FOR_FILES for path in (ROOT / folder).rglob("*") if path.is_file()}
     return in_folders | {path.name for path in ROOT.glob("*.py")}
 
 
@@ -67,7 +67,7 @@ def test_every_dotted_name_the_docs_give_can_be_imported(document, name):
     assert _resolves(name), f"{document} names {name}, which does not exist"
 
 
-def test_every_python_file_the_docs_name_exists_somewhere_in_the_project():
-    files = _python_file_names()
+def test_every_file_the_docs_name_on_its_own_exists_somewhere_in_the_project():
+    files = _project_file_names()
     missing = [(document, name) for document, name in _named(FILE_NAME) if name not in files]
     assert missing == []
