@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from app.destinations.directory import ROOT_NAME
 from app.extensions import db
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
 from app.services import package_delivery
@@ -21,7 +22,7 @@ def _sha256sum(folder: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=folder, capture_output=True, text=True, timeout=60)
 
 
-def _delivered(world, format: str) -> tuple[Path, list[str]]:
+def _delivered(world, destinations_root: Path, format: str) -> tuple[Path, list[str]]:
     """A package of every dataset produced and delivered to a directory destination: its folder
     there, and the keys the manifest names for the volumes."""
     fill_every_dataset(world.workspace, timesheet_rows=2000)
@@ -37,12 +38,13 @@ def _delivered(world, format: str) -> tuple[Path, list[str]]:
     delivery = db.session.scalars(select(ExportDelivery).where(ExportDelivery.destination_id == destination.id)).one()
     assert delivery.status == DeliveryStatus.DELIVERED
     keys = [key[len(package.prefix) :] for key in package_delivery.package_keys(package)]
-    return Path(delivery.location), keys
+    # The location names the folder under the destinations root, as people see it.
+    return destinations_root / delivery.location.removeprefix(f"{ROOT_NAME}/"), keys
 
 
 @pytest.mark.parametrize("format", ["csv", "jsonl", "parquet"])
 def test_a_delivered_package_verifies_with_sha256sum(world, isolated_storage, destinations_root, format):
-    folder, keys = _delivered(world, format)
+    folder, keys = _delivered(world, destinations_root, format)
 
     checked = _sha256sum(folder)
 
@@ -53,7 +55,7 @@ def test_a_delivered_package_verifies_with_sha256sum(world, isolated_storage, de
 
 
 def test_a_tampered_volume_fails_the_check_by_name(world, isolated_storage, destinations_root):
-    folder, keys = _delivered(world, "parquet")
+    folder, keys = _delivered(world, destinations_root, "parquet")
     tampered = folder / keys[0]
     data = bytearray(tampered.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -66,7 +68,7 @@ def test_a_tampered_volume_fails_the_check_by_name(world, isolated_storage, dest
 
 
 def test_the_checksums_are_copied_after_the_volumes_and_before_the_manifest(world, isolated_storage, destinations_root):
-    _, keys = _delivered(world, "csv")
+    _, keys = _delivered(world, destinations_root, "csv")
 
     assert keys[-2:] == ["SHA256SUMS", "manifest.json"]
     assert all(key.endswith(".csv.zip") for key in keys[:-2])

@@ -23,7 +23,7 @@ from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
 from app.models.types import utcnow
 from app.models.workspace_export import ExportDelivery, ExportDestination, ExportVolume
 from app.services.file_requests import QueryFileOptions, request_query_file
-from app.services.package_delivery import relative_key
+from app.services.package_delivery import package_keys, relative_key
 from app.services.package_production import run_execution
 from app.services.schedule_admission import admit_run
 from app.services.work.core import LOST_AFTER
@@ -169,13 +169,8 @@ def _package_of(execution_id: int) -> ExportPackage:
 
 
 def _package_objects(package: ExportPackage) -> set[str]:
-    """The package's complete volumes and its manifest."""
-    volumes = db.session.scalars(
-        select(ExportVolume.key).where(
-            ExportVolume.execution_id == package.execution_id, ExportVolume.status == "complete"
-        )
-    ).all()
-    return {*volumes, package.manifest_key}
+    """The package's complete volumes, its checksums and its manifest: what a delivery copies."""
+    return set(package_keys(package))
 
 
 def _admin_address(workspace_id: int) -> str:
