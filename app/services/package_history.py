@@ -28,7 +28,6 @@ from app.models.workspace_export import (
     PackageStatus,
     VolumeStatus,
 )
-from app.services.file_library import ChunkReader, Download
 from app.services.list_pages import (
     MOMENT,
     NUMBER,
@@ -40,7 +39,7 @@ from app.services.list_pages import (
     newest_first,
     page_of,
 )
-from app.storage import get_storage
+from app.services.stored_download import Download, stored_download
 from app.storage.base import check_key_under
 
 RECENT_EXECUTIONS = 20
@@ -231,7 +230,7 @@ def deliverable(package: ExportPackage) -> bool:
 
 def open_manifest(package: ExportPackage) -> Download:
     _require_available(package)
-    return _download(
+    return stored_download(
         check_key_under(package.manifest_key, package.prefix),
         f"workspace-{package.workspace_id}-package-{package.id}-manifest.json",
         MIME_TYPES["manifest"],
@@ -245,7 +244,7 @@ def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
 def open_volume(package: ExportPackage, volume: ExportVolume) -> Download:
     _require_available(package)
     key = check_key_under(volume.key, package.prefix)
-    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"])
+    return stored_download(key, key.rsplit("/", 1)[-1], MIME_TYPES["volume"])
 
 
 def _require_available(package: ExportPackage) -> None:
@@ -255,11 +254,3 @@ def _require_available(package: ExportPackage) -> None:
         raise PackageUnavailable(package.status)
     if package.expires_at <= utcnow():
         raise PackageUnavailable(PackageStatus.EXPIRED)
-
-
-def _download(key: str, file_name: str, mimetype: str) -> Download:
-    """The stored object under `key`; its length is the store's, so the response's Content-Length
-    always matches the bytes sent, whatever the records say."""
-    storage = get_storage()
-    size = storage.size(key)
-    return Download(file_name=file_name, mimetype=mimetype, size=size, stream=ChunkReader(storage.read_chunks(key)))
