@@ -50,6 +50,17 @@ def _float(name: str, default: float) -> float:
     return float(raw) if raw else default
 
 
+# S3 signs a URL for at most seven days.
+_PRESIGN_LIMIT_SECONDS = 7 * 24 * 3600
+
+
+def _download_url_seconds() -> int:
+    seconds = _int("DOWNLOAD_URL_SECONDS", 300)
+    if not 1 <= seconds <= _PRESIGN_LIMIT_SECONDS:
+        raise ValueError(f"DOWNLOAD_URL_SECONDS must be between 1 and {_PRESIGN_LIMIT_SECONDS}; it is {seconds}")
+    return seconds
+
+
 @dataclass(frozen=True)
 class Settings:
     """The settings this product reads; `as_flask_config` maps them onto Flask's config."""
@@ -66,6 +77,8 @@ class Settings:
     export_queue: str
     file_retention_days: int
     storage_part_size: int
+    # How long a download's presigned URL on S3 storage stays valid (directory storage sends the bytes itself).
+    download_url_seconds: int
     # A running file's holder renews its lease every sixth of this; a lapsed lease means a dead holder.
     lease_seconds: int
     # An idle worker sends a heartbeat every this less 15 seconds (RQ's dequeue timeout), and registers
@@ -114,6 +127,7 @@ class Settings:
             export_queue=env("EXPORT_QUEUE") or "exports",
             file_retention_days=_int("FILE_RETENTION_DAYS", 30),
             storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
+            download_url_seconds=_download_url_seconds(),
             lease_seconds=_int("LEASE_SECONDS", 30),
             worker_ttl_seconds=_int("WORKER_TTL_SECONDS", 60),
             export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),

@@ -5,11 +5,13 @@ Call them inside an app context. Keyword arguments override any column.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import secrets
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+from app.domain import export_file
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
@@ -20,6 +22,7 @@ from app.models import (
     ExportExecution,
     ExportPackage,
     ExportSettings,
+    ExportVolume,
     Membership,
     Person,
     QueryExport,
@@ -41,6 +44,7 @@ from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
 from app.services.authentication import hash_password
 from app.services.coverage import reconcile_coverage
+from app.storage import get_storage
 
 PASSWORD = "password"
 _sequence = itertools.count(1)
@@ -226,6 +230,16 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
     return _save(export)
 
 
+def make_stored_file(query: SavedQuery, requester: Person, content: bytes, **overrides) -> QueryExport:
+    """A succeeded file with `content` stored at its key, settled as a worker settles one."""
+    export = make_export(query, requester, **overrides)
+    attempt = export_file.start(export.id)
+    get_storage().put_bytes(export.storage_key, content)
+    export_file.succeed(export.id, attempt, size_bytes=len(content), row_count=1, retention_days=30)
+    db.session.refresh(export)
+    return export
+
+
 # --- Schedules, their runs and recipient deliveries, message templates (rows written directly) ---
 
 
@@ -389,6 +403,25 @@ def make_package(execution: ExportExecution, **overrides) -> ExportPackage:
         "created_at": now,
     }
     return _save(ExportPackage(**{**values, **overrides}))
+
+
+def make_stored_volume(package: ExportPackage, content: bytes, dataset: str = "teams") -> ExportVolume:
+    """The package's first complete volume of `dataset`, with `content` stored at its key."""
+    volume = _save(
+        ExportVolume(
+            execution_id=package.execution_id,
+            attempt=1,
+            dataset=dataset,
+            sequence=1,
+            key=f"{package.prefix}{dataset}-0001.csv.zip",
+            status="complete",
+            row_count=1,
+            size_bytes=len(content),
+            sha256=hashlib.sha256(content).hexdigest(),
+        )
+    )
+    get_storage().put_bytes(volume.key, content)
+    return volume
 
 
 def make_package_delivery(package: ExportPackage, destination: ExportDestination, **overrides) -> ExportDelivery:

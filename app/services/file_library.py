@@ -9,8 +9,7 @@ since they answer for every schedule of the workspace. Expiry is computed on rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, func, or_, select
@@ -36,7 +35,7 @@ from app.services.list_pages import (
     page_of,
     without_json,
 )
-from app.storage import get_storage
+from app.services.stored_download import Download, stored_download
 
 # The overview's "about to expire": files whose download ends within this time.
 EXPIRING_WITHIN = timedelta(days=3)
@@ -85,14 +84,6 @@ class FileExpired(DomainError):
     def __init__(self, expired_at: datetime):
         super().__init__(f"This file expired on {expired_at:%Y-%m-%d}.")
         self.expired_at = expired_at
-
-
-@dataclass
-class Download:
-    file_name: str
-    mimetype: str
-    size: int
-    stream: ChunkReader
 
 
 def _own_files(access: RequesterContext):
@@ -229,54 +220,15 @@ def producing_schedule(export: QueryExport) -> Schedule | None:
 
 
 def open_download(export: QueryExport, now: datetime) -> Download:
-    """The stored bytes of a succeeded, unexpired file; FileExpired or FileNotReady otherwise.
+    """Where to fetch a succeeded, unexpired file from; FileExpired or FileNotReady otherwise.
 
     Storage errors (the object gone, the store down) are raised as the storage raises them.
     """
     if export.status != FileStatus.SUCCEEDED:
         raise FileNotReady("This file is not ready to download.")
-    if export.expires_at is None or export.size_bytes is None:
-        # The table's check constraint gives every succeeded file its expiry and size.
-        raise ValueError(f"succeeded file {export.id} has no expiry or size")
+    if export.expires_at is None:
+        # The table's check constraint gives every succeeded file its expiry.
+        raise ValueError(f"succeeded file {export.id} has no expiry")
     if export.is_expired(now):
         raise FileExpired(export.expires_at)
-    chunks = get_storage().read_chunks(export.storage_key)
-    return Download(
-        file_name=export.file_name,
-        mimetype=MIME_TYPES[export.format],
-        size=export.size_bytes,
-        stream=ChunkReader(chunks),
-    )
-
-
-class ChunkReader:
-    """A read-only file object over stored chunks, for Werkzeug's file wrapper.
-
-    It has no `fileno`, so a server never tries sendfile on it, and `close` releases the
-    storage handle even when the client stops reading early.
-    """
-
-    def __init__(self, chunks: Iterator[bytes]):
-        self._chunks = chunks
-        self._chunk = b""
-        self._offset = 0
-
-    def read(self, size: int = -1) -> bytes:
-        """Up to `size` bytes (fewer at a chunk's end), or everything left; b"" at the end."""
-        if size is None or size < 0:
-            rest = self._chunk[self._offset :] + b"".join(self._chunks)
-            self._chunk, self._offset = b"", 0
-            return rest
-        while self._offset >= len(self._chunk):
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return b""
-            self._chunk, self._offset = chunk, 0
-        data = self._chunk[self._offset : self._offset + size]
-        self._offset += len(data)
-        return data
-
-    def close(self) -> None:
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
+    return stored_download(export.storage_key, export.file_name, MIME_TYPES[export.format])

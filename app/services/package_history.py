@@ -28,7 +28,6 @@ from app.models.workspace_export import (
     PackageStatus,
     VolumeStatus,
 )
-from app.services.file_library import ChunkReader, Download
 from app.services.list_pages import (
     MOMENT,
     NUMBER,
@@ -41,7 +40,7 @@ from app.services.list_pages import (
     page_of,
 )
 from app.services.package_delivery import stored_checksums_key
-from app.storage import get_storage
+from app.services.stored_download import Download, stored_download
 from app.storage.base import check_key_under
 
 RECENT_EXECUTIONS = 20
@@ -245,7 +244,7 @@ def deliverable(package: ExportPackage) -> bool:
 
 def open_manifest(package: ExportPackage) -> Download:
     _require_available(package)
-    return _download(
+    return stored_download(
         check_key_under(package.manifest_key, package.prefix),
         f"workspace-{package.workspace_id}-package-{package.id}-manifest.json",
         MIME_TYPES["manifest"],
@@ -259,7 +258,7 @@ def open_checksums(package: ExportPackage) -> Download:
     key = stored_checksums_key(package)
     if key is None:
         raise PackageUnavailable("missing")
-    return _download(key, "SHA256SUMS", MIME_TYPES["checksums"])
+    return stored_download(key, "SHA256SUMS", MIME_TYPES["checksums"])
 
 
 def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
@@ -269,7 +268,7 @@ def find_volume(package: ExportPackage, volume_id: int) -> ExportVolume | None:
 def open_volume(package: ExportPackage, volume: ExportVolume) -> Download:
     _require_available(package)
     key = check_key_under(volume.key, package.prefix)
-    return _download(key, key.rsplit("/", 1)[-1], MIME_TYPES["parquet" if key.endswith(".parquet") else "zip"])
+    return stored_download(key, key.rsplit("/", 1)[-1], MIME_TYPES["parquet" if key.endswith(".parquet") else "zip"])
 
 
 def _require_available(package: ExportPackage) -> None:
@@ -279,11 +278,3 @@ def _require_available(package: ExportPackage) -> None:
         raise PackageUnavailable(package.status)
     if package.expires_at <= utcnow():
         raise PackageUnavailable(PackageStatus.EXPIRED)
-
-
-def _download(key: str, file_name: str, mimetype: str) -> Download:
-    """The stored object under `key`; its length is the store's, so the response's Content-Length
-    always matches the bytes sent, whatever the records say."""
-    storage = get_storage()
-    size = storage.size(key)
-    return Download(file_name=file_name, mimetype=mimetype, size=size, stream=ChunkReader(storage.read_chunks(key)))

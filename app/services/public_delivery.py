@@ -22,7 +22,8 @@ from app.models import QueryExport, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
 from app.services.delivery_links import nonce_from_token
-from app.services.file_library import Download, open_download
+from app.services.file_library import open_download
+from app.services.stored_download import Download
 from app.storage import ObjectMissing
 
 PERSON_KEY_PREFIX = "person:"
@@ -71,7 +72,7 @@ def _still_addressed(target: LinkTarget) -> bool:
 
 
 def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, Download]:
-    """The delivery a download link names and its file opened for reading; LinkInvalid otherwise.
+    """The delivery a download link names and where to fetch its file from; LinkInvalid otherwise.
 
     Storage errors other than a missing object are raised as the storage raises them.
     """

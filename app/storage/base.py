@@ -11,6 +11,7 @@ import contextlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from app.domain.errors import DomainError
 
@@ -98,6 +99,21 @@ class Storage(ABC):
     @abstractmethod
     def check(self) -> None:
         """Raise if the store cannot be reached; used by /healthz."""
+
+    @abstractmethod
+    def download_url(self, key: str, file_name: str, content_type: str, expires_in: int) -> str | None:
+        """A URL, valid for `expires_in` seconds, from which a browser fetches the object itself with
+        these Content-Disposition (an attachment named `file_name`) and Content-Type headers; None
+        when this store's objects are sent by the web process from `local_path`.
+
+        `ObjectMissing` when no object is stored under `key`, so a gone file is refused here rather
+        than by the store after a redirect.
+        """
+
+    def local_path(self, key: str) -> Path:
+        """The object's file on this machine, for a store whose `download_url` is None;
+        `ObjectMissing` when there is none."""
+        raise StorageError(f"{type(self).__name__} keeps no objects on this machine; use download_url")
 
     def writer(self, key: str) -> PartWriter:
         return PartWriter(self, key)

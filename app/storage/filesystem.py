@@ -144,6 +144,16 @@ class FilesystemStorage(Storage):
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
+    def download_url(self, key: str, file_name: str, content_type: str, expires_in: int) -> None:
+        """None: nothing but this machine reaches the folder, so the web process sends the file."""
+        self.local_path(key)
+
+    def local_path(self, key: str) -> Path:
+        path = self._path(key)
+        if not path.is_file():
+            raise ObjectMissing(f"no stored object {key!r}")
+        return path
+
     def delete(self, key: str) -> None:
         path = self._path(key)
         try:

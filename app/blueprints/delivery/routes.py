@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import current_app, render_template, request
 
 from app.blueprints.delivery import bp
-from app.blueprints.downloads import stored_file_response
+from app.blueprints.downloads import starts_a_download, stored_file_response
 from app.extensions import csrf
 from app.models.types import utcnow
 from app.services import public_delivery
@@ -25,16 +25,16 @@ ONE_CLICK_FIELD, ONE_CLICK_VALUE = "List-Unsubscribe", "One-Click"
 @bp.get("/d/<token>")
 def download(token: str):
     try:
-        delivery, opened = public_delivery.open_delivered_file(token, utcnow())
+        delivery, download = public_delivery.open_delivered_file(token, utcnow())
     except LinkInvalid as refusal:
         return _invalid_link(refusal)
     except StorageError:
         current_app.logger.exception("a delivery link's file could not be read from storage")
         return render_template("delivery/unreadable.html"), 503
-    # A HEAD (a link checker looking) fetches nothing, so it is not a download.
-    if request.method == "GET":
+    response = stored_file_response(download)
+    # A link checker's HEAD, or a resumed download's later Range, is not another download.
+    if starts_a_download(response):
         public_delivery.count_download(delivery.id, utcnow())
-    response = stored_file_response(opened)
     response.headers["X-Robots-Tag"] = "noindex"
     return response
 

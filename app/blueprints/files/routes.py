@@ -108,7 +108,7 @@ def cancel(workspace_id: int, file_id: int):
 def download(workspace_id: int, file_id: int):
     export = _readable_file(file_id)
     try:
-        opened = file_library.open_download(export, utcnow())
+        download = file_library.open_download(export, utcnow())
     except FileExpired:
         return render_template("files/unavailable.html", file=export, reason="expired"), 410
     except FileNotReady:
@@ -116,7 +116,7 @@ def download(workspace_id: int, file_id: int):
     except StorageError:
         current_app.logger.exception("download of file %s could not be read from storage", export.id)
         return render_template("files/unavailable.html", file=export, reason="storage"), 503
-    return stored_file_response(opened)
+    return stored_file_response(download)
 
 
 def _readable_file(file_id: int) -> QueryExport:

@@ -226,13 +226,13 @@ def _volumes_of(package: ExportPackage) -> Callable[[RequesterContext, int], Exp
 
 def _download(package: ExportPackage, open_download):
     try:
-        opened = open_download()
+        download = open_download()
     except PackageUnavailable as unavailable:
         return _package_page(package, _unavailable_message(unavailable.status), 410)
     except StorageError:
         current_app.logger.exception("workspace export package %s could not be read from storage", package.id)
         return _package_page(package, "The package's files cannot be read right now. Try again in a moment.", 503)
-    return stored_file_response(opened)
+    return stored_file_response(download)
 
 
 def _unavailable_message(status: str) -> str:

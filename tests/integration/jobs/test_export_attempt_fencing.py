@@ -113,6 +113,9 @@ class GatedStorage(Storage):
     def check(self) -> None:
         self._inner.check()
 
+    def download_url(self, key: str, file_name: str, content_type: str, expires_in: int) -> str | None:
+        return self._inner.download_url(key, file_name, content_type, expires_in)
+
 
 class Attempt:
     """One run of the real runner for a file, in a thread with its own app context."""

@@ -11,6 +11,7 @@ from botocore.config import Config
 from app.storage import InvalidKey, ObjectMissing, StorageError
 from app.storage.filesystem import STAGING_DIR, FilesystemStorage
 from app.storage.s3 import S3Storage
+from tests.fixtures.s3 import fetch
 
 KEY = "ws-1/files/export-1.csv"
 
@@ -212,6 +213,8 @@ def test_invalid_keys_are_refused(any_storage, key):
     with pytest.raises(InvalidKey):
         any_storage.put_bytes(key, b"x")
     with pytest.raises(InvalidKey):
+        any_storage.download_url(key, "file.csv", "text/csv", 60)
+    with pytest.raises(InvalidKey):
         any_storage.writer(key)
 
 
@@ -222,9 +225,11 @@ def test_list_keys_refuses_an_escaping_prefix(any_storage):
 
 
 def test_reading_a_missing_key_raises(any_storage):
-    """read_chunks and size of a missing key raise ObjectMissing (a StorageError) at once."""
+    """read_chunks, download_url and size of a missing key raise ObjectMissing (a StorageError) at once."""
     with pytest.raises(ObjectMissing):
         any_storage.read_chunks("ws-1/missing.csv")
+    with pytest.raises(ObjectMissing):
+        any_storage.download_url("ws-1/missing.csv", "missing.csv", "text/csv", 60)
     with pytest.raises(StorageError):
         any_storage.size("ws-1/missing.csv")
     assert not any_storage.exists("ws-1/missing.csv")
@@ -265,6 +270,20 @@ def test_filesystem_refuses_a_symlink_out_of_root(fs_storage, tmp_path):
     with pytest.raises(InvalidKey):
         fs_storage.put_bytes("link/file.csv", b"x")
     assert list(outside.iterdir()) == []
+    (outside / "file.csv").write_bytes(b"outside the root")
+    with pytest.raises(InvalidKey):
+        fs_storage.local_path("link/file.csv")
+
+
+def test_filesystem_downloads_are_sent_from_the_objects_own_file(fs_storage):
+    """No URL: the web process sends the object from its path in the root."""
+    fs_storage.put_bytes(KEY, b"content")
+
+    assert fs_storage.download_url(KEY, "export.csv", "text/csv", 60) is None
+    assert fs_storage.local_path(KEY) == fs_storage.root.resolve() / KEY
+    assert fs_storage.local_path(KEY).read_bytes() == b"content"
+    with pytest.raises(ObjectMissing):
+        fs_storage.local_path("ws-1/missing.csv")
 
 
 def test_filesystem_reserves_the_staging_folder(fs_storage):
@@ -295,6 +314,24 @@ def test_s3_objects_live_under_the_prefix(s3_storage, s3_client):
     head = s3_client.head_object(Bucket=s3_storage.bucket, Key=f"exports/{KEY}")
     assert head["ContentLength"] == len(b"content")
     assert s3_storage.list_keys("") == [KEY]
+
+
+def test_s3_download_url_answers_the_object_with_the_download_headers(s3_storage):
+    """A presigned GET: the object's bytes as an attachment named and typed as asked."""
+    s3_storage.put_bytes(KEY, b"id\r\n1\r\n")
+
+    status, headers, body = fetch(s3_storage.download_url(KEY, "hours.csv", "text/csv; charset=utf-8", 60))
+
+    assert status == 200 and body == b"id\r\n1\r\n"
+    assert headers["Content-Disposition"] == "attachment; filename=hours.csv"
+    assert headers["Content-Type"] == "text/csv; charset=utf-8"
+
+
+def test_s3_has_no_local_files(s3_storage):
+    s3_storage.put_bytes(KEY, b"content")
+
+    with pytest.raises(StorageError):
+        s3_storage.local_path(KEY)
 
 
 def test_s3_abort_uploads_leaves_no_multipart_upload(s3_storage, s3_client):

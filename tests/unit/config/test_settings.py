@@ -64,3 +64,20 @@ def test_progress_interval_is_read_from_the_environment(tmp_path, monkeypatch):
     assert Settings.from_environment(tmp_path).progress_interval_seconds == 1.0
     monkeypatch.setenv("PROGRESS_INTERVAL", "0")
     assert Settings.from_environment(tmp_path).progress_interval_seconds == 0.0
+
+
+def test_download_urls_last_five_minutes_unless_set(tmp_path, monkeypatch):
+    monkeypatch.delenv("DOWNLOAD_URL_SECONDS", raising=False)
+    assert Settings.from_environment(tmp_path).download_url_seconds == 300
+    monkeypatch.setenv("DOWNLOAD_URL_SECONDS", "60")
+    assert Settings.from_environment(tmp_path).download_url_seconds == 60
+
+
+def test_a_download_url_lifetime_s3_cannot_sign_is_refused(tmp_path, monkeypatch):
+    """S3 signs a URL for one second to seven days; anything else stops the start with the variable's name."""
+    import pytest
+
+    for seconds in ("0", str(7 * 24 * 3600 + 1)):
+        monkeypatch.setenv("DOWNLOAD_URL_SECONDS", seconds)
+        with pytest.raises(ValueError, match="DOWNLOAD_URL_SECONDS"):
+            Settings.from_environment(tmp_path)
