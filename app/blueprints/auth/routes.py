@@ -4,6 +4,8 @@ from flask_login import current_user, login_required, login_user, logout_user
 from app.blueprints.auth import bp
 from app.blueprints.auth.forms import LoginForm, PasswordChangeForm
 from app.blueprints.auth.redirects import same_site_path
+from app.blueprints.form_refusals import form_refusals
+from app.domain.errors import ValidationError
 from app.extensions import login_manager
 from app.models import Person
 from app.services.authentication import (
@@ -29,21 +31,23 @@ def login():
     if current_user.is_authenticated:
         return redirect(url_for("workspace.home"))
     form = LoginForm()
-    error = None
+    refused = None
+    error: ValidationError | None = None
     status = 200
     if form.validate_on_submit():
         try:
             person = authenticate(form.email.data, form.password.data)
         except LoginThrottled as throttled:
-            error, status = str(throttled), 429
+            refused, status = str(throttled), 429
         else:
             if person is not None:
                 login_user(person)
                 return redirect(same_site_path(request.args.get("next")) or url_for("workspace.home"))
-            error, status = "That email and password do not match.", 401
+            # Beside the password: which of the two is wrong is not said, and the email is usually right.
+            error, status = ValidationError("That email and password do not match.", "password"), 401
     elif request.method == "POST":
-        status = 400
-    return render_template("auth/login.html", form=form, error=error), status
+        error, status = form_refusals(form), 400
+    return render_template("auth/login.html", form=form, refused=refused, error=error), status
 
 
 @bp.post("/logout")
@@ -59,6 +63,7 @@ def logout():
 @login_required
 def password():
     form = PasswordChangeForm()
+    error: ValidationError | None = None
     status = 200
     if form.validate_on_submit():
         try:
@@ -69,16 +74,14 @@ def password():
                 form.repeat_password.data,
             )
         except LoginThrottled as throttled:
-            form.current_password.errors.append(str(throttled))
-            status = 429
+            error, status = ValidationError(str(throttled), "current_password"), 429
         except PasswordChangeRefused as refused:
-            getattr(form, refused.field).errors.append(str(refused))
-            status = 400
+            error, status = ValidationError(str(refused), refused.field), 400
         else:
             # The change ended every session, this one too; sign in again with the new token.
             login_user(current_user._get_current_object())
             flash("Your password is changed. Every other session is signed out.")
             return redirect(url_for("workspace.home"))
     elif request.method == "POST":
-        status = 400
-    return render_template("auth/password.html", form=form), status
+        error, status = form_refusals(form), 400
+    return render_template("auth/password.html", form=form, error=error), status

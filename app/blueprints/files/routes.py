@@ -68,17 +68,19 @@ def detail(workspace_id: int, file_id: int):
 def progress(workspace_id: int, file_id: int):
     """The progress fragment; once the file has settled, HTTP 286 tells htmx to stop polling.
 
-    The detail page (view=detail) is reloaded then, to show the outcome in full.
+    On the file page (view=detail) the settled fragment carries the outcome (the Download link,
+    or why it failed) instead of reloading the page, which would lose the person's place.
     """
     export = _readable_file(file_id)
     view = "detail" if request.args.get("view") == "detail" else "list"
-    body = render_template("files/_progress.html", file=export, view=view)
-    if not export.is_settled:
-        return body
-    response = HTMXResponseStopPolling(body)
-    if view == "detail":
-        response.headers["HX-Refresh"] = "true"
-    return response
+    body = render_template(
+        "files/_progress.html",
+        file=export,
+        view=view,
+        settled_now=export.is_settled,
+        warning_messages=file_warnings.messages,
+    )
+    return HTMXResponseStopPolling(body) if export.is_settled else body
 
 
 @bp.post("/<int:file_id>/cancel")

@@ -140,9 +140,15 @@ def _live_values(execution: ExportExecution) -> dict:
 @bp.get("/executions/<int:execution_id>/live")
 @workspace_administrator
 def execution_live(workspace_id: int, execution_id: int):
-    """The live part of the execution page; HTTP 286 tells htmx to stop polling once it settled."""
+    """The live part of the execution page; HTTP 286 tells htmx to stop polling once it settled.
+
+    The actions are swapped too (out of band) only once the export left the queue: while it waits,
+    the polls leave the cancel button, and the focus a person may have put on it, alone.
+    """
     values = _live_values(_execution_or_404(execution_id))
     body = render_template("packages/_execution_live.html", **values)
+    if values["execution"].status != ExecutionStatus.QUEUED:
+        body += render_template("packages/_execution_actions.html", oob=True, **values)
     return HTMXResponseStopPolling(body) if values["settled"] else body
 
 

@@ -15,11 +15,12 @@ from typing import Any
 from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
+from app.blueprints.form_refusals import form_refusals
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain import text_rules
-from app.domain.errors import AccessDenied, ValidationError, ValidationErrors
+from app.domain.errors import AccessDenied, ValidationError
 from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
@@ -57,18 +58,6 @@ def _in_schedule_zone(schedule, moment) -> str:
 
 def _visible_or_404(schedule_id: int) -> ScheduleListing:
     return visible_or_404(schedules.get_schedule, schedule_id)
-
-
-def _form_error(form: TimetableFields) -> ValidationError | None:
-    """WTForms' refusals as ValidationErrors naming their fields, so the page shows both kinds alike."""
-    refusals = [
-        ValidationError(str(messages[0]), name)
-        for name, messages in form.errors.items()
-        if messages and name != "csrf_token"
-    ]
-    if len(refusals) > 1:
-        return ValidationErrors(refusals)
-    return refusals[0] if refusals else None
 
 
 def _render_form(
@@ -127,7 +116,7 @@ def new(workspace_id: int):
         form.version.data = ""
         return _render_form(form, None)
     if not form.validate():
-        return _render_form(form, None, _form_error(form), 400)
+        return _render_form(form, None, form_refusals(form), 400)
     try:
         schedule = schedule_form.save_schedule(g.access, None, form.schedule_input())
     except ValidationError as error:
@@ -142,7 +131,7 @@ def upcoming(workspace_id: int):
     """The next five occurrences of the timetable as typed, in its zone and the viewer's (htmx)."""
     form = TimetableFields()
     if not form.validate():
-        return render_template("schedules/_upcoming.html", upcoming=None, upcoming_error=_form_error(form))
+        return render_template("schedules/_upcoming.html", upcoming=None, upcoming_error=form_refusals(form))
     return render_template("schedules/_upcoming.html", **_upcoming(form))
 
 
@@ -213,7 +202,7 @@ def edit(workspace_id: int, schedule_id: int):
         form.fill(schedule_form.input_of(listing.schedule), listing.schedule.version)
         return _render_form(form, listing)
     if not form.validate():
-        return _render_form(form, listing, _form_error(form), 400)
+        return _render_form(form, listing, form_refusals(form), 400)
     try:
         expected = _opened_version(form.version.data)
         schedule = schedule_form.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
@@ -244,7 +233,7 @@ def _act(schedule_id: int, action, done: str | Callable[[Any], str]):
     listing = _visible_or_404(schedule_id)
     form = ConfirmForm()
     if not form.validate():
-        return _show_page(listing, _form_error(form), 400)
+        return _show_page(listing, form_refusals(form), 400)
     try:
         result = action(listing, form)
     except ValidationError as error:

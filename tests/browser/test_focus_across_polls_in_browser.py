@@ -1,0 +1,69 @@
+"""Live updates never take a keyboard user's place: a control that has focus keeps it while the
+page polls around it (the execution page, the Files list, a schedule's run history)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import factories
+from tests.fixtures.browser import sign_in
+
+POLLS = 3
+# The focused element, as a person's screen reader would name it.
+FOCUSED = "() => (document.activeElement.getAttribute('aria-label') || document.activeElement.textContent).trim()"
+
+
+def wait_for_polls(page, count: int) -> None:
+    """Wait until htmx has swapped in `count` more answers."""
+    settled = page.evaluate("window.__htmxSettled")
+    page.wait_for_function("n => window.__htmxSettled >= n", arg=settled + count, timeout=30_000)
+
+
+@pytest.mark.browser
+def test_cancel_this_export_keeps_focus_across_polls(world, live_server, browser_page, browser_console_errors):
+    execution = factories.make_execution(world.workspace, world.admin)
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/executions/{execution.id}")
+    page.get_by_role("button", name="Cancel this export").focus()
+
+    wait_for_polls(page, POLLS)
+
+    assert page.evaluate(FOCUSED) == "Cancel this export"
+    assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_a_files_cancel_button_keeps_focus_across_polls(
+    world, live_server, browser_page, progress_polls, browser_console_errors
+):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    factories.make_export(query, world.member)
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/files")
+    page.get_by_role("button", name="Cancel file: Hours").focus()
+    polled = len(progress_polls)
+
+    wait_for_polls(page, POLLS)
+
+    assert len(progress_polls) >= polled + POLLS
+    assert page.evaluate(FOCUSED) == "Cancel file: Hours"
+    assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_a_link_in_the_run_history_keeps_focus_across_polls(world, live_server, browser_page, browser_console_errors):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    schedule = factories.make_schedule(query, world.member, name="Morning hours")
+    export = factories.make_export(query, world.member)
+    factories.make_run(schedule, export, status="running")
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}")
+    page.locator("#runs").get_by_role("link", name=export.file_name).focus()
+
+    wait_for_polls(page, POLLS)
+
+    assert page.evaluate(FOCUSED) == export.file_name
+    assert browser_console_errors == []
