@@ -7,7 +7,7 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
-from app.domain import audit_vocabulary
+from app.domain import attachment_policy, audit_vocabulary
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
@@ -55,4 +55,5 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence
     app.jinja_env.globals["reason_sentence"] = audit_vocabulary.reason_sentence
     app.jinja_env.globals["skip_sentence"] = audit_vocabulary.skip_sentence
+    app.jinja_env.globals["attachment_delivery_words"] = attachment_policy.delivery_words
     app.jinja_env.globals["audit_changes"] = audit_vocabulary.changes

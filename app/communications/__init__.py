@@ -16,10 +16,11 @@ from flask import current_app
 
 from app.communications.backends import MailBackend, backend_for
 from app.communications.errors import InvalidAddress, MailError, MailRefused, MailTemporarilyUnavailable
-from app.communications.messages import Link, OutgoingMessage, Recipient, build_message, message_id_for
+from app.communications.messages import Attachment, Link, OutgoingMessage, Recipient, build_message, message_id_for
 from app.communications.settings import MailSettings, parse_mail_settings
 
 __all__ = [
+    "Attachment",
     "InvalidAddress",
     "Link",
     "MailError",

@@ -71,11 +71,25 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Attachment:
+    """A file carried in the message: its bytes exactly as stored, its name and MIME type."""
+
+    file_name: str
+    content_type: str
+    data: bytes
+
+    def __post_init__(self) -> None:
+        if self.content_type.count("/") != 1:
+            raise ValueError(f"content type {self.content_type!r} is not of the form type/subtype")
+
+
+@dataclass(frozen=True)
 class OutgoingMessage:
     """One email to one person.
 
     `paragraphs` may hold line breaks; every other text is one line (line breaks and other control
-    characters become spaces). `facts` are (label, value) pairs shown as a table. With an
+    characters become spaces). `facts` are (label, value) pairs shown as a table; `attachments`
+    follow the text and HTML parts. With an
     `unsubscribe_url` the message carries a visible unsubscribe link and the RFC 8058 headers;
     that URL must accept a POST of `List-Unsubscribe=One-Click` without a session.
     """
@@ -89,6 +103,7 @@ class OutgoingMessage:
     link: Link | None = None
     footer: str = ""
     unsubscribe_url: str | None = None
+    attachments: Sequence[Attachment] = ()
 
     def __post_init__(self) -> None:
         if not _MESSAGE_ID.match(self.message_id):
@@ -155,7 +170,8 @@ def render_parts(message: OutgoingMessage) -> tuple[str, str]:
 
 
 def build_message(message: OutgoingMessage, sender: Address, now: datetime | None = None) -> EmailMessage:
-    """The email for a message, ready to send: headers, a plain-text part and an HTML part."""
+    """The email for a message, ready to send: headers, a plain-text part and an HTML part, then
+    any attachments (base64-encoded)."""
     email = EmailMessage()
     email["From"] = sender
     email["To"] = _recipient_address(message.to)
@@ -171,4 +187,9 @@ def build_message(message: OutgoingMessage, sender: Address, now: datetime | Non
     text, html = render_parts(message)
     email.set_content(text, charset="utf-8")
     email.add_alternative(html, subtype="html", charset="utf-8")
+    for attachment in message.attachments:
+        maintype, subtype = attachment.content_type.split(";")[0].strip().split("/")
+        email.add_attachment(
+            attachment.data, maintype=maintype, subtype=subtype, filename=one_line(attachment.file_name)
+        )
     return email

@@ -54,6 +54,7 @@ ACTION_SENTENCES = {
     "template.draft_changed": "Message template draft changed",
     "template.published": "Message template version published",
     "template.version_started": "New message template version started",
+    "workspace.attachment_policy_changed": "Email attachment policy changed",
 }
 
 PAUSE_REASONS: dict[str, str] = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
@@ -169,6 +169,8 @@ class Schedule(Model):
     template_version_id: Mapped[int | None] = mapped_column(ForeignKey("communication_template_versions.id"))
     custom_message: Mapped[str] = mapped_column(Text, default="")
     send_when_empty: Mapped[bool] = mapped_column(default=False)
+    # Attach the file to the email when the workspace's policy allows a file of its size.
+    attach_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The old system's identifier of an imported schedule; such a schedule starts paused.
     legacy_ref: Mapped[str | None] = mapped_column(String(200))
 
@@ -327,6 +329,11 @@ class RecipientDelivery(Model):
     submission_id: Mapped[str | None] = mapped_column(String(200))
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     link_nonce: Mapped[str] = mapped_column(String(64), unique=True)
+    # Decided when the row is made, so every attempt sends the same message: None when the schedule
+    # sends links only, True when the file is attached, False when it was over the limit below.
+    attached: Mapped[bool | None] = mapped_column()
+    # The workspace's attachment limit (MiB) the decision was made against; None without one.
+    attachment_limit_mb: Mapped[int | None] = mapped_column()
     download_count: Mapped[int] = mapped_column(default=0)
     last_downloaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -20,7 +20,10 @@ STAFF_PERMISSIONS = ("staff.view", "staff.execute")
 
 class Workspace(Model):
     __tablename__ = "workspaces"
-    __table_args__ = (CheckConstraint("status IN ('live', 'suspended', 'closed')", name="status"),)
+    __table_args__ = (
+        CheckConstraint("status IN ('live', 'suspended', 'closed')", name="status"),
+        CheckConstraint("attachment_limit_mb BETWEEN 1 AND 20", name="attachment_limit_mb"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
@@ -32,6 +35,9 @@ class Workspace(Model):
     date_format: Mapped[str] = mapped_column(String(20), default="%d/%m/%Y")
     # IANA time zone that files show time stamps in unless the requester asks for UTC.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    # The administrators' attachment policy for schedule emails: None is "links only"; a number is
+    # the largest attachment in MiB after base64 encoding (app/domain/attachment_policy.py).
+    attachment_limit_mb: Mapped[int | None] = mapped_column()
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")

@@ -4,8 +4,10 @@ Rows are inserted once per (run, recipient) (the unique index), so a run process
 the rows the first pass made. Who is skipped is decided when the row is made, from the
 database as it is then: a query schedule with no rows (unless "send when empty"), a person no
 longer a member, an address that is no member's whose schedule owner lost the
-external-recipients grant, a recipient who unsubscribed. Every other row is claimed, sent with
-the Message-ID fixed by its id, and marked submitted with the server's submission id.
+external-recipients grant, a recipient who unsubscribed. Whether the file is attached is decided
+then too, from the schedule's choice, the workspace's attachment policy and the stored file's
+size, and kept on the row, so every attempt sends the same message. Every other row is claimed,
+sent with the Message-ID fixed by its id, and marked submitted with the server's submission id.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 
 from app.communications import (
+    Attachment,
     InvalidAddress,
     Link,
     MailRefused,
@@ -28,6 +31,7 @@ from app.communications import (
     get_mailer,
     message_id_for,
 )
+from app.domain import attachment_policy as attachment_rules
 from app.domain import recipient_delivery
 from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
@@ -44,8 +48,11 @@ from app.models.schedule import (
     SkipReason,
 )
 from app.models.types import utcnow
+from app.services import attachment_policy
 from app.services.delivery_links import link_token, public_link
+from app.services.file_library import MIME_TYPES
 from app.services.portable_sql import insert_ignoring_duplicates
+from app.storage import get_storage
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +66,12 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
     return f"/d/{link_token(link_nonce, 'download')}", f"/u/{link_token(link_nonce, 'unsubscribe')}"
 
 
-def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, row_count: int) -> None:
-    """Insert the run's delivery rows that do not exist yet, skipped ones with their reason. Committed."""
+def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: QueryExport) -> None:
+    """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
+    with the attachment decision for its message. Committed."""
+    limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if schedule.attach_file else None
+    # The stored size decides: an over-limit file is never read.
+    attached = None if limit_mb is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
     member_rows = db.session.execute(
         select(Membership.person_id, Person.email)
         .join(Person, Person.id == Membership.person_id)
@@ -73,7 +84,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    empty = schedule.kind == "query" and row_count == 0 and not schedule.send_when_empty
+    empty = schedule.kind == "query" and (export.row_count or 0) == 0 and not schedule.send_when_empty
     for recipient in schedule.recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(
@@ -84,6 +95,8 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
                 email=recipient.email,
                 status=DeliveryStatus.SKIPPED if reason else DeliveryStatus.PENDING,
                 skip_reason=reason,
+                attached=None if reason else attached,
+                attachment_limit_mb=None if reason else limit_mb,
                 link_nonce=secrets.token_urlsafe(32),
                 created_at=utcnow(),
             )
@@ -134,10 +147,15 @@ def send_pending(
         .where(RecipientDelivery.run_id == run.id, RecipientDelivery.status == DeliveryStatus.PENDING)
         .order_by(RecipientDelivery.id)
     ).all()
-    rows = [(row.id, row.created_at, row.person_id, row.email, row.link_nonce) for row in pending]
+    rows = [
+        (row.id, row.created_at, row.person_id, row.email, row.link_nonce, row.attached, row.attachment_limit_mb)
+        for row in pending
+    ]
     db.session.rollback()
+    # Read once for the run, and only when a row's message carries it.
+    attachment = _attachment(export) if any(row[5] for row in rows) else None
     waiting = held = 0
-    for delivery_id, created_at, person_id, email, nonce in rows:
+    for delivery_id, created_at, person_id, email, nonce, attached, limit_mb in rows:
         try:
             recipient_delivery.claim(delivery_id, attempt)
         except TransitionRefused:
@@ -147,7 +165,12 @@ def send_pending(
         if address is None:
             recipient_delivery.fail(delivery_id, attempt, "The recipient has no email address any more.")
             continue
-        message = content.message(address, message_id_for(MESSAGE_KIND, delivery_id, created_at, mailer.domain), nonce)
+        message = content.message(
+            address,
+            message_id_for(MESSAGE_KIND, delivery_id, created_at, mailer.domain),
+            nonce,
+            _carried(attached, limit_mb, export, attachment),
+        )
         try:
             recipient_delivery.confirm_claim(delivery_id, attempt)
         except TransitionRefused:
@@ -183,6 +206,30 @@ def _address(person_id: int | None, email: str | None) -> Recipient | None:
     return Recipient(person.email, person.name) if person is not None else None
 
 
+def _attachment(export: QueryExport) -> Attachment:
+    """The stored file as the message carries it, read through the storage abstraction."""
+    data = b"".join(get_storage().read_chunks(export.storage_key))
+    return Attachment(export.file_name, MIME_TYPES[export.format], data)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one row's message carries besides the link: the attachment, or why there is none."""
+
+    attachment: Attachment | None = None
+    sentence: str | None = None
+
+
+def _carried(
+    attached: bool | None, limit_mb: int | None, export: QueryExport, attachment: Attachment | None
+) -> Carried:
+    if attached:
+        return Carried(attachment=attachment)
+    if attached is False and limit_mb is not None:
+        return Carried(sentence=attachment_rules.over_limit_sentence(export.size_bytes or 0, limit_mb))
+    return Carried()
+
+
 @dataclass(frozen=True)
 class MessageContent:
     """The parts of a run's message that are the same for every recipient."""
@@ -193,14 +240,15 @@ class MessageContent:
     facts: tuple[tuple[str, str], ...]
     footer: str
 
-    def message(self, to: Recipient, message_id: str, link_nonce: str) -> OutgoingMessage:
+    def message(self, to: Recipient, message_id: str, link_nonce: str, carried: Carried = Carried()) -> OutgoingMessage:
         download, unsubscribe = delivery_paths(link_nonce)
         return OutgoingMessage(
             to=to,
             subject=self.subject,
             message_id=message_id,
             heading=self.heading,
-            paragraphs=self.paragraphs,
+            paragraphs=self.paragraphs if carried.sentence is None else (*self.paragraphs, carried.sentence),
+            attachments=() if carried.attachment is None else (carried.attachment,),
             facts=self.facts,
             link=Link("Download the file", public_link(download)),
             footer=self.footer,

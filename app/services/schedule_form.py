@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext
+from app.domain.attachment_policy import NOT_ALLOWED
 from app.domain.email_address import check_address
 from app.domain.errors import FieldChecks, ValidationError
 from app.domain.schedule_rules import FORMAT_LABELS, allowed_formats
@@ -25,7 +26,7 @@ from app.models.schedule import (
     ScheduleStatus,
 )
 from app.models.types import utcnow
-from app.services import audit, reports, saved_queries
+from app.services import attachment_policy, audit, reports, saved_queries
 from app.services.schedules import (
     EXTERNAL_GRANT,
     HEADINGS,
@@ -52,6 +53,7 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         template_version_id="" if schedule.template_version_id is None else str(schedule.template_version_id),
         custom_message=schedule.custom_message,
         send_when_empty=schedule.send_when_empty,
+        attach_file=schedule.attach_file,
     )
 
 
@@ -86,6 +88,7 @@ def save_schedule(
         "template_version_id": checked.template_version_id,
         "custom_message": checked.message,
         "send_when_empty": bool(data.send_when_empty),
+        "attach_file": bool(data.attach_file),
         "updated_at": now,
     }
     values.update(_source_values(schedule, source))
@@ -168,6 +171,8 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
     recipients = checks.check(checked_recipients, access, data.people, data.addresses)
     template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
     message = checks.check(_checked_message, data.custom_message)
+    if data.attach_file:
+        checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
     checks.raise_any()
     # Past raise_any every check passed, so each value is there.
     return _CheckedSchedule(
@@ -191,6 +196,11 @@ def _checked_name(text: str) -> str:
     if len(name) > NAME_LIMIT:
         raise ValidationError(f"The name is at most {NAME_LIMIT} characters.", "name")
     return name
+
+
+def _refuse_attachment_unless_allowed(workspace_id: int) -> None:
+    if attachment_policy.limit_mb(workspace_id) is None:
+        raise ValidationError(NOT_ALLOWED, "attach_file")
 
 
 def _checked_message(text: str) -> str:

@@ -129,7 +129,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     if export.status != FileStatus.SUCCEEDED:
         _file_failed(run, export, attempt, started_at)
 
-    schedule_delivery.create_deliveries(run, schedule, owner, export.row_count or 0)
+    schedule_delivery.create_deliveries(run, schedule, owner, export)
     mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
     outcome = schedule_delivery.send_pending(run, schedule, export, attempt, mail_retry_at)
     if outcome.held_elsewhere:

@@ -78,6 +78,7 @@ class ScheduleInput:
     template_version_id: str = ""
     custom_message: str = ""
     send_when_empty: bool = False
+    attach_file: bool = False
 
 
 @dataclass(frozen=True)

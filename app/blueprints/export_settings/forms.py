@@ -57,6 +57,11 @@ class SettingsForm(FlaskForm):
         self.version.data = str(settings.version) if settings.version else ""
 
 
+class AttachmentPolicyForm(FlaskForm):
+    choice = StringField("Email attachments", validators=_SHORT)
+    limit_mb = StringField("Largest attachment (MB)", validators=_SHORT)
+
+
 class DestinationForm(FlaskForm):
     name = StringField("Name", validators=_SHORT)
     kind = StringField("Kind", validators=_SHORT)

@@ -12,8 +12,15 @@ from zoneinfo import ZoneInfo
 from flask import flash, g, redirect, render_template, url_for
 
 from app.blueprints.export_settings import bp
-from app.blueprints.export_settings.forms import ConfirmForm, DestinationForm, SecretForm, SettingsForm
+from app.blueprints.export_settings.forms import (
+    AttachmentPolicyForm,
+    ConfirmForm,
+    DestinationForm,
+    SecretForm,
+    SettingsForm,
+)
 from app.blueprints.guards import visible_or_404, workspace_administrator
+from app.domain import attachment_policy as policy_rules
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.domain.text_rules import opened_version
@@ -28,7 +35,7 @@ from app.models.workspace_export import (
     Cadence,
     DestinationKind,
 )
-from app.services import export_destinations, export_settings
+from app.services import attachment_policy, export_destinations, export_settings
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
@@ -47,6 +54,8 @@ def vocabulary() -> dict:
         "retention_bounds": RETENTION_DAYS,
         "max_notify": MAX_NOTIFY_PEOPLE,
         "max_destinations": MAX_DESTINATIONS,
+        "attachment_choices": policy_rules.CHOICES,
+        "attachment_bounds": policy_rules.LIMIT_MB,
     }
 
 
@@ -83,11 +92,47 @@ def settings(workspace_id: int):
     return _settings_page(form, current)
 
 
-def _settings_page(form: SettingsForm, current, error: ValidationError | None = None, status: int = 200):
+@bp.post("/settings/attachments")
+@workspace_administrator
+def attachment_policy_settings(workspace_id: int):
+    """The email attachment policy: a form of its own, so it is saved without the package settings."""
+    policy_form = AttachmentPolicyForm()
+    current = export_settings.get_or_default(workspace_id)
+    settings_form = SettingsForm(formdata=None)
+    settings_form.fill(current)
+    if not policy_form.validate():
+        return _settings_page(
+            settings_form, current, status=400, policy_form=policy_form, policy_error=_form_error(policy_form)
+        )
+    try:
+        changed = attachment_policy.save(g.access, policy_form.choice.data or "", policy_form.limit_mb.data or "")
+    except ValidationError as error:
+        return _settings_page(settings_form, current, status=400, policy_form=policy_form, policy_error=error)
+    limit = attachment_policy.limit_mb(workspace_id)
+    flash(f"Email attachments: {policy_rules.describe(limit)}." if changed else "The attachment policy was already so.")
+    return redirect(url_for(".settings", workspace_id=workspace_id))
+
+
+def _policy_form(workspace_id: int) -> AttachmentPolicyForm:
+    limit = attachment_policy.limit_mb(workspace_id)
+    choice = policy_rules.LINKS_ONLY if limit is None else policy_rules.ATTACH
+    return AttachmentPolicyForm(formdata=None, data={"choice": choice, "limit_mb": "" if limit is None else str(limit)})
+
+
+def _settings_page(
+    form: SettingsForm,
+    current,
+    error: ValidationError | None = None,
+    status: int = 200,
+    policy_form: AttachmentPolicyForm | None = None,
+    policy_error: ValidationError | None = None,
+):
     zone = export_settings.workspace_zone(g.workspace_id)
     return render_template(
         "export_settings/settings.html",
         form=form,
+        policy_form=policy_form or _policy_form(g.workspace_id),
+        policy_error=policy_error,
         current=current,
         error=error,
         refusal=export_settings.ineligibility(g.workspace_id),

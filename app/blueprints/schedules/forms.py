@@ -62,6 +62,7 @@ class ScheduleForm(TimetableFields):
         "Custom message", validators=[Length(max=20000, message="This is too long."), StorableText()]
     )
     send_when_empty = BooleanField("Send when empty")
+    attach_file = BooleanField("Attach the file")
     version = HiddenField(validators=_SHORT)
 
     def schedule_input(self) -> ScheduleInput:
@@ -76,6 +77,7 @@ class ScheduleForm(TimetableFields):
             template_version_id=self.template_version_id.data or "",
             custom_message=self.custom_message.data or "",
             send_when_empty=bool(self.send_when_empty.data),
+            attach_file=bool(self.attach_file.data),
         )
 
     def fill(self, data: ScheduleInput, version: int) -> None:
@@ -89,6 +91,7 @@ class ScheduleForm(TimetableFields):
         self.template_version_id.data = data.template_version_id
         self.custom_message.data = data.custom_message
         self.send_when_empty.data = data.send_when_empty
+        self.attach_file.data = data.attach_file
         self.version.data = str(version)
 
 

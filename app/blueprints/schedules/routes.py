@@ -20,13 +20,14 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain import text_rules
+from app.domain.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
-from app.services import list_pages, schedule_form, schedule_history, schedules
+from app.services import attachment_policy, list_pages, schedule_form, schedule_history, schedules
 from app.services.schedules import ScheduleListing
 
 FREQUENCIES = {
@@ -74,6 +75,8 @@ def _render_form(
         workspace_zone=schedules.workspace_zone(g.workspace_id),
         zone_suggestions=zone_suggestions(),
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
+        attachment_limit_mb=attachment_policy.limit_mb(g.workspace_id),
+        attachment_not_allowed=ATTACHMENT_NOT_ALLOWED,
         upcoming=_upcoming(form),
     ), status
 

@@ -130,3 +130,17 @@ def test_a_running_run_that_is_sending_shows_recipients_sent_of_those_to_send(cl
     page = _page(client, world, schedule, "/runs")
     assert "recipients sent 1 of 3" in page
     assert 'aria-label="Progress of run 1" value="33"' in page
+
+
+def test_each_recipient_row_says_whether_its_message_carried_the_file(client, auth, world):
+    schedule = _schedule(world)
+    run = factories.make_run(schedule, occurrence_at=OCCURRENCE)
+    factories.make_delivery(run, email="attached@example.test", attached=True, attachment_limit_mb=5)
+    factories.make_delivery(run, email="over@example.test", attached=False, attachment_limit_mb=1)
+    factories.make_delivery(run, email="links@example.test")
+    auth.login(world.member.email)
+    page = _page(client, world, schedule)
+    rows = {row.split("</td>", 1)[0]: row for row in page.split("<tr><td>")[1:]}
+    assert "<td>Attached and linked</td>" in rows["attached@example.test"]
+    assert "<td>Linked only: over the 1 MB attachment limit</td>" in rows["over@example.test"]
+    assert "<td>Linked</td>" in rows["links@example.test"]

@@ -251,6 +251,7 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "schedules.upcoming": schedule_form,
         "schedules.resume": {"legacy_switched_off": "y"},
         "export_settings.settings": {**_valid_export_settings_form(), "version": str(settings_version)},
+        "export_settings.attachment_policy_settings": {"choice": "attach", "limit_mb": "5"},
         "export_settings.add_destination": {**_FUZZ_DESTINATION, "path": "fuzzed"},
         "export_settings.destination": {**_FUZZ_DESTINATION, "version": str(destination_version)},
         "export_settings.replace_secret": {"secret": "fuzzed-secret-2"},
