@@ -90,7 +90,7 @@ def test_the_newest_runs_show_their_attempts_and_recipients_and_older_ones_fold_
     for run in newest_first[3:]:
         article = page.split(f'id="run-{run.id}"', 1)[1].split("</article>", 1)[0]
         assert "<details>" in article
-        assert "<summary>Attempts (0) and recipients (1)</summary>" in article
+        assert f'<summary id="run-{run.id}-more">Attempts (0) and recipients (1)</summary>' in article
 
 
 def test_runs_come_ten_a_page_with_the_lists_pager(client, auth, world):
