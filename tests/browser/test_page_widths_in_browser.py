@@ -20,6 +20,7 @@ from tests.fixtures.pages import (
     MORE_PAGES,
     PAGE_ROUTES,
     SIGNED_OUT_ENDPOINTS,
+    WIDTHS,
     is_page,
     page_path_values,
     page_url,
@@ -29,8 +30,6 @@ from tests.fixtures.pages import (
 pytestmark = pytest.mark.browser
 
 SCREENS = Path("/tmp/rhythm-screens")
-# A laptop, and a phone (an iPhone 12 to 15 held upright).
-WIDTHS = {"laptop": (1280, 800), "phone": (390, 844)}
 # The document's width, and the elements that reach past the window's right edge outside a
 # container that scrolls on its own (the outermost such element of each branch, at most five).
 MEASURE = """() => {
