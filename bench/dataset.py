@@ -406,3 +406,30 @@ def prepare_reports(app: Flask, bench: BenchWorkspace, sizes: tuple[int, ...]) -
             )
             reports[size] = report.id
         return reports
+
+
+def sign_in_as_member(workspace_id: int, email: str, name: str, role: str, password_hash: str) -> None:
+    """A person of the workspace (made if missing) with `role`, who reads the benchmark dataset
+    and signs in with the password `password_hash` was made from. In an app context; the caller commits."""
+    from app.extensions import db
+    from app.models import Membership, Person
+
+    person = db.session.scalar(select(Person).where(Person.email == email))
+    if person is None:
+        person = Person(email=email, name=name, password_hash="!")
+        db.session.add(person)
+        db.session.flush()
+    person.password_hash = password_hash
+    db.session.execute(
+        delete(Membership).where(Membership.person_id == person.id, Membership.workspace_id == workspace_id)
+    )
+    db.session.add(
+        Membership(
+            workspace_id=workspace_id,
+            person_id=person.id,
+            role=role,
+            grants=[],
+            dataset_grants=[DATASET],
+            team_scope=None,
+        )
+    )

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import requests
 from flask import Flask
-from sqlalchemy import delete, select
 
 from bench.dataset import prepare_workspace
 from bench.percentiles import percentile
@@ -64,30 +63,11 @@ def _free_port() -> int:
 def prepare_requester(app: Flask, workspace_id: int, password: str) -> None:
     """A member of the workspace who can sign in with `password` and read the timesheet entries."""
     from app.extensions import db
-    from app.models import Membership, Person
     from app.services.authentication import hash_password
-    from bench.dataset import DATASET
+    from bench.dataset import sign_in_as_member
 
     with app.app_context():
-        person = db.session.execute(select(Person).where(Person.email == LATENCY_EMAIL)).scalar_one_or_none()
-        if person is None:
-            person = Person(email=LATENCY_EMAIL, name="Benchmark Requester", password_hash="!")
-            db.session.add(person)
-            db.session.flush()
-        person.password_hash = hash_password(password)
-        db.session.execute(
-            delete(Membership).where(Membership.person_id == person.id, Membership.workspace_id == workspace_id)
-        )
-        db.session.add(
-            Membership(
-                workspace_id=workspace_id,
-                person_id=person.id,
-                role="member",
-                grants=[],
-                dataset_grants=[DATASET],
-                team_scope=None,
-            )
-        )
+        sign_in_as_member(workspace_id, LATENCY_EMAIL, "Benchmark Requester", "member", hash_password(password))
         db.session.commit()
 
 

@@ -42,7 +42,7 @@ import requests
 from flask import Flask
 from sqlalchemy import delete, select, text
 
-from bench.dataset import DATASET, prepare_workspace
+from bench.dataset import DATASET, prepare_workspace, sign_in_as_member
 from bench.latency import STARTUP_SECONDS, _free_port, stop_processes
 from bench.load_figures import errors_of, load_line
 from bench.process_usage import memory_kib, tree
@@ -72,32 +72,13 @@ def _log(message: str) -> None:
 def prepare_people(app: Flask, workspace_id: int, password: str) -> list[str]:
     """USERS administrators of the workspace who sign in with `password`; their emails."""
     from app.extensions import db
-    from app.models import Membership, Person
     from app.services.authentication import hash_password
 
     emails = [EMAIL.format(number) for number in range(1, USERS + 1)]
     password_hash = hash_password(password)
     with app.app_context():
         for number, email in enumerate(emails, start=1):
-            person = db.session.scalar(select(Person).where(Person.email == email))
-            if person is None:
-                person = Person(email=email, name=f"Load Person {number}", password_hash="!")
-                db.session.add(person)
-                db.session.flush()
-            person.password_hash = password_hash
-            db.session.execute(
-                delete(Membership).where(Membership.person_id == person.id, Membership.workspace_id == workspace_id)
-            )
-            db.session.add(
-                Membership(
-                    workspace_id=workspace_id,
-                    person_id=person.id,
-                    role="admin",
-                    grants=[],
-                    dataset_grants=[DATASET],
-                    team_scope=None,
-                )
-            )
+            sign_in_as_member(workspace_id, email, f"Load Person {number}", "admin", password_hash)
         db.session.commit()
     return emails
 
