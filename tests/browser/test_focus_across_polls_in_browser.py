@@ -67,3 +67,27 @@ def test_a_link_in_the_run_history_keeps_focus_across_polls(world, live_server, 
 
     assert page.evaluate(FOCUSED) == export.file_name
     assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_an_older_run_a_person_opened_stays_open_across_polls(world, live_server, browser_page, browser_console_errors):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    schedule = factories.make_schedule(query, world.member, name="Morning hours")
+    older = [factories.make_run(schedule) for _ in range(4)]
+    for run in older:
+        factories.make_delivery(run, world.member)
+    factories.make_run(schedule, factories.make_export(query, world.member), status="running")
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}")
+    details = page.locator(f"#run-{older[0].id} details")
+    assert details.evaluate("d => d.open") is False
+    page.locator(f"#run-{older[0].id}-more").focus()
+    page.keyboard.press("Enter")
+    assert details.evaluate("d => d.open") is True
+
+    wait_for_polls(page, POLLS)
+
+    assert details.evaluate("d => d.open") is True
+    assert page.evaluate("document.activeElement.id") == f"run-{older[0].id}-more"
+    assert browser_console_errors == []
