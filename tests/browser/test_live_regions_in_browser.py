@@ -1,6 +1,6 @@
 """Live regions stay in the page while htmx changes what is in them, so a screen reader announces
 each change: the schedule form's next five runs, a schedule's run history, the Files list's
-progress cells."""
+progress cells, a destination's "Test connection" outcome."""
 
 from __future__ import annotations
 
@@ -70,3 +70,21 @@ def test_a_files_progress_changes_inside_a_region_that_stays(world, live_server,
 
     assert progress_polls
     assert page.evaluate(REGION_KEPT, f"#progress-{export.id}")
+
+
+@pytest.mark.browser
+def test_a_connection_test_s_outcome_changes_inside_a_status_region_that_stays(
+    world, live_server, browser_page, destinations_root
+):
+    factories.make_export_settings(world.workspace)
+    destination = factories.make_destination(world.workspace, name="Server folder", path="exports/rhythm")
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/destinations/{destination.id}")
+    page.evaluate("() => { document.querySelector('#test-result').dataset.keptMark = 'kept'; }")
+
+    page.get_by_role("button", name="Test connection").click()
+
+    page.locator("#test-result", has_text="Connected.").wait_for()
+    region = page.locator("#test-result")
+    assert region.evaluate("r => [r.dataset.keptMark, r.getAttribute('role')]") == ["kept", "status"]
