@@ -24,7 +24,7 @@ from app.models.workspace_export import (
     PackageStatus,
 )
 from app.services import audit
-from app.services.package_delivery import dispatch
+from app.services.package_delivery_dispatch import dispatch
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from app.services import (
     execution_watchdog,
     outbox,
     package_delivery,
+    package_delivery_dispatch,
     schedule_run_dispatch,
     watchdog,
 )
@@ -60,18 +61,18 @@ EXECUTIONS = WorkKind(
 
 DELIVERIES = WorkKind(
     name="delivery",
-    slug=package_delivery.DELIVERY_JOB_SLUG,
+    slug=package_delivery_dispatch.DELIVERY_JOB_SLUG,
     priority=WorkPriority.BULK,
-    job_function=package_delivery.DELIVERY_JOB,
+    job_function=package_delivery_dispatch.DELIVERY_JOB,
     # A copy whose worker died is a transient failure like any other: retried after the backoff.
     retries=package_delivery.RETRIES,
     # Deliveries whose retry time has come, and pending ones whose process died.
-    dispatch_pending=package_delivery.dispatch_due,
-    lost=package_delivery.lost,
-    lapsed=package_delivery.lapsed,
-    give_up=package_delivery.give_up_lapsed,
-    retry_later=package_delivery.retry_lapsed_later,
-    requeue=package_delivery.requeue,
+    dispatch_pending=package_delivery_dispatch.dispatch_due,
+    lost=package_delivery_dispatch.lost,
+    lapsed=package_delivery_dispatch.lapsed,
+    give_up=package_delivery_dispatch.give_up_lapsed,
+    retry_later=package_delivery_dispatch.retry_lapsed_later,
+    requeue=package_delivery_dispatch.requeue,
 )
 
 WORK_KINDS: tuple[WorkKind, ...] = (FILES, RUNS, EXECUTIONS, DELIVERIES)

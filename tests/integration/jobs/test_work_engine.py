@@ -16,7 +16,7 @@ from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
 from app.models.types import utcnow
-from app.services import execution_dispatch, outbox, package_delivery, schedule_run_dispatch
+from app.services import execution_dispatch, outbox, package_delivery_dispatch, schedule_run_dispatch
 from app.services.queue import work_queue
 from app.services.work import engine, kinds
 from app.services.work.core import LOST_AFTER, Candidate, WorkKind
@@ -68,7 +68,7 @@ def _queued_delivery() -> Queued:
     delivery = factories.make_package_delivery(
         package, factories.make_destination(workspace), created_at=utcnow() - 2 * LOST_AFTER
     )
-    assert package_delivery.dispatch_due(utcnow()) == 1
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
     return Queued(kinds.DELIVERIES, _claimed_job_id(ExportDelivery, delivery.id))
 
 

@@ -14,7 +14,7 @@ from app.domain import export_delivery
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import delivery_actions, package_delivery
+from app.services import delivery_actions, package_delivery, package_delivery_dispatch
 from app.services.queue import WorkPriority, redis_connection, work_queue
 from tests import factories
 from tests.fixtures.s3 import BUCKET
@@ -61,10 +61,10 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
     start_worker()
 
-    assert package_delivery.dispatch_due(utcnow()) == 1
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
     wait_for(_settled_attempts(delivery.id, 1), what="the first attempt")
     _time_passes(delivery.id)
-    assert package_delivery.dispatch_due(utcnow()) == 1
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
     wait_for(_settled_attempts(delivery.id, 2), what="the second attempt")
 
     # The endpoint comes back: a server on that port, with the same buckets and accounts.
@@ -72,7 +72,7 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     server.start()
     try:
         _time_passes(delivery.id)
-        assert package_delivery.dispatch_due(utcnow()) == 1
+        assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
         wait_for(_settled_attempts(delivery.id, 3), what="the third attempt")
     finally:
         server.stop()
@@ -99,7 +99,9 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     jobs = [
-        work_queue(WorkPriority.BULK).enqueue(package_delivery.DELIVERY_JOB, delivery.id, job_id=f"race-{name}")
+        work_queue(WorkPriority.BULK).enqueue(
+            package_delivery_dispatch.DELIVERY_JOB, delivery.id, job_id=f"race-{name}"
+        )
         for name in ("a", "b")
     ]
 
@@ -120,7 +122,7 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     number = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
     export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
 
-    dispatched = [package_delivery.dispatch_due(utcnow()), package_delivery.dispatch_due(utcnow())]
+    dispatched = [package_delivery_dispatch.dispatch_due(utcnow()), package_delivery_dispatch.dispatch_due(utcnow())]
 
     assert dispatched == [1, 0]
     assert work_queue(WorkPriority.BULK).job_ids == [delivery_row(delivery.id).job_id]
@@ -129,8 +131,8 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
 def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
     factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
 
-    assert package_delivery.dispatch_due(utcnow()) == 0
-    assert package_delivery.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
+    assert package_delivery_dispatch.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
 
 
 def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_dispatched(
@@ -143,7 +145,7 @@ def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_disp
         other_package, factories.make_destination(world.workspace), created_at=_left_behind()
     )
 
-    assert package_delivery.dispatch_due(utcnow()) == 0
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
     assert work_queue(WorkPriority.BULK).job_ids == []
 
 

@@ -14,7 +14,7 @@ from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
-from app.services import execution_dispatch, package_delivery
+from app.services import execution_dispatch, package_delivery_dispatch
 from app.services.outbox import dispatch_pending
 from app.services.package_keys import package_prefix
 from app.services.queue import WorkPriority, work_queue
@@ -330,7 +330,7 @@ def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
     delivery = factories.make_package_delivery(
         package, factories.make_destination(world.workspace), created_at=utcnow() - timedelta(minutes=5)
     )
-    assert package_delivery.dispatch_due(utcnow()) == 1
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
     db.session.refresh(delivery)
     job_id = delivery.job_id
     export_delivery.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
