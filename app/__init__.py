@@ -41,7 +41,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     htmx.init_app(app)
 
     from app import models  # noqa: F401  (every table registered before migrations run)
-    from app.services import queue
+    from app.services.platform import queue
 
     queue.init_app(app)
 
@@ -116,12 +116,12 @@ def _register_blueprints(app: Flask) -> None:
     from app.blueprints.activity import bp as activity_bp
     from app.blueprints.audit import bp as audit_bp
     from app.blueprints.auth import bp as auth_bp
-    from app.blueprints.delivery import bp as delivery_bp
     from app.blueprints.errors import register_error_pages
     from app.blueprints.export_settings import bp as export_settings_bp
     from app.blueprints.files import bp as files_bp
     from app.blueprints.health import bp as health_bp
     from app.blueprints.packages import bp as packages_bp
+    from app.blueprints.public_links import bp as delivery_bp
     from app.blueprints.queries import bp as queries_bp
     from app.blueprints.reports import bp as reports_bp
     from app.blueprints.schedules import bp as schedules_bp

@@ -19,8 +19,8 @@ from flask.cli import AppGroup, with_appcontext
 @click.option("--rows", type=int, default=None, help="Timesheet entries per workspace (default SEED_ROWS or 5000).")
 def seed_demo_command(rows: int | None) -> None:
     """Create the demo workspaces, people and datasets (once; a second run changes nothing)."""
-    from app.services.demo_export_seed import seed_demo_export
-    from app.services.demo_seed import seed_demo
+    from app.services.demo.demo_export_seed import seed_demo_export
+    from app.services.demo.demo_seed import seed_demo
 
     rows = rows if rows is not None else int(os.environ.get("SEED_ROWS") or 5000)
     created = seed_demo(rows)
@@ -40,7 +40,7 @@ def scheduler_command() -> None:
 def _redis_answers() -> bool:
     from redis.exceptions import RedisError
 
-    from app.services.queue import redis_connection
+    from app.services.platform.queue import redis_connection
 
     try:
         return bool(redis_connection().ping())
@@ -77,8 +77,8 @@ def serve_all_command(port: int) -> None:
     """
     from flask_migrate import upgrade
 
-    from app.services.demo_export_seed import seed_demo_export
-    from app.services.demo_seed import DEMO_LOGINS, seed_demo
+    from app.services.demo.demo_export_seed import seed_demo_export
+    from app.services.demo.demo_seed import DEMO_LOGINS, seed_demo
     from app.supervisor import Child, Supervisor
 
     settings = current_app.config["SETTINGS"]
@@ -139,7 +139,7 @@ def remove_member_command(email: str, workspace_id: int) -> None:
 
     from app.extensions import db
     from app.models import Membership, Person
-    from app.services.authentication import remove_membership
+    from app.services.platform.authentication import remove_membership
 
     membership = db.session.execute(
         select(Membership)
@@ -171,7 +171,12 @@ def import_legacy_command(file: str, workspace_id: int | None) -> None:
     One line per entry: imported (as which schedule) or refused (with the reason). Exits with 1
     when any entry was refused; the others are imported all the same.
     """
-    from app.services.legacy_import import LegacyFileError, import_legacy_schedules, printable, read_legacy_file
+    from app.services.schedules.legacy_import import (
+        LegacyFileError,
+        import_legacy_schedules,
+        printable,
+        read_legacy_file,
+    )
 
     try:
         with open(file, encoding="utf-8") as handle:
@@ -202,7 +207,7 @@ coverage_group = AppGroup("coverage", help="The coverage registry: which dataset
 
 
 def _reconcile_coverage_or_exit() -> None:
-    from app.services.coverage import CoverageConflict, reconcile_coverage
+    from app.services.workspace_export.coverage import CoverageConflict, reconcile_coverage
 
     try:
         outcome = reconcile_coverage()

@@ -304,7 +304,7 @@ def report_plan_for(bench: BenchWorkspace, report_id: int, rows: int) -> ReportP
     from app.extensions import db
     from app.models import Report, SavedQuery, Workspace
     from app.models.types import utcnow
-    from app.services.report_files import file_request
+    from app.services.files.report_files import file_request
     from bench.dataset import database_url, libpq_url
 
     report = db.session.get(Report, report_id)
@@ -423,7 +423,7 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.rendering.pdf.document import CELL_LEADING, CELL_SIZE, PAD_X
     from app.rendering.pdf.fonts import font_set
     from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
-    from app.services.report_file_production import pdf_layout, printed_columns
+    from app.services.files.report_file_production import pdf_layout, printed_columns
 
     request, print_params = FileRequest.from_json(plan.request), PrintParams.from_json(plan.print_params)
     dataset = request_dataset(request)
@@ -513,7 +513,7 @@ def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int
     from app.extensions import db
     from app.models import ExportExecution, ExportPackage
     from app.models.workspace_export import ExecutionTrigger
-    from app.services.package_production import run_execution
+    from app.services.workspace_export.package_production import run_execution
     from bench.dataset import create_bench_app
 
     app = create_bench_app((scratch / "storage").as_uri())
@@ -560,7 +560,7 @@ def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> 
     """Run the job body on an admitted file, check the outcome, then remove the file's row again."""
     from app.extensions import db
     from app.models import QueryExport
-    from app.services.export_runner import run_export_file
+    from app.services.files.export_runner import run_export_file
 
     # A job gets an app context of its own, as the worker gives it one.
     with app.app_context():
@@ -586,7 +586,7 @@ def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str
     from app.domain.access import current_context
     from app.extensions import db
     from app.models import SavedQuery
-    from app.services.file_requests import QueryFileOptions, request_query_file
+    from app.services.files.file_requests import QueryFileOptions, request_query_file
     from bench.dataset import create_bench_app
 
     app = create_bench_app((scratch / "storage").as_uri())
@@ -612,7 +612,7 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.domain.access import current_context
     from app.extensions import db
     from app.models import Report
-    from app.services.report_files import request_report_file
+    from app.services.files.report_files import request_report_file
     from bench.dataset import create_bench_app
 
     app = create_bench_app((scratch / "storage").as_uri())

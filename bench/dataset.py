@@ -360,7 +360,7 @@ def prepare_reports(app: Flask, bench: BenchWorkspace, sizes: tuple[int, ...]) -
     from app.domain.access import current_context
     from app.extensions import db
     from app.models import Report, SavedQuery
-    from app.services.reports import create_report
+    from app.services.sources.reports import create_report
 
     names = [name for name, _ in REPORT_COLUMNS]
     with app.app_context():

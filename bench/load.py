@@ -72,7 +72,7 @@ def _log(message: str) -> None:
 def prepare_people(app: Flask, workspace_id: int, password: str) -> list[str]:
     """USERS administrators of the workspace who sign in with `password`; their emails."""
     from app.extensions import db
-    from app.services.authentication import hash_password
+    from app.services.platform.authentication import hash_password
 
     emails = [EMAIL.format(number) for number in range(1, USERS + 1)]
     password_hash = hash_password(password)
@@ -87,8 +87,8 @@ def prepare_schedules(app: Flask, bench) -> None:
     """SCHEDULES weekly schedules of the saved query, saved as the schedule form saves them; their
     day is three days ahead, so the scheduler started with the suite finds none due."""
     from app.domain.access import current_context
-    from app.services.schedule_form import save_schedule
-    from app.services.schedules import ScheduleInput
+    from app.services.schedules.schedule_form import save_schedule
+    from app.services.schedules.schedules import ScheduleInput
 
     day = (datetime.now(UTC) + timedelta(days=3)).strftime("%a").lower()
     remove_schedules(app, bench.workspace_id)
@@ -126,8 +126,8 @@ def prepare_package(app: Flask, bench) -> None:
     from app.domain import export_execution
     from app.extensions import db
     from app.models.workspace_export import ExecutionTrigger
-    from app.services.coverage import reconcile_coverage
-    from app.services.package_production import run_execution
+    from app.services.workspace_export.coverage import reconcile_coverage
+    from app.services.workspace_export.package_production import run_execution
 
     remove_executions(app, bench.workspace_id)
     with app.app_context():

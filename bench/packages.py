@@ -75,7 +75,7 @@ def prepare_package_workspace(app: Flask, rows: int) -> tuple[int, int, bool]:
     """(workspace id, its administrator's id, whether the rows had to be built)."""
     from app.extensions import db
     from app.models import Membership, Person, Workspace
-    from app.services.coverage import reconcile_coverage
+    from app.services.workspace_export.coverage import reconcile_coverage
     from bench.dataset import ADMIN_EMAIL, _fill
 
     split = _split(rows)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.observability.metrics import observed_job
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 from jobs.app_context import worker_app
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.observability.metrics import observed_job
-from app.services.package_delivery import run_delivery
+from app.services.workspace_export.package_delivery import run_delivery
 from jobs.app_context import worker_app
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.observability.metrics import observed_job
-from app.services.package_production import run_execution
+from app.services.workspace_export.package_production import run_execution
 from jobs.app_context import worker_app
 
 

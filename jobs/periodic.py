@@ -16,12 +16,12 @@ from flask import Flask
 
 from app.models.types import utcnow
 from app.observability.metrics import count_periodic_actions
-from app.services import export_notices
-from app.services.export_cadence import admit_due_cadences
-from app.services.package_retention import sweep_expired_packages
-from app.services.schedule_ticker import tick
-from app.services.sweeps import sweep_expired_files
+from app.services.files.sweeps import sweep_expired_files
+from app.services.schedules.schedule_ticker import tick
 from app.services.work import engine
+from app.services.workspace_export import export_notices
+from app.services.workspace_export.export_cadence import admit_due_cadences
+from app.services.workspace_export.package_retention import sweep_expired_packages
 
 log = logging.getLogger(__name__)
 

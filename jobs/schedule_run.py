@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.observability.metrics import observed_job
-from app.services.schedule_runs import process_run
+from app.services.schedules.schedule_runs import process_run
 from jobs.app_context import worker_app
 
 

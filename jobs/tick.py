@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from app.services.schedule_ticker import tick
+from app.services.schedules.schedule_ticker import tick
 from jobs.app_context import worker_app
 
 

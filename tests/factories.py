@@ -42,8 +42,8 @@ from app.models import (
 from app.models.schedule import ScheduleRecipient
 from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
-from app.services.authentication import hash_password
-from app.services.coverage import reconcile_coverage
+from app.services.platform.authentication import hash_password
+from app.services.workspace_export.coverage import reconcile_coverage
 from app.storage import get_storage
 
 PASSWORD = "password"

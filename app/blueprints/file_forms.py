@@ -15,7 +15,7 @@ from werkzeug.wrappers import Response
 
 from app.domain import text_rules
 from app.models import QueryExport
-from app.services.file_requests import ALREADY_REQUESTED, file_of_request_form
+from app.services.files.file_requests import ALREADY_REQUESTED, file_of_request_form
 
 
 def file_from_request_form(

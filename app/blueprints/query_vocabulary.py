@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.domain.catalog import get_dataset
 from app.domain.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
-from app.services.file_requests import HEADINGS, TIME_STAMPS
+from app.services.files.file_requests import HEADINGS, TIME_STAMPS
 
 
 def query_vocabulary() -> dict:

@@ -1,7 +1,7 @@
 """An S3 bucket (AWS or any S3-compatible store) as a delivery destination.
 
 The client fails fast: short connect and read timeouts and a small retry budget, so a dead
-endpoint ends an attempt in seconds and the delivery's own backoff (app/services/package_delivery.py)
+endpoint ends an attempt in seconds and the delivery's own backoff (app/services/workspace_export/package_delivery.py)
 decides when to try again. It follows no redirect (botocore would otherwise chase an S3 "wrong
 region" answer, and a hostile endpoint's 307 loops until the stack runs out), and connects only
 where the endpoint rule (app/destinations/endpoint_rule.py) allows. Large objects go up as

@@ -2,7 +2,7 @@
 
 Each catalog dataset is declared here with its status and schema version, and its content
 hash: a SHA-256 of its column list (names and types, in order). `flask coverage reconcile`
-(app/services/coverage.py) records the declarations in the database; a column list that
+(app/services/workspace_export/coverage.py) records the declarations in the database; a column list that
 changes without a new schema version is refused there.
 
 Every other table is excluded with a reason, so a table added later must be classified

@@ -68,7 +68,7 @@ def start(
     renews its lease is refused: the live attempt keeps it, however slow it is.
 
     Returns the number of this attempt, which every later transition of the attempt names. The
-    starting attempt takes the lease (app/services/leases.py); without one the watchdog counts
+    starting attempt takes the lease (app/services/platform/leases.py); without one the watchdog counts
     the file as abandoned.
     """
     now = now or utcnow()
@@ -165,7 +165,7 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
 
     Not fenced on an attempt: a person stops the file, not one attempt of it. The running
     attempt learns it at its next fenced write (progress, lease, completion), which is refused,
-    and it aborts its upload (app/services/export_runner.py).
+    and it aborts its upload (app/services/files/export_runner.py).
     """
     now = now or utcnow()
     _apply(

@@ -5,7 +5,7 @@ fenced on that attempt). Settlement is one conditional UPDATE from `available` (
 settled package never returns. Settlement waits for no copy: it locks the package's row and is
 refused (DeliveryInProgress) while a delivery copies the package under a live lease; a delivery's
 start share-locks the same row and needs it available, so the two never overlap. Removing the
-bytes and expiring unfinished deliveries are separate steps (app/services/package_retention.py).
+bytes and expiring unfinished deliveries are separate steps (app/services/workspace_export/package_retention.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 
-from app.domain import export_delivery
+from app.domain import package_delivery
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
@@ -98,7 +98,7 @@ def being_copied(package_ids: Collection[int], now: datetime) -> set[int]:
     return set(
         db.session.scalars(
             select(ExportDelivery.package_id).where(
-                ExportDelivery.package_id.in_(package_ids), export_delivery.copying(now)
+                ExportDelivery.package_id.in_(package_ids), package_delivery.copying(now)
             )
         )
     )
@@ -109,7 +109,7 @@ def _copying_to(package_id: int, now: datetime) -> list[str]:
         db.session.scalars(
             select(ExportDestination.name)
             .join(ExportDelivery, ExportDelivery.destination_id == ExportDestination.id)
-            .where(ExportDelivery.package_id == package_id, export_delivery.copying(now))
+            .where(ExportDelivery.package_id == package_id, package_delivery.copying(now))
             .order_by(ExportDestination.name)
         )
     )

@@ -1,6 +1,6 @@
 """How a report file is printed: the page settings and the report's layout, as the file keeps them.
 
-Admission builds them from the report (app/services/report_files.py, the layout checked against
+Admission builds them from the report (app/services/files/report_files.py, the layout checked against
 the query by app/domain/report_spec.validate_layout) and stores their JSON in
 `query_exports.print_params`; production reads it back with `PrintParams.from_json`. The JSON
 shape is the one files have always been stored in:

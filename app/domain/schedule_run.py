@@ -126,7 +126,7 @@ def _current(attempt: int) -> list:
 
 
 def _lease_live(now: datetime) -> ColumnElement[bool]:
-    # The negation of app/services/leases.py lease_lapsed, which the domain layer cannot import.
+    # The negation of app/services/platform/leases.py lease_lapsed, which the domain layer cannot import.
     return and_(ScheduleRun.lease_expires_at.is_not(None), ScheduleRun.lease_expires_at >= now)
 
 

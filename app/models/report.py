@@ -3,7 +3,7 @@
 The layout (columns and widths, code column and descriptions, summary figures) is plain data
 validated by app/domain/report_spec.py; the print parameters say how the page is set out.
 A saved query used by a report cannot be deleted (the foreign key restricts it and
-app/services/reports.py explains it first); removing a report leaves its files, whose
+app/services/sources/reports.py explains it first); removing a report leaves its files, whose
 reference the database clears (query_exports.report_id ON DELETE SET NULL).
 """
 
@@ -32,7 +32,7 @@ class Report(Model):
         CheckConstraint("page_size IN ('A4', 'Letter')", name="page_size"),
         CheckConstraint("orientation IN ('portrait', 'landscape')", name="orientation"),
         CheckConstraint("kind <> 'coded' OR code_column IS NOT NULL", name="coded_has_code_column"),
-        # The orders of the Reports list (keyset pagination, app/services/list_pages.py).
+        # The orders of the Reports list (keyset pagination, app/services/platform/list_pages.py).
         Index("ix_reports_list_name", "workspace_id", text("lower(name)"), "id"),
         Index("ix_reports_list_updated", "workspace_id", "updated_at", "id"),
     )

@@ -134,7 +134,7 @@ class Schedule(Model):
         ),
         CheckConstraint("failure_streak >= 0", name="failure_streak"),
         Index("ix_schedules_due", "status", "next_occurrence_at"),
-        # The orders of the Schedules list (keyset pagination, app/services/list_pages.py).
+        # The orders of the Schedules list (keyset pagination, app/services/platform/list_pages.py).
         Index("ix_schedules_list_name", "workspace_id", text("lower(name)"), "id"),
         Index("ix_schedules_list_updated", "workspace_id", "updated_at", "id"),
     )

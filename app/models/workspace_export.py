@@ -2,7 +2,7 @@
 packages with their volumes and parts, deliveries with their attempts, and notices.
 
 Lifecycles live in app/domain: executions in `export_execution.py`, packages in
-`export_package.py`, deliveries in `export_delivery.py`. Each transition is one guarded
+`export_package.py`, deliveries in `package_delivery.py`. Each transition is one guarded
 statement there (INV-12); nothing else writes a status column.
 """
 

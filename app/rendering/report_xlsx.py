@@ -1,6 +1,6 @@
 """Report files as Excel: a `table` as a sheet with headings; a `coded` one with group heading,
 subtotal and grand total rows. Rows (or groups of rows) and columns in, bytes out: the reading is
-done by app/services/report_file_production.py.
+done by app/services/files/report_file_production.py.
 
 Cells are typed values with number formats (the workspace's date pattern turned into Excel's),
 never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cells.py, shared with

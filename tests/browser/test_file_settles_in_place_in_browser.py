@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.outbox import dispatch_pending
+from app.services.files.outbox import dispatch_pending
 from tests.fixtures.browser import sign_in
 
 EXPORT_TIMEOUT_MS = 60_000

@@ -2,7 +2,7 @@ from flask import render_template
 
 from app.blueprints.activity import bp
 from app.blueprints.guards import workspace_administrator
-from app.services import activity_charts
+from app.services.workspace import activity_charts
 
 
 @bp.get("/")

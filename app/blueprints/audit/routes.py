@@ -5,8 +5,9 @@ from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import workspace_administrator
 from app.domain import text_rules
 from app.domain.errors import ValidationError
-from app.services import audit_log, list_pages
-from app.services.list_pages import ListRequest
+from app.services.platform import list_pages
+from app.services.platform.list_pages import ListRequest
+from app.services.workspace import audit_log
 
 
 @bp.get("/")

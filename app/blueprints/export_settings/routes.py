@@ -35,7 +35,8 @@ from app.models.workspace_export import (
     Cadence,
     DestinationKind,
 )
-from app.services import attachment_policy, export_destinations, export_settings
+from app.services.schedules import attachment_policy
+from app.services.workspace_export import export_destinations, export_settings
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}

@@ -18,9 +18,13 @@ from app.domain import file_warnings
 from app.domain.errors import AccessDenied
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.services import audit_log, file_cancellation, file_library, list_pages, saved_queries
-from app.services.file_cancellation import CannotCancel
-from app.services.file_library import FileExpired, FileNotReady
+from app.services.files import file_cancellation, file_library
+from app.services.files.file_cancellation import CannotCancel
+from app.services.files.file_library import FileExpired, FileNotReady
+from app.services.platform import list_pages
+from app.services.schedules import schedules
+from app.services.sources import saved_queries
+from app.services.workspace import audit_log
 from app.storage import StorageError
 
 bp.context_processor(query_vocabulary)
@@ -39,7 +43,7 @@ def file_choices() -> dict:
 @bp.get("/")
 @workspace_member
 def index(workspace_id: int):
-    spec = file_library.file_list(g.access)
+    spec = file_library.file_list(schedules.visible_names(g.access))
     listing = list_pages.read_request(spec, request.args)
     page = file_library.page_files(g.access, listing, utcnow())
     return render_template(

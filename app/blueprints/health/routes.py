@@ -3,7 +3,7 @@ import hmac
 from flask import Response, abort, current_app, jsonify, request
 
 from app.blueprints.health import bp
-from app.services.health import check_all, readiness
+from app.services.staff.health import check_all, readiness
 
 
 @bp.get("/healthz")
@@ -28,7 +28,7 @@ def metrics():
     Without METRICS_TOKEN the endpoint does not exist (404), so nothing is exposed by default.
     """
     from app.observability.metrics import exposition
-    from app.services.queue import work_queues
+    from app.services.platform.queue import work_queues
 
     token = current_app.config["SETTINGS"].metrics_token
     if not token:

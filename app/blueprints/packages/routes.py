@@ -32,15 +32,15 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportVolume,
 )
-from app.services import (
-    delivery_actions,
+from app.services.platform import list_pages
+from app.services.workspace_export import (
     execution_admission,
-    list_pages,
+    package_delivery_actions,
     package_history,
     package_retention,
 )
-from app.services.execution_admission import AdmissionRefused
-from app.services.package_history import PackageUnavailable
+from app.services.workspace_export.execution_admission import AdmissionRefused
+from app.services.workspace_export.package_history import PackageUnavailable
 from app.storage import StorageError
 
 # How often the execution page asks for its live part while the execution has not settled.
@@ -304,8 +304,8 @@ def retry_delivery(workspace_id: int, package_id: int, delivery_id: int):
         message = next((messages[0] for messages in form.errors.values() if messages), "Reload the page and try again.")
         return _delivery_refused(package_id, message, 400)
     try:
-        delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, _person())
-    except delivery_actions.DeliveryRefused as refusal:
+        package_delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, _person())
+    except package_delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery is being retried. Its new attempt shows below.")
 
@@ -318,7 +318,7 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
     if not ActionForm().validate():
         return _delivery_refused(package_id, "The form expired. Reload the page and try again.", 400)
     try:
-        delivery_actions.deliver_withheld(workspace_id, delivery.id, _person())
-    except delivery_actions.DeliveryRefused as refusal:
+        package_delivery_actions.deliver_withheld(workspace_id, delivery.id, _person())
+    except package_delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")

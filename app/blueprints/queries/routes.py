@@ -20,11 +20,13 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import VALUELESS
 from app.domain.report_spec import QueryInUse
-from app.services import list_pages, saved_queries
-from app.services.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
-from app.services.reports import reports_using_query
-from app.services.saved_queries import QueryListing
-from app.services.schedules import schedules_using_query
+from app.services.files.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
+from app.services.platform import list_pages
+from app.services.schedules import source_removal
+from app.services.schedules.schedules import schedules_using_query
+from app.services.sources import saved_queries
+from app.services.sources.reports import reports_using_query
+from app.services.sources.saved_queries import QueryListing
 
 bp.context_processor(query_vocabulary)
 
@@ -89,7 +91,7 @@ def delete(workspace_id: int, query_id: int):
         scheduled_by = schedules_using_query(workspace_id, listing.query.id)
         return render_template("queries/delete.html", listing=listing, used_by=used_by, scheduled_by=scheduled_by)
     try:
-        saved_queries.delete_query(g.access, listing.query)
+        source_removal.delete_query(g.access, listing.query)
     except QueryInUse as refusal:
         return render_template(
             "queries/delete.html", listing=listing, used_by=refusal.report_names, scheduled_by=refusal.schedule_names

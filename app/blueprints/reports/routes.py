@@ -20,8 +20,11 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
 from app.models.report import PAGE_SIZES
-from app.services import list_pages, report_files, reports
-from app.services.reports import ReportListing
+from app.services.files import report_files
+from app.services.platform import list_pages
+from app.services.schedules import source_removal
+from app.services.sources import reports
+from app.services.sources.reports import ReportListing
 
 
 @bp.context_processor
@@ -190,7 +193,7 @@ def delete(workspace_id: int, report_id: int):
     listing = _changeable_or_404(report_id)
     if request.method == "GET":
         return render_template("reports/delete.html", listing=listing)
-    reports.delete_report(g.access, listing.report)
+    source_removal.delete_report(g.access, listing.report)
     flash(f"Report “{listing.report.name}” deleted. Its files stay on the Files page.")
     return redirect(url_for("reports.index", workspace_id=workspace_id))
 

@@ -9,7 +9,7 @@ from wtforms import BooleanField, HiddenField, SelectMultipleField, StringField,
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.services.schedules import ScheduleInput
+from app.services.schedules.schedules import ScheduleInput
 
 # Generous bounds: the service gives the precise message; these only stop absurd posts early.
 _SHORT = [Length(max=300, message="This is too long."), StorableText()]

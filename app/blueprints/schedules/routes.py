@@ -27,8 +27,9 @@ from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
-from app.services import attachment_policy, list_pages, schedule_form, schedule_history, schedules
-from app.services.schedules import ScheduleListing
+from app.services.platform import list_pages
+from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
+from app.services.schedules.schedules import ScheduleListing
 
 FREQUENCIES = {
     "hourly": "Every hour",

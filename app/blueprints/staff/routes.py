@@ -20,7 +20,9 @@ from app.models import (
     ScheduleRun,
     Workspace,
 )
-from app.services import coverage_view, delivery_actions, list_pages, queue_health, staff_actions, staff_lists
+from app.services.platform import list_pages
+from app.services.staff import coverage_view, queue_health, staff_actions, staff_lists
+from app.services.workspace_export import package_delivery_actions
 
 
 def _record_or_404(model, record_id: int):
@@ -96,10 +98,10 @@ def delete_package(package_id: int):
 def delivery(delivery_id: int):
     """A package delivery with its attempts; staff with `staff.execute` may supersede a failed one
     and start its replacement (POST, with a reason kept in the audit log)."""
-    view = delivery_actions.staff_view(delivery_id) if database_id(delivery_id) else None
+    view = package_delivery_actions.staff_view(delivery_id) if database_id(delivery_id) else None
     if view is None:
         abort(404)
-    may_supersede = delivery_actions.can_supersede(current_user)
+    may_supersede = package_delivery_actions.can_supersede(current_user)
     form = SupersedeForm()
     error = None
     if request.method == "POST":
@@ -107,7 +109,9 @@ def delivery(delivery_id: int):
             abort(403)
         if form.validate():
             try:
-                replacement_id = delivery_actions.supersede_and_replace(delivery_id, current_user, form.reason.data)
+                replacement_id = package_delivery_actions.supersede_and_replace(
+                    delivery_id, current_user, form.reason.data
+                )
             except (AccessDenied, ValidationError, TransitionRefused) as exc:
                 error = str(exc)
             else:
@@ -115,7 +119,7 @@ def delivery(delivery_id: int):
                 return redirect(url_for("staff.delivery", delivery_id=replacement_id))
         else:
             error = next(iter(form.reason.errors), "The form could not be read.")
-        view = delivery_actions.staff_view(delivery_id)
+        view = package_delivery_actions.staff_view(delivery_id)
     status = 400 if error else 200
     return render_template(
         "staff/delivery.html", view=view, form=form, error=error, may_supersede=may_supersede

@@ -14,7 +14,7 @@ from app.blueprints.templates import bp
 from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
-from app.services import templates
+from app.services.schedules import templates
 
 
 @bp.context_processor

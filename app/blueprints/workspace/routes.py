@@ -4,8 +4,10 @@ from flask_login import current_user, login_required
 from app.blueprints.guards import workspace_member
 from app.blueprints.workspace import bp
 from app.models.types import utcnow
-from app.services import file_library, list_pages, reports, saved_queries
-from app.services.workspaces import live_workspaces_of
+from app.services.files import file_library
+from app.services.platform import list_pages
+from app.services.platform.workspaces import live_workspaces_of
+from app.services.sources import reports, saved_queries
 
 
 @bp.get("/")

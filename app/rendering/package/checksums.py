@@ -3,7 +3,7 @@ downloaded or delivered package with the tools already on their machine.
 
 One line per volume: the lower-case hex digest, two spaces (text mode, as `sha256sum` writes
 it), the volume's path relative to the package folder, `\\n`. GNU `sha256sum` escapes a name
-holding a backslash or a line break; package keys never hold either (app/services/package_keys.py),
+holding a backslash or a line break; package keys never hold either (app/services/workspace_export/package_keys.py),
 and a name that did is refused here rather than written in a form the tool misreads.
 """
 

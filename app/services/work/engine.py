@@ -15,8 +15,8 @@ from datetime import datetime
 from rq.job import Job
 
 from app.extensions import db
-from app.services.queue import redis_connection
-from app.services.work.core import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
+from app.services.platform.queue import redis_connection
+from app.services.platform.work import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
 from app.services.work.kinds import WORK_KINDS
 
 log = logging.getLogger(__name__)

@@ -5,17 +5,16 @@ its spec names them, with its retry policy as data. Adding a kind is a spec here
 
 from __future__ import annotations
 
-from app.services import (
+from app.services.files import outbox, watchdog
+from app.services.platform.queue import WorkPriority
+from app.services.platform.work import WorkKind
+from app.services.schedules import schedule_run_dispatch
+from app.services.workspace_export import (
     execution_dispatch,
     execution_watchdog,
-    outbox,
     package_delivery,
     package_delivery_dispatch,
-    schedule_run_dispatch,
-    watchdog,
 )
-from app.services.queue import WorkPriority
-from app.services.work.core import WorkKind
 
 FILES = WorkKind(
     name="file",

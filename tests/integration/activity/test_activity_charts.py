@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from app.extensions import db
 from app.models.types import utcnow
-from app.services import activity_charts
+from app.services.workspace import activity_charts
 from tests import factories
 
 

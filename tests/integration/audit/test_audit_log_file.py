@@ -20,8 +20,9 @@ from app.extensions import db
 from app.models import Membership, QueryExport
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
-from app.services import audit, audit_log, list_pages
-from app.services.outbox import dispatch_pending
+from app.services.files.outbox import dispatch_pending
+from app.services.platform import audit, list_pages
+from app.services.workspace import audit_log
 from tests import factories
 from tests.fixtures.workers import file_row, wait_for
 

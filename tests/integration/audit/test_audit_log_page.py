@@ -8,8 +8,8 @@ from datetime import timedelta
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
-from app.services import audit
-from app.services.audit_log import AUDIT_LIST
+from app.services.platform import audit
+from app.services.workspace.audit_log import AUDIT_LIST
 from tests import factories
 
 

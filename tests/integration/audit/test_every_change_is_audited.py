@@ -40,7 +40,7 @@ NOT_AUDITED = {
     "files.cancel": "stops the person's own file; the file's row records the cancellation",
     # Written by a recipient of a message, who is not a person of the workspace; the unsubscribe
     # row, with its time and address, is the record.
-    "delivery.unsubscribe": "records a recipient's unsubscribe in schedule_unsubscribes",
+    "public_links.unsubscribe": "records a recipient's unsubscribe in schedule_unsubscribes",
 }
 
 # The audit trail itself is what is counted, not watched.

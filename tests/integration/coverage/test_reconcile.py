@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.domain.coverage import DECLARATIONS, CoverageStatus
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
-from app.services.coverage import CoverageConflict, reconcile_coverage
+from app.services.workspace_export.coverage import CoverageConflict, reconcile_coverage
 from tests.fixtures.workers import table_lock_waiters
 
 

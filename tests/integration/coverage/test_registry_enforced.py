@@ -9,8 +9,8 @@ from app.domain.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import ExportExecution
 from app.models.coverage import CoverageDataset, CoverageVersion
-from app.services.coverage import reconcile_coverage
-from app.services.package_production import run_execution
+from app.services.workspace_export.coverage import reconcile_coverage
+from app.services.workspace_export.package_production import run_execution
 from tests import factories
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset, package_of, read_package
 

@@ -22,7 +22,7 @@ from app.models.workspace_export import (
     NoticeKind,
     NoticeStatus,
 )
-from app.services import execution_admission, export_notices
+from app.services.workspace_export import execution_admission, export_notices
 from tests import factories
 
 

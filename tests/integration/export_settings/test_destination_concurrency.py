@@ -14,7 +14,7 @@ from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import DestinationInput
 from app.extensions import db
 from app.models.workspace_export import ExportDestination
-from app.services import export_destinations
+from app.services.workspace_export import export_destinations
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.export_settings.forms import audit_events, s3_form

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.extensions import db
 from app.models.workspace_export import ExportSettings
-from app.services.execution_admission import admit
+from app.services.workspace_export.execution_admission import admit
 from tests.integration.export_settings.forms import settings_form, settings_url
 
 

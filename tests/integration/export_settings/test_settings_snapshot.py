@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.services.export_settings import get_or_default, snapshot
+from app.services.workspace_export.export_settings import get_or_default, snapshot
 from tests import factories
 
 

@@ -12,8 +12,8 @@ import time
 from flask import current_app
 
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
-from app.services.work.core import LOST_AFTER
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from tests.fixtures.workers import (
     a_query_waits_for_the_timesheet_lock,

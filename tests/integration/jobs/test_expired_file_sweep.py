@@ -7,7 +7,7 @@ from datetime import timedelta
 from app.domain import export_file
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services.sweeps import sweep_expired_files
+from app.services.files.sweeps import sweep_expired_files
 from tests.fixtures.workers import file_row
 
 

@@ -18,8 +18,8 @@ import pytest
 from app.domain import export_file
 from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
-from app.services import export_runner
-from app.services.outbox import dispatch_pending
+from app.services.files import export_runner
+from app.services.files.outbox import dispatch_pending
 from app.storage import MultipartUpload, Storage
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, holder_frozen, let_the_lease_lapse, pending_uploads, wait_for

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 from tests import factories
 from tests.fixtures.workers import file_row
 
@@ -24,7 +24,7 @@ def test_an_unexpected_failure_shows_a_sentence_with_the_file_id_and_logs_the_er
     query = factories.make_query(world.workspace, world.member, filters=[NUL_FILTER])
     export = factories.make_export(query, world.member)
 
-    with caplog.at_level(logging.ERROR, logger="app.services.export_runner"):
+    with caplog.at_level(logging.ERROR, logger="app.services.files.export_runner"):
         assert run_export_file(export.id) == "internal"
 
     failed = file_row(export.id)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import TimesheetEntry
-from app.services.outbox import dispatch_pending
+from app.services.files.outbox import dispatch_pending
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import EXPORTED_COLUMNS, file_row, pending_uploads, wait_for
 

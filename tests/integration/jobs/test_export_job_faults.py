@@ -12,9 +12,9 @@ from app.domain import export_file
 from app.models import QueryExport, TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
-from app.services.queue import WorkPriority, redis_connection, work_queue
-from app.services.work.core import LOST_AFTER
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.queue import WorkPriority, redis_connection, work_queue
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed, redispatch_lost
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, let_the_lease_lapse, pending_uploads, wait_for

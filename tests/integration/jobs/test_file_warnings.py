@@ -15,8 +15,8 @@ from app.domain import export_file
 from app.domain.access import current_context
 from app.domain.file_warnings import WARNING_CODES, describe, messages
 from app.extensions import db
-from app.services.export_runner import run_export_file
-from app.services.query_file_production import write_query_file
+from app.services.files.export_runner import run_export_file
+from app.services.files.query_file_production import write_query_file
 from tests import factories
 from tests.fixtures.workers import file_row
 

@@ -10,8 +10,8 @@ from rq import Queue
 from rq.job import Job
 
 from app.models.types import utcnow
-from app.services.outbox import EXPORT_JOB, dispatch, dispatch_pending
-from app.services.queue import WorkPriority, redis_connection, work_queue
+from app.services.files.outbox import EXPORT_JOB, dispatch, dispatch_pending
+from app.services.platform.queue import WorkPriority, redis_connection, work_queue
 from app.services.work.engine import redispatch_lost
 from tests.fixtures.workers import file_row
 

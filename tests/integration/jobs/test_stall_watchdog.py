@@ -10,9 +10,9 @@ from rq.job import Job
 
 from app.domain import export_file
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
-from app.services.queue import WorkPriority, redis_connection, work_queue
-from app.services.work.core import LOST_AFTER
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.queue import WorkPriority, redis_connection, work_queue
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import FILES
 from tests.fixtures.workers import file_row

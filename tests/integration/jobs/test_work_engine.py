@@ -16,10 +16,12 @@ from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
 from app.models.types import utcnow
-from app.services import execution_dispatch, outbox, package_delivery_dispatch, schedule_run_dispatch
-from app.services.queue import work_queue
+from app.services.files import outbox
+from app.services.platform.queue import work_queue
+from app.services.platform.work import LOST_AFTER, Candidate, WorkKind
+from app.services.schedules import schedule_run_dispatch
 from app.services.work import engine, kinds
-from app.services.work.core import LOST_AFTER, Candidate, WorkKind
+from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from tests import factories
 
 

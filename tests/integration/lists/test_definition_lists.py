@@ -7,7 +7,9 @@ from datetime import timedelta
 
 from app.domain.access import current_context
 from app.models.types import utcnow
-from app.services import list_pages, reports, saved_queries, schedules
+from app.services.platform import list_pages
+from app.services.schedules import schedules
+from app.services.sources import reports, saved_queries
 from tests import factories
 
 

@@ -9,8 +9,10 @@ import pytest
 from app.domain.access import current_context
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services import file_library, list_pages
-from app.services.file_library import FILE_LIST
+from app.services.files import file_library
+from app.services.files.file_library import FILE_LIST
+from app.services.platform import list_pages
+from app.services.schedules import schedules
 from tests import factories
 
 
@@ -246,7 +248,7 @@ def test_cursor_of_another_order_or_another_list_is_refused(world, query, owner)
 def _page_as_seen(world, person, **args):
     """A page of the list as the person's Files page reads it, with the Schedule filter of their schedules."""
     access = _access(world, person)
-    request = list_pages.read_request(file_library.file_list(access), args)
+    request = list_pages.read_request(file_library.file_list(schedules.visible_names(access)), args)
     return file_library.page_files(access, request, utcnow())
 
 
@@ -271,7 +273,9 @@ def test_schedule_filter_offers_only_the_schedules_the_person_may_see_in_this_wo
     manager = factories.make_member(world.workspace, grants=["schedules.manage"]).person
 
     def offered(person) -> dict[str, str]:
-        choices = dict(file_library.file_list(_access(world, person)).filters["schedule"].choices)
+        choices = dict(
+            file_library.file_list(schedules.visible_names(_access(world, person))).filters["schedule"].choices
+        )
         return {value: label for value, label in choices.items() if value not in ("any", "none")}
 
     assert offered(owner) == {str(own.id): "Mine"}

@@ -14,8 +14,11 @@ from sqlalchemy import text
 from app.domain.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
-from app.services import audit_log, file_library, list_pages, staff_lists
-from app.services.file_library import FILE_LIST
+from app.services.files import file_library
+from app.services.files.file_library import FILE_LIST
+from app.services.platform import list_pages
+from app.services.staff import staff_lists
+from app.services.workspace import audit_log
 from tests import factories
 from tests.integration.lists.plans import plan_of_page
 

@@ -8,8 +8,9 @@ from app import create_app
 from app.domain.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
-from app.services import file_library, list_pages
-from app.services.file_library import FILE_LIST
+from app.services.files import file_library
+from app.services.files.file_library import FILE_LIST
+from app.services.platform import list_pages
 from tests import factories
 
 

@@ -12,8 +12,9 @@ from urllib.parse import quote
 import pytest
 
 from app.models.types import utcnow
-from app.services import list_pages, package_history
-from app.services.package_history import PACKAGE_LIST
+from app.services.platform import list_pages
+from app.services.workspace_export import package_history
+from app.services.workspace_export.package_history import PACKAGE_LIST
 from tests import factories
 
 

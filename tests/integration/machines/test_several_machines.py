@@ -30,7 +30,7 @@ from app.models import ExportExecution, QueryExport
 from app.models.schedule import Schedule, ScheduleRecipient, ScheduleRun
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionTrigger, ExportDelivery, ExportPackage
-from app.services.execution_admission import admit
+from app.services.workspace_export.execution_admission import admit
 from tests import factories
 from tests.fixtures.workers import (
     PROJECT_ROOT,

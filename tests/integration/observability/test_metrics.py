@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.services.outbox import dispatch_pending
-from app.services.queue import WorkPriority, work_queue
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.queue import WorkPriority, work_queue
 from tests.fixtures.workers import file_row, wait_for
 
 TOKEN = "metrics-token-for-tests"

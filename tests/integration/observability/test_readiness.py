@@ -7,9 +7,9 @@ import contextlib
 from sqlalchemy import text
 
 from app.extensions import db
-from app.services.coverage import reconcile_coverage
-from app.services.health import migration_heads
-from app.services.queue import redis_connection
+from app.services.platform.queue import redis_connection
+from app.services.staff.health import migration_heads
+from app.services.workspace_export.coverage import reconcile_coverage
 from tests.fixtures.workers import wait_for
 
 

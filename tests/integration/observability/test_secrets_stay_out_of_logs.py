@@ -10,10 +10,10 @@ from app.extensions import db
 from app.models import ExportDelivery, ExportExecution
 from app.models.schedule import RunTrigger
 from app.models.types import utcnow
-from app.services.execution_admission import admit
-from app.services.outbox import dispatch_pending
-from app.services.schedule_admission import admit_run
-from app.services.schedule_run_dispatch import dispatch_queued
+from app.services.files.outbox import dispatch_pending
+from app.services.schedules.schedule_admission import admit_run
+from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.workspace_export.execution_admission import admit
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import file_row, wait_for

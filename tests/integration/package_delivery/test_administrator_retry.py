@@ -10,14 +10,14 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDestination
 from app.security.credentials import encrypt_secret
-from app.services import package_delivery
-from app.services.queue import WorkPriority, work_queue
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.workspace_export import package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
@@ -41,8 +41,8 @@ def _failed_for_good(package, destination) -> ExportDelivery:
     """A delivery failed permanently at its first attempt (this server had no folder for directory
     destinations then)."""
     delivery = factories.make_package_delivery(package, destination)
-    attempt = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
-    export_delivery.failed(delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured.")
+    attempt = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
+    delivery_lifecycle.failed(delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured.")
     return delivery
 
 

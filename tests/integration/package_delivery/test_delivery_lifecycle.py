@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.types import utcnow
@@ -37,7 +37,7 @@ def _set(delivery_id: int, **values) -> None:
 
 
 def _start(delivery_id: int) -> int:
-    return export_delivery.start(delivery_id, "worker-1", utcnow() + LEASE)
+    return delivery_lifecycle.start(delivery_id, "worker-1", utcnow() + LEASE)
 
 
 def _attempts(delivery_id: int) -> list[ExportDeliveryAttempt]:
@@ -54,7 +54,7 @@ def _attempts(delivery_id: int) -> list[ExportDeliveryAttempt]:
 def test_create_adds_a_pending_row(world, delivery):
     other = factories.make_destination(world.workspace)
 
-    created = export_delivery.create(
+    created = delivery_lifecycle.create(
         workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=other.id
     )
     db.session.commit()
@@ -63,7 +63,7 @@ def test_create_adds_a_pending_row(world, delivery):
 
 
 def test_a_second_live_row_for_the_same_package_and_destination_is_not_made(world, delivery):
-    created = export_delivery.create(
+    created = delivery_lifecycle.create(
         workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=delivery.destination_id
     )
     db.session.commit()
@@ -92,7 +92,7 @@ def test_a_delivering_row_cannot_start_again(delivery):
 def test_delivered_records_the_location_and_ends_the_attempt(delivery):
     number = _start(delivery.id)
 
-    export_delivery.delivered(delivery.id, number, "s3://bucket/path/")
+    delivery_lifecycle.delivered(delivery.id, number, "s3://bucket/path/")
 
     row = db.session.get(ExportDelivery, delivery.id)
     assert (row.status, row.location) == (DeliveryStatus.DELIVERED, "s3://bucket/path/")
@@ -101,7 +101,7 @@ def test_delivered_records_the_location_and_ends_the_attempt(delivery):
 
 
 def test_a_delivered_row_never_starts_again(delivery):
-    export_delivery.delivered(delivery.id, _start(delivery.id), "somewhere")
+    delivery_lifecycle.delivered(delivery.id, _start(delivery.id), "somewhere")
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
@@ -110,11 +110,11 @@ def test_a_delivered_row_never_starts_again(delivery):
 
 def test_a_stale_attempt_cannot_settle_the_row(delivery):
     number = _start(delivery.id)
-    export_delivery.failed(delivery.id, number, "transient", "timeout", "slow", next_attempt_at=utcnow())
+    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "slow", next_attempt_at=utcnow())
     newer = _start(delivery.id)
 
     with pytest.raises(TransitionRefused):
-        export_delivery.delivered(delivery.id, number, "somewhere")
+        delivery_lifecycle.delivered(delivery.id, number, "somewhere")
     assert (newer, _status(delivery.id)) == (2, DeliveryStatus.DELIVERING)
 
 
@@ -123,7 +123,7 @@ def test_a_transient_failure_records_its_retry_time_and_frees_the_dispatch(deliv
     number = _start(delivery.id)
     retry_at = utcnow() + timedelta(minutes=1)
 
-    export_delivery.failed(delivery.id, number, "transient", "SlowDown", "SlowDown: Reduce your rate.", retry_at)
+    delivery_lifecycle.failed(delivery.id, number, "transient", "SlowDown", "SlowDown: Reduce your rate.", retry_at)
 
     row = db.session.get(ExportDelivery, delivery.id)
     assert (row.status, row.failure_class, row.failure_code) == (DeliveryStatus.FAILED, "transient", "SlowDown")
@@ -135,17 +135,17 @@ def test_a_transient_failure_records_its_retry_time_and_frees_the_dispatch(deliv
 
 def test_a_transient_failure_restarts_only_once_its_retry_time_has_come(delivery):
     number = _start(delivery.id)
-    export_delivery.failed(delivery.id, number, "transient", "timeout", "slow", utcnow() + timedelta(minutes=5))
+    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "slow", utcnow() + timedelta(minutes=5))
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
-    assert export_delivery.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(minutes=6)) == 2
+    assert delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(minutes=6)) == 2
     assert [a.number for a in _attempts(delivery.id)] == [1, 2]
 
 
 def test_a_permanent_failure_never_restarts(delivery):
     number = _start(delivery.id)
-    export_delivery.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: no")
+    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: no")
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
@@ -154,7 +154,7 @@ def test_a_permanent_failure_never_restarts(delivery):
 
 def test_a_failure_is_refused_unless_the_row_is_delivering(delivery):
     with pytest.raises(TransitionRefused):
-        export_delivery.failed(delivery.id, 0, "permanent", "AccessDenied", "no")
+        delivery_lifecycle.failed(delivery.id, 0, "permanent", "AccessDenied", "no")
     assert _status(delivery.id) == DeliveryStatus.PENDING
 
 
@@ -162,23 +162,23 @@ def test_the_watchdog_cannot_fail_an_attempt_whose_lease_is_alive(delivery):
     number = _start(delivery.id)
 
     with pytest.raises(TransitionRefused):
-        export_delivery.failed(
+        delivery_lifecycle.failed(
             delivery.id, number, "transient", "worker_stopped", "stopped", utcnow(), lease_lapsed_before=utcnow()
         )
     assert _status(delivery.id) == DeliveryStatus.DELIVERING
 
 
 def test_withhold_moves_pending_to_withheld_only(delivery):
-    export_delivery.withhold(delivery.id)
+    delivery_lifecycle.withhold(delivery.id)
     db.session.commit()
     assert _status(delivery.id) == DeliveryStatus.WITHHELD
 
     with pytest.raises(TransitionRefused):
-        export_delivery.withhold(delivery.id)
+        delivery_lifecycle.withhold(delivery.id)
 
 
 def test_a_withheld_row_does_not_start(delivery):
-    export_delivery.withhold(delivery.id)
+    delivery_lifecycle.withhold(delivery.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
@@ -189,7 +189,7 @@ def test_a_withheld_row_does_not_start(delivery):
 def test_unfinished_rows_expire(delivery, status):
     _set(delivery.id, status=status, failure_code="x" if status == "failed" else None)
 
-    export_delivery.expire(delivery.id)
+    delivery_lifecycle.expire(delivery.id)
     db.session.commit()
 
     assert _status(delivery.id) == DeliveryStatus.EXPIRED
@@ -200,7 +200,7 @@ def test_settled_or_running_rows_do_not_expire(delivery, status):
     _set(delivery.id, status=status)
 
     with pytest.raises(TransitionRefused):
-        export_delivery.expire(delivery.id)
+        delivery_lifecycle.expire(delivery.id)
     assert _status(delivery.id) == status
 
 
@@ -209,7 +209,7 @@ def test_expire_unfinished_expires_only_the_package_s_unfinished_rows(world, del
         delivery.package, factories.make_destination(world.workspace), status="delivered"
     )
 
-    count = export_delivery.expire_unfinished(delivery.package_id)
+    count = delivery_lifecycle.expire_unfinished(delivery.package_id)
     db.session.commit()
 
     assert count == 1
@@ -218,10 +218,10 @@ def test_expire_unfinished_expires_only_the_package_s_unfinished_rows(world, del
 
 def test_supersede_and_replace_a_failed_row(world, delivery):
     number = _start(delivery.id)
-    export_delivery.failed(delivery.id, number, "permanent", "AccessDenied", "no")
+    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "no")
 
-    export_delivery.supersede(delivery.id, world.admin.id)
-    replacement = db.session.get(ExportDelivery, export_delivery.create_replacement(delivery.id))
+    delivery_lifecycle.supersede(delivery.id, world.admin.id)
+    replacement = db.session.get(ExportDelivery, delivery_lifecycle.create_replacement(delivery.id))
     db.session.commit()
 
     old = db.session.get(ExportDelivery, delivery.id)
@@ -235,37 +235,37 @@ def test_only_a_failed_row_can_be_superseded(world, delivery, status):
     _set(delivery.id, status=status)
 
     with pytest.raises(TransitionRefused):
-        export_delivery.supersede(delivery.id, world.admin.id)
+        delivery_lifecycle.supersede(delivery.id, world.admin.id)
 
 
 def test_a_superseded_row_never_starts_again(world, delivery):
-    export_delivery.failed(delivery.id, _start(delivery.id), "transient", "timeout", "slow", utcnow())
-    export_delivery.supersede(delivery.id, world.admin.id)
+    delivery_lifecycle.failed(delivery.id, _start(delivery.id), "transient", "timeout", "slow", utcnow())
+    delivery_lifecycle.supersede(delivery.id, world.admin.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
-        export_delivery.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(days=1))
+        delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(days=1))
     assert _status(delivery.id) == DeliveryStatus.SUPERSEDED
 
 
 def test_a_row_is_replaced_once(world, delivery):
-    export_delivery.failed(delivery.id, _start(delivery.id), "permanent", "AccessDenied", "no")
-    export_delivery.supersede(delivery.id, world.admin.id)
-    export_delivery.create_replacement(delivery.id)
+    delivery_lifecycle.failed(delivery.id, _start(delivery.id), "permanent", "AccessDenied", "no")
+    delivery_lifecycle.supersede(delivery.id, world.admin.id)
+    delivery_lifecycle.create_replacement(delivery.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
-        export_delivery.create_replacement(delivery.id)
+        delivery_lifecycle.create_replacement(delivery.id)
 
 
 def test_a_row_that_is_not_superseded_has_no_replacement(delivery):
     with pytest.raises(TransitionRefused):
-        export_delivery.create_replacement(delivery.id)
+        delivery_lifecycle.create_replacement(delivery.id)
 
 
 def test_dispatch_is_claimed_once_from_the_job_id_seen(delivery):
-    export_delivery.claim_dispatch(delivery.id, None, "job-a")
+    delivery_lifecycle.claim_dispatch(delivery.id, None, "job-a")
 
     with pytest.raises(TransitionRefused):
-        export_delivery.claim_dispatch(delivery.id, None, "job-b")
+        delivery_lifecycle.claim_dispatch(delivery.id, None, "job-b")
     assert db.session.get(ExportDelivery, delivery.id).job_id == "job-a"

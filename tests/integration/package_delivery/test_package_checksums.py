@@ -12,8 +12,8 @@ from sqlalchemy import select
 from app.destinations.directory import ROOT_NAME
 from app.extensions import db
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import package_delivery
-from app.services.package_production import run_execution
+from app.services.workspace_export import package_delivery
+from app.services.workspace_export.package_production import run_execution
 from tests import factories
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset, package_of
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import (
@@ -17,8 +17,8 @@ from app.models.workspace_export import (
     FailureClass,
     NoticeKind,
 )
-from app.services import export_notices, package_delivery
 from app.services.work import engine as work_engine
+from app.services.workspace_export import export_notices, package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
@@ -171,7 +171,7 @@ def test_a_directory_destination_without_a_root_fails_permanently(
 def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
     started = utcnow() - timedelta(minutes=10)
-    export_delivery.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+    delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
 
     settled = work_engine.redeliver_lapsed(utcnow())
 
@@ -191,7 +191,7 @@ def _killed_mid_copy(stored_package, destination, destinations_root, attempts_be
         update(ExportDelivery).where(ExportDelivery.id == delivery.id).values(attempt_count=attempts_before)
     )
     db.session.commit()
-    export_delivery.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+    delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
     first_volume, data = next(iter(stored_package.expected_at(destination.path).items()))
     copied = destinations_root / first_volume
     copied.parent.mkdir(parents=True)
@@ -227,7 +227,7 @@ def test_a_copy_left_by_the_last_attempt_s_dead_worker_is_removed_as_it_is_given
 
 def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
-    export_delivery.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
+    delivery_lifecycle.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
 
     assert work_engine.redeliver_lapsed(utcnow()) == 0
     assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERING
@@ -236,8 +236,8 @@ def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, de
 def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_package, world, destinations_root):
     destination = factories.make_destination(world.workspace)
     delivery = factories.make_package_delivery(stored_package.package, destination)
-    number = export_delivery.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
-    export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    number = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
     destination.enabled = False
     db.session.commit()
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from app import create_app
 from app.extensions import db
 from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportNotice
-from app.services import delivery_actions, package_delivery
+from app.services.workspace_export import package_delivery, package_delivery_actions
 from app.storage import get_storage
 from tests import factories
 from tests.integration.package_delivery.conftest import store_package
@@ -50,6 +50,6 @@ def test_package_delivery_works_on_sqlite(tmp_path, test_environment):
 
         failed_id = db.session.scalar(select(ExportDelivery.id).where(ExportDelivery.destination_id == refused.id))
         staff = factories.make_person(is_staff=True, staff_permissions=["staff.execute"])
-        replacement_id = delivery_actions.supersede_and_replace(failed_id, staff, "path corrected")
+        replacement_id = package_delivery_actions.supersede_and_replace(failed_id, staff, "path corrected")
         assert db.session.get(ExportDelivery, replacement_id).replaces_id == failed_id
         db.session.remove()

@@ -10,12 +10,12 @@ from moto.server import ThreadedMotoServer
 from rq.job import Job
 from sqlalchemy import text
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import delivery_actions, package_delivery, package_delivery_dispatch
-from app.services.queue import WorkPriority, redis_connection, work_queue
+from app.services.platform.queue import WorkPriority, redis_connection, work_queue
+from app.services.workspace_export import package_delivery, package_delivery_actions, package_delivery_dispatch
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
@@ -93,8 +93,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     delivery = factories.make_package_delivery(
         stored_package.package, factories.make_destination(world.workspace, path="drop")
     )
-    first = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
-    export_delivery.failed(delivery.id, first, "transient", "timeout", "ReadTimeoutError", utcnow())
+    first = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    delivery_lifecycle.failed(delivery.id, first, "transient", "timeout", "ReadTimeoutError", utcnow())
     lock = hold_lock("SELECT id FROM data_export_deliveries WHERE id = :id FOR UPDATE", id=delivery.id)
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
@@ -119,8 +119,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
 
 def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
-    number = export_delivery.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
-    export_delivery.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    number = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
 
     dispatched = [package_delivery_dispatch.dispatch_due(utcnow()), package_delivery_dispatch.dispatch_due(utcnow())]
 
@@ -183,7 +183,7 @@ def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
 
-    replacement_id = delivery_actions.supersede_and_replace(delivery.id, staff, "The folder is configured now")
+    replacement_id = package_delivery_actions.supersede_and_replace(delivery.id, staff, "The folder is configured now")
 
     wait_for(lambda: delivery_row(replacement_id).status == DeliveryStatus.DELIVERED, what="the replacement")
     assert delivery_row(delivery.id).status == DeliveryStatus.SUPERSEDED

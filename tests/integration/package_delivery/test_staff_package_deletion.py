@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
@@ -86,7 +86,7 @@ def test_a_deletion_without_a_reason_is_refused(client, auth, stored_package, st
 def test_staff_cannot_delete_a_package_a_delivery_is_copying(client, auth, stored_package, world, staff):
     destination = factories.make_destination(world.workspace, name="Finance bucket")
     delivery = factories.make_package_delivery(stored_package.package, destination)
-    export_delivery.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
+    delivery_lifecycle.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
     auth.login(staff.email)
 
     response = _delete(client, stored_package.package)

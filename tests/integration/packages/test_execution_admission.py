@@ -14,9 +14,9 @@ from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import ExecutionTrigger, ExportExecution
-from app.services import execution_admission
-from app.services.execution_admission import AdmissionRefused, admit, allowance, cancel
-from app.services.queue import WorkPriority, work_queue
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.workspace_export import execution_admission
+from app.services.workspace_export.execution_admission import AdmissionRefused, admit, allowance, cancel
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread

@@ -10,9 +10,9 @@ from app.domain import export_execution
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExportExecution
-from app.services import execution_dispatch
-from app.services.queue import WorkPriority, work_queue
+from app.services.platform.queue import WorkPriority, work_queue
 from app.services.work import engine as work_engine
+from app.services.workspace_export import execution_dispatch
 from tests import factories
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.workspace_export import ExportExecution, ExportSettings
-from app.services.export_cadence import admit_due_cadences
+from app.services.workspace_export.export_cadence import admit_due_cadences
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread

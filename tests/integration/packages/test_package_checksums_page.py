@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.package_keys import checksums_key
-from app.services.package_production import run_execution
+from app.services.workspace_export.package_keys import checksums_key
+from app.services.workspace_export.package_production import run_execution
 from tests import factories
 from tests.integration.packages.package_reading import package_of
 

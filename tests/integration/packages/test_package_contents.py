@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import ExportExecution, ExportVolume
-from app.services.package_production import run_execution
+from app.services.workspace_export.package_production import run_execution
 from app.storage import StorageError
 from tests import factories
 from tests.fixtures.workers import pending_uploads

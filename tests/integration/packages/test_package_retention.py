@@ -13,8 +13,8 @@ from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import ExportDelivery, ExportPackage
-from app.services import package_retention
-from app.services.package_retention import PackageNotDeletable, delete_early, sweep_expired_packages
+from app.services.workspace_export import package_retention
+from app.services.workspace_export.package_retention import PackageNotDeletable, delete_early, sweep_expired_packages
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.workers import wait_for

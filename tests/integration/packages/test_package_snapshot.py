@@ -14,7 +14,7 @@ from app.extensions import db
 from app.models import ExportPackage
 from app.rendering.package.encoders import CsvEncoder
 from app.rendering.package.volumes import encoded_batches, record_batches
-from app.services.package_production import run_execution
+from app.services.workspace_export.package_production import run_execution
 from app.storage import get_storage
 from tests import factories
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset

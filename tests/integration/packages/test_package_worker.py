@@ -21,14 +21,14 @@ from app.domain import export_execution
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow
-from app.services import execution_dispatch, package_delivery, package_production
-from app.services.package_cleanup import remove_attempt_leftovers
-from app.services.package_keys import checksums_key
-from app.services.package_production import run_execution
-from app.services.queue import WorkPriority, work_queue
-from app.services.work.core import LOST_AFTER
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import EXECUTIONS
+from app.services.workspace_export import execution_dispatch, package_delivery, package_production
+from app.services.workspace_export.package_cleanup import remove_attempt_leftovers
+from app.services.workspace_export.package_keys import checksums_key
+from app.services.workspace_export.package_production import run_execution
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.s3 import PART_SIZE, PREFIX

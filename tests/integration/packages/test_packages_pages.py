@@ -21,7 +21,7 @@ from app.models.workspace_export import (
     ExportPackage,
     ExportVolume,
 )
-from app.services import package_history
+from app.services.workspace_export import package_history
 from app.storage import get_storage
 from tests import factories
 

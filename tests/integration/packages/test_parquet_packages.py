@@ -20,7 +20,7 @@ from app import create_app
 from app.domain.catalog import DATASETS
 from app.extensions import db
 from app.models import ExportPackage
-from app.services.package_production import run_execution
+from app.services.workspace_export.package_production import run_execution
 from app.storage import Storage, get_storage
 from tests import factories
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset, package_of

@@ -10,9 +10,9 @@ from app import create_app
 from app.extensions import db
 from app.models.types import utcnow
 from app.models.workspace_export import ExportExecution, ExportPackage
-from app.services.execution_admission import AdmissionRefused, admit
-from app.services.export_cadence import admit_due_cadences
-from app.services.package_retention import sweep_expired_packages
+from app.services.workspace_export.execution_admission import AdmissionRefused, admit
+from app.services.workspace_export.export_cadence import admit_due_cadences
+from app.services.workspace_export.package_retention import sweep_expired_packages
 from tests import factories
 
 

@@ -23,7 +23,7 @@ from app.extensions import db
 from app.rendering import csv_writer
 from app.rendering.csv_writer import BOM, write_csv, write_csv_records
 from app.rendering.neutralise import FORMULA_TRIGGERS, neutralise
-from app.services.query_file_production import write_query_file
+from app.services.files.query_file_production import write_query_file
 from tests import factories
 
 

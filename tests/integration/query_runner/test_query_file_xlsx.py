@@ -16,7 +16,7 @@ from app.extensions import db
 from app.models import TimesheetEntry
 from app.rendering import TooManyRows, xlsx_writer
 from app.rendering.xlsx_cells import ooxml_text
-from app.services.query_file_production import write_query_file
+from app.services.files.query_file_production import write_query_file
 from tests import factories
 
 DATASET = get_dataset("timesheet_entries")

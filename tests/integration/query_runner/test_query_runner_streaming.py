@@ -18,7 +18,7 @@ from app.extensions import db
 from app.models.types import utcnow
 from app.rendering.dates import WorkspaceDates
 from app.rendering.neutralise import neutralise
-from app.services.saved_queries import Preview, formatted_preview
+from app.services.sources.saved_queries import Preview, formatted_preview
 from tests import factories
 
 

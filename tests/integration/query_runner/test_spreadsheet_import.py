@@ -21,7 +21,7 @@ import pytest
 
 from app.domain.access import current_context
 from app.domain.catalog import get_dataset
-from app.services.query_file_production import write_query_file
+from app.services.files.query_file_production import write_query_file
 from tests import factories
 
 DATASETS = ["timesheet_entries", "people", "shifts", "time_off_requests", "teams"]

@@ -14,7 +14,7 @@ import pytest
 from app.domain.access import RequesterContext, current_context
 from app.extensions import db
 from app.models import Person, QueryExport, Report, SavedQuery, TimesheetEntry
-from app.services.report_files import request_report_file
+from app.services.files.report_files import request_report_file
 from tests import factories
 
 _numbers = itertools.count(1)

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.errors import ValidationError
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, Report
-from app.services import reports
+from app.services.schedules import source_removal
 from tests.fixtures.workers import file_row
 
 
@@ -78,7 +78,7 @@ def test_deleting_a_report_keeps_its_files_with_the_reference_cleared(kit):
     pdf, xlsx = kit.request(report, "pdf"), kit.request(report, "xlsx")
     access = kit.access(kit.world.admin)
 
-    reports.delete_report(access, report)
+    source_removal.delete_report(access, report)
 
     for export_id in (pdf.id, xlsx.id):
         kept = file_row(export_id)

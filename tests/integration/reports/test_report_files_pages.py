@@ -6,7 +6,7 @@ from sqlalchemy import delete
 
 from app.extensions import db
 from app.models import Report
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 
 
 def _files_url(world, tail: str = "") -> str:

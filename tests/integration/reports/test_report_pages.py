@@ -10,8 +10,8 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.report_spec import QueryInUse
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery, Workspace
-from app.services import reports
-from app.services.queue import WorkPriority, work_queue
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.schedules import source_removal
 
 
 def _count(model) -> int:
@@ -297,13 +297,13 @@ def test_a_query_used_by_reports_cannot_be_deleted(kit):
     kit.report(query, kind="table", name="Weekly hours")
     kit.report(query, kind="coded", name="Hours by team")
     with pytest.raises(QueryInUse) as caught:
-        reports.refuse_if_query_in_use(kit.world.workspace.id, query.id)
+        source_removal.refuse_if_query_in_use(kit.world.workspace.id, query.id)
     assert caught.value.report_names == ["Hours by team", "Weekly hours"]
     with pytest.raises(IntegrityError):
         db.session.execute(delete(SavedQuery).where(SavedQuery.id == query.id))
         db.session.commit()
     db.session.rollback()
-    reports.refuse_if_query_in_use(kit.world.workspace.id, kit.query(name="Unused").id)
+    source_removal.refuse_if_query_in_use(kit.world.workspace.id, kit.query(name="Unused").id)
 
 
 def test_the_query_delete_page_refuses_a_query_that_reports_present(client, auth, kit):

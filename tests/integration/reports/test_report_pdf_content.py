@@ -13,8 +13,8 @@ from sqlalchemy import func, select, update
 from app.extensions import db
 from app.models import QueryExport, TimesheetEntry, Workspace
 from app.seed_data import HOSTILE_VALUES
-from app.services.export_runner import run_export_file
-from app.services.report_file_production import write_report_file
+from app.services.files.export_runner import run_export_file
+from app.services.files.report_file_production import write_report_file
 from tests import factories
 from tests.fixtures.workers import file_row
 

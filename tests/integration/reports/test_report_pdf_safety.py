@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pypdf import PdfReader
 
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 from tests import factories
 from tests.fixtures.workers import file_row
 

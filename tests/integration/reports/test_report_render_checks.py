@@ -7,7 +7,7 @@ from sqlalchemy import delete, func, select, update
 from app.domain import export_file
 from app.extensions import db
 from app.models import Membership, QueryExport, Report, TimesheetEntry
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 from tests.fixtures.workers import file_row, pending_uploads
 
 

@@ -14,8 +14,8 @@ from app.extensions import db
 from app.models import QueryExport, TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.outbox import dispatch_pending
-from app.services.work.core import LOST_AFTER
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from tests.fixtures.workers import file_row, is_alive, let_the_lease_lapse, pending_uploads, wait_for
 

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import TimesheetEntry
 from app.rendering.xlsx_cells import ooxml_text
-from app.services.export_runner import run_export_file
+from app.services.files.export_runner import run_export_file
 from tests.fixtures.workers import file_row
 
 

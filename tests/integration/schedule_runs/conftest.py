@@ -13,7 +13,7 @@ from app.extensions import db
 from app.models import Membership, Person, SavedQuery, Workspace
 from app.models.schedule import RunTrigger, Schedule, ScheduleRecipient, ScheduleRun
 from app.models.types import utcnow
-from app.services.schedule_admission import admit_run
+from app.services.schedules.schedule_admission import admit_run
 from tests import factories
 
 

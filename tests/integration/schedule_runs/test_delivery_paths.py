@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app.services.schedule_delivery import delivery_paths
+from app.services.schedules.schedule_delivery import delivery_paths
 
 
 def test_the_download_and_unsubscribe_paths_reach_the_public_delivery_routes(app, app_context):
     download, unsubscribe = delivery_paths("a-nonce")
     routes = app.url_map.bind("localhost")
-    assert routes.match(download, method="GET")[0] == "delivery.download"
-    assert routes.match(unsubscribe, method="POST")[0] == "delivery.unsubscribe"
+    assert routes.match(download, method="GET")[0] == "public_links.download"
+    assert routes.match(unsubscribe, method="POST")[0] == "public_links.unsubscribe"

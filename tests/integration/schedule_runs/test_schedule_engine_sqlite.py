@@ -7,7 +7,7 @@ from app import create_app
 from app.extensions import db
 from app.models.schedule import DeliveryStatus, RunStatus, ScheduleRun
 from app.models.types import utcnow
-from app.services import schedule_runs, schedule_ticker
+from app.services.schedules import schedule_runs, schedule_ticker
 from tests import factories
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from app.extensions import db
 from app.models import QueryExport, Workspace
 from app.models.schedule import RecipientDelivery, ScheduleRun
-from app.services.schedule_runs import process_run
+from app.services.schedules.schedule_runs import process_run
 from app.storage import get_storage
 from tests import factories
 

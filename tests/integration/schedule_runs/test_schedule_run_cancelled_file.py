@@ -14,10 +14,10 @@ from app.models import QueryExport
 from app.models.export_file import FailureCode
 from app.models.schedule import RunTrigger, Schedule, ScheduleRun
 from app.models.types import utcnow
-from app.services.file_cancellation import cancel_file
-from app.services.schedule_admission import admit_run
-from app.services.schedule_run_dispatch import dispatch_queued
-from app.services.schedule_runs import process_run
+from app.services.files.file_cancellation import cancel_file
+from app.services.schedules.schedule_admission import admit_run
+from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.schedules.schedule_runs import process_run
 from tests import factories
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, pending_uploads, timesheet_locked, wait_for
 

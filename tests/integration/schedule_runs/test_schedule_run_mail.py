@@ -24,9 +24,9 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
 )
 from app.models.types import utcnow
-from app.services.delivery_links import nonce_from_token
-from app.services.schedule_admission import admit_run
-from app.services.schedule_runs import RETRIES, process_run
+from app.services.platform.public_link_tokens import nonce_from_token
+from app.services.schedules.schedule_admission import admit_run
+from app.services.schedules.schedule_runs import RETRIES, process_run
 from tests.fixtures.smtp import free_port
 
 # The attempts a run makes while the mail server stays unavailable: the first and one per delay.

@@ -17,8 +17,8 @@ from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
-from app.services.queue import redis_connection
-from app.services.schedule_ticker import tick
+from app.services.platform.queue import redis_connection
+from app.services.schedules.schedule_ticker import tick
 from tests.fixtures.workers import table_lock_waiters, wait_for
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]

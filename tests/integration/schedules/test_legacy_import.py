@@ -19,8 +19,13 @@ from app.domain.query_spec import validate_definition
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import AuditEvent, Membership, Report, SavedQuery, Schedule, ScheduleRecipient, Workspace
-from app.services.demo_seed import DEMO_WORKSPACE, seed_demo
-from app.services.legacy_import import IMPORT_ACTION, LegacyFileError, import_legacy_schedules, read_legacy_file
+from app.services.demo.demo_seed import DEMO_WORKSPACE, seed_demo
+from app.services.schedules.legacy_import import (
+    IMPORT_ACTION,
+    LegacyFileError,
+    import_legacy_schedules,
+    read_legacy_file,
+)
 from tests import factories
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "legacy-schedules.example.json"

@@ -12,7 +12,7 @@ from app.communications import OutgoingMessage, Recipient, build_message, messag
 from app.domain.access import current_context
 from app.domain.errors import ValidationError
 from app.seed_data import HOSTILE_VALUES
-from app.services.schedule_form import checked_recipients
+from app.services.schedules.schedule_form import checked_recipients
 
 SENDER = Address("Rhythm Exports", "exports", "rhythm.test")
 _LOCAL = st.from_regex(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\u00e9\u0440-]{1,16}", fullmatch=True)

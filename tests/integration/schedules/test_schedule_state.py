@@ -20,7 +20,8 @@ from app.models.schedule import (
     ScheduleRunAttempt,
 )
 from app.models.types import utcnow
-from app.services import audit, schedules
+from app.services.platform import audit
+from app.services.schedules import schedules
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread

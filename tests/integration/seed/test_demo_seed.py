@@ -33,9 +33,9 @@ from app.models import (
     Workspace,
 )
 from app.seed_data import HOSTILE_VALUES
-from app.services.authentication import authenticate
-from app.services.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME, seed_demo
-from app.services.reports import STORED_FIELDS
+from app.services.demo.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME, seed_demo
+from app.services.platform.authentication import authenticate
+from app.services.sources.reports import STORED_FIELDS
 
 ROWS = 500
 EVERY_DATASET = {"teams", "people", "shifts", "time_off_requests", "timesheet_entries"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.domain.coverage import DECLARATIONS
-from app.services.coverage import reconcile_coverage
+from app.services.workspace_export.coverage import reconcile_coverage
 
 
 def test_before_a_reconcile_every_dataset_is_not_recorded_yet(client, auth, staff):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from app.domain import export_file
-from app.services import execution_dispatch
-from app.services.outbox import dispatch_pending
-from app.services.queue import WorkPriority, work_queue
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.workspace_export import execution_dispatch
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
 

@@ -9,14 +9,14 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.domain import export_delivery
+from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import AccessDenied
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
 from app.models.workspace_export import DeliveryStatus, ExportDelivery
-from app.services import delivery_actions
-from app.services.queue import WorkPriority, work_queue
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.workspace_export import package_delivery_actions
 from tests import factories
 
 
@@ -24,8 +24,8 @@ from tests import factories
 def failed_delivery(world) -> ExportDelivery:
     package = factories.make_package(factories.make_execution(world.workspace))
     delivery = factories.make_package_delivery(package, factories.make_destination(world.workspace, name="Lake"))
-    number = export_delivery.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
-    export_delivery.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: Access Denied")
+    number = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: Access Denied")
     return delivery
 
 
@@ -155,5 +155,5 @@ def test_hostile_names_are_shown_as_text(client, auth, world):
 def test_the_service_refuses_a_person_without_the_execute_permission(world, failed_delivery):
     for person in (world.admin, _staff("staff.view")):
         with pytest.raises(AccessDenied):
-            delivery_actions.supersede_and_replace(failed_delivery.id, person, "reason")
+            package_delivery_actions.supersede_and_replace(failed_delivery.id, person, "reason")
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED

@@ -11,7 +11,7 @@ from sqlalchemy import update
 from app.extensions import db
 from app.models import QueryExport
 from app.models.types import utcnow
-from app.services.staff_lists import LISTS, PAGE_SIZE
+from app.services.staff.staff_lists import LISTS, PAGE_SIZE
 from tests import factories
 
 

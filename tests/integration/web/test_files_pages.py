@@ -15,8 +15,8 @@ from app.extensions import db
 from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services.queue import WorkPriority, work_queue
-from app.services.work.core import LOST_AFTER
+from app.services.platform.queue import WorkPriority, work_queue
+from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redispatch_lost
 from app.storage import get_storage
 from tests import factories
@@ -219,7 +219,7 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
     queues_unreachable(app, monkeypatch, _unused_port())
-    with caplog.at_level(logging.WARNING, logger="app.services.outbox"):
+    with caplog.at_level(logging.WARNING, logger="app.services.files.outbox"):
         response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     monkeypatch.undo()
     assert response.status_code == 302

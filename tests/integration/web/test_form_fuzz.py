@@ -36,9 +36,14 @@ from app.models import CommunicationTemplateVersion, Report, SavedQuery
 from app.models.schedule import Schedule
 from app.models.workspace_export import ExportDestination, ExportSettings
 from app.security.credentials import encrypt_secret
-from app.services import audit_log, file_library, package_history, reports, saved_queries, schedules, staff_lists
-from app.services.delivery_links import link_token
-from app.services.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
+from app.services.files import file_library
+from app.services.platform.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
+from app.services.platform.public_link_tokens import link_token
+from app.services.schedules import schedules
+from app.services.sources import reports, saved_queries
+from app.services.staff import staff_lists
+from app.services.workspace import audit_log
+from app.services.workspace_export import package_history
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
@@ -245,7 +250,7 @@ def _valid_form(endpoint: str, query: SavedQuery, report: Report, login_email: s
         "reports.request_file": {"format": "pdf"},
         "templates.new": {"name": "Fuzzed template", "subject": "Weekly hours", "body": "The file is attached."},
         "templates.edit_draft": {"subject": "Weekly hours", "body": "The file is attached."},
-        "delivery.unsubscribe": {"List-Unsubscribe": "One-Click"},
+        "public_links.unsubscribe": {"List-Unsubscribe": "One-Click"},
         "schedules.new": schedule_form,
         "schedules.edit": {**schedule_form, "version": str(schedule_version)},
         "schedules.upcoming": schedule_form,
@@ -389,8 +394,8 @@ def _valid_ids(route: Route, member_with_data) -> dict[str, str]:
         **world.export_ids,
     }
     if "token" in route.arguments:
-        # The route's own kind of link ("delivery.download" takes a download token).
-        ids["token"] = link_token(world.link_nonce, route.endpoint.removeprefix("delivery."))
+        # The route's own kind of link ("public_links.download" takes a download token).
+        ids["token"] = link_token(world.link_nonce, route.endpoint.removeprefix("public_links."))
     return ids
 
 

@@ -8,7 +8,7 @@ import pytest
 from redis import Redis
 
 from app import create_app
-from app.services.queue import CLIENT_NAME
+from app.services.platform.queue import CLIENT_NAME
 from tests.conftest import TEST_REDIS_URL
 
 

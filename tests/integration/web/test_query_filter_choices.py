@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import SavedQuery
-from app.services.saved_queries import VALUE_LIST_LIMIT
+from app.services.sources.saved_queries import VALUE_LIST_LIMIT
 from tests import factories
 
 

@@ -32,8 +32,8 @@ MARKERS = (QUERY_MARKER.encode(), ROW_MARKER.encode(), FILE_MARKER, WORKSPACE_MA
 # Pages anyone may open; they are still checked for leaks and errors.
 PUBLIC_ENDPOINTS = {"auth.login", "health.healthz", "health.readyz", "health.metrics"}
 # Public on purpose: an email's download and unsubscribe links open with no sign-in, authorised
-# by the signed token in the path alone (app/services/public_delivery.py).
-TOKEN_ENDPOINTS = {"delivery.download", "delivery.unsubscribe"}
+# by the signed token in the path alone (app/services/schedules/public_links.py).
+TOKEN_ENDPOINTS = {"public_links.download", "public_links.unsubscribe"}
 # Template pages that change templates: schedule authority only, 404 for a plain member.
 TEMPLATE_MANAGEMENT_ENDPOINTS = {"templates.new", "templates.edit_draft", "templates.publish", "templates.new_version"}
 FORGED_TOKENS = ["forged-token", "InVhbnl0aGluZyI.c2lnbmF0dXJl", "9" * 5000]

@@ -22,11 +22,11 @@ from app.models import ExportExecution, ExportPackage, Membership, Person, Query
 from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
 from app.models.types import utcnow
 from app.models.workspace_export import ExportDelivery, ExportDestination, ExportVolume
-from app.services.file_requests import QueryFileOptions, request_query_file
-from app.services.package_delivery import package_keys, relative_key
-from app.services.package_production import run_execution
-from app.services.schedule_admission import admit_run
-from app.services.work.core import LOST_AFTER
+from app.services.files.file_requests import QueryFileOptions, request_query_file
+from app.services.platform.work import LOST_AFTER
+from app.services.schedules.schedule_admission import admit_run
+from app.services.workspace_export.package_delivery import package_keys, relative_key
+from app.services.workspace_export.package_production import run_execution
 from tests import factories
 from tests.fixtures.workers import TIMESHEET_TABLE
 from tests.integration.packages.package_reading import ALL_DATASETS, fill_every_dataset

@@ -15,8 +15,9 @@ from app.extensions import db
 from app.models import QueryExport
 from app.models.schedule import ScheduleRun
 from app.models.types import utcnow
-from app.services import export_runner, schedule_runs
-from app.services.export_runner import HELD_ELSEWHERE, run_export_file
+from app.services.files import export_runner
+from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
+from app.services.schedules import schedule_runs
 from tests.integration.work.drivers import FILES, RUNS
 
 

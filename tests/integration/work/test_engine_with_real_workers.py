@@ -28,9 +28,9 @@ from sqlalchemy import inspect, text
 
 from app.extensions import db
 from app.models.types import utcnow
-from app.services.queue import redis_connection
+from app.services.platform.queue import redis_connection
+from app.services.platform.work import LOST_AFTER
 from app.services.work import engine
-from app.services.work.core import LOST_AFTER
 from app.services.work.kinds import WORK_KINDS
 from jobs.periodic import PERIODIC_TASKS
 from tests.fixtures.workers import BackgroundProcess, HeldLock, wait_for

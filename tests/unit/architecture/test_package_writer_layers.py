@@ -37,7 +37,8 @@ def test_the_snapshot_reader_never_imports_the_writers():
 def test_producing_a_package_loads_pyarrow_only_for_a_parquet_one():
     """pyarrow costs a process about 50 MB; a CSV or JSON Lines package job never pays it."""
     probe = (
-        "import sys, app.services.package_production, app.rendering.package.manifest; print('pyarrow' in sys.modules)"
+        "import sys, app.services.workspace_export.package_production, app.rendering.package.manifest;"
+        " print('pyarrow' in sys.modules)"
     )
     loaded = subprocess.run([sys.executable, "-c", probe], cwd=APP.parent, capture_output=True, text=True, check=True)
     assert loaded.stdout.strip().splitlines()[-1] == "False"

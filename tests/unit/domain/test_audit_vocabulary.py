@@ -19,7 +19,7 @@ from app.domain.audit_vocabulary import (
 )
 from app.models.schedule import PauseReason, SkipReason
 from app.models.workspace import STAFF_PERMISSIONS
-from app.services.schedules import EXTERNAL_GRANT
+from app.services.schedules.schedules import EXTERNAL_GRANT
 
 APP = Path(__file__).resolve().parents[3] / "app"
 # The other dotted names the modules that record audit events hold: permissions, not actions.

@@ -9,7 +9,7 @@ from app.domain.print_params import ReportColumn, ReportLayout
 from app.domain.report_spec import QueryInUse, code_sort_first, is_amount, validate_report
 from app.domain.stored_request import FileRequest, Filter, SortKey
 from app.rendering.report_xlsx import excel_date_format
-from app.services.report_file_production import filters_text, printed_columns
+from app.services.files.report_file_production import filters_text, printed_columns
 
 QUERY_COLUMNS = ["id", "person_name", "team_name", "work_date", "hours", "approved", "note"]
 

@@ -18,7 +18,7 @@ from app.extensions import db
 from app.rendering.csv_writer import BOM
 from app.rendering.neutralise import neutralise
 from app.rendering.xlsx_cells import ooxml_text
-from app.services.query_file_production import write_query_file
+from app.services.files.query_file_production import write_query_file
 from tests import factories
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
+from app.services.workspace_export.package_keys import manifest_key, package_prefix, relative_to_package, volume_key
 from app.storage import InvalidKey, check_key_under
 
 HOSTILE_IDS = [0, -1, True, "1", "1/../2", 1.0, None, "../../etc"]

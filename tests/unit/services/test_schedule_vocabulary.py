@@ -9,7 +9,7 @@ from app.domain.email_address import check_address
 from app.domain.errors import ValidationError
 from app.domain.report_spec import QueryInUse
 from app.domain.timetable import KINDS
-from app.services.schedules import Recipient
+from app.services.schedules.schedules import Recipient
 
 
 @pytest.mark.parametrize("address", ["ann@example.org", "a.b+tag@sub.example.co.uk", "y@exämple.de"])

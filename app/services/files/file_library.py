@@ -1,0 +1,234 @@
+"""A person's export files: listing them, loading one, and opening its download.
+
+Files are read by their requester only (INV-04), so every read is scoped by workspace id AND
+requester: another person's file, an administrator's included, does not exist for you. The one
+widening is a file a schedule produced: people with schedule-management authority read it too,
+since they answer for every schedule of the workspace. Expiry is computed on read
+(STATE-PFM-QRY-006), never stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, func, or_, select
+
+from app.domain.access import RequesterContext, has_schedule_authority
+from app.domain.errors import DomainError
+from app.extensions import db
+from app.models import QueryExport
+from app.models.export_file import FailureCode, FileStatus
+from app.models.schedule import Schedule
+from app.services.files.file_requests import HEADINGS
+from app.services.platform.list_pages import (
+    MOMENT,
+    NUMBER,
+    TEXT,
+    ListFilter,
+    ListRequest,
+    ListSpec,
+    Page,
+    SortOrder,
+    newest_first,
+    page_of,
+    without_json,
+)
+from app.services.platform.stored_download import Download, stored_download
+
+# The overview's "about to expire": files whose download ends within this time.
+EXPIRING_WITHIN = timedelta(days=3)
+ATTENTION_LIMIT = 5
+EXPIRED = "expired"
+FILE_LIST = ListSpec(
+    name="files",
+    sorts={
+        "newest": newest_first(QueryExport.requested_at, QueryExport.id),
+        "oldest": SortOrder("Oldest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER)),
+        "name": SortOrder("Source name A–Z", (func.lower(QueryExport.source_name), QueryExport.id), (TEXT, NUMBER)),
+    },
+    filters={
+        "status": ListFilter(
+            "Status",
+            {
+                FileStatus.QUEUED: "Queued",
+                FileStatus.RUNNING: "Running",
+                FileStatus.SUCCEEDED: "Ready to download",
+                EXPIRED: "Expired",
+                FileStatus.FAILED: "Failed or cancelled",
+            },
+        ),
+        "format": ListFilter("Format", {"csv": "CSV", "xlsx": "Excel (XLSX)", "pdf": "PDF"}),
+        "source": ListFilter("Source", {"query": "Queries", "report": "Reports", "audit": "Audit log"}),
+    },
+    search_columns=(QueryExport.source_name, QueryExport.file_name),
+)
+# The Schedule filter's choices besides one schedule's id: files of any schedule, or of none.
+ANY_SCHEDULE, NO_SCHEDULE = "any", "none"
+# Werkzeug adds "; charset=utf-8" to the text types.
+MIME_TYPES = {
+    "csv": "text/csv",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+
+
+class FileNotReady(DomainError):
+    """The file has not (or not successfully) been produced, so there is nothing to download."""
+
+
+class FileExpired(DomainError):
+    """The file is past its expiry; a new one has to be requested."""
+
+    def __init__(self, expired_at: datetime):
+        super().__init__(f"This file expired on {expired_at:%Y-%m-%d}.")
+        self.expired_at = expired_at
+
+
+def _own_files(access: RequesterContext):
+    return select(QueryExport).where(
+        QueryExport.workspace_id == access.workspace_id, QueryExport.requester_id == access.person_id
+    )
+
+
+def file_list(visible_schedules: dict[int, str]) -> ListSpec:
+    """The Files list as the person sees it: FILE_LIST with a Schedule filter offering the schedules
+    of this workspace they may see, by id (`schedules.visible_names`; a schedule's file is its
+    owner's when it ran)."""
+    choices = {ANY_SCHEDULE: "From any schedule", NO_SCHEDULE: "Requested by hand"}
+    choices.update({str(schedule_id): name for schedule_id, name in visible_schedules.items()})
+    return replace(FILE_LIST, filters={**FILE_LIST.filters, "schedule": ListFilter("Schedule", choices)})
+
+
+def page_files(access: RequesterContext, request: ListRequest, now: datetime) -> Page:
+    """One page of the person's own files in the workspace (INV-04), searched, filtered and ordered as asked.
+
+    Expiry is computed on read, so "ready to download" and "expired" split succeeded files at `now`.
+    """
+    statement = _own_files(access).options(*without_json(QueryExport))
+    status = request.filters.get("status")
+    if status == EXPIRED:
+        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at <= now)
+    elif status == FileStatus.SUCCEEDED:
+        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at > now)
+    elif status:
+        statement = statement.where(QueryExport.status == status)
+    if "format" in request.filters:
+        statement = statement.where(QueryExport.format == request.filters["format"])
+    if "source" in request.filters:
+        statement = statement.where(QueryExport.kind == request.filters["source"])
+    schedule = request.filters.get("schedule")
+    if schedule == ANY_SCHEDULE:
+        statement = statement.where(QueryExport.schedule_id.is_not(None))
+    elif schedule == NO_SCHEDULE:
+        statement = statement.where(QueryExport.schedule_id.is_(None))
+    elif schedule:
+        statement = statement.where(QueryExport.schedule_id == int(schedule))
+    page = page_of(FILE_LIST, request, statement)
+    return page.with_rows([export for (export,) in page.rows])
+
+
+def choice_words(export: QueryExport) -> str:
+    """What the file was made with, in a few words for the Files list (its page spells each out):
+    a query file's heading, text and time stamps, a report file's kind."""
+    if export.kind == "report":
+        return f"{export.report_kind} report" if export.report_kind else "Report"
+    if export.kind != "query":
+        return ""
+    words = [HEADINGS.get(export.heading, export.heading)]
+    if export.format == "csv":
+        words.append("exact values" if export.exact_values else "spreadsheet-safe text")
+    if export.include_descriptions:
+        words.append("descriptions row")
+    if export.time_zone:
+        words.append(f"times in {export.time_zone}")
+    return " · ".join(words)
+
+
+def schedule_names(files: list[QueryExport]) -> dict[int, str]:
+    """The names of the schedules that produced these files (those still in the files' workspace), by id."""
+    ids = {export.schedule_id for export in files if export.schedule_id is not None}
+    if not ids:
+        return {}
+    workspace_ids = {export.workspace_id for export in files}
+    rows = db.session.execute(
+        select(Schedule.id, Schedule.name).where(Schedule.id.in_(ids), Schedule.workspace_id.in_(workspace_ids))
+    )
+    return {schedule_id: name for schedule_id, name in rows}
+
+
+def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's newest files in the workspace."""
+    return list(
+        db.session.scalars(
+            _own_files(access).order_by(QueryExport.requested_at.desc(), QueryExport.id.desc()).limit(limit)
+        )
+    )
+
+
+def failed_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's newest failed files (cancelled ones are a choice, not a problem, so they are left out)."""
+    return list(
+        db.session.scalars(
+            _own_files(access)
+            .where(QueryExport.status == FileStatus.FAILED, QueryExport.failure_code != FailureCode.CANCELLED)
+            .order_by(QueryExport.requested_at.desc(), QueryExport.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def expiring_files(access: RequesterContext, now: datetime, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+    """The person's files still downloadable whose download ends within EXPIRING_WITHIN, soonest first."""
+    return list(
+        db.session.scalars(
+            _own_files(access)
+            .where(
+                QueryExport.status == FileStatus.SUCCEEDED,
+                QueryExport.expires_at > now,
+                QueryExport.expires_at <= now + EXPIRING_WITHIN,
+            )
+            .order_by(QueryExport.expires_at, QueryExport.id)
+            .limit(limit)
+        )
+    )
+
+
+def get_file(access: RequesterContext, file_id: int) -> QueryExport | None:
+    """The file if it is in this workspace and this person may read it; otherwise None.
+
+    Its requester may (for a schedule's file, the schedule's owner when it ran); so may anyone
+    with schedule-management authority when a schedule produced it.
+    """
+    readers = QueryExport.requester_id == access.person_id
+    if has_schedule_authority(access):
+        readers = or_(readers, QueryExport.schedule_id.is_not(None))
+    return db.session.execute(
+        select(QueryExport).where(
+            and_(QueryExport.id == file_id, QueryExport.workspace_id == access.workspace_id, readers)
+        )
+    ).scalar_one_or_none()
+
+
+def producing_schedule(export: QueryExport) -> Schedule | None:
+    """The schedule that produced the file, if one did and it still exists in the file's workspace."""
+    if export.schedule_id is None:
+        return None
+    return db.session.execute(
+        select(Schedule).where(Schedule.id == export.schedule_id, Schedule.workspace_id == export.workspace_id)
+    ).scalar_one_or_none()
+
+
+def open_download(export: QueryExport, now: datetime) -> Download:
+    """Where to fetch a succeeded, unexpired file from; FileExpired or FileNotReady otherwise.
+
+    Storage errors (the object gone, the store down) are raised as the storage raises them.
+    """
+    if export.status != FileStatus.SUCCEEDED:
+        raise FileNotReady("This file is not ready to download.")
+    if export.expires_at is None:
+        # The table's check constraint gives every succeeded file its expiry.
+        raise ValueError(f"succeeded file {export.id} has no expiry")
+    if export.is_expired(now):
+        raise FileExpired(export.expires_at)
+    return stored_download(export.storage_key, export.file_name, MIME_TYPES[export.format])

@@ -1,0 +1,327 @@
+"""Producing a report file: a report's rows printed as PDF (table, coded, summary) or Excel
+(table, coded). The use case export_runner calls for a file of kind `report`.
+
+The file row carries everything needed, fixed at admission: the substituted request of the
+report's saved query (`request`, read as a FileRequest; for a coded report the code column sorts
+first), and the print parameters with the report's layout (`print_params`, read as PrintParams
+with its ReportLayout). Rows stream from the
+query runner with the requester's current access; the aggregates a report needs (rows per code,
+summary figures) come from app/data/report_aggregates.py; the writers in app/rendering take the
+rows and give the bytes, counting what they had to change in `warnings`.
+
+Dates print in the workspace's own format (Workspace.date_format). Identifiers (id columns)
+print as they are and are never added up; the other numbers are right-aligned, formatted and,
+in a coded report, subtotalled exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from flask import current_app
+
+from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
+from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures
+from app.domain.access import RequesterContext
+from app.domain.catalog import Column, Dataset
+from app.domain.print_params import PrintParams, ReportLayout
+from app.domain.query_spec import OPERATORS, VALUELESS
+from app.domain.report_spec import is_identifier
+from app.domain.stored_request import FileRequest
+from app.models import QueryExport
+from app.models.types import utcnow
+from app.rendering import ByteSink, TooManyRows
+from app.rendering.pdf import (
+    Group,
+    PdfColumn,
+    PdfLayout,
+    PdfTooLarge,
+    format_date,
+    format_datetime,
+    format_value,
+    render_grouped_pdf,
+    render_summary_pdf,
+    render_table_pdf,
+)
+from app.services.files.file_requests import workspace_dates
+
+Progress = Callable[[int, int | None], None]
+
+NO_CODE = "(none)"
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def printed_columns(dataset: Dataset, layout: ReportLayout) -> list[PdfColumn]:
+    """The report's columns for the page: label, type, alignment and width (percent of the page)."""
+    specs = layout.columns
+    given = sum(spec.width for spec in specs if spec.width is not None)
+    unsized = sum(1 for spec in specs if spec.width is None)
+    share = max(100 - given, 0) / unsized if unsized and given < 100 else None
+    columns = []
+    for spec in specs:
+        column = dataset.column(spec.name)
+        assert column is not None, spec.name
+        width = spec.width if spec.width is not None else share
+        if is_identifier(column):
+            columns.append(PdfColumn(column.name, column.label, "text", width, align="right"))
+        else:
+            columns.append(PdfColumn(column.name, column.label, column.type, width))
+    return columns
+
+
+def projector(request: FileRequest, names: Sequence[str]) -> Callable[[tuple], tuple]:
+    """Picks the report's columns, in its order, out of a row of the query's columns."""
+    positions = {column.name: index for index, column in enumerate(request_columns(request))}
+    indexes = [positions[name] for name in names]
+    return lambda row: tuple(row[i] for i in indexes)
+
+
+def code_text(column: PdfColumn, value: Any, layout: PdfLayout) -> str:
+    return NO_CODE if value is None else format_value(column, value, layout) or NO_CODE
+
+
+def code_description(descriptions: dict[str, str], value: Any, text: str) -> str:
+    """The description typed for the code, found by the code as printed or as stored."""
+    if value is None:
+        return descriptions.get(NO_CODE, "")
+    return descriptions.get(text) or descriptions.get(str(value), "")
+
+
+def coded_groups(
+    rows: Iterable[tuple],
+    request: FileRequest,
+    layout: ReportLayout,
+    dataset: Dataset,
+    page: PdfLayout,
+    counts: dict[Any, int],
+) -> Iterator[Group]:
+    """The rows (sorted by code) cut into one group per code, each row projected to the report's columns."""
+    assert layout.code_column is not None
+    code = dataset.column(layout.code_column)
+    assert code is not None
+    code_column = PdfColumn(code.name, code.label, code.type)
+    code_index = [c.name for c in request_columns(request)].index(code.name)
+    project = projector(request, layout.column_names)
+    descriptions = layout.code_descriptions
+    for value, group_rows in itertools.groupby(rows, key=lambda row: row[code_index]):
+        text = code_text(code_column, value, page)
+        yield Group(
+            code=text,
+            description=code_description(descriptions, value, text),
+            rows=map(project, group_rows),
+            row_count=counts.get(value),
+        )
+
+
+def _value_text(column: Column, value: Any, date_format: str, time_zone: str) -> str:
+    if column.type == "date":
+        return format_date(value, date_format)
+    if column.type == "datetime":
+        return format_datetime(value, f"{date_format} %H:%M", time_zone=time_zone)
+    return str(value)
+
+
+def filters_text(request: FileRequest, dataset: Dataset, date_format: str, time_zone: str = "UTC") -> str:
+    """The filters the rows were chosen by, in words, for the page's title block."""
+    parts = []
+    for condition in request.filters:
+        column = dataset.column(condition.column)
+        if column is None:
+            continue
+        operator = OPERATORS[column.type].get(condition.op, condition.op).replace(" (comma-separated)", "")
+        value = condition.value
+        if condition.op in VALUELESS:
+            parts.append(f"{column.label} {operator}")
+        elif condition.op == "between" and isinstance(value, tuple):
+            low, high = (_value_text(column, v, date_format, time_zone) for v in value)
+            parts.append(f"{column.label} between {low} and {high}")
+        elif isinstance(value, tuple):
+            listed = ", ".join(_value_text(column, v, date_format, time_zone) for v in value)
+            parts.append(f"{column.label} {operator} {listed}")
+        else:
+            parts.append(f"{column.label} {operator} {_value_text(column, value, date_format, time_zone)}")
+    text = "Filters: " + ("; ".join(parts) if parts else "none, all rows")
+    filtered_types = {column.type for f in request.filters if (column := dataset.column(f.column))}
+    if "datetime" in filtered_types:
+        text += f" (times in {time_zone})"
+    if request.row_limit is not None:
+        text += f" (at most {request.row_limit:,} rows)"
+    return text
+
+
+def pdf_layout(
+    print_params: PrintParams,
+    request: FileRequest,
+    dataset: Dataset,
+    date_format: str,
+    now: datetime,
+    time_zone: str = "UTC",
+) -> PdfLayout:
+    """The page: dates in the workspace's format, times on its zone's clocks with the zone named."""
+    return PdfLayout(
+        title=print_params.title,
+        subtitle=print_params.subtitle,
+        page_size=print_params.page_size,
+        orientation=print_params.orientation,
+        filters_text=filters_text(request, dataset, date_format, time_zone) if print_params.show_filters else None,
+        generated_at=now if print_params.show_generated_at else None,
+        date_format=date_format,
+        time_format=f"%H:%M {time_zone}",
+        time_zone=time_zone,
+    )
+
+
+def report_page(print_params: PrintParams, request: FileRequest, workspace_id: int) -> PdfLayout:
+    """The page a report prints on, with the workspace's date format and zone, and the time now."""
+    dataset = request_dataset(request)
+    dates = workspace_dates(workspace_id)
+    return pdf_layout(print_params, request, dataset, dates.date_format, utcnow(), dates.time_zone)
+
+
+# --------------------------------------------------------------------------- summary figures
+
+
+@dataclass(frozen=True)
+class Summary:
+    rows: int
+    figures: list[tuple[str, Any]]
+    chart: list[tuple[str, Any]]
+    chart_title: str | None
+
+
+def summarise(
+    request: FileRequest, access: RequesterContext, layout: ReportLayout, dataset: Dataset, page: PdfLayout
+) -> Summary:
+    """Headline figures over all the rows, and the bar chart: the first figure per group (the
+    largest groups when there are many), or each figure when the rows are not grouped."""
+    summary = layout.summary
+    assert summary is not None
+    figures = summary.figures
+    read = summary_figures(request, access, summary)
+    values = [(f.label, value) for f, value in zip(figures, read.figures, strict=True)]
+    group_name = summary.group_column
+    if not group_name:
+        chart = values if len(values) > 1 else []
+        return Summary(read.rows, values, chart, "Figures" if chart else None)
+    group = dataset.column(group_name)
+    assert group is not None
+    group_column = PdfColumn(group.name, group.label, group.type)
+    chart = [(code_text(group_column, code, page), value or 0) for code, value in read.bars]
+    title = f"{figures[0].label} by {group.label}"
+    if read.group_count > MAX_CHART_BARS:
+        title += f" (the {MAX_CHART_BARS} largest of {read.group_count:,})"
+    return Summary(read.rows, values, chart, title)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
+    return TooManyRows(
+        f"This report has {rows:,} rows; a PDF holds at most {max_rows:,}. "
+        "Request it as Excel (XLSX), or narrow the query's filters."
+    )
+
+
+def _write_pdf(
+    request: FileRequest,
+    layout: ReportLayout,
+    access: RequesterContext,
+    out: ByteSink,
+    progress: Progress,
+    page: PdfLayout,
+    warnings: Counter,
+) -> int:
+    dataset = request_dataset(request)
+    if layout.kind == "summary":
+        progress(0, None)
+        summary = summarise(request, access, layout, dataset, page)
+        render_summary_pdf(
+            page, summary.figures, summary.chart, out, chart_title=summary.chart_title, warnings=warnings
+        )
+        progress(summary.rows, summary.rows)
+        return summary.rows
+
+    max_rows = current_app.config["SETTINGS"].report_pdf_max_rows
+    total = count_rows(request, access)
+    if total > max_rows:
+        raise _too_many_for_pdf(total, max_rows)
+    progress(0, total)
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    columns = printed_columns(dataset, layout)
+    rows = iter_rows(request, access)
+    try:
+        if layout.kind == "coded":
+            groups = coded_groups(rows, request, layout, dataset, page, counts)
+            return render_grouped_pdf(
+                columns, groups, page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
+            )
+        project = projector(request, [c.name for c in columns])
+        return render_table_pdf(
+            columns, map(project, rows), page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
+        )
+    except PdfTooLarge:
+        # The rows grew past the limit between the count and the read.
+        raise _too_many_for_pdf(max_rows + 1, max_rows) from None
+    finally:
+        rows.close()
+
+
+def _write_xlsx(
+    request: FileRequest,
+    layout: ReportLayout,
+    time_zone: str,
+    access: RequesterContext,
+    out: ByteSink,
+    progress: Progress,
+    page: PdfLayout,
+    warnings: Counter,
+) -> int:
+    # Imported here: openpyxl costs every process that loads it 22 MB.
+    from app.rendering.report_xlsx import write_report_xlsx
+
+    dataset = request_dataset(request)
+    names = layout.column_names
+    total = count_rows(request, access)
+    progress(0, total)
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    rows = iter_rows(request, access)
+    try:
+        if layout.kind == "coded":
+            body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
+        else:
+            body = {"rows": map(projector(request, names), rows)}
+        return write_report_xlsx(
+            [dataset.known_column(name) for name in names],
+            page,
+            out,
+            **body,
+            total=total,
+            progress=progress,
+            warnings=warnings,
+            time_zone=time_zone,
+        )
+    finally:
+        rows.close()
+
+
+def write_report_file(
+    export: QueryExport, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
+) -> int:
+    """Write the report file's bytes to `out`; returns the number of data rows it presents.
+    What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in
+    `warnings`. Raises ValidationError when the stored request or print parameters are not in
+    their shape."""
+    request = FileRequest.from_json(export.request)
+    print_params = PrintParams.from_json(export.print_params)
+    page = report_page(print_params, request, export.workspace_id)
+    if export.format == "pdf":
+        return _write_pdf(request, print_params.layout, access, out, progress, page, warnings)
+    return _write_xlsx(request, print_params.layout, export.time_zone, access, out, progress, page, warnings)

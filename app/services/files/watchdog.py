@@ -1,0 +1,77 @@
+"""The files' watchdog: running files whose worker died are dispatched again (DESIGN §6, §9).
+The work engine's lapsed-lease turn runs it through the files' spec (app/services/work/kinds.py).
+
+RQ does not redeliver the job of a killed worker (it ends up failed, much later), so the
+database decides. A running file is stalled when the lease its attempt keeps renewing has
+lapsed (app/services/platform/leases.py): its holder died. A slow but live attempt keeps renewing and is
+never judged stalled, however long one step takes; a hung one is ended by the job timeout.
+A stalled file gets a new job, which restarts it into the same key. A file that stalls again
+and again is failed with `timeout` so that nothing loops forever.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+
+from sqlalchemy import select
+
+from app.domain import export_file
+from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
+from app.extensions import db
+from app.models import QueryExport, QueryExportRequest
+from app.models.export_file import FailureCode, FileStatus
+from app.services.files.outbox import dispatch
+from app.services.platform.leases import lease_lapsed
+from app.services.platform.work import LOST_AFTER, Candidate
+
+# A file whose worker stopped is started again at once, up to five attempts in all.
+RETRIES = RetryPolicy(max_attempts=5)
+
+
+def lapsed(now: datetime) -> list[Candidate]:
+    """Running files whose holder's lease lapsed by `now` (the clock leases are judged by)."""
+    rows = db.session.execute(
+        select(
+            QueryExport.id,
+            QueryExport.attempt_count,
+            QueryExport.lease_holder,
+            QueryExportRequest.id.label("request_id"),
+            QueryExportRequest.dispatch_count,
+            QueryExportRequest.job_id,
+        )
+        .join(QueryExportRequest, QueryExportRequest.export_id == QueryExport.id)
+        .where(
+            QueryExport.status == FileStatus.RUNNING,
+            lease_lapsed(QueryExport.lease_expires_at, now),
+            # A dispatch this recent may still be on its way into Redis.
+            QueryExportRequest.dispatched_at < now - LOST_AFTER,
+        )
+        .order_by(QueryExport.id)
+    ).all()
+    db.session.rollback()
+    return [
+        Candidate(
+            row.id,
+            row.job_id,
+            partial(dispatch, row.request_id, row.id, row.dispatch_count),
+            attempt=row.attempt_count,
+            attempts_used=row.attempt_count,
+            holder=row.lease_holder,
+        )
+        for row in rows
+    ]
+
+
+def give_up(candidate: Candidate, now: datetime) -> bool:
+    """Fail the file with `timeout`, fenced on the attempt whose holder stopped."""
+    detail = (
+        f"The file was started {candidate.attempt} times and each time the worker producing it stopped "
+        "(it was killed or its machine went away), so it was given up."
+    )
+    try:
+        export_file.fail(candidate.record_id, candidate.attempt, FailureCode.TIMEOUT, detail)
+    except TransitionRefused:
+        return False
+    return True

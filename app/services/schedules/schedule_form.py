@@ -1,0 +1,356 @@
+"""The schedule form's use cases: the form's values of a schedule, and saving one (create or edit)
+with every field checked, each refusal on its field, and the audit event in the transaction.
+Who may see and manage which schedule is app/services/schedules/schedules.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.domain.access import RequesterContext
+from app.domain.attachment_policy import NOT_ALLOWED
+from app.domain.email_address import check_address
+from app.domain.errors import FieldChecks, ValidationError
+from app.domain.schedule_rules import FORMAT_LABELS, allowed_formats
+from app.domain.text_rules import database_id, refuse_line_breaks, refuse_unstorable
+from app.domain.timetable import Timetable, next_occurrence
+from app.extensions import db, execute_dml
+from app.models import Membership, Person, Report, SavedQuery
+from app.models.schedule import (
+    MAX_RECIPIENTS,
+    Schedule,
+    ScheduleRecipient,
+    ScheduleStatus,
+)
+from app.models.types import utcnow
+from app.services.platform import audit
+from app.services.schedules import attachment_policy
+from app.services.schedules.schedules import (
+    EXTERNAL_GRANT,
+    HEADINGS,
+    MESSAGE_LIMIT,
+    NAME_LIMIT,
+    Recipient,
+    ScheduleInput,
+    published_template_versions,
+    workspace_zone,
+)
+from app.services.sources import reports, saved_queries
+
+
+def input_of(schedule: Schedule) -> ScheduleInput:
+    """The form's values for a saved schedule."""
+    source = f"query:{schedule.source_query_id}" if schedule.kind == "query" else f"report:{schedule.report_id or ''}"
+    return ScheduleInput(
+        name=schedule.name,
+        source=source,
+        format=schedule.format,
+        heading=schedule.heading,
+        timetable=dict(schedule.timetable),
+        people=[str(r.person_id) for r in schedule.recipients if r.person_id is not None],
+        addresses="\n".join(r.email for r in schedule.recipients if r.email is not None),
+        template_version_id="" if schedule.template_version_id is None else str(schedule.template_version_id),
+        custom_message=schedule.custom_message,
+        send_when_empty=schedule.send_when_empty,
+        attach_file=schedule.attach_file,
+    )
+
+
+def save_schedule(
+    access: RequesterContext, schedule: Schedule | None, data: ScheduleInput, expected_version: int | None = None
+) -> Schedule:
+    """Create (`schedule` None) or change a schedule; nothing is written when a field is refused, and
+    ValidationErrors then names every refused field at once."""
+    refuse_unstorable(
+        [
+            data.name,
+            data.source,
+            data.format,
+            data.heading,
+            data.timetable,
+            data.people,
+            data.addresses,
+            data.template_version_id,
+            data.custom_message,
+        ],
+        "form",
+        "the form",
+    )
+    checked = _checked(access, data, None if schedule is None else schedule.id)
+    name, kind, source, timetable = checked.name, checked.kind, checked.source, checked.timetable
+    now = utcnow()
+    values = {
+        "name": name,
+        "format": checked.format,
+        "heading": checked.heading,
+        "timetable": timetable.to_json(),
+        "template_version_id": checked.template_version_id,
+        "custom_message": checked.message,
+        "send_when_empty": bool(data.send_when_empty),
+        "attach_file": bool(data.attach_file),
+        "updated_at": now,
+    }
+    values.update(_source_values(schedule, source))
+    if schedule is None or schedule.timetable != values["timetable"]:
+        values["next_occurrence_at"] = next_occurrence(timetable, now)
+    try:
+        if schedule is None:
+            schedule = Schedule(
+                workspace_id=access.workspace_id,
+                owner_id=access.person_id,
+                kind=kind,
+                version=1,
+                status=ScheduleStatus.ACTIVE,
+                created_at=now,
+                **values,
+            )
+            db.session.add(schedule)
+            db.session.flush()
+            action = "schedule.created"
+        else:
+            version = schedule.version if expected_version is None else expected_version
+            result = execute_dml(
+                update(Schedule)
+                .where(
+                    Schedule.id == schedule.id,
+                    Schedule.workspace_id == access.workspace_id,
+                    Schedule.version == version,
+                )
+                .values(kind=kind, version=Schedule.version + 1, **values)
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                db.session.rollback()
+                raise ValidationError(
+                    "Someone saved this schedule after you opened it. Open it again to see their changes.", "version"
+                )
+            action = "schedule.changed"
+        _replace_recipients(schedule.id, checked.recipients)
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="schedule",
+            subject_id=schedule.id,
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        _refuse_taken_name(access.workspace_id, name, None if schedule is None else schedule.id)
+        raise ValidationError("The chosen source or template was removed meanwhile. Choose again.", "source") from None
+    db.session.refresh(schedule)
+    return schedule
+
+
+@dataclass(frozen=True)
+class _CheckedSchedule:
+    name: str
+    kind: str
+    source: SavedQuery | Report
+    format: str
+    heading: str
+    timetable: Timetable
+    recipients: list[Recipient]
+    template_version_id: int | None
+    message: str
+
+
+def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | None) -> _CheckedSchedule:
+    """Every field of the form checked; ValidationErrors holds every refusal at once, each on its field."""
+    checks = FieldChecks()
+    name = checks.check(_checked_name, data.name)
+    if name is not None:
+        checks.check(_refuse_taken_name, access.workspace_id, name, existing_id)
+    found = checks.check(_checked_source, access, data.source)
+    fmt = heading = None
+    if found is not None:
+        fmt = checks.check(_checked_format, *found, data.format)
+        heading = checks.check(_checked_heading, found[0], data.heading)
+    timetable = checks.check(Timetable.from_json, data.timetable, workspace_zone(access.workspace_id))
+    recipients = checks.check(checked_recipients, access, data.people, data.addresses)
+    template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
+    message = checks.check(_checked_message, data.custom_message)
+    if data.attach_file:
+        checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
+    checks.raise_any()
+    # Past raise_any every check passed, so each value is there.
+    return _CheckedSchedule(
+        name=cast(str, name),
+        kind=cast(tuple, found)[0],
+        source=cast(tuple, found)[1],
+        format=cast(str, fmt),
+        heading=cast(str, heading),
+        timetable=cast(Timetable, timetable),
+        recipients=cast(list, recipients),
+        template_version_id=template_version_id,
+        message=cast(str, message),
+    )
+
+
+def _checked_name(text: str) -> str:
+    refuse_line_breaks(text or "", "name", "the name")
+    name = (text or "").strip()
+    if not name:
+        raise ValidationError("Give the schedule a name.", "name")
+    if len(name) > NAME_LIMIT:
+        raise ValidationError(f"The name is at most {NAME_LIMIT} characters.", "name")
+    return name
+
+
+def _refuse_attachment_unless_allowed(workspace_id: int) -> None:
+    if attachment_policy.limit_mb(workspace_id) is None:
+        raise ValidationError(NOT_ALLOWED, "attach_file")
+
+
+def _checked_message(text: str) -> str:
+    message = text.strip()
+    if len(message) > MESSAGE_LIMIT:
+        raise ValidationError(f"The custom message is at most {MESSAGE_LIMIT:,} characters.", "custom_message")
+    return message
+
+
+def _refuse_taken_name(workspace_id: int, name: str, excluding_id: int | None) -> None:
+    clash = select(Schedule.id).where(Schedule.workspace_id == workspace_id, func.lower(Schedule.name) == name.lower())
+    if excluding_id is not None:
+        clash = clash.where(Schedule.id != excluding_id)
+    if db.session.execute(clash.limit(1)).first() is not None:
+        raise ValidationError("Another schedule in this workspace already has that name.", "name")
+
+
+def _checked_source(access: RequesterContext, text: str) -> tuple[str, SavedQuery | Report]:
+    """The query or report the form names, if the person may read it."""
+    kind, _, raw_id = (text or "").partition(":")
+    source_id = database_id(raw_id)
+    found: SavedQuery | Report | None = None
+    if kind == "query" and source_id is not None:
+        query_listing = saved_queries.get_query(access, source_id)
+        found = query_listing.query if query_listing else None
+    elif kind == "report" and source_id is not None:
+        report_listing = reports.get_report(access, source_id)
+        found = report_listing.report if report_listing else None
+    if found is None:
+        raise ValidationError("Choose the saved query or report the schedule sends.", "source")
+    return kind, found
+
+
+def _checked_format(kind: str, source: SavedQuery | Report, text: str) -> str:
+    allowed = allowed_formats(kind, source.kind if isinstance(source, Report) else None)
+    if text not in allowed:
+        spoken = " or ".join(FORMAT_LABELS[fmt] for fmt in allowed)
+        raise ValidationError(f"Choose the file format: this {kind} can be sent as {spoken}.", "format")
+    return text
+
+
+def _checked_heading(kind: str, text: str) -> str:
+    """A query file's heading row; a report prints its own headings, so it keeps the default."""
+    if kind != "query":
+        return "names"
+    if text not in HEADINGS:
+        raise ValidationError("Choose the heading row: column names, column labels or none.", "heading")
+    return text
+
+
+def _source_values(schedule: Schedule | None, source: SavedQuery | Report) -> dict:
+    """The source columns; a query schedule keeps its snapshot while it names the same query (INV-07)."""
+    if isinstance(source, SavedQuery):
+        if schedule is not None and schedule.kind == "query" and schedule.source_query_id == source.id:
+            return {}
+        return {
+            "source_query_id": source.id,
+            "query_definition": source.definition(),
+            "query_version": source.version,
+            "report_id": None,
+            "report_version_seen": None,
+        }
+    if schedule is not None and schedule.kind == "report" and schedule.report_id == source.id:
+        return {}
+    return {
+        "report_id": source.id,
+        "report_version_seen": source.version,
+        "source_query_id": None,
+        "query_definition": None,
+        "query_version": None,
+    }
+
+
+def checked_recipients(access: RequesterContext, people: list[str], addresses: str) -> list[Recipient]:
+    """The recipients the form names, in order: people picked, then addresses typed, one a line.
+
+    An address of a workspace member counts as that person. Each problem has its own message.
+    """
+    members = {
+        person.id: person.email.lower()
+        for person in db.session.scalars(
+            select(Person)
+            .join(Membership, Membership.person_id == Person.id)
+            .where(Membership.workspace_id == access.workspace_id)
+        )
+    }
+    by_address = {email: person_id for person_id, email in members.items()}
+    recipients: list[Recipient] = []
+    seen: dict[str, str] = {}
+
+    def add(recipient: Recipient, shown: str, field_name: str) -> None:
+        key = recipient.address_key
+        if key in seen:
+            raise ValidationError(f"{shown} is a recipient twice; list each recipient once.", field_name)
+        if len(recipients) == MAX_RECIPIENTS:
+            raise ValidationError(
+                f"A schedule has at most {MAX_RECIPIENTS} recipients; {shown} would be number {MAX_RECIPIENTS + 1}.",
+                field_name,
+            )
+        seen[key] = shown
+        recipients.append(recipient)
+
+    for raw in people:
+        person_id = database_id(raw)
+        if person_id is None or person_id not in members:
+            raise ValidationError("Choose recipients from the people of this workspace.", "people")
+        add(Recipient(person_id, None), members[person_id], "people")
+    for line in (addresses or "").splitlines():
+        address = line.strip()
+        if not address:
+            continue
+        address = check_address(address, "addresses").typed
+        member_id = by_address.get(address.lower())
+        if member_id is not None:
+            add(Recipient(member_id, None), address, "addresses")
+            continue
+        if not access.has_grant(EXTERNAL_GRANT):
+            raise ValidationError(
+                f"{address} is not a person of this workspace. Sending to other addresses needs the "
+                "external-recipients permission, which you do not have.",
+                "addresses",
+            )
+        add(Recipient(None, address), address, "addresses")
+    if not recipients:
+        raise ValidationError("Choose at least one recipient.", "people")
+    return recipients
+
+
+def _replace_recipients(schedule_id: int, recipients: list[Recipient]) -> None:
+    db.session.execute(delete(ScheduleRecipient).where(ScheduleRecipient.schedule_id == schedule_id))
+    for position, recipient in enumerate(recipients):
+        db.session.add(
+            ScheduleRecipient(
+                schedule_id=schedule_id,
+                position=position,
+                person_id=recipient.person_id,
+                email=recipient.email,
+                address_key=recipient.address_key,
+            )
+        )
+    db.session.flush()
+
+
+def _checked_template_version(workspace_id: int, text: str) -> int | None:
+    if not (text or "").strip():
+        return None
+    version_id = database_id(text)
+    published = dict((version.id, name) for version, name in published_template_versions(workspace_id))
+    if version_id not in published:
+        raise ValidationError("Choose a published version of one of this workspace's templates.", "template_version_id")
+    return version_id

@@ -1,0 +1,412 @@
+"""Processing a schedule run: the use case the run job calls (its dispatcher and watchdog are
+app/services/schedules/schedule_run_dispatch.py).
+
+A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
+is now, check the source, admit the file through the export-file path (requester = owner,
+`schedule_id` set) and produce it in this process with `run_export_file` (same transitions,
+same storage), make the recipient rows, send what is pending, settle. A run delivered twice
+finds its file and its rows and goes on from where they are; nobody is emailed twice
+(app/services/schedules/schedule_delivery.py). docs/architecture.md "Schedule runs" has the whole story.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime, timedelta
+from typing import NoReturn
+
+from flask import current_app
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
+from app.domain import schedule as schedule_domain
+from app.domain import schedule_run
+from app.domain.access import RequesterContext, current_context
+from app.domain.catalog import get_dataset
+from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.query_spec import substitute, validate_definition
+from app.domain.retry_policy import RetryPolicy
+from app.extensions import db
+from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
+from app.models.export_file import FailureCode, FileStatus
+from app.models.schedule import (
+    MAIL_UNAVAILABLE,
+    PauseReason,
+    RunStatus,
+    Schedule,
+    ScheduleRun,
+    ScheduleRunAttempt,
+)
+from app.models.types import utcnow
+from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
+from app.services.files.file_requests import queued_export, workspace_time_zone
+from app.services.files.report_files import file_request
+from app.services.platform import audit, leases
+from app.services.schedules import schedule_delivery
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
+# The cause of every other transient failure: storage unavailable, an unexpected error.
+OTHER_TRANSIENT = "other_transient"
+# How often a run is tried again, one policy per cause of a transient failure: the n-th attempt
+# that failed of that cause waits the n-th delay, and the last one the policy allows fails the
+# run. A transient file failure gets 3 attempts in 2.5 minutes; recipients the mail server could
+# not take are tried again for 2 h 8 min, so a run rides out a mail outage of an hour or
+# more, and each recipient is mailed once (submitted rows are never sent again).
+RETRIES: dict[str, RetryPolicy] = {
+    OTHER_TRANSIENT: RetryPolicy(max_attempts=3, backoff=(timedelta(seconds=30), timedelta(minutes=2))),
+    MAIL_UNAVAILABLE: RetryPolicy(
+        max_attempts=10, backoff=tuple(timedelta(minutes=m) for m in (0.5, 1, 2, 5, 10, 20, 30, 30, 30))
+    ),
+}
+_CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_UNAVAILABLE: {MAIL_UNAVAILABLE}}
+
+
+# Processing
+
+
+class _Stop(Exception):
+    """This attempt settled or re-queued the run; the reason is already recorded."""
+
+
+def process_run(run_id: int, now: datetime | None = None) -> str:
+    """Run one attempt of the run; returns one word describing the outcome, for logs."""
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        return "missing"
+    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+        return "already_settled"
+    started_at = now or utcnow()
+    try:
+        attempt = schedule_run.start_attempt(
+            run_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
+        )
+    except TransitionRefused:
+        return "not_due"
+
+    def renew(lease_expires_at: datetime) -> None:
+        schedule_run.renew_lease(run_id, attempt, lease_expires_at)
+
+    with leases.renewed_while_running(renew, f"schedule run {run_id}"):
+        try:
+            return _attempt(run_id, attempt, started_at)
+        except _Stop as stop:
+            return str(stop)
+        except TransitionRefused:
+            log.info("schedule run %s attempt %s was superseded", run_id, attempt)
+            return "superseded"
+        except Exception:  # an unexpected error is transient: the run retries, the log has the details
+            log.exception("schedule run %s attempt %s failed unexpectedly", run_id, attempt)
+            return _after_unexpected_error(run_id, attempt, started_at)
+
+
+def _after_unexpected_error(run_id: int, attempt: int, started_at: datetime) -> str:
+    db.session.rollback()
+    run = db.session.get(ScheduleRun, run_id)
+    if run is None:
+        return "missing"
+    detail = (
+        f"Something went wrong while running the schedule, and the error was logged; "
+        f"the reference is “schedule run {run_id}”."
+    )
+    try:
+        _retry_or_fail(run, attempt, FailureCode.INTERNAL, detail, started_at)
+    except _Stop as stop:
+        return str(stop)
+    except TransitionRefused:
+        return "superseded"
+    return "superseded"
+
+
+def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
+    run = db.session.get_one(ScheduleRun, run_id, populate_existing=True)
+    schedule = db.session.get_one(Schedule, run.schedule_id)
+    owner = current_context(schedule.workspace_id, schedule.owner_id)
+    _check_access_and_source(run, schedule, owner, attempt)
+    assert owner is not None
+    export = _file_for(run, schedule, owner, attempt)
+    if export.status != FileStatus.SUCCEEDED:
+        _file_failed(run, export, attempt, started_at)
+
+    schedule_delivery.create_deliveries(run, schedule, owner, export)
+    mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
+    outcome = schedule_delivery.send_pending(run, schedule, export, attempt, mail_retry_at)
+    if outcome.held_elsewhere:
+        # This attempt no longer holds the run: a newer one does (and settles it), or its lease
+        # lapsed and the watchdog delivers the run again. It settles nothing.
+        log.info(
+            "schedule run %s attempt %s: %s recipient row(s) left to the run's holder",
+            run_id,
+            attempt,
+            outcome.held_elsewhere,
+        )
+        raise _Stop("superseded")
+    if outcome.waiting:
+        _retry_or_fail(
+            run,
+            attempt,
+            MAIL_UNAVAILABLE,
+            f"The mail server was not available for {outcome.waiting} recipient(s).",
+            started_at,
+        )
+    schedule_run.succeed(run_id, attempt, export.row_count)
+    settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+    db.session.commit()
+    return "succeeded"
+
+
+def _check_access_and_source(
+    run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None, attempt: int
+) -> None:
+    if owner is None:
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.ACCESS_LOST,
+            "The schedule's owner is no longer a member of this workspace.",
+            PauseReason.OWNER_ACCESS_LOST,
+        )
+    if schedule.kind == "report":
+        report = db.session.get(Report, schedule.report_id) if schedule.report_id is not None else None
+        query = db.session.get(SavedQuery, report.source_query_id) if report is not None else None
+        if report is None or query is None:
+            _fail_and_pause(
+                run,
+                attempt,
+                FailureCode.SOURCE_MISSING,
+                "The report this schedule prints was deleted.",
+                PauseReason.SOURCE_REMOVED,
+            )
+        dataset = query.dataset
+    else:
+        named = (schedule.query_definition or {}).get("dataset")
+        found = get_dataset(named) if isinstance(named, str) else None
+        if found is None:
+            _fail_and_pause(
+                run,
+                attempt,
+                FailureCode.SOURCE_MISSING,
+                f"The dataset {named!r} this schedule reads no longer exists.",
+                PauseReason.SOURCE_REMOVED,
+            )
+        dataset = found.name
+    if not owner.can_read_dataset(dataset):
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.ACCESS_LOST,
+            "The schedule's owner no longer has access to the dataset it reads.",
+            PauseReason.OWNER_ACCESS_LOST,
+        )
+
+
+def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> NoReturn:
+    run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
+    schedule_run.fail(run_id, attempt, code, detail)
+    db.session.commit()
+    schedule_delivery.fail_pending(run_id, attempt, detail)
+    try:
+        schedule_domain.pause(schedule_id, reason)
+    except TransitionRefused:
+        pass  # paused already (by hand, or by another run): the reason on the page stays
+    else:
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=None,
+            action="schedule.paused",
+            subject_type="schedule",
+            subject_id=schedule_id,
+            reason=reason,
+            details={"run_id": run_id},
+        )
+    schedule_domain.record_run_outcome(schedule_id, failed=True)
+    db.session.commit()
+    raise _Stop(code)
+
+
+# How often a run's attempt looks again at a file another live job is producing for it.
+FILE_HOLDER_POLL_SECONDS = 1.0
+
+
+def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+    """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
+    export = db.session.get(QueryExport, run.export_id) if run.export_id is not None else None
+    if export is not None and export.failure_code == FailureCode.CANCELLED:
+        # A person stopped this run's file: the run ends with it (without retry), never with a new file.
+        return export
+    if export is None or export.status == FileStatus.FAILED:
+        export = _admit_file(run, schedule, owner, attempt)
+    export_id = export.id
+    while run_export_file(export_id) == HELD_ELSEWHERE:
+        # Another job holds the file (the file's own redelivery after this run's worker died, or
+        # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
+        _wait_for_the_file_s_holder(export_id)
+    db.session.rollback()
+    return db.session.get_one(QueryExport, export_id, populate_existing=True)
+
+
+def _wait_for_the_file_s_holder(export_id: int) -> None:
+    while True:
+        export = db.session.get_one(QueryExport, export_id, populate_existing=True)
+        lease_expires_at, settled = export.lease_expires_at, export.is_settled
+        db.session.rollback()
+        if settled or lease_expires_at is None or lease_expires_at < utcnow():
+            return
+        time.sleep(FILE_HOLDER_POLL_SECONDS)
+
+
+def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+    """A queued file of the schedule's source, requested by the owner, committed with the run's
+    reference to it. Its outbox row is claimed by this run's job (which produces it right away),
+    so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
+    settings = current_app.config["SETTINGS"]
+    now = utcnow()
+    source_changed = False
+    try:
+        if schedule.kind == "query":
+            if schedule.query_definition is None or schedule.query_version is None:
+                # The table's check constraint keeps both on every query schedule.
+                raise ValueError(f"query schedule {schedule.id} has no query definition or version")
+            query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
+            definition = validate_definition(schedule.query_definition, settings.max_export_rows)
+            export = queued_export(
+                owner,
+                query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
+                source_name=schedule.name,
+                source_version=schedule.query_version,
+                request=substitute(definition, now.date()),
+                file_format=schedule.format,
+                requested_at=now,
+                kind="query",
+                heading=schedule.heading,
+                include_descriptions=False,
+                exact_values=False,
+                time_zone="UTC" if schedule.format == "csv" else workspace_time_zone(schedule.workspace_id),
+            )
+            export.dataset = definition["dataset"]
+        else:
+            report = db.session.get_one(Report, schedule.report_id)
+            query = db.session.get_one(SavedQuery, report.source_query_id)
+            request, print_params = file_request(report, query, now.date())
+            source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
+            export = queued_export(
+                owner,
+                query,
+                source_name=report.name,
+                source_version=report.version,
+                request=request,
+                file_format=schedule.format,
+                requested_at=now,
+                kind="report",
+                report_id=report.id,
+                report_kind=report.kind,
+                print_params=print_params.to_json(),
+                heading="labels",
+                include_descriptions=False,
+            )
+    except ValidationError as exc:
+        _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
+    export.schedule_id = schedule.id
+    export.outbox = QueryExportRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
+    db.session.add(export)
+    try:
+        db.session.flush()
+        schedule_run.record_file(run.id, attempt, export.id, source_changed)
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        _fail_and_pause(
+            run,
+            attempt,
+            FailureCode.SOURCE_MISSING,
+            "The schedule's source was deleted meanwhile.",
+            PauseReason.SOURCE_REMOVED,
+        )
+    return export
+
+
+class _SnapshotSource:
+    """The saved query a snapshot came from, when only the snapshot is left to read."""
+
+    def __init__(self, query_id: int | None, dataset: str):
+        self.id = query_id
+        self.dataset = dataset
+
+
+def _current_job_id() -> str | None:
+    from rq import get_current_job
+
+    job = get_current_job()
+    return job.id if job is not None else None
+
+
+def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int, started_at: datetime) -> NoReturn:
+    """Settle the run after its file failed: retry the transient failures, pause for lost access or a
+    removed source, and fail the run for the rest (a cancelled file among them: a person's choice)."""
+    code = export.failure_code or FailureCode.INTERNAL
+    detail = f"The file was not produced: {export.failure_detail or code}"
+    if code in TRANSIENT_FILE_FAILURES:
+        _retry_or_fail(run, attempt, code, detail, started_at)
+    if code == FailureCode.ACCESS_LOST:
+        _fail_and_pause(run, attempt, code, detail, PauseReason.OWNER_ACCESS_LOST)
+    if code == FailureCode.SOURCE_MISSING:
+        _fail_and_pause(run, attempt, code, detail, PauseReason.SOURCE_REMOVED)
+    _settle_failed(run, attempt, code, detail)
+
+
+def _clock(started_at: datetime) -> datetime:
+    """Now, as the attempt reckons it: the wall clock, or the later moment the attempt was started
+    at (a caller's `now`, as the periodic functions take one)."""
+    return max(started_at, utcnow())
+
+
+def attempts_failed_with(run_id: int, codes: set[str], before: int | None = None) -> int:
+    """How many of the run's attempts (numbered below `before`) ended with one of `codes`."""
+    query = select(func.count()).where(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.error_code.in_(codes))
+    if before is not None:
+        query = query.where(ScheduleRunAttempt.number < before)
+    return db.session.scalar(query) or 0
+
+
+def _backoff(run_id: int, attempt: int, code: str) -> timedelta | None:
+    """The delay before the run's next attempt once `attempt` failed with `code`; None when the
+    attempts for its cause are used up (RETRIES)."""
+    cause = MAIL_UNAVAILABLE if code == MAIL_UNAVAILABLE else OTHER_TRANSIENT
+    failed = attempts_failed_with(run_id, _CAUSES[cause], before=attempt) + 1
+    policy = RETRIES[cause]
+    return None if policy.exhausted(failed) else policy.delay_after(failed)
+
+
+def _retry_or_fail(run: ScheduleRun, attempt: int, code: str, detail: str, started_at: datetime) -> NoReturn:
+    delay = _backoff(run.id, attempt, code)
+    if delay is None:
+        _settle_failed(run, attempt, code, f"{detail} (after {attempt} attempts)")
+    schedule_run.retry_later(run.id, attempt, code, detail, _clock(started_at) + delay)
+    db.session.commit()
+    raise _Stop("retry_later")
+
+
+def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> NoReturn:
+    run_id, schedule_id, workspace_id = run.id, run.schedule_id, run.workspace_id
+    schedule_run.fail(run_id, attempt, code, detail)
+    # A run whose file a person cancelled failed by their choice, not by the schedule's: it ends
+    # the failure streak rather than extending it (a run of failures shows something is wrong).
+    settle_schedule(schedule_id, workspace_id, failed=code != FailureCode.CANCELLED)
+    db.session.commit()
+    schedule_delivery.fail_pending(run_id, attempt, detail)
+    raise _Stop(code)
+
+
+def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
+    if schedule_domain.record_run_outcome(schedule_id, failed):
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=None,
+            action="schedule.paused",
+            subject_type="schedule",
+            subject_id=schedule_id,
+            reason=PauseReason.FAILURE_STREAK,
+            details={},
+        )

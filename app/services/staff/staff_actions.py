@@ -1,0 +1,154 @@
+"""What staff with `staff.execute` may do, each with a reason, each audited in the transaction of
+the change it makes (DESIGN section 10): suspend and resume a workspace's export, mark a stuck
+workspace export failed, delete a package early (its workspace's administrators told), and
+requeue a failed job through the product's own dispatch (the work engine's, for every kind)."""
+
+from __future__ import annotations
+
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.registry import FailedJobRegistry
+from sqlalchemy.exc import IntegrityError
+
+from app.domain import export_execution, export_suspension
+from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.text_rules import refuse_unstorable
+from app.extensions import db
+from app.models import ExportExecution, ExportPackage, Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import NoticeKind
+from app.services.platform import audit
+from app.services.platform.queue import redis_connection, work_queues
+from app.services.platform.work import RequeueRefused
+from app.services.work.engine import record_of
+from app.services.workspace_export import export_notices, package_retention
+from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
+
+REASON_LIMIT = 1000
+_NOT_DISPATCHED = "Another dispatch got there first, or Redis refused; the periodic dispatcher retries it."
+
+
+class ActionRefused(Exception):
+    """The action cannot be taken; the message says why, for the staff member."""
+
+
+def _reason(text: str | None) -> str:
+    reason = (text or "").strip()
+    if not reason:
+        raise ValidationError("Give a reason: it is kept in the audit log with the action.", field="reason")
+    if len(reason) > REASON_LIMIT:
+        raise ValidationError(f"Keep the reason under {REASON_LIMIT} characters.", field="reason")
+    refuse_unstorable(reason, "reason", "the reason")
+    return reason
+
+
+def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
+    reason = _reason(reason_text)
+    try:
+        export_suspension.suspend(workspace.id, reason)
+        audit.record(
+            workspace_id=workspace.id,
+            actor_id=actor.id,
+            action="export.suspended",
+            subject_type="workspace",
+            subject_id=workspace.id,
+            reason=reason,
+        )
+        db.session.commit()
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    except IntegrityError:  # another staff member suspended it at the same moment
+        db.session.rollback()
+        raise ActionRefused("This workspace's export was suspended a moment ago by someone else.") from None
+
+
+def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
+    reason = _reason(reason_text)
+    try:
+        export_suspension.resume(workspace.id)
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    audit.record(
+        workspace_id=workspace.id,
+        actor_id=actor.id,
+        action="export.resumed",
+        subject_type="workspace",
+        subject_id=workspace.id,
+        reason=reason,
+    )
+    db.session.commit()
+
+
+def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person, reason_text: str | None) -> None:
+    """Mark a queued or running execution failed, at the attempt the staff member saw on the page;
+    what its attempts left unpublished in storage is removed, and its people get the
+    EXECUTION_FAILED notice, as for every failure. A worker still producing it finds its next
+    update refused and removes its own objects too (app/services/workspace_export/package_production.py)."""
+    reason = _reason(reason_text)
+    try:
+        export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
+    except TransitionRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    audit.record(
+        workspace_id=execution.workspace_id,
+        actor_id=actor.id,
+        action="export.execution_stopped",
+        subject_type="execution",
+        subject_id=execution.id,
+        reason=reason,
+        details={"attempt": seen_attempt},
+    )
+    db.session.commit()
+    remove_leftovers_of_settled(execution.workspace_id, execution.id, seen_attempt)
+    export_notices.notify_execution_failed(execution.id, execution.workspace_id)
+
+
+def delete_package(package: ExportPackage, actor: Person, reason_text: str | None) -> None:
+    """Delete an available package before its retention deadline, through the administrators'
+    own early deletion (so not while a delivery copies it), audited with the reason; then the
+    workspace's administrators and the export's notification people are told by a notice."""
+    reason = _reason(reason_text)
+    try:
+        package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
+    except package_retention.PackageNotDeletable as refused:
+        raise ActionRefused(str(refused)) from None
+    export_notices.notify(NoticeKind.PACKAGE_DELETED, "package", package.id, package.workspace_id)
+
+
+def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:
+    """Dispatch again, through the product's own dispatch, the record a failed RQ job worked on,
+    then drop the failed job from its registry. Returns a sentence saying what happened."""
+    reason = _reason(reason_text)
+    registry = next((r for r in _failed_registries() if job_id in r.get_job_ids()), None)
+    if registry is None:
+        raise ActionRefused("That job is no longer among the failed jobs (it was requeued or expired).")
+    try:
+        job = Job.fetch(job_id, connection=redis_connection())
+    except NoSuchJobError:
+        raise ActionRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
+    kind, record_id = record_of(job)
+    if kind is None or record_id is None:
+        raise ActionRefused("This job is not one the product can dispatch again.")
+    try:
+        requeue = kind.requeue(record_id, utcnow())
+    except RequeueRefused as refused:
+        raise ActionRefused(str(refused)) from None
+    # Added before the dispatch's claim commits, so the claim and its audit event commit together.
+    audit.record(
+        workspace_id=requeue.workspace_id,
+        actor_id=actor.id,
+        action="job.requeued",
+        subject_type=requeue.subject_type,
+        subject_id=record_id,
+        reason=reason,
+        details={"failed_job": job_id},
+    )
+    if not requeue.dispatch():
+        db.session.rollback()
+        raise ActionRefused(f"{requeue.label} could not be dispatched now. {_NOT_DISPATCHED}")
+    registry.remove(job, delete_job=True)
+    return f"{requeue.label} was dispatched again."
+
+
+def _failed_registries() -> list[FailedJobRegistry]:
+    return [FailedJobRegistry(queue=queue) for queue in work_queues()]

@@ -1,0 +1,1 @@
+"""A workspace's own views for its administrators: the activity charts and the audit log."""

@@ -1,0 +1,297 @@
+"""Workspace export destinations: add, edit, enable or disable, remove, replace the secret, test.
+
+At most five live destinations per workspace, counted under a lock on the workspace row so two
+concurrent adds cannot make six; unique by connection and path (a clear message, the partial
+unique index behind it). The secret is encrypted with CREDENTIALS_KEY, never shown again, never
+logged and never put in the audit details. Removing keeps the row (removed_at) for the delivery
+history. Every change is audited in its transaction (INV-11) and refused while the workspace may
+not have export settings (INV-10) or staff have suspended them.
+"""
+
+from __future__ import annotations
+
+from flask import current_app
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
+from app.domain.access import RequesterContext
+from app.domain.errors import ValidationError
+from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
+from app.extensions import db, execute_dml
+from app.models import Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import MAX_DESTINATIONS, SUMMARY_LIMIT, DestinationKind, ExportDestination
+from app.security.credentials import encrypt_secret
+from app.services.platform import audit
+from app.services.workspace_export.export_settings import refuse_changes
+
+CHANGED_ELSEWHERE = "Someone changed this destination after you opened it. Open it again to see their changes."
+
+
+def list_destinations(workspace_id: int) -> list[ExportDestination]:
+    """The workspace's live destinations, oldest first."""
+    return list(
+        db.session.scalars(
+            select(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
+            .order_by(ExportDestination.created_at, ExportDestination.id)
+        )
+    )
+
+
+def get_destination(access: RequesterContext, destination_id: int) -> ExportDestination | None:
+    """A live destination of the person's workspace, for its administrators; None otherwise."""
+    if not access.is_admin:
+        return None
+    return db.session.scalar(
+        select(ExportDestination).where(
+            ExportDestination.id == destination_id,
+            ExportDestination.workspace_id == access.workspace_id,
+            ExportDestination.removed_at.is_(None),
+        )
+    )
+
+
+def directory_root_configured() -> bool:
+    return current_app.config["SETTINGS"].destinations_root is not None
+
+
+def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
+    """The form's destination by the domain's rules and the endpoint rule (no server's own network)."""
+    checked = check_destination(data, creating=creating, directory_root_configured=directory_root_configured())
+    try:
+        refuse_internal_endpoint(checked.endpoint_url, current_app.config["SETTINGS"].destination_allowed_hosts)
+    except DestinationRefused as exc:
+        raise ValidationError(str(exc), "endpoint_url") from None
+    return checked
+
+
+def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
+    """A new destination; ValidationError (nothing written) for bad input, a sixth one or a taken connection."""
+    workspace_id = access.workspace_id
+    refuse_changes(workspace_id)
+    checked = _checked(data, creating=True)
+    try:
+        # The workspace row's lock serialises adds: the count below sees every committed add.
+        db.session.execute(select(Workspace.id).where(Workspace.id == workspace_id).with_for_update())
+        live = db.session.execute(
+            select(func.count())
+            .select_from(ExportDestination)
+            .where(ExportDestination.workspace_id == workspace_id, ExportDestination.removed_at.is_(None))
+        ).scalar_one()
+        if live >= MAX_DESTINATIONS:
+            raise ValidationError(
+                f"A workspace has at most {MAX_DESTINATIONS} destinations; remove one before adding another.", "form"
+            )
+        _refuse_taken(workspace_id, checked, None)
+        now = utcnow()
+        destination = ExportDestination(
+            workspace_id=workspace_id,
+            created_at=now,
+            updated_at=now,
+            enabled=True,
+            version=1,
+            secret_ciphertext=encrypt_secret(checked.secret) if checked.secret else None,
+            **_connection_values(checked),
+        )
+        db.session.add(destination)
+        db.session.flush()
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.added",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"destination": _audited(checked), "secret_set": checked.secret is not None},
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        _refuse_taken(workspace_id, checked, None)
+        raise ValidationError(
+            "The destination could not be added because another change happened at the same time. Try again.", "form"
+        ) from None
+    except ValidationError:
+        db.session.rollback()
+        raise
+    return destination
+
+
+def edit(
+    access: RequesterContext, destination: ExportDestination, data: DestinationInput, expected_version: int
+) -> ExportDestination:
+    """Change a destination's connection, path or name; an empty secret keeps the stored one."""
+    workspace_id = access.workspace_id
+    refuse_changes(workspace_id)
+    checked = _checked(data, creating=False)
+    if checked.kind == DestinationKind.S3 and checked.secret is None and destination.secret_ciphertext is None:
+        raise ValidationError("Enter the secret access key: this destination has none yet.", "secret")
+    before = _current_audited(destination)
+    values = _connection_values(checked)
+    if checked.kind == DestinationKind.DIRECTORY:
+        values["secret_ciphertext"] = None
+    elif checked.secret is not None:
+        values["secret_ciphertext"] = encrypt_secret(checked.secret)
+    after = _audited(checked)
+    changed = {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+    try:
+        _refuse_taken(workspace_id, checked, destination.id)
+        _guarded_update(destination, expected_version, updated_at=utcnow(), **values)
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.changed",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"changed": changed, "secret_replaced": checked.secret is not None},
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        _refuse_taken(workspace_id, checked, destination.id)
+        raise ValidationError(CHANGED_ELSEWHERE, "version") from None
+    except ValidationError:
+        db.session.rollback()
+        raise
+    db.session.refresh(destination)
+    return destination
+
+
+def set_enabled(access: RequesterContext, destination: ExportDestination, enabled: bool) -> ExportDestination:
+    """Enable or disable deliveries to the destination (a disabled one's deliveries are withheld)."""
+    refuse_changes(access.workspace_id)
+    return _simple_change(
+        access,
+        destination,
+        "export_destination.enabled" if enabled else "export_destination.disabled",
+        {},
+        enabled=enabled,
+    )
+
+
+def remove(access: RequesterContext, destination: ExportDestination) -> ExportDestination:
+    """Remove the destination from the workspace; its row stays for the deliveries' history."""
+    refuse_changes(access.workspace_id)
+    return _simple_change(
+        access,
+        destination,
+        "export_destination.removed",
+        {"name": destination.name},
+        removed_at=utcnow(),
+        enabled=False,
+    )
+
+
+def replace_secret(access: RequesterContext, destination: ExportDestination, secret: str) -> ExportDestination:
+    """Store a new secret access key for an S3 destination; the old one is gone."""
+    refuse_changes(access.workspace_id)
+    if destination.kind != DestinationKind.S3:
+        raise ValidationError("Only a bucket destination has a secret access key.", "secret")
+    ciphertext = encrypt_secret(check_secret(secret))
+    return _simple_change(access, destination, "export_destination.secret_replaced", {}, secret_ciphertext=ciphertext)
+
+
+def test(access: RequesterContext, destination: ExportDestination) -> ProbeResult:
+    """Write, read back and delete a probe object at the destination; record and return the outcome.
+
+    The store is called outside any transaction, so a slow store holds no lock.
+    """
+    refuse_changes(access.workspace_id)
+    db.session.commit()
+    result = test_connection(destination)
+    message = (result.message or ("Connected." if result.ok else "The test failed."))[:SUMMARY_LIMIT]
+    now = utcnow()
+    changed = execute_dml(
+        update(ExportDestination)
+        .where(
+            ExportDestination.id == destination.id,
+            ExportDestination.workspace_id == access.workspace_id,
+            ExportDestination.removed_at.is_(None),
+        )
+        .values(last_tested_at=now, last_test_ok=result.ok, last_test_message=message)
+        .execution_options(synchronize_session=False)
+    )
+    if changed.rowcount == 1:
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action="export_destination.tested",
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details={"ok": result.ok, "message": message},
+        )
+    db.session.commit()
+    db.session.refresh(destination)
+    return result
+
+
+def _simple_change(
+    access: RequesterContext, destination: ExportDestination, action: str, details: dict, **values
+) -> ExportDestination:
+    try:
+        _guarded_update(destination, destination.version, updated_at=utcnow(), **values)
+        audit.record(
+            workspace_id=access.workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="export_destination",
+            subject_id=destination.id,
+            details=details,
+        )
+        db.session.commit()
+    except ValidationError:
+        db.session.rollback()
+        raise
+    db.session.refresh(destination)
+    return destination
+
+
+def _guarded_update(destination: ExportDestination, expected_version: int, **values) -> None:
+    result = execute_dml(
+        update(ExportDestination)
+        .where(
+            ExportDestination.id == destination.id,
+            ExportDestination.workspace_id == destination.workspace_id,
+            ExportDestination.version == expected_version,
+            ExportDestination.removed_at.is_(None),
+        )
+        .values(version=ExportDestination.version + 1, **values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise ValidationError(CHANGED_ELSEWHERE, "version")
+
+
+def _refuse_taken(workspace_id: int, checked: CheckedDestination, own_id: int | None) -> None:
+    query = select(ExportDestination.name).where(
+        ExportDestination.workspace_id == workspace_id,
+        ExportDestination.removed_at.is_(None),
+        ExportDestination.connection_key == checked.connection_key,
+        ExportDestination.path == checked.path,
+    )
+    if own_id is not None:
+        query = query.where(ExportDestination.id != own_id)
+    taken_by = db.session.scalar(query.limit(1))
+    if taken_by is not None:
+        raise ValidationError(
+            f"The destination “{taken_by}” already delivers to this {'bucket' if checked.bucket else 'directory'} "
+            "and path; choose another path.",
+            "path",
+        )
+
+
+# What the audit trail says about a destination: everything it stores but the secret.
+_AUDITED_FIELDS = ("name", "kind", "bucket", "region", "endpoint_url", "access_key_id", "path", "connection_key")
+
+
+def _connection_values(checked: CheckedDestination) -> dict:
+    return {field: getattr(checked, field) for field in _AUDITED_FIELDS}
+
+
+def _audited(checked: CheckedDestination) -> dict:
+    return _connection_values(checked)
+
+
+def _current_audited(destination: ExportDestination) -> dict:
+    return {field: getattr(destination, field) for field in _AUDITED_FIELDS}

@@ -1,0 +1,349 @@
+"""Workspace-export notices by email: package ready, execution failed, delivery failed for good,
+package deleted early by Rhythm staff.
+
+`notify` records one notice per (subject, kind, person) for the workspace's administrators and
+the notification people of the execution's settings snapshot (the settings as admitted: an edit
+after admission does not change who hears about that execution, its package or its deliveries)
+who are still members, with an insert that ignores rows already there (so a retried step
+notifies nobody twice), then sends the subject's pending notices. Each send asks again: a person
+who lost their place meanwhile (removed, or no longer an administrator and not named) is not
+mailed, and the notice fails saying so. A mail server that cannot take a message now leaves its
+notice pending with a backoff; `send_pending` (a periodic task) sends it later. Each message's
+Message-ID is fixed by its notice's id, so the same notice is recognisable however many attempts
+it took.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from app.communications import (
+    InvalidAddress,
+    Link,
+    MailRefused,
+    MailTemporarilyUnavailable,
+    OutgoingMessage,
+    Recipient,
+    get_mailer,
+    message_id_for,
+)
+from app.domain import export_notice
+from app.domain.errors import TransitionRefused
+from app.domain.retry_policy import RetryPolicy
+from app.extensions import db
+from app.models import AuditEvent, Membership, Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    ExportDelivery,
+    ExportDestination,
+    ExportExecution,
+    ExportNotice,
+    ExportPackage,
+    NoticeKind,
+    NoticeStatus,
+)
+from app.services.platform.portable_sql import insert_ignoring_duplicates
+from app.services.platform.public_link_tokens import public_link
+from app.services.workspace_export.package_retention import DELETED_ACTION
+
+log = logging.getLogger(__name__)
+
+MESSAGE_KIND = "export-notice"
+# A notice the mail server could not take is tried again after 1 min, 5 min, 30 min, then every
+# 2 h (about a day in all); the twelfth try is the last, given up with its error.
+SEND_RETRIES = RetryPolicy(
+    max_attempts=12, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
+)
+NO_LONGER_A_RECIPIENT = (
+    "Not sent: the person is no longer an administrator of the workspace, nor a member named in this"
+    " export's notification people."
+)
+SUBJECT_TYPES = {
+    NoticeKind.PACKAGE_READY: "package",
+    NoticeKind.EXECUTION_FAILED: "execution",
+    NoticeKind.DELIVERY_FAILED: "delivery",
+    NoticeKind.PACKAGE_DELETED: "package",
+}
+
+
+def recipients(subject_type: str, subject_id: int, workspace_id: int) -> list[int]:
+    """Who hears about this subject now: the workspace's administrators, plus the notification
+    people of its execution's settings snapshot (the settings as that execution was admitted;
+    later edits do not change who hears about it), each only while a member of the workspace."""
+    members = dict(
+        db.session.execute(select(Membership.person_id, Membership.role).where(Membership.workspace_id == workspace_id))
+        .tuples()
+        .all()
+    )
+    chosen = {person_id for person_id, role in members.items() if role == "admin"}
+    chosen |= {person_id for person_id in _snapshot_people(subject_type, subject_id) if person_id in members}
+    return sorted(chosen)
+
+
+def _snapshot_people(subject_type: str, subject_id: int) -> list[int]:
+    """The notification people in the settings snapshot of the execution the subject comes from."""
+    query = select(ExportExecution.settings_snapshot)
+    if subject_type == "execution":
+        query = query.where(ExportExecution.id == subject_id)
+    else:
+        query = query.join(ExportPackage, ExportPackage.execution_id == ExportExecution.id)
+        if subject_type == "package":
+            query = query.where(ExportPackage.id == subject_id)
+        else:
+            query = query.join(ExportDelivery, ExportDelivery.package_id == ExportPackage.id).where(
+                ExportDelivery.id == subject_id
+            )
+    snapshot = db.session.scalar(query) or {}
+    return list(snapshot.get("notify_person_ids", []))
+
+
+def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: int) -> int:
+    """Record the notices of this subject and kind (once per person, ever), then send the pending
+    ones. Returns how many were sent now."""
+    kind = NoticeKind(kind)
+    if SUBJECT_TYPES[kind] != subject_type:
+        raise ValueError(f"a {kind} notice is about a {SUBJECT_TYPES[kind]}, not a {subject_type}")
+    now = utcnow()
+    for person_id in recipients(subject_type, subject_id, workspace_id):
+        db.session.execute(
+            insert_ignoring_duplicates(
+                ExportNotice.__table__, ["subject_type", "subject_id", "kind", "person_id"]
+            ).values(
+                workspace_id=workspace_id,
+                subject_type=subject_type,
+                subject_id=subject_id,
+                kind=kind,
+                person_id=person_id,
+                status=NoticeStatus.PENDING,
+                attempt_count=0,
+                created_at=now,
+            )
+        )
+    db.session.commit()
+    due = db.session.scalars(
+        select(ExportNotice.id).where(
+            ExportNotice.subject_type == subject_type,
+            ExportNotice.subject_id == subject_id,
+            ExportNotice.kind == kind,
+            ExportNotice.status == NoticeStatus.PENDING,
+        )
+    ).all()
+    db.session.rollback()
+    return _send_each(due, now)
+
+
+def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
+    """The EXECUTION_FAILED notice, after a failure was committed, whoever settled it (the attempt
+    itself, the watchdog giving it up, staff marking it failed): every failure is told the same
+    way. Never raises: a notice that could not be recorded or sent is logged, and recorded ones
+    are sent again by `send_pending`."""
+    try:
+        notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
+    except Exception:
+        db.session.rollback()
+        log.exception("workspace export %s: the failure notice could not be sent", execution_id)
+
+
+def send_pending(now: datetime | None = None, limit: int = 200) -> int:
+    """Send the pending notices whose retry time has come (the periodic retry). Returns how many were sent."""
+    now = now or utcnow()
+    due = db.session.scalars(
+        select(ExportNotice.id)
+        .where(
+            ExportNotice.status == NoticeStatus.PENDING,
+            (ExportNotice.next_attempt_at.is_(None)) | (ExportNotice.next_attempt_at <= now),
+        )
+        .order_by(ExportNotice.id)
+        .limit(limit)
+    ).all()
+    db.session.rollback()
+    return _send_each(due, now)
+
+
+def _send_each(notice_ids: Sequence[int], now: datetime) -> int:
+    sent = 0
+    for notice_id in notice_ids:
+        sent += _send(notice_id, now)
+    return sent
+
+
+def _send(notice_id: int, now: datetime) -> bool:
+    try:
+        attempt = export_notice.claim(notice_id, now)
+    except TransitionRefused:
+        return False  # sent, failed, not due, or another sender has it
+    notice = db.session.get_one(ExportNotice, notice_id, populate_existing=True)
+    try:
+        content = _content(notice)
+    except _SubjectGone:
+        export_notice.fail(notice_id, attempt, "What this notice was about no longer exists.")
+        return False
+    if notice.person_id not in recipients(notice.subject_type, notice.subject_id, notice.workspace_id):
+        # A retry may come hours after the notice was recorded: access lost meanwhile counts.
+        export_notice.fail(notice_id, attempt, NO_LONGER_A_RECIPIENT)
+        return False
+    person = db.session.get_one(Person, notice.person_id)
+    mailer = get_mailer()
+    message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
+    try:
+        submission_id = mailer.send(content.message(Recipient(person.email, person.name), message_id))
+    except MailTemporarilyUnavailable as exc:
+        if SEND_RETRIES.exhausted(attempt):
+            export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
+        else:
+            export_notice.retry_later(notice_id, attempt, exc.summary, now + SEND_RETRIES.delay_after(attempt))
+        log.warning("export notice %s: the mail server could not take it (%s)", notice_id, exc.summary)
+        return False
+    except InvalidAddress as exc:
+        # Refused here, before any server saw it: the record must not blame the mail server.
+        export_notice.fail(notice_id, attempt, f"Not sent: this product's address check refused it. {exc.summary}")
+        log.warning("export notice %s not sent: %s", notice_id, exc.summary)
+        return False
+    except MailRefused as exc:
+        export_notice.fail(notice_id, attempt, f"The mail server refused the message: {exc.summary}")
+        log.warning("export notice %s refused: %s", notice_id, exc.summary)
+        return False
+    export_notice.mark_sent(notice_id, attempt, submission_id)
+    log.info("export notice %s sent as %s", notice_id, submission_id)
+    return True
+
+
+class _SubjectGone(Exception):
+    """The execution, package or delivery the notice is about was deleted."""
+
+
+@dataclass(frozen=True)
+class NoticeContent:
+    subject: str
+    heading: str
+    paragraphs: tuple[str, ...]
+    facts: tuple[tuple[str, str], ...]
+    link: Link
+
+    def message(self, to: Recipient, message_id: str) -> OutgoingMessage:
+        return OutgoingMessage(
+            to=to,
+            subject=self.subject,
+            message_id=message_id,
+            heading=self.heading,
+            paragraphs=self.paragraphs,
+            facts=self.facts,
+            link=self.link,
+            footer="You receive this as an administrator of the workspace or one of its export notification people.",
+        )
+
+
+def _package_link(workspace_id: int, package_id: int) -> Link:
+    return Link("Open the package", public_link(f"/w/{workspace_id}/export/packages/{package_id}"))
+
+
+def _size(size_bytes: int) -> str:
+    size = float(size_bytes)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size_bytes:,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _staff_deletion_reason(package_id: int) -> str | None:
+    """The reason in the audit event of the package's deletion (the workspace's audit log shows it too)."""
+    return db.session.scalar(
+        select(AuditEvent.reason).where(
+            AuditEvent.action == DELETED_ACTION,
+            AuditEvent.subject_type == "export_package",
+            AuditEvent.subject_id == package_id,
+        )
+    )
+
+
+def _content(notice: ExportNotice) -> NoticeContent:
+    workspace = db.session.get(Workspace, notice.workspace_id)
+    if workspace is None:
+        raise _SubjectGone
+    if notice.kind == NoticeKind.PACKAGE_READY:
+        package = db.session.get(ExportPackage, notice.subject_id)
+        if package is None:
+            raise _SubjectGone
+        return NoticeContent(
+            subject=f"Workspace export ready: {workspace.name}",
+            heading="Your workspace export is ready",
+            paragraphs=("The package can be downloaded by the workspace's administrators until it expires.",),
+            facts=(
+                ("Workspace", workspace.name),
+                ("Data as of", _time(package.cutoff_at)),
+                ("Rows", f"{package.row_count:,}"),
+                ("Size", _size(package.size_bytes)),
+                ("Volumes", str(package.volumes_count)),
+                ("Available until", _time(package.expires_at)),
+            ),
+            link=_package_link(workspace.id, package.id),
+        )
+    if notice.kind == NoticeKind.PACKAGE_DELETED:
+        package = db.session.get(ExportPackage, notice.subject_id)
+        if package is None:
+            raise _SubjectGone
+        paragraphs = [
+            "Rhythm staff deleted this package before its retention deadline; its files are removed and its"
+            " deliveries not yet made are stopped. Copies already delivered to your destinations stay there."
+        ]
+        reason = _staff_deletion_reason(package.id)
+        if reason:
+            paragraphs.append(f"The reason they gave: {reason}")
+        return NoticeContent(
+            subject=f"Workspace export package deleted: {workspace.name}",
+            heading="Rhythm staff deleted a workspace export package",
+            paragraphs=tuple(paragraphs),
+            facts=(
+                ("Workspace", workspace.name),
+                ("Data as of", _time(package.cutoff_at)),
+                ("Deleted", _time(package.settled_at or notice.created_at)),
+                ("It would have been kept until", _time(package.expires_at)),
+            ),
+            link=_package_link(workspace.id, package.id),
+        )
+    if notice.kind == NoticeKind.EXECUTION_FAILED:
+        execution = db.session.get(ExportExecution, notice.subject_id)
+        if execution is None:
+            raise _SubjectGone
+        facts = [("Workspace", workspace.name), ("Requested", _time(execution.created_at))]
+        if execution.failure_code:
+            facts.append(("Failure", execution.failure_code))
+        return NoticeContent(
+            subject=f"Workspace export failed: {workspace.name}",
+            heading="A workspace export failed",
+            paragraphs=(execution.failure_detail or "The export stopped before its package was complete.",),
+            facts=tuple(facts),
+            link=Link("Open the export", public_link(f"/w/{workspace.id}/export/executions/{execution.id}")),
+        )
+    delivery = db.session.get(ExportDelivery, notice.subject_id)
+    if delivery is None:
+        raise _SubjectGone
+    destination = db.session.get_one(ExportDestination, delivery.destination_id)
+    package = db.session.get_one(ExportPackage, delivery.package_id)
+    return NoticeContent(
+        subject=f"Workspace export not delivered: {workspace.name}",
+        heading="A package could not be delivered",
+        paragraphs=(
+            "The package was not copied to the destination, and it will not be retried. "
+            "Check the destination's settings (Test connection shows the store's answer).",
+        ),
+        facts=(
+            ("Workspace", workspace.name),
+            ("Destination", destination.name),
+            ("Attempts", str(delivery.attempt_count)),
+            ("Failure", delivery.failure_code or ""),
+            ("Store's answer", delivery.failure_summary or ""),
+            ("Package data as of", _time(package.cutoff_at)),
+        ),
+        link=_package_link(workspace.id, package.id),
+    )

@@ -1,0 +1,216 @@
+"""Workspace export settings: read them (or the defaults a new form starts from) and save them.
+
+One record per workspace (INV-09), only for a live workspace that is not a sandbox (INV-10).
+Staff may suspend the record: it is then read-only for the workspace and saving is refused with
+their reason. Saving is guarded by the version the administrator opened, recomputes when the
+cadence next admits an execution, and is audited in the same transaction (INV-11).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+
+from app.domain.access import RequesterContext
+from app.domain.errors import ValidationError
+from app.domain.export_cadence import next_cadence_at
+from app.domain.export_settings_rules import CheckedSettings, SettingsInput, active_datasets, check_settings
+from app.extensions import db, execute_dml
+from app.models import Membership, Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    DEFAULT_VOLUME_SIZE_MB,
+    Cadence,
+    ExportSettings,
+    PackageFormat,
+    SettingsStatus,
+)
+from app.services.platform import audit
+
+CHANGED_ELSEWHERE = "Someone saved the export settings after you opened them. Open them again to see their changes."
+
+
+def get(workspace_id: int) -> ExportSettings | None:
+    return db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
+
+
+def get_or_default(workspace_id: int) -> ExportSettings:
+    """The workspace's settings, or unsaved defaults for the form (every active dataset, CSV, no cadence)."""
+    settings = get(workspace_id)
+    if settings is not None:
+        return settings
+    return ExportSettings(
+        workspace_id=workspace_id,
+        datasets=list(active_datasets()),
+        format=PackageFormat.CSV,
+        volume_size_mb=DEFAULT_VOLUME_SIZE_MB,
+        retention_days=7,
+        cadence=Cadence.OFF,
+        cadence_time="02:00",
+        cadence_weekday=None,
+        cadence_day=None,
+        next_cadence_at=None,
+        notify_person_ids=[],
+        status=SettingsStatus.ACTIVE,
+        suspended_reason=None,
+        version=0,
+    )
+
+
+def ineligibility(workspace_id: int) -> str | None:
+    """Why this workspace may not have export settings or destinations (INV-10), or None when it may."""
+    workspace = db.session.get(Workspace, workspace_id)
+    if workspace is None or workspace.status != "live":
+        return "Workspace export is only for live workspaces; this workspace is not live."
+    if workspace.sandbox:
+        return (
+            "Workspace export is not available in a sandbox workspace: a sandbox holds practice data. "
+            "Use the live workspace to export."
+        )
+    return None
+
+
+def suspension(settings: ExportSettings | None) -> str | None:
+    """The sentence shown while staff have suspended the settings, or None."""
+    if settings is None or settings.status != SettingsStatus.SUSPENDED:
+        return None
+    return f"Rhythm staff have suspended workspace export for this workspace: {settings.suspended_reason}"
+
+
+def refuse_changes(workspace_id: int) -> None:
+    """ValidationError when the workspace's export configuration may not be changed now."""
+    refusal = ineligibility(workspace_id) or suspension(get(workspace_id))
+    if refusal:
+        raise ValidationError(refusal + " Nothing was changed.", "form")
+
+
+def member_choices(workspace_id: int) -> list[Person]:
+    """The people who may be notified: the workspace's current members, by name."""
+    return list(
+        db.session.scalars(
+            select(Person)
+            .join(Membership, Membership.person_id == Person.id)
+            .where(Membership.workspace_id == workspace_id)
+            .order_by(func.lower(Person.name), Person.id)
+        )
+    )
+
+
+def workspace_zone(workspace_id: int) -> str:
+    return db.session.scalar(select(Workspace.time_zone).where(Workspace.id == workspace_id)) or "UTC"
+
+
+def save(access: RequesterContext, data: SettingsInput, expected_version: int | None) -> ExportSettings:
+    """Create (expected_version None) or change the workspace's settings; nothing is written when refused."""
+    workspace_id = access.workspace_id
+    refuse_changes(workspace_id)
+    member_ids = frozenset(member.id for member in member_choices(workspace_id))
+    zone = workspace_zone(workspace_id)
+    checked = check_settings(data, member_ids, zone)
+    now = utcnow()
+    values = _values(checked, zone, now)
+    existing = get(workspace_id)
+    try:
+        if existing is None:
+            if expected_version is not None:
+                raise ValidationError(CHANGED_ELSEWHERE, "version")
+            settings = ExportSettings(workspace_id=workspace_id, version=1, created_at=now, **values)
+            db.session.add(settings)
+            db.session.flush()
+            action, details = "export_settings.created", {"settings": _audited(values)}
+        else:
+            if expected_version is None:
+                raise ValidationError(CHANGED_ELSEWHERE, "version")
+            before = _audited(_current_values(existing))
+            result = execute_dml(
+                update(ExportSettings)
+                .where(
+                    ExportSettings.id == existing.id,
+                    ExportSettings.workspace_id == workspace_id,
+                    ExportSettings.version == expected_version,
+                    ExportSettings.status != SettingsStatus.SUSPENDED,
+                )
+                .values(version=ExportSettings.version + 1, **values)
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                raise ValidationError(CHANGED_ELSEWHERE, "version")
+            settings = existing
+            after = _audited(values)
+            action = "export_settings.changed"
+            details = {
+                "changed": {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
+            }
+        audit.record(
+            workspace_id=workspace_id,
+            actor_id=access.person_id,
+            action=action,
+            subject_type="export_settings",
+            subject_id=settings.id,
+            details=details,
+        )
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ValidationError(CHANGED_ELSEWHERE, "version") from None
+    except ValidationError:
+        db.session.rollback()
+        raise
+    db.session.refresh(settings)
+    return settings
+
+
+def _values(checked: CheckedSettings, zone: str, now) -> dict:
+    cadence_runs = checked.cadence != Cadence.OFF and checked.status == SettingsStatus.ACTIVE
+    return {
+        "datasets": checked.datasets,
+        "format": checked.format,
+        "volume_size_mb": checked.volume_size_mb,
+        "retention_days": checked.retention_days,
+        "cadence": checked.cadence,
+        "cadence_time": checked.cadence_time,
+        "cadence_weekday": checked.cadence_weekday,
+        "cadence_day": checked.cadence_day,
+        "next_cadence_at": next_cadence_at(
+            checked.cadence, checked.cadence_time, checked.cadence_weekday, checked.cadence_day, zone, now
+        )
+        if cadence_runs
+        else None,
+        "notify_person_ids": checked.notify_person_ids,
+        "status": checked.status,
+        "updated_at": now,
+    }
+
+
+_AUDITED_FIELDS = (
+    "datasets",
+    "format",
+    "volume_size_mb",
+    "retention_days",
+    "cadence",
+    "cadence_time",
+    "cadence_weekday",
+    "cadence_day",
+    "notify_person_ids",
+    "status",
+)
+
+
+def _current_values(settings: ExportSettings) -> dict:
+    return {field: getattr(settings, field) for field in _AUDITED_FIELDS}
+
+
+def _audited(values: dict) -> dict:
+    return {field: values[field] for field in _AUDITED_FIELDS}
+
+
+def snapshot(settings: ExportSettings) -> dict:
+    """The copy of the settings an execution keeps (the brief's fixed shape)."""
+    return {
+        "datasets": list(settings.datasets),
+        "format": settings.format,
+        "volume_size_bytes": settings.volume_size_mb * 1024 * 1024,
+        "retention_days": settings.retention_days,
+        "notify_person_ids": list(settings.notify_person_ids),
+        "settings_version": settings.version,
+    }

@@ -1,0 +1,194 @@
+"""What people do to a package delivery: an administrator's Retry of a failed delivery and Deliver
+of a withheld one, and staff's view of a delivery and their supersede-and-replace. Each is a
+guarded transition (app/domain/package_delivery.py), audited in its transaction, then dispatched
+through the delivery's own dispatch (app/services/workspace_export/package_delivery.py)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from app.domain import package_delivery as delivery_lifecycle
+from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.extensions import db
+from app.models import Person, Workspace
+from app.models.types import utcnow
+from app.models.workspace_export import (
+    DeliveryStatus,
+    ExportDelivery,
+    ExportDeliveryAttempt,
+    ExportDestination,
+    ExportPackage,
+    PackageStatus,
+)
+from app.services.platform import audit
+from app.services.workspace_export.package_delivery_dispatch import dispatch
+
+log = logging.getLogger(__name__)
+
+REASON_LIMIT = 500
+STAFF_EXECUTE = "staff.execute"
+
+
+# An administrator's Retry and Deliver
+
+
+class DeliveryRefused(TransitionRefused):
+    """An administrator's Retry or Deliver cannot be done now; the message says why, for the page."""
+
+
+def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person) -> None:
+    """Retry a failed delivery now, for an administrator of its workspace, at the attempt they saw
+    (a second press finds it no longer failed at that attempt): audited in the transaction that
+    makes it due, then dispatched (claim, then enqueue). The attempt it makes is appended to the
+    ones before. DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        delivery_lifecycle.retry_now(delivery.id, seen_attempt)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
+    _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
+
+
+def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> None:
+    """Deliver a withheld delivery now that its destination is enabled, for an administrator of
+    its workspace: withheld → pending, audited in the same transaction, then dispatched.
+    DeliveryRefused with a sentence otherwise."""
+    delivery = _workspace_delivery(workspace_id, delivery_id)
+    try:
+        delivery_lifecycle.release(delivery.id)
+    except TransitionRefused:
+        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
+    _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
+
+
+def _workspace_delivery(workspace_id: int, delivery_id: int) -> ExportDelivery:
+    delivery = db.session.scalar(
+        select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.workspace_id == workspace_id)
+    )
+    if delivery is None:
+        raise DeliveryRefused("This delivery does not exist in this workspace.")
+    return delivery
+
+
+def _audit_request(delivery: ExportDelivery, person: Person, action: str, attempt: int) -> None:
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=person.id,
+        action=action,
+        subject_type="export_delivery",
+        subject_id=delivery.id,
+        details={
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+            "attempts_before": attempt,
+        },
+    )
+    db.session.commit()
+    log.info("package delivery %s: %s by person %s", delivery.id, action, person.id)
+    dispatch(delivery.id, None)
+
+
+def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: int) -> str:
+    """The sentence for a refused Retry or Deliver, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery.id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    destination = db.session.get_one(ExportDestination, delivery.destination_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != expected or delivery.attempt_count != seen_attempt:
+        return f"This delivery is {delivery.status} now (attempt {delivery.attempt_count}); the page shows where it is."
+    if (
+        expected == DeliveryStatus.FAILED
+        and delivery.next_attempt_at is not None
+        and delivery.next_attempt_at <= utcnow()
+    ):
+        return "This delivery is already being retried; its next attempt shows here in a moment."
+    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
+        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if destination.removed_at is not None:
+        return f"The destination {destination.name} was removed, so this delivery can no longer be made."
+    return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
+
+
+# Staff page and action
+
+
+@dataclass(frozen=True)
+class StaffDeliveryView:
+    delivery: ExportDelivery
+    attempts: list[ExportDeliveryAttempt]
+    workspace: Workspace
+    destination: ExportDestination
+    package: ExportPackage
+    replaced_by_id: int | None
+
+
+def staff_view(delivery_id: int) -> StaffDeliveryView | None:
+    """A delivery as staff see it: with its attempts, workspace, destination, package and
+    replacement. Staff only: the caller has checked that."""
+    delivery = db.session.get(ExportDelivery, delivery_id, populate_existing=True)
+    if delivery is None:
+        return None
+    attempts = list(
+        db.session.scalars(
+            select(ExportDeliveryAttempt)
+            .where(ExportDeliveryAttempt.delivery_id == delivery_id)
+            .order_by(ExportDeliveryAttempt.number)
+            .execution_options(populate_existing=True)
+        )
+    )
+    replaced_by = db.session.scalar(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id))
+    return StaffDeliveryView(
+        delivery=delivery,
+        attempts=attempts,
+        workspace=db.session.get_one(Workspace, delivery.workspace_id),
+        destination=db.session.get_one(ExportDestination, delivery.destination_id),
+        package=db.session.get_one(ExportPackage, delivery.package_id),
+        replaced_by_id=replaced_by,
+    )
+
+
+def can_supersede(person: Person) -> bool:
+    return bool(person.is_staff and STAFF_EXECUTE in (person.staff_permissions or ()))
+
+
+def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
+    """Supersede a failed delivery and start its replacement (a new row), for staff with
+    `staff.execute`; the audit event with the reason is written in the same transaction.
+    Returns the replacement's id. Raises AccessDenied, ValidationError (no reason) or
+    TransitionRefused (the delivery is not failed), each with a sentence for the page."""
+    if not can_supersede(actor):
+        raise AccessDenied("Only Rhythm staff with the staff.execute permission can supersede a delivery.")
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ValidationError("Give the reason for superseding this delivery; it is kept in the audit log.", "reason")
+    if len(reason) > REASON_LIMIT:
+        raise ValidationError(f"The reason is too long: at most {REASON_LIMIT} characters.", "reason")
+    delivery = db.session.get(ExportDelivery, delivery_id)
+    if delivery is None:
+        raise TransitionRefused("This delivery does not exist.")
+    try:
+        delivery_lifecycle.supersede(delivery_id, actor.id)
+        replacement_id = delivery_lifecycle.create_replacement(delivery_id)
+    except TransitionRefused:
+        db.session.rollback()
+        raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
+    audit.record(
+        workspace_id=delivery.workspace_id,
+        actor_id=actor.id,
+        action="export_delivery.superseded",
+        subject_type="export_delivery",
+        subject_id=delivery_id,
+        reason=reason,
+        details={
+            "replacement_id": replacement_id,
+            "package_id": delivery.package_id,
+            "destination_id": delivery.destination_id,
+        },
+    )
+    db.session.commit()
+    dispatch(replacement_id, None)
+    return replacement_id
