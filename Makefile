@@ -59,6 +59,7 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The unit tier needs no service: it runs with PostgreSQL's and Redis's URLs pointing at a closed
 # port, so a unit test that reaches for either fails here rather than quietly needing them.

@@ -7,7 +7,7 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
-from app.domain import attachment_policy, audit_vocabulary
+from app.domain import attachment_policy, audit_vocabulary, progress_pace
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 
@@ -48,6 +48,8 @@ def register(app: Flask) -> None:
     app.jinja_env.filters["bytes"] = format_bytes
     app.jinja_env.filters["duration"] = format_duration
     app.jinja_env.globals["now"] = utcnow
+    app.jinja_env.globals["rows_per_second"] = progress_pace.rows_per_second
+    app.jinja_env.globals["seconds_left"] = progress_pace.seconds_left
     app.jinja_env.globals["FileStatus"] = FileStatus
     app.jinja_env.globals["FailureCode"] = FailureCode
     app.jinja_env.globals["workspace_navigation"] = workspace_navigation

@@ -13,7 +13,6 @@ from enum import StrEnum
 from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.domain import progress_pace
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
@@ -160,12 +159,6 @@ class QueryExport(LeaseColumns, Model):
         """How often the page asks for this file's progress (an htmx interval): quickly while the
         file is young, since a small file settles within a second or two, then every 2 s."""
         return "500ms" if now - self.requested_at < FAST_POLL_FOR else "2s"
-
-    def eta_seconds(self, now: datetime) -> int | None:
-        """Seconds left at the rate seen so far, when the total is known."""
-        if self.status != FileStatus.RUNNING:
-            return None
-        return progress_pace.seconds_left(self.rows_written, self.rows_total, self.started_at, now)
 
 
 class QueryExportRequest(Model):

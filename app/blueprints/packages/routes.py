@@ -17,7 +17,6 @@ from app.blueprints.downloads import stored_file_response
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
-from app.domain import progress_pace
 from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -55,8 +54,6 @@ def vocabulary() -> dict:
         "failure_sentence": package_history.failure_sentence,
         "settings_url": _settings_url,
         "poll_seconds": POLL_SECONDS,
-        "rows_per_second": progress_pace.rows_per_second,
-        "seconds_left": progress_pace.seconds_left,
     }
 
 
