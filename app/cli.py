@@ -77,8 +77,9 @@ def serve_all_command(port: int) -> None:
     """
     from flask_migrate import upgrade
 
+    from app.services.demo.data_workspaces import DEMO_LOGINS
     from app.services.demo.demo_export_seed import seed_demo_export
-    from app.services.demo.demo_seed import DEMO_LOGINS, seed_demo
+    from app.services.demo.demo_seed import seed_demo
     from app.supervisor import Child, Supervisor
 
     settings = current_app.config["SETTINGS"]

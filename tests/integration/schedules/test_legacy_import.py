@@ -19,7 +19,8 @@ from app.domain.query_spec import validate_definition
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import AuditEvent, Membership, Report, SavedQuery, Schedule, ScheduleRecipient, Workspace
-from app.services.demo.demo_seed import DEMO_WORKSPACE, seed_demo
+from app.services.demo.data_workspaces import DEMO_WORKSPACE
+from app.services.demo.demo_seed import seed_demo
 from app.services.schedules.legacy_import import (
     IMPORT_ACTION,
     LegacyFileError,

@@ -12,8 +12,9 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import ExportDelivery, ExportDestination, ExportPackage, ExportSettings, Workspace
+from app.services.demo.data_workspaces import DEMO_WORKSPACE
 from app.services.demo.demo_export_seed import DESTINATION_PATH, seed_demo_export
-from app.services.demo.demo_seed import DEMO_WORKSPACE, seed_demo
+from app.services.demo.demo_seed import seed_demo
 from app.services.workspace_export.coverage import reconcile_coverage
 
 ROWS = 300

@@ -19,8 +19,9 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models import ExportPackage, Report, SavedQuery, TeamMember, Workspace
 from app.seed_data import HOSTILE_VALUES, reads_as_a_name
+from app.services.demo.data_workspaces import DEMO_ADMIN_EMAIL, DEMO_LOGINS, DEMO_WORKSPACE, TEST_RECORDS_NAME
 from app.services.demo.demo_export_seed import seed_demo_export
-from app.services.demo.demo_seed import DEMO_ADMIN_EMAIL, DEMO_LOGINS, DEMO_WORKSPACE, TEST_RECORDS_NAME, seed_demo
+from app.services.demo.demo_seed import seed_demo
 from app.services.workspace_export.coverage import reconcile_coverage
 from app.storage import get_storage
 from tests.integration.packages.package_reading import read_package

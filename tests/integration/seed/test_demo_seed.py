@@ -33,7 +33,8 @@ from app.models import (
     Workspace,
 )
 from app.seed_data import HOSTILE_VALUES
-from app.services.demo.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME, seed_demo
+from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME
+from app.services.demo.demo_seed import seed_demo
 from app.services.platform.authentication import authenticate
 from app.services.sources.reports import STORED_FIELDS
 

@@ -28,7 +28,7 @@ from app import create_app
 from app.domain.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import CoverageDataset, CoverageVersion, QueryExport, SavedQuery, TimesheetEntry, Workspace
-from app.services.demo.demo_seed import DEMO_LOGINS, DEMO_WORKSPACE
+from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE
 from tests.fixtures.workers import (
     PROJECT_ROOT,
     SCHEDULER_COMMAND,

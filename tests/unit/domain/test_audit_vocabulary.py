@@ -37,7 +37,7 @@ def written_actions() -> set[str]:
     found: set[str] = set()
     for path in APP.rglob("*.py"):
         source = path.read_text(encoding="utf-8")
-        if "audit.record(" not in source or path.name == "demo_seed.py":
+        if "audit.record(" not in source:
             continue
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_dotted_code(node.value):
