@@ -40,8 +40,7 @@ from app.models.schedule import (
 )
 from app.services.demo.data_schedules import SCHEDULES, TEMPLATE_NAME, TEMPLATE_VERSIONS, FailedRun, ScheduleSeed
 from app.services.demo.data_workspaces import Login
-from app.services.platform import audit
-from app.services.schedules.legacy_import import IMPORT_ACTION
+from app.services.schedules.legacy_import import record_import
 
 
 def add_template(workspace: Workspace, author: Person, now: datetime) -> CommunicationTemplateVersion:
@@ -114,7 +113,7 @@ def add_schedules(
     db.session.flush()
     for seed, schedule in written:
         if seed.legacy_ref is not None:
-            _record_import(schedule, seed.legacy_ref)
+            record_import(schedule, seed.legacy_ref, entry=1, origin="demo seed")
     for seed, schedule in written:
         if seed.last_run is not None:
             _add_failed_run(workspace, schedule, seed.last_run, now)
@@ -154,18 +153,6 @@ def _paused_by_import(schedule: Schedule, legacy_ref: str, now: datetime) -> Non
     schedule.status = ScheduleStatus.PAUSED
     schedule.pause_reason = PauseReason.LEGACY_IMPORT
     schedule.paused_at = now - timedelta(days=1)
-
-
-def _record_import(schedule: Schedule, legacy_ref: str) -> None:
-    audit.record(
-        workspace_id=schedule.workspace_id,
-        actor_id=None,
-        action=IMPORT_ACTION,
-        subject_type="schedule",
-        subject_id=schedule.id,
-        reason="Imported from the old scheduling system; paused until the old delivery is switched off.",
-        details={"legacy_ref": legacy_ref, "entry": 1, "file": "demo seed"},
-    )
 
 
 def _add_failed_run(workspace: Workspace, schedule: Schedule, failure: FailedRun, now: datetime) -> None:

@@ -142,21 +142,26 @@ def _legacy_ref(entry: object) -> str | None:
     return text or None
 
 
+def record_import(schedule: Schedule, legacy_ref: str | None, entry: int, origin: str) -> None:
+    """Audit an imported schedule (not committed): which entry of which file it came from."""
+    audit.record(
+        workspace_id=schedule.workspace_id,
+        actor_id=None,
+        action=IMPORT_ACTION,
+        subject_type="schedule",
+        subject_id=schedule.id,
+        reason="Imported from the old scheduling system; paused until the old delivery is switched off.",
+        details={"legacy_ref": legacy_ref, "entry": entry, "file": origin},
+    )
+
+
 def _import_entry(index: int, entry: object, workspace_id: int | None, origin: str, now: datetime) -> EntryOutcome:
     legacy_ref = _legacy_ref(entry)
     try:
         schedule = _schedule_from(entry, legacy_ref, workspace_id, now)
         db.session.add(schedule)
         db.session.flush()
-        audit.record(
-            workspace_id=schedule.workspace_id,
-            actor_id=None,
-            action=IMPORT_ACTION,
-            subject_type="schedule",
-            subject_id=schedule.id,
-            reason="Imported from the old scheduling system; paused until the old delivery is switched off.",
-            details={"legacy_ref": legacy_ref, "entry": index, "file": origin},
-        )
+        record_import(schedule, legacy_ref, index, origin)
         db.session.commit()
     except ValidationError as refused:
         db.session.rollback()
