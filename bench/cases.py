@@ -512,7 +512,7 @@ def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int
     from app.domain import export_execution
     from app.extensions import db
     from app.models import ExportExecution, ExportPackage
-    from app.models.workspace_export import ExecutionTrigger
+    from app.models.export_execution import ExecutionTrigger
     from app.services.workspace_export.package_production import run_execution
     from bench.dataset import create_bench_app
 

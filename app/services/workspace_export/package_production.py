@@ -53,18 +53,13 @@ from app.data.package_snapshot import (
 from app.domain import export_execution, export_package, export_volume
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.export_destination import ExportDestination
+from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionPhase, ExecutionStatus, ExportExecution
+from app.models.export_notice import NoticeKind
+from app.models.export_package import ExportPackage
+from app.models.export_settings import PackageFormat
+from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    ACTIVE_EXECUTION_STATUSES,
-    ExecutionPhase,
-    ExecutionStatus,
-    ExportDelivery,
-    ExportDestination,
-    ExportExecution,
-    ExportPackage,
-    NoticeKind,
-    PackageFormat,
-)
 from app.rendering.package.checksums import build_checksums
 from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestChecksums, ManifestDataset, ManifestVolume, build_manifest
