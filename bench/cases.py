@@ -420,9 +420,9 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.domain.stored_request import FileRequest
     from app.models.types import utcnow
     from app.rendering.pdf import format_value
-    from app.rendering.pdf.document import CELL_LEADING, CELL_SIZE, PAD_X
     from app.rendering.pdf.fonts import font_set
     from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
+    from app.rendering.pdf.styles import CELL_LEADING, CELL_SIZE, PAD_X
     from app.services.files.report_file_production import pdf_layout, printed_columns
 
     request, print_params = FileRequest.from_json(plan.request), PrintParams.from_json(plan.print_params)
