@@ -420,9 +420,9 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.domain.stored_request import FileRequest
     from app.models.types import utcnow
     from app.rendering.pdf import format_value
-    from app.rendering.pdf.document import CELL_LEADING, CELL_SIZE, PAD_X
     from app.rendering.pdf.fonts import font_set
     from app.rendering.pdf.model import MARGIN_BOTTOM, MARGIN_SIDE, MARGIN_TOP
+    from app.rendering.pdf.styles import CELL_LEADING, CELL_SIZE, PAD_X
     from app.services.files.report_file_production import pdf_layout, printed_columns
 
     request, print_params = FileRequest.from_json(plan.request), PrintParams.from_json(plan.print_params)
@@ -512,7 +512,7 @@ def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int
     from app.domain import export_execution
     from app.extensions import db
     from app.models import ExportExecution, ExportPackage
-    from app.models.workspace_export import ExecutionTrigger
+    from app.models.export_execution import ExecutionTrigger
     from app.services.workspace_export.package_production import run_execution
     from bench.dataset import create_bench_app
 

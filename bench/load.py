@@ -125,7 +125,7 @@ def prepare_package(app: Flask, bench) -> None:
     """One workspace-export package of the workspace's teams, people and entries, made by the job body."""
     from app.domain import export_execution
     from app.extensions import db
-    from app.models.workspace_export import ExecutionTrigger
+    from app.models.export_execution import ExecutionTrigger
     from app.services.workspace_export.coverage import reconcile_coverage
     from app.services.workspace_export.package_production import run_execution
 

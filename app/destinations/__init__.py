@@ -47,7 +47,8 @@ from app.destinations.base import (
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
-from app.models.workspace_export import DestinationKind, ExportDestination, FailureClass
+from app.models.export_destination import DestinationKind, ExportDestination
+from app.models.package_delivery import FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
 

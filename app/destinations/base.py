@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from app.domain.errors import DomainError, ValidationError
-from app.models.workspace_export import SUMMARY_LIMIT
+from app.models.types import SUMMARY_LIMIT
 
 PATH_LIMIT = 500
 ENDPOINT_LIMIT = 300

@@ -17,7 +17,7 @@ from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from app.domain.timetable import WEEKDAY_KEYS, Timetable, next_occurrence
-from app.models.workspace_export import Cadence
+from app.models.export_settings import Cadence
 
 
 def cadence_timetable(cadence: str, at: str, weekday: int | None, day: int | None, zone: str) -> Timetable | None:

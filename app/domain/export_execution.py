@@ -20,8 +20,7 @@ from sqlalchemy import and_, or_, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models.types import lease_lapsed, utcnow
-from app.models.workspace_export import (
+from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
     DETAIL_LIMIT,
     ExecutionPhase,
@@ -30,6 +29,7 @@ from app.models.workspace_export import (
     ExportExecution,
     ExportJobEvent,
 )
+from app.models.types import lease_lapsed, utcnow
 
 
 def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:

@@ -15,8 +15,8 @@ from sqlalchemy import or_, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models.types import utcnow
-from app.models.workspace_export import SUMMARY_LIMIT, ExportNotice, NoticeStatus
+from app.models.export_notice import ExportNotice, NoticeStatus
+from app.models.types import SUMMARY_LIMIT, utcnow
 
 # How long a claimed notice belongs to its sender before another may take it over.
 CLAIM_PERIOD = timedelta(minutes=5)

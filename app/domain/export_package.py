@@ -18,15 +18,11 @@ from sqlalchemy import select, update
 from app.domain import package_delivery
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.export_destination import ExportDestination
+from app.models.export_execution import ExecutionStatus, ExportExecution
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    ExecutionStatus,
-    ExportDelivery,
-    ExportDestination,
-    ExportExecution,
-    ExportPackage,
-    PackageStatus,
-)
 
 
 class DeliveryInProgress(TransitionRefused):

@@ -19,12 +19,12 @@ from app.domain.errors import ValidationError
 from app.domain.export_cadence import cadence_timetable
 from app.domain.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number
 from app.domain.timetable import WEEKDAY_NAMES
-from app.models.workspace_export import (
+from app.models.export_destination import DestinationKind
+from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     RETENTION_DAYS,
     VOLUME_SIZE_MB,
     Cadence,
-    DestinationKind,
     PackageFormat,
     SettingsStatus,
 )

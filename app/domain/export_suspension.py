@@ -12,8 +12,8 @@ from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.export_settings import ExportSettings, SettingsStatus
 from app.models.types import utcnow
-from app.models.workspace_export import ExportSettings, SettingsStatus
 
 REASON_LIMIT = 1000
 

@@ -13,8 +13,9 @@ from sqlalchemy import and_, exists, insert, literal, select, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.export_execution import ExecutionStatus, ExportExecution
+from app.models.export_package import ExportPart, ExportVolume, VolumeStatus
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPart, ExportVolume, VolumeStatus
 
 
 def _attempt_is_current(execution_id: int, attempt: int):

@@ -33,17 +33,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models.types import utcnow
-from app.models.workspace_export import (
-    SUMMARY_LIMIT,
-    DeliveryStatus,
-    ExportDelivery,
-    ExportDeliveryAttempt,
-    ExportDestination,
-    ExportPackage,
-    FailureClass,
-    PackageStatus,
-)
+from app.models.export_destination import ExportDestination
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, FailureClass
+from app.models.types import SUMMARY_LIMIT, utcnow
 
 CODE_LIMIT = 60
 UNFINISHED = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)

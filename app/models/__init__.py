@@ -3,7 +3,13 @@
 from app.models.audit import AuditEvent
 from app.models.coverage import CoverageDataset, CoverageVersion
 from app.models.datasets import Shift, Team, TeamMember, TimeOffRequest, TimesheetEntry
+from app.models.export_destination import ExportDestination
+from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.export_file import QueryExport, QueryExportRequest
+from app.models.export_notice import ExportNotice
+from app.models.export_package import ExportPackage, ExportPart, ExportVolume
+from app.models.export_settings import ExportSettings
+from app.models.package_delivery import ExportDelivery, ExportDeliveryAttempt
 from app.models.query import SavedQuery
 from app.models.report import Report
 from app.models.schedule import (
@@ -17,18 +23,6 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
 )
 from app.models.workspace import Membership, Person, Workspace
-from app.models.workspace_export import (
-    ExportDelivery,
-    ExportDeliveryAttempt,
-    ExportDestination,
-    ExportExecution,
-    ExportJobEvent,
-    ExportNotice,
-    ExportPackage,
-    ExportPart,
-    ExportSettings,
-    ExportVolume,
-)
 
 __all__ = [
     "AuditEvent",

@@ -1,12 +1,17 @@
-"""Column types shared by the models."""
+"""Column types, lengths and constraint text shared by the models."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from sqlalchemy import ColumnElement, DateTime, Index, String, or_
 from sqlalchemy.orm import InstrumentedAttribute, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
+
+# The longest sentence stored about a failure a person reads: a destination's connection test,
+# a package delivery's failure, a notice's sending error.
+SUMMARY_LIMIT = 500
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -63,3 +68,8 @@ def newest_first_indexes(table: str, at: str) -> tuple[Index, ...]:
         Index(f"ix_{table}_staff_status", "status", at, "id"),
         Index(f"ix_{table}_staff_workspace", "workspace_id", at, "id"),
     )
+
+
+def one_of(column: str, values: type[StrEnum]) -> str:
+    """The CHECK constraint text "`column` is one of the enum's values"."""
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"

@@ -11,8 +11,8 @@ import pytest
 
 from app.domain import export_execution
 from app.extensions import db
+from app.models.export_package import ExportVolume
 from app.models.types import utcnow
-from app.models.workspace_export import ExportVolume
 from tests import factories
 from tests.fixtures.browser import sign_in
 

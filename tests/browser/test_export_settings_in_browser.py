@@ -8,7 +8,8 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models.workspace_export import ExportDestination, ExportSettings
+from app.models.export_destination import ExportDestination
+from app.models.export_settings import ExportSettings
 from app.security.credentials import decrypt_secret
 from tests.fixtures.browser import fresh, htmx_swap, sign_in
 

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from app.models import QueryExport
+from app.models.export_execution import ExportExecution
 from app.models.schedule import Schedule
-from app.models.workspace_export import ExportExecution
 from tests import factories
 from tests.fixtures.browser import fresh, sign_in
 

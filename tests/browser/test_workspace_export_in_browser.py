@@ -10,7 +10,8 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models.workspace_export import ExportExecution, ExportPackage, ExportVolume
+from app.models.export_execution import ExportExecution
+from app.models.export_package import ExportPackage, ExportVolume
 from tests import factories
 from tests.fixtures.browser import fresh, sign_in
 

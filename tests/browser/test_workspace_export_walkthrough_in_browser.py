@@ -10,7 +10,8 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models.workspace_export import ExportDelivery, ExportPackage, ExportVolume
+from app.models.export_package import ExportPackage, ExportVolume
+from app.models.package_delivery import ExportDelivery
 from tests.fixtures.browser import fresh, htmx_swap, sign_in
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,8 @@ from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
 from app.domain.export_settings_rules import DestinationInput, SettingsInput
-from app.models.workspace_export import ExportDestination, ExportSettings
+from app.models.export_destination import ExportDestination
+from app.models.export_settings import ExportSettings
 
 # Generous bounds: the rules give the precise message; these only stop absurd posts early.
 _SHORT = [Length(max=1000, message="This is too long."), StorableText()]

@@ -26,14 +26,13 @@ from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets
 from app.domain.text_rules import opened_version
 from app.domain.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.extensions import htmx
-from app.models.workspace_export import (
-    MAX_DESTINATIONS,
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind
+from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     PACKAGE_FORMAT_DESCRIPTIONS,
     RETENTION_DAYS,
     VOLUME_SIZE_MB,
     Cadence,
-    DestinationKind,
 )
 from app.services.schedules import attachment_policy
 from app.services.workspace_export import export_destinations, export_settings

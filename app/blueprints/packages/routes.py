@@ -21,16 +21,10 @@ from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import Person
-from app.models.workspace_export import (
-    PACKAGE_FORMAT_DESCRIPTIONS,
-    ExecutionPhase,
-    ExecutionStatus,
-    ExecutionTrigger,
-    ExportDelivery,
-    ExportExecution,
-    ExportPackage,
-    ExportVolume,
-)
+from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
+from app.models.export_package import ExportPackage, ExportVolume
+from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
+from app.models.package_delivery import ExportDelivery
 from app.services.platform import list_pages
 from app.services.workspace_export import (
     execution_admission,

@@ -4,13 +4,16 @@
 - ``formatting``: the text of a value (numbers, dates, booleans) and exact sums;
 - ``fonts``: the committed fonts and which one draws each character;
 - ``lines``: cell text wrapped, clipped, shaped and drawn in every script;
-- ``document``: the table document (pages, repeated header, page numbers, progress);
+- ``styles``: type sizes, cell padding, colours and a document's text styles;
+- ``document``: the pages every report is laid out on (title block, repeated header, page numbers);
+- ``table_rows``: a table's rows laid out (cells, group headings, subtotals, totals);
+- ``table_blocks``: the rows painted, in blocks that split at page ends, with progress;
+- ``table_report``: a table or coded report's PDF;
 - ``summary``: a summary report's figures and chart.
 
 Nothing here needs a Flask application context or the database: rows and columns in, bytes out.
 """
 
-from app.rendering.pdf.document import render_grouped_pdf, render_table_pdf
 from app.rendering.pdf.formatting import (
     add_exact,
     add_to,
@@ -26,6 +29,7 @@ from app.rendering.pdf.formatting import (
 from app.rendering.pdf.lines import CELL_CLIPPED, CLIP_MARKER, GLYPH_MISSING, MAX_CELL_LINES
 from app.rendering.pdf.model import MARGIN_SIDE, Group, PdfColumn, PdfLayout, PdfTooLarge
 from app.rendering.pdf.summary import render_summary_pdf
+from app.rendering.pdf.table_report import render_grouped_pdf, render_table_pdf
 
 __all__ = [
     "CELL_CLIPPED",

@@ -12,10 +12,11 @@ from reportlab.lib.colors import HexColor
 from reportlab.platypus import Flowable
 
 from app.rendering import ByteSink
-from app.rendering.pdf.document import GREY, TEXT, Styles, TextBlock, build_document, title_block
+from app.rendering.pdf.document import TextBlock, build_document, title_block
 from app.rendering.pdf.formatting import exact_number, figure_text
 from app.rendering.pdf.lines import draw_line
 from app.rendering.pdf.model import PdfLayout
+from app.rendering.pdf.styles import GREY, TEXT, Styles
 
 FIGURES_PER_ROW = 3
 BAR = HexColor("#4a78b5")

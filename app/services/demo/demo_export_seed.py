@@ -20,7 +20,8 @@ from app.domain.access import current_context
 from app.domain.export_settings_rules import DestinationInput, SettingsInput, active_datasets
 from app.extensions import db
 from app.models import Person, Workspace
-from app.models.workspace_export import ExecutionTrigger, ExportSettings
+from app.models.export_execution import ExecutionTrigger
+from app.models.export_settings import ExportSettings
 from app.services.demo.data_workspaces import DEMO_ADMIN_EMAIL, DEMO_MEMBER_EMAIL, DEMO_WORKSPACE
 from app.services.workspace_export import execution_admission, export_destinations, export_settings
 from app.services.workspace_export.package_production import run_execution

@@ -15,8 +15,8 @@ from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.text_rules import refuse_unstorable
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, Workspace
+from app.models.export_notice import NoticeKind
 from app.models.types import utcnow
-from app.models.workspace_export import NoticeKind
 from app.services.platform import audit
 from app.services.platform.queue import redis_connection, work_queues
 from app.services.platform.work import RequeueRefused

@@ -18,10 +18,12 @@ from sqlalchemy.orm import InstrumentedAttribute
 from app.data.days import within_days
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportPackage, QueryExport, Schedule, ScheduleRun, Workspace
+from app.models.export_execution import ExecutionStatus
 from app.models.export_file import FileStatus
+from app.models.export_package import PackageStatus
+from app.models.package_delivery import DeliveryStatus
 from app.models.schedule import PauseReason, RunStatus, ScheduleStatus
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExecutionStatus, PackageStatus
 from app.services.platform import list_pages
 
 PAGE_SIZE = 50

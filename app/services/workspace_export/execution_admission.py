@@ -24,16 +24,15 @@ from app.domain import export_execution
 from app.domain.errors import DomainError, TransitionRefused
 from app.extensions import db
 from app.models import Person, Workspace
-from app.models.types import utcnow
-from app.models.workspace_export import (
+from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
     PLATFORM_FAILURE_CODES,
     ExecutionStatus,
     ExecutionTrigger,
     ExportExecution,
-    ExportSettings,
-    SettingsStatus,
 )
+from app.models.export_settings import ExportSettings, SettingsStatus
+from app.models.types import utcnow
 from app.services.platform import audit
 from app.services.workspace_export import execution_dispatch
 from app.services.workspace_export.export_settings import snapshot

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from app.domain import export_execution
 from app.extensions import db
-from app.models.workspace_export import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
+from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
 from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 

@@ -31,7 +31,8 @@ from app.domain import export_execution
 from app.domain.errors import TransitionRefused
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models.workspace_export import ExecutionStatus, ExportExecution, ExportPackage
+from app.models.export_execution import ExecutionStatus, ExportExecution
+from app.models.export_package import ExportPackage
 from app.services.platform.leases import lease_lapsed
 from app.services.platform.work import LOST_AFTER, Candidate
 from app.services.workspace_export import execution_dispatch, export_notices

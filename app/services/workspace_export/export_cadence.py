@@ -24,14 +24,9 @@ from app.domain.export_cadence import cadence_key_at, cadence_timetable
 from app.domain.timetable import due_occurrences, next_occurrence
 from app.extensions import db
 from app.models import Workspace
+from app.models.export_execution import ExecutionTrigger, ExportExecution
+from app.models.export_settings import Cadence, ExportSettings, SettingsStatus
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    Cadence,
-    ExecutionTrigger,
-    ExportExecution,
-    ExportSettings,
-    SettingsStatus,
-)
 from app.services.platform import audit
 from app.services.workspace_export import execution_dispatch
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit_uncommitted

@@ -20,8 +20,8 @@ from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
 from app.extensions import db, execute_dml
 from app.models import Workspace
-from app.models.types import utcnow
-from app.models.workspace_export import MAX_DESTINATIONS, SUMMARY_LIMIT, DestinationKind, ExportDestination
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination
+from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.platform import audit
 from app.services.workspace_export.export_settings import refuse_changes

@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from app.domain import export_volume
 from app.extensions import db
-from app.models.workspace_export import ExportPackage, ExportVolume, VolumeStatus
+from app.models.export_package import ExportPackage, ExportVolume, VolumeStatus
 from app.services.workspace_export.package_keys import package_prefix
 from app.storage import Storage, get_storage
 

@@ -35,18 +35,11 @@ from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
+from app.models.export_destination import ExportDestination
+from app.models.export_notice import NoticeKind
+from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    DeliveryStatus,
-    ExportDelivery,
-    ExportDestination,
-    ExportPackage,
-    ExportVolume,
-    FailureClass,
-    NoticeKind,
-    PackageStatus,
-    VolumeStatus,
-)
 from app.services.platform import leases
 from app.services.workspace_export import export_notices
 from app.services.workspace_export.package_keys import checksums_key

@@ -14,15 +14,10 @@ from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
 from app.models import Person, Workspace
+from app.models.export_destination import ExportDestination
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    DeliveryStatus,
-    ExportDelivery,
-    ExportDeliveryAttempt,
-    ExportDestination,
-    ExportPackage,
-    PackageStatus,
-)
 from app.services.platform import audit
 from app.services.workspace_export.package_delivery_dispatch import dispatch
 

@@ -14,15 +14,10 @@ from app.destinations import DeliveryFailure, open_destination
 from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.export_destination import ExportDestination
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    DeliveryStatus,
-    ExportDelivery,
-    ExportDestination,
-    ExportPackage,
-    FailureClass,
-    PackageStatus,
-)
 from app.services.platform import leases
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
 from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id

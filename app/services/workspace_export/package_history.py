@@ -16,18 +16,11 @@ from sqlalchemy.orm import selectinload
 from app.domain.access import RequesterContext
 from app.extensions import db
 from app.models import Person
+from app.models.export_execution import ExportExecution, ExportJobEvent
+from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
+from app.models.export_settings import ExportSettings, PackageFormat
+from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    ExportDelivery,
-    ExportExecution,
-    ExportJobEvent,
-    ExportPackage,
-    ExportSettings,
-    ExportVolume,
-    PackageFormat,
-    PackageStatus,
-    VolumeStatus,
-)
 from app.services.platform.list_pages import (
     MOMENT,
     NUMBER,

@@ -26,8 +26,9 @@ from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import Person
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import ExportDelivery, ExportPackage, PackageStatus
 from app.services.platform import audit
 from app.storage import get_storage
 from app.storage.base import StorageError, check_key_under

@@ -8,7 +8,7 @@ import pytest
 
 from app import destinations
 from app.destinations import DestinationRefused
-from app.models.workspace_export import FailureClass
+from app.models.package_delivery import FailureClass
 from app.storage.base import InvalidKey
 from tests import factories
 

@@ -8,7 +8,7 @@ import socket
 
 from app import destinations
 from app.destinations import classify_error, open_destination
-from app.models.workspace_export import FailureClass
+from app.models.package_delivery import FailureClass
 from tests.fixtures.destinations import FakeEndpoint
 
 INTERNAL_TEXT = "internal-service-banner-9f3c"

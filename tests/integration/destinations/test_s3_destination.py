@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app import destinations
-from app.models.workspace_export import FailureClass
+from app.models.package_delivery import FailureClass
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 

@@ -13,15 +13,10 @@ from app.communications import Mailer, parse_mail_settings
 from app.communications.messages import one_line
 from app.extensions import db
 from app.models import Membership
+from app.models.export_execution import ExecutionTrigger, ExportExecution
+from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
+from app.models.export_settings import ExportSettings
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    ExecutionTrigger,
-    ExportExecution,
-    ExportNotice,
-    ExportSettings,
-    NoticeKind,
-    NoticeStatus,
-)
 from app.services.workspace_export import execution_admission, export_notices
 from tests import factories
 

@@ -6,7 +6,8 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import AuditEvent
-from app.models.workspace_export import ExportDestination, ExportSettings
+from app.models.export_destination import ExportDestination
+from app.models.export_settings import ExportSettings
 
 
 def settings_url(workspace) -> str:

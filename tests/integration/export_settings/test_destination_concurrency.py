@@ -13,7 +13,7 @@ from app.domain.access import current_context
 from app.domain.errors import ValidationError
 from app.domain.export_settings_rules import DestinationInput
 from app.extensions import db
-from app.models.workspace_export import ExportDestination
+from app.models.export_destination import ExportDestination
 from app.services.workspace_export import export_destinations
 from tests import factories
 from tests.fixtures.workers import wait_for

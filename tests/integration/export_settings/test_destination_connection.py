@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
-from app.models.workspace_export import ExportDestination
+from app.models.export_destination import ExportDestination
 from tests.integration.export_settings.forms import audit_events, destinations_url
 
 

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models.workspace_export import ExportDestination
+from app.models.export_destination import ExportDestination
 from app.security.credentials import decrypt_secret, encrypt_secret
 from tests import factories
 from tests.integration.export_settings.forms import SECRET, audit_events, counts, destinations_url, s3_form

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.extensions import db
-from app.models.workspace_export import ExportSettings
+from app.models.export_settings import ExportSettings
 from app.services.workspace_export.execution_admission import admit
 from tests.integration.export_settings.forms import settings_form, settings_url
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.extensions import db
-from app.models.workspace_export import ExportSettings
+from app.models.export_settings import ExportSettings
 from tests import factories
 from tests.integration.export_settings.forms import counts, settings_form, settings_url
 

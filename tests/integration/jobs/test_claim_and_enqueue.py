@@ -11,8 +11,8 @@ from rq.job import Job
 
 from app.domain import export_execution
 from app.extensions import db
+from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.models.workspace_export import ExportExecution
 from app.services.platform.queue import (
     FAILURE_TTL_SECONDS,
     ClaimedJob,

@@ -27,9 +27,11 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import ExportExecution, QueryExport
+from app.models.export_execution import ExecutionTrigger
+from app.models.export_package import ExportPackage
+from app.models.package_delivery import ExportDelivery
 from app.models.schedule import Schedule, ScheduleRecipient, ScheduleRun
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionTrigger, ExportDelivery, ExportPackage
 from app.services.workspace_export.execution_admission import admit
 from tests import factories
 from tests.fixtures.workers import (

@@ -11,7 +11,7 @@ import pytest
 from app.communications import Mailer
 from app.extensions import db
 from app.models import Person, Workspace
-from app.models.workspace_export import ExportPackage, ExportVolume
+from app.models.export_package import ExportPackage, ExportVolume
 from app.storage import Storage
 from tests import factories
 

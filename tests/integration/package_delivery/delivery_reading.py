@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models.workspace_export import ExportDelivery, ExportDeliveryAttempt
+from app.models.package_delivery import ExportDelivery, ExportDeliveryAttempt
 
 
 def delivery_row(delivery_id: int) -> ExportDelivery:

@@ -13,8 +13,9 @@ from sqlalchemy import select
 from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_destination import ExportDestination
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDestination
 from app.security.credentials import encrypt_secret
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery

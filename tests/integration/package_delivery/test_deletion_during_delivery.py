@@ -14,14 +14,10 @@ from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import AuditEvent, Person
+from app.models.export_notice import ExportNotice
+from app.models.export_package import ExportPackage
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    DeliveryStatus,
-    ExportDelivery,
-    ExportDeliveryAttempt,
-    ExportNotice,
-    ExportPackage,
-)
 from app.services.workspace_export import package_delivery, package_retention
 from app.storage import get_storage
 from tests import factories

@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
 from app.extensions import db
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from tests import factories
 
 LEASE = timedelta(seconds=30)

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from app.destinations.directory import ROOT_NAME
 from app.extensions import db
-from app.models.workspace_export import DeliveryStatus, ExportDelivery
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.services.workspace_export import package_delivery
 from app.services.workspace_export.package_production import run_execution
 from tests import factories

@@ -9,14 +9,9 @@ from sqlalchemy import func, select, update
 
 from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
+from app.models.export_notice import ExportNotice, NoticeKind
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    DeliveryStatus,
-    ExportDelivery,
-    ExportNotice,
-    FailureClass,
-    NoticeKind,
-)
 from app.services.work import engine as work_engine
 from app.services.workspace_export import export_notices, package_delivery
 from tests import factories

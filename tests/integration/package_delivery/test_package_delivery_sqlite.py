@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 from app import create_app
 from app.extensions import db
-from app.models.workspace_export import DeliveryStatus, ExportDelivery, ExportNotice
+from app.models.export_notice import ExportNotice
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.services.workspace_export import package_delivery, package_delivery_actions
 from app.storage import get_storage
 from tests import factories

@@ -12,8 +12,8 @@ from sqlalchemy import text
 
 from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery
 from app.services.platform.queue import WorkPriority, redis_connection, work_queue
 from app.services.workspace_export import package_delivery, package_delivery_actions, package_delivery_dispatch
 from tests import factories

@@ -12,8 +12,9 @@ from sqlalchemy import select
 from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_notice import ExportNotice
+from app.models.export_package import ExportPackage
 from app.models.types import utcnow
-from app.models.workspace_export import ExportNotice, ExportPackage
 from app.storage import get_storage
 from tests import factories
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from app.models import Person, Workspace
-from app.models.workspace_export import ExportSettings
+from app.models.export_settings import ExportSettings
 from tests import factories
 
 

@@ -12,8 +12,8 @@ from app.domain import export_execution
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_execution import ExecutionTrigger, ExportExecution
 from app.models.types import utcnow
-from app.models.workspace_export import ExecutionTrigger, ExportExecution
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_admission
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit, allowance, cancel

@@ -8,8 +8,8 @@ from rq import Queue
 
 from app.domain import export_execution
 from app.extensions import db
+from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.models.workspace_export import ExportExecution
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.work import engine as work_engine
 from app.services.workspace_export import execution_dispatch

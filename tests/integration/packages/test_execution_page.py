@@ -12,8 +12,8 @@ from sqlalchemy import update
 
 from app.domain import export_execution
 from app.extensions import db
+from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.types import utcnow
-from app.models.workspace_export import ExportExecution, ExportJobEvent
 from tests import factories
 
 

@@ -9,7 +9,8 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent
-from app.models.workspace_export import ExportExecution, ExportSettings
+from app.models.export_execution import ExportExecution
+from app.models.export_settings import ExportSettings
 from app.services.workspace_export.export_cadence import admit_due_cadences
 from tests import factories
 from tests.fixtures.workers import wait_for

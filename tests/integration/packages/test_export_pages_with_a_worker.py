@@ -9,7 +9,8 @@ import re
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models.workspace_export import ExportExecution, ExportPackage, ExportVolume
+from app.models.export_execution import ExportExecution
+from app.models.export_package import ExportPackage, ExportVolume
 from tests.fixtures.workers import wait_for
 
 

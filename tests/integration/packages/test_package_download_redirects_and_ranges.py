@@ -8,8 +8,8 @@ import random
 from datetime import timedelta
 
 from app.extensions import db
+from app.models.export_package import ExportPackage, ExportVolume
 from app.models.types import utcnow
-from app.models.workspace_export import ExportPackage, ExportVolume
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.s3 import fetch

@@ -11,8 +11,9 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_package import ExportPackage
+from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import ExportDelivery, ExportPackage
 from app.services.workspace_export import package_retention
 from app.services.workspace_export.package_retention import PackageNotDeletable, delete_early, sweep_expired_packages
 from app.storage import get_storage

@@ -25,7 +25,7 @@ from app.services.platform.queue import WorkPriority, work_queue
 from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import EXECUTIONS
-from app.services.workspace_export import execution_dispatch, package_delivery, package_production
+from app.services.workspace_export import execution_dispatch, package_delivery, package_delivery_progress
 from app.services.workspace_export.package_cleanup import remove_attempt_leftovers
 from app.services.workspace_export.package_keys import checksums_key
 from app.services.workspace_export.package_production import run_execution
@@ -441,7 +441,7 @@ def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
     destinations_root = tmp_path / "destinations"
     destinations_root.mkdir()
     use_storage(DESTINATIONS_ROOT=str(destinations_root))
-    monkeypatch.setattr(package_production, "DELIVERY_EVENT_SECONDS", 0.0)
+    monkeypatch.setattr(package_delivery_progress, "DELIVERY_EVENT_SECONDS", 0.0)
     workspace = factories.make_workspace()
     destinations = [factories.make_destination(workspace), factories.make_destination(workspace)]
     fill_every_dataset(workspace, timesheet_rows=5_000)

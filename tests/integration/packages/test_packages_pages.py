@@ -14,13 +14,10 @@ from sqlalchemy import select
 from app.domain import export_execution
 from app.domain.access import current_context
 from app.extensions import db
+from app.models.export_execution import ExportExecution
+from app.models.export_package import ExportPackage, ExportVolume
+from app.models.package_delivery import ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.models.workspace_export import (
-    ExportDeliveryAttempt,
-    ExportExecution,
-    ExportPackage,
-    ExportVolume,
-)
 from app.services.workspace_export import package_history
 from app.storage import get_storage
 from tests import factories

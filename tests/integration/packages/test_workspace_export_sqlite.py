@@ -8,8 +8,9 @@ import pytest
 
 from app import create_app
 from app.extensions import db
+from app.models.export_execution import ExportExecution
+from app.models.export_package import ExportPackage
 from app.models.types import utcnow
-from app.models.workspace_export import ExportExecution, ExportPackage
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit
 from app.services.workspace_export.export_cadence import admit_due_cadences
 from app.services.workspace_export.package_retention import sweep_expired_packages

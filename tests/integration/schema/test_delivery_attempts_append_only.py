@@ -12,8 +12,8 @@ from sqlalchemy.exc import DBAPIError
 
 from app.domain import package_delivery as delivery_lifecycle
 from app.extensions import db
+from app.models.package_delivery import ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.models.workspace_export import ExportDeliveryAttempt
 from tests import factories
 
 

@@ -13,8 +13,8 @@ from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import AccessDenied
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.models.workspace_export import DeliveryStatus, ExportDelivery
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery_actions
 from tests import factories

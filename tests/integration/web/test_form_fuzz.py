@@ -33,8 +33,9 @@ from wtforms.fields.core import UnboundField
 import app as app_package
 from app.extensions import db
 from app.models import CommunicationTemplateVersion, Report, SavedQuery
+from app.models.export_destination import ExportDestination
+from app.models.export_settings import ExportSettings
 from app.models.schedule import Schedule
-from app.models.workspace_export import ExportDestination, ExportSettings
 from app.security.credentials import encrypt_secret
 from app.services.files import file_library
 from app.services.platform.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec

@@ -19,9 +19,11 @@ from sqlalchemy import select
 from app.domain.access import current_context
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Membership, Person, QueryExport, ScheduleRun
+from app.models.export_destination import ExportDestination
+from app.models.export_package import ExportVolume
+from app.models.package_delivery import ExportDelivery
 from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
 from app.models.types import utcnow
-from app.models.workspace_export import ExportDelivery, ExportDestination, ExportVolume
 from app.services.files.file_requests import QueryFileOptions, request_query_file
 from app.services.platform.work import LOST_AFTER
 from app.services.schedules.schedule_admission import admit_run

@@ -8,7 +8,8 @@ import pytest
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
 from app.destinations import DestinationRefused, classify_error
-from app.models.workspace_export import SUMMARY_LIMIT, FailureClass
+from app.models.package_delivery import FailureClass
+from app.models.types import SUMMARY_LIMIT
 from app.security.credentials import CredentialsUnreadable
 from app.storage.base import ObjectMissing
 

@@ -32,7 +32,7 @@ from app.rendering.pdf import (
     render_summary_pdf,
     render_table_pdf,
 )
-from app.rendering.pdf.document import ROWS_PER_BLOCK
+from app.rendering.pdf.table_blocks import ROWS_PER_BLOCK
 from app.seed_data import HOSTILE_VALUES
 
 TITLE = "Quarterly client ledger"
@@ -470,14 +470,16 @@ def test_a_page_break_between_two_blocks_of_a_group_opens_the_page_with_its_head
 def test_a_block_of_rows_never_ends_with_a_group_heading():
     """A group heading that would fall last in a block keeps its first row in the block, so a
     page that ends where the block ends does not end with the heading."""
-    from app.rendering.pdf.document import Styles, _blocks, _Placement, _Table, grouped_rows
+    from app.rendering.pdf.styles import Styles
+    from app.rendering.pdf.table_blocks import Placement, row_blocks
+    from app.rendering.pdf.table_rows import Table, grouped_rows
 
     columns = [PdfColumn("name", "Name", width=4), PdfColumn("amount", "Amount", "decimal")]
-    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    table = Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
     # The first group's heading, rows and subtotal fill a block but its last row: B's heading.
     first = [(f"a{i}", 1) for i in range(ROWS_PER_BLOCK - 3)]
     groups = [Group("A", "First", first), Group("B", "Second", [("b", 2), ("c", 3)])]
-    blocks = list(_blocks(grouped_rows(table, groups), 500.0, _Placement(None, None), None))
+    blocks = list(row_blocks(grouped_rows(table, groups), 500.0, Placement(None, None), None))
     assert [block.rows[-1].kind for block in blocks] == ["data", "total"]
     assert [row.kind for row in blocks[0].rows[-3:]] == ["subtotal", "heading", "data"]
 
@@ -485,13 +487,15 @@ def test_a_block_of_rows_never_ends_with_a_group_heading():
 def test_a_total_label_on_a_line_of_its_own_never_ends_a_page():
     """When the first column is a number, a subtotal's label has a line of its own above the
     figures: where only the label would fit, it goes over to the next page with them."""
-    from app.rendering.pdf.document import Styles, _Block, _Placement, _Table
+    from app.rendering.pdf.styles import Styles
+    from app.rendering.pdf.table_blocks import Placement, RowBlock
+    from app.rendering.pdf.table_rows import Table
 
     columns = [PdfColumn("amount", "Amount", "decimal"), PdfColumn("name", "Name", width=4)]
-    table = _Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
+    table = Table(columns, PdfLayout(title="T"), 500.0, Styles(), Counter())
     data = table.data((Decimal(1), "x"))
     label, figures = table.totals("subtotal", "Subtotal A · 1 row", {"amount": Decimal(1)})
-    block = _Block([data, label, figures], 500.0, _Placement(None, None))
+    block = RowBlock([data, label, figures], 500.0, Placement(None, None))
     here, there = block.split(500.0, data.height + label.height + 1)
     assert here.rows == [data]
     assert there.rows == [label, figures]

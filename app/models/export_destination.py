@@ -1,0 +1,70 @@
+"""A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket, or
+the embedded directory) its packages are copied to.
+
+Adding, editing, testing and removing one is app/services/workspace_export/export_destinations.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.extensions import Model
+from app.models.types import SUMMARY_LIMIT, UTCDateTime, one_of, utcnow
+
+MAX_DESTINATIONS = 5
+
+
+class DestinationKind(StrEnum):
+    S3 = "s3"
+    DIRECTORY = "directory"  # the embedded default, confined under DESTINATIONS_ROOT
+
+
+class ExportDestination(Model):
+    """A customer's storage a package is copied to: at most five per workspace, unique by
+    connection and path. The secret is encrypted at rest (app/security/credentials.py) and never
+    shown again. A removed destination keeps its row for the delivery history."""
+
+    __tablename__ = "data_export_destinations"
+    __table_args__ = (
+        CheckConstraint(one_of("kind", DestinationKind), name="kind"),
+        CheckConstraint(
+            "(kind = 's3' AND bucket IS NOT NULL AND access_key_id IS NOT NULL AND secret_ciphertext IS NOT NULL)"
+            " OR (kind = 'directory' AND bucket IS NULL)",
+            name="connection_shape",
+        ),
+        Index(
+            "data_export_destinations_connection_uidx",
+            "workspace_id",
+            "connection_key",
+            "path",
+            unique=True,
+            postgresql_where=text("removed_at IS NULL"),
+            sqlite_where=text("removed_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(10))
+    bucket: Mapped[str | None] = mapped_column(String(63))
+    region: Mapped[str | None] = mapped_column(String(40))
+    endpoint_url: Mapped[str | None] = mapped_column(String(300))
+    access_key_id: Mapped[str | None] = mapped_column(String(128))
+    secret_ciphertext: Mapped[str | None] = mapped_column(Text)
+    # What makes two destinations the same connection: "s3:<endpoint>/<bucket>" or "directory:".
+    connection_key: Mapped[str] = mapped_column(String(400))
+    # Relative path inside the bucket or the directory root; "" for the top.
+    path: Mapped[str] = mapped_column(String(500), default="")
+    enabled: Mapped[bool] = mapped_column(default=True)
+    last_tested_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_test_ok: Mapped[bool | None]
+    last_test_message: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
+    version: Mapped[int] = mapped_column(default=1)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

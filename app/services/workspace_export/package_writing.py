@@ -1,0 +1,203 @@
+"""The writing phase of producing a workspace-export package: each dataset of the snapshot streamed
+into volumes no larger than the volume size (zipped CSV or JSON Lines, or Parquet files:
+app/rendering/package), each volume uploaded through a multipart upload as it is written.
+
+A volume is recorded (app/domain/export_volume.py) before its upload opens and completed with its
+size, row count and SHA-256; every part is recorded too. Progress is recorded at most every
+PROGRESS_INTERVAL. pyarrow is imported only to write a Parquet package: it costs every process
+that loads it about 50 MB.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Generator
+
+from app.data.package_snapshot import PackagedDataset, PackageSnapshot
+from app.domain import export_execution, export_volume
+from app.models.export_execution import ExecutionPhase
+from app.models.export_settings import PackageFormat
+from app.rendering.package.encoders import encoder_for
+from app.rendering.package.manifest import ManifestDataset, ManifestVolume
+from app.rendering.package.volumes import (
+    Progress,
+    VolumeResult,
+    encoded_batches,
+    record_batches,
+    write_dataset_volumes,
+)
+from app.services.workspace_export.package_keys import relative_to_package, volume_key
+from app.services.workspace_export.production_attempt import ProductionAttempt
+from app.storage import StorageError
+
+
+def write_datasets(
+    attempt: ProductionAttempt, snapshot: PackageSnapshot, datasets: list[PackagedDataset], expected: dict[str, int]
+) -> list[ManifestDataset]:
+    """Write every dataset's volumes; return what the manifest says of each dataset."""
+    attempt.phase = ExecutionPhase.WRITING
+    with attempt.fenced():
+        export_execution.enter_phase(attempt.execution_id, attempt.number, ExecutionPhase.WRITING)
+    written = []
+    for dataset in datasets:
+        rows_before, bytes_before = attempt.counts.rows, attempt.counts.bytes
+
+        def progress(rows: int, size: int, rows_before=rows_before, bytes_before=bytes_before) -> None:
+            attempt.counts.rows, attempt.counts.bytes = rows_before + rows, bytes_before + size
+            attempt.record_progress()
+
+        parquet_schema = None
+        if attempt.format == PackageFormat.PARQUET:
+            volumes, parquet_schema = _write_parquet(attempt, snapshot, dataset, progress)
+        else:
+            volumes = _write_zipped(attempt, snapshot, dataset, progress)
+        written.append(
+            ManifestDataset(
+                name=dataset.name,
+                schema_version=dataset.declaration.schema_version,
+                content_hash=dataset.declaration.content_hash,
+                columns=dataset.declaration.columns,
+                volumes=[_manifest_volume(attempt, volume) for volume in volumes],
+                parquet_schema=parquet_schema,
+            )
+        )
+        if written[-1].row_count != expected[dataset.name]:
+            # The snapshot cannot change under us; a difference is a bug, not a race.
+            raise RuntimeError(
+                f"dataset {dataset.name}: counted {expected[dataset.name]} rows, wrote {written[-1].row_count}"
+            )
+    attempt.record_progress(force=True)
+    counts = attempt.counts
+    with attempt.fenced():
+        export_execution.finish_phase(
+            attempt.execution_id,
+            attempt.number,
+            ExecutionPhase.WRITING,
+            f"Wrote {counts.rows} rows in {counts.volumes} volumes ({counts.bytes} bytes).",
+            details={"rows": counts.rows, "bytes": counts.bytes, "volumes": counts.volumes},
+        )
+    return written
+
+
+def _write_zipped(
+    attempt: ProductionAttempt, snapshot: PackageSnapshot, dataset: PackagedDataset, progress: Progress
+) -> list[VolumeResult]:
+    encoder = encoder_for(attempt.format, dataset.column_names, dataset.column_types)
+    source: Generator
+    if attempt.format == PackageFormat.CSV and snapshot.can_copy:
+        source = snapshot.csv_records(dataset)
+        batches = record_batches(source)
+    else:
+        source = snapshot.batches(dataset)
+        batches = encoded_batches(encoder, source)
+    # Closed however the writing ends, so a failure mid-COPY ends the COPY before the
+    # snapshot's transaction is rolled back.
+    with contextlib.closing(source):
+        return write_dataset_volumes(
+            dataset=dataset.name,
+            header=encoder.header,
+            extension=encoder.extension,
+            batches=batches,
+            volume_size_bytes=int(attempt.snapshot_settings["volume_size_bytes"]),
+            open_volume=functools.partial(VolumeUpload, attempt, dataset.name),
+            modified=snapshot.cutoff_at,
+            progress=progress,
+        )
+
+
+def _write_parquet(
+    attempt: ProductionAttempt, snapshot: PackageSnapshot, dataset: PackagedDataset, progress: Progress
+) -> tuple[list[VolumeResult], list[dict]]:
+    """The dataset's volumes and the Parquet schema they hold. On PostgreSQL the rows come from
+    COPY as the CSV package's records and are parsed by pyarrow in native code (several times
+    faster than converting typed rows in Python)."""
+    # Imported here: pyarrow costs every process that loads it about 50 MB.
+    from app.rendering.package.parquet_volumes import (
+        arrow_schema,
+        csv_record_batches,
+        row_batches,
+        schema_description,
+        write_parquet_volumes,
+    )
+
+    schema = arrow_schema(dataset.column_shapes)
+    source: Generator
+    if snapshot.can_copy:
+        source = snapshot.csv_records(dataset)
+        batches = csv_record_batches(source, schema)
+    else:
+        source = snapshot.batches(dataset)
+        batches = row_batches(source, schema)
+    with contextlib.closing(source):
+        volumes = write_parquet_volumes(
+            dataset=dataset.name,
+            columns=dataset.column_shapes,
+            batches=batches,
+            volume_size_bytes=int(attempt.snapshot_settings["volume_size_bytes"]),
+            open_volume=functools.partial(VolumeUpload, attempt, dataset.name),
+            progress=progress,
+        )
+    return volumes, schema_description(dataset.column_shapes)
+
+
+def _manifest_volume(attempt: ProductionAttempt, volume: VolumeResult) -> ManifestVolume:
+    key = volume_key(attempt.prefix, volume.dataset, volume.sequence, attempt.format)
+    return ManifestVolume(
+        relative_to_package(key, attempt.prefix), volume.entry_name, volume.size_bytes, volume.row_count, volume.sha256
+    )
+
+
+class VolumeUpload:
+    """A volume's multipart upload: recorded before it opens, parts recorded as they go, completed
+    (and the volume row with it) only while the attempt is current."""
+
+    def __init__(self, attempt: ProductionAttempt, dataset: str, sequence: int):
+        self._attempt = attempt
+        self._key = volume_key(attempt.prefix, dataset, sequence, attempt.format)
+        with attempt.fenced():
+            self._volume_id = export_volume.open_volume(
+                attempt.execution_id, attempt.number, dataset, sequence, self._key
+            )
+        self._upload = attempt.storage.begin_upload(self._key)
+        attempt.open_uploads[self._volume_id] = self._upload
+        export_volume.record_upload(self._volume_id, self._upload.upload_id)
+        self._part_size = attempt.storage.part_size
+        self._buffer = bytearray()
+        self._parts = 0
+
+    def write(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= self._part_size:
+            with memoryview(self._buffer) as view:
+                part = bytes(view[: self._part_size])
+            del self._buffer[: self._part_size]
+            self._send(part)
+
+    def _send(self, part: bytes) -> None:
+        self._upload.upload_part(part)
+        self._parts += 1
+        export_volume.record_part(self._volume_id, self._parts, len(part))
+
+    def close(self, volume: VolumeResult) -> None:
+        if self._buffer:
+            self._send(bytes(self._buffer))
+            self._buffer.clear()
+        attempt = self._attempt
+        # Checked after the last part and before completing: a restart after this check aborts
+        # the upload (or removes the object), so a stale attempt never leaves a volume behind.
+        attempt.ensure_current()
+        size = self._upload.complete()
+        del attempt.open_uploads[self._volume_id]
+        if size != volume.size_bytes:
+            raise StorageError(f"volume {self._key}: stored {size} bytes, wrote {volume.size_bytes}")
+        with attempt.fenced():
+            export_volume.complete(
+                self._volume_id,
+                attempt.execution_id,
+                attempt.number,
+                size_bytes=size,
+                sha256=volume.sha256,
+                row_count=volume.row_count,
+            )
+        attempt.counts.volumes += 1
