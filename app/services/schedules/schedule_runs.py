@@ -212,15 +212,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
-        audit.record(
-            workspace_id=workspace_id,
-            actor_id=None,
-            action="schedule.paused",
-            subject_type="schedule",
-            subject_id=schedule_id,
-            reason=reason,
-            details={"run_id": run_id},
-        )
+        _audit_pause(workspace_id, schedule_id, reason, {"run_id": run_id})
     schedule_domain.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
@@ -381,12 +373,17 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 
 def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
     if schedule_domain.record_run_outcome(schedule_id, failed):
-        audit.record(
-            workspace_id=workspace_id,
-            actor_id=None,
-            action="schedule.paused",
-            subject_type="schedule",
-            subject_id=schedule_id,
-            reason=PauseReason.FAILURE_STREAK,
-            details={},
-        )
+        _audit_pause(workspace_id, schedule_id, PauseReason.FAILURE_STREAK, {})
+
+
+def _audit_pause(workspace_id: int, schedule_id: int, reason: PauseReason, details: dict) -> None:
+    """The audit event of a pause the runs made, not a person (no actor)."""
+    audit.record(
+        workspace_id=workspace_id,
+        actor_id=None,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule_id,
+        reason=reason,
+        details=details,
+    )
