@@ -1,11 +1,11 @@
 """Customers' storage as delivery destinations (DESIGN section 8, seed 000).
 
-- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3` or `directory`).
+- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3` or `directory`),
+  its stored path checked again with the form's rule (`app.domain.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
   error when that fails.
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
   (permanent), with a short code and a bounded summary for the delivery's record.
-- `validate_destination_path(path)`, `validate_endpoint_url(url)`: input checks for the forms.
 - `refuse_internal_endpoint(url, allowed_hosts)`: the endpoint rule (endpoint_rule.py), for the
   form; opening a store applies it too, and the store's connections apply it again.
 
@@ -41,11 +41,10 @@ from app.destinations.base import (
     DestinationStore,
     ProbeResult,
     bounded,
-    validate_destination_path,
-    validate_endpoint_url,
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
+from app.domain.destination_rules import validate_destination_path
 from app.domain.errors import ValidationError
 from app.models.export_destination import DestinationKind, ExportDestination
 from app.models.package_delivery import FailureClass
@@ -63,8 +62,6 @@ __all__ = [
     "open_destination",
     "refuse_internal_endpoint",
     "test_connection",
-    "validate_destination_path",
-    "validate_endpoint_url",
 ]
 
 # S3 error codes that mean "try again later"; every other 4xx answer is permanent.

@@ -2,19 +2,19 @@
 
 Everything is confined under the root: the destination's folder and every object's file are
 resolved (symbolic links followed) and refused unless they stay inside the root. Objects are
-written to a temporary file beside their target and renamed into place, so a reader sees the
-old file or the whole new one.
+written as the storage's directory backend writes them (app/storage/atomic_write.py): to a
+temporary file beside their target, renamed into place, so a reader sees the old file or the
+whole new one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from app.destinations.base import DestinationRefused, DestinationStore
+from app.storage.atomic_write import write_atomically
 from app.storage.base import check_key
 
 # How a place under the root is shown to people (a test's message, a delivery's location, an
@@ -90,21 +90,7 @@ class DirectoryDestination(DestinationStore):
         target.parent.mkdir(parents=True, exist_ok=True)
         # Creating the folders may have met a symbolic link planted meanwhile: check again.
         target = self._target(relative_key)
-        temporary = target.parent / f".~{uuid.uuid4().hex}.tmp"
-        size = 0
-        try:
-            with open(temporary, "xb") as out:
-                for chunk in chunks:
-                    out.write(chunk)
-                    size += len(chunk)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
-            raise
-        return size
+        return write_atomically(target, chunks)
 
     def read_bytes(self, relative_key: str) -> bytes:
         with self._paths_shown():

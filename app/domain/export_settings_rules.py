@@ -13,8 +13,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from app.destinations import validate_destination_path, validate_endpoint_url
 from app.domain.coverage import DECLARATIONS, CoverageStatus
+from app.domain.destination_rules import validate_destination_path, validate_endpoint_url
 from app.domain.errors import ValidationError
 from app.domain.export_cadence import cadence_timetable
 from app.domain.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number

@@ -17,6 +17,15 @@ from app.extensions import Model
 from app.models.types import UTCDateTime
 
 
+class TeamAndPersonColumns:
+    """The team and the person a row is about, each by id and by name."""
+
+    team_id: Mapped[int] = mapped_column(ForeignKey("data_teams.id", ondelete="CASCADE"))
+    team_name: Mapped[str] = mapped_column(String(200))
+    person_id: Mapped[int] = mapped_column(ForeignKey("data_people.id", ondelete="CASCADE"))
+    person_name: Mapped[str] = mapped_column(String(200))
+
+
 class Team(Model):
     __tablename__ = "data_teams"
 
@@ -45,15 +54,11 @@ class TeamMember(Model):
     active: Mapped[bool]
 
 
-class Shift(Model):
+class Shift(TeamAndPersonColumns, Model):
     __tablename__ = "data_shifts"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
-    team_id: Mapped[int] = mapped_column(ForeignKey("data_teams.id", ondelete="CASCADE"))
-    team_name: Mapped[str] = mapped_column(String(200))
-    person_id: Mapped[int] = mapped_column(ForeignKey("data_people.id", ondelete="CASCADE"))
-    person_name: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(100))
     starts_at: Mapped[datetime] = mapped_column(UTCDateTime)
     ends_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -61,15 +66,11 @@ class Shift(Model):
     notes: Mapped[str] = mapped_column(Text, default="")
 
 
-class TimeOffRequest(Model):
+class TimeOffRequest(TeamAndPersonColumns, Model):
     __tablename__ = "data_time_off_requests"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
-    team_id: Mapped[int] = mapped_column(ForeignKey("data_teams.id", ondelete="CASCADE"))
-    team_name: Mapped[str] = mapped_column(String(200))
-    person_id: Mapped[int] = mapped_column(ForeignKey("data_people.id", ondelete="CASCADE"))
-    person_name: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(40))
     status: Mapped[str] = mapped_column(String(40))
     starts_on: Mapped[date]
@@ -79,7 +80,7 @@ class TimeOffRequest(Model):
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-class TimesheetEntry(Model):
+class TimesheetEntry(TeamAndPersonColumns, Model):
     """The largest dataset; SEED_ROWS scales it."""
 
     __tablename__ = "data_timesheet_entries"
@@ -87,10 +88,6 @@ class TimesheetEntry(Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
-    team_id: Mapped[int] = mapped_column(ForeignKey("data_teams.id", ondelete="CASCADE"))
-    team_name: Mapped[str] = mapped_column(String(200))
-    person_id: Mapped[int] = mapped_column(ForeignKey("data_people.id", ondelete="CASCADE"))
-    person_name: Mapped[str] = mapped_column(String(200))
     work_date: Mapped[date]
     hours: Mapped[Decimal] = mapped_column(Numeric(5, 2))
     project: Mapped[str] = mapped_column(String(200))

@@ -4,19 +4,20 @@ Objects are `root/<key>`. A multipart upload appends its parts, in order, to one
 `root/.uploads/<upload_id>/` (with a `key` file naming its target), and `complete` syncs that
 file and renames it into place, so a reader sees the old object or the whole new one and the
 bytes are written once, never copied.
-Temporary names carry a `~`, which no key may contain, so `list_keys` can never return them.
+A single put is written whole by app/storage/atomic_write.py. Temporary names carry a `~`,
+which no key may contain, so `list_keys` can never return them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
+from app.storage.atomic_write import write_atomically
 from app.storage.base import (
     ChunkStream,
     InvalidKey,
@@ -92,26 +93,12 @@ class FilesystemStorage(Storage):
         return aborted
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        self._publish(key, self._path(key), [data])
-
-    def _publish(self, key: str, target: Path, chunks: Iterable[bytes]) -> int:
-        """Write `chunks` to a temporary file beside `target`, then rename it into place."""
-        temporary = target.parent / f".~{uuid.uuid4().hex}.tmp"
-        size = 0
+        target = self._path(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            with open(temporary, "wb") as out:
-                for chunk in chunks:
-                    out.write(chunk)
-                    size += len(chunk)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, target)
+            write_atomically(target, [data])
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
             raise StorageError(f"cannot write {key!r} in {self.root}: {_reason(exc)}") from exc
-        return size
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from app.models.export_settings import (
     VOLUME_SIZE_MB,
     Cadence,
 )
+from app.services.platform import workspaces
 from app.services.schedules import attachment_policy
 from app.services.workspace_export import export_destinations, export_settings
 
@@ -138,7 +139,7 @@ def _settings_page(
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
         datasets=active_datasets(),
-        people=export_settings.member_choices(g.workspace_id),
+        people=workspaces.members_by_name(g.workspace_id),
         zone=zone,
         cadence_text=describe_cadence(
             current.cadence, current.cadence_time, current.cadence_weekday, current.cadence_day, zone

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from flask import current_app, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
+from flask_login import current_user
 
 from app.blueprints.downloads import stored_file_response
 from app.blueprints.guards import visible_or_404, workspace_administrator
@@ -19,8 +20,6 @@ from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
-from app.extensions import db
-from app.models import Person
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
 from app.models.export_package import ExportPackage, ExportVolume
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
@@ -63,10 +62,6 @@ def _package_or_404(package_id: int) -> ExportPackage:
     return visible_or_404(package_history.get_package, package_id)
 
 
-def _person() -> Person:
-    return db.session.get_one(Person, g.access.person_id)
-
-
 # Overview and Export now
 
 
@@ -96,7 +91,7 @@ def export_now(workspace_id: int):
     if not form.validate():
         return _overview_page(AdmissionRefused("The form expired. Reload the page and try again."), 400)
     try:
-        execution = execution_admission.admit(workspace_id, _person(), ExecutionTrigger.MANUAL)
+        execution = execution_admission.admit(workspace_id, current_user, ExecutionTrigger.MANUAL)
     except AdmissionRefused as refusal:
         return _overview_page(refusal, 409)
     flash("The export was started. Its progress shows below.")
@@ -117,12 +112,11 @@ def _execution_page(execution: ExportExecution, error: str | None = None, status
 
 
 def _live_values(execution: ExportExecution) -> dict:
-    requester = db.session.get(Person, execution.requested_by_id) if execution.requested_by_id else None
     return {
         "execution": execution,
         "events": package_history.execution_events(execution),
         "package": package_history.package_of(execution),
-        "requester_name": requester.name if requester else None,
+        "requester_name": package_history.requester_name(execution),
         "form": ActionForm(formdata=None),
         "settled": execution.status not in (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING),
     }
@@ -151,9 +145,9 @@ def cancel_execution(workspace_id: int, execution_id: int):
     if not form.validate():
         return _execution_page(execution, "The form expired. Reload the page and try again.", 400)
     try:
-        execution_admission.cancel(workspace_id, execution.id, _person())
+        execution_admission.cancel(workspace_id, execution.id, current_user)
     except TransitionRefused as refusal:
-        db.session.expire_all()
+        package_history.read_afresh()
         return _execution_page(_execution_or_404(execution_id), str(refusal), 409)
     flash("The export was cancelled before it started. It does not count against the allowance.")
     return redirect(url_for(".execution", workspace_id=workspace_id, execution_id=execution_id))
@@ -253,9 +247,9 @@ def delete_package(workspace_id: int, package_id: int):
         error = next((messages[0] for messages in form.errors.values() if messages), "Confirm the deletion.")
         return render_template("packages/delete.html", package=package, form=form, error=error), 400
     try:
-        package_retention.delete_early(workspace_id, package.id, _person())
+        package_retention.delete_early(workspace_id, package.id, current_user)
     except package_retention.PackageNotDeletable as refusal:
-        db.session.expire_all()
+        package_history.read_afresh()
         return _package_page(_package_or_404(package_id), str(refusal), 409)
     flash("The package was deleted. Its files are removed and its unfinished deliveries stopped.")
     return redirect(url_for(".package", workspace_id=workspace_id, package_id=package_id))
@@ -281,7 +275,7 @@ def _delivery_requested(package: ExportPackage, delivery: ExportDelivery, done: 
 
 
 def _delivery_refused(package_id: int, message: str, status: int):
-    db.session.expire_all()
+    package_history.read_afresh()
     return _package_page(_package_or_404(package_id), message, status)
 
 
@@ -295,7 +289,7 @@ def retry_delivery(workspace_id: int, package_id: int, delivery_id: int):
         message = next((messages[0] for messages in form.errors.values() if messages), "Reload the page and try again.")
         return _delivery_refused(package_id, message, 400)
     try:
-        package_delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, _person())
+        package_delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, current_user)
     except package_delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery is being retried. Its new attempt shows below.")
@@ -309,7 +303,7 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
     if not ActionForm().validate():
         return _delivery_refused(package_id, "The form expired. Reload the page and try again.", 400)
     try:
-        package_delivery_actions.deliver_withheld(workspace_id, delivery.id, _person())
+        package_delivery_actions.deliver_withheld(workspace_id, delivery.id, current_user)
     except package_delivery_actions.DeliveryRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")

@@ -27,7 +27,7 @@ from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
 from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
 from app.models.schedule import MAX_RECIPIENTS
-from app.services.platform import list_pages
+from app.services.platform import list_pages, workspaces
 from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
 from app.services.schedules.schedules import ScheduleListing
 
@@ -71,7 +71,7 @@ def _render_form(
         listing=listing,
         error=error,
         sources=schedules.source_choices(g.access),
-        people=schedules.people_choices(g.workspace_id),
+        people=workspaces.members_by_name(g.workspace_id),
         templates=schedules.published_template_versions(g.workspace_id),
         workspace_zone=schedules.workspace_zone(g.workspace_id),
         zone_suggestions=zone_suggestions(),

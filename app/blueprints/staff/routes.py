@@ -11,22 +11,20 @@ from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
-from app.extensions import db
 from app.models import (
     ExportExecution,
     ExportPackage,
-    ExportSettings,
     QueryExport,
     ScheduleRun,
     Workspace,
 )
 from app.services.platform import list_pages
 from app.services.staff import coverage_view, queue_health, staff_actions, staff_lists
-from app.services.workspace_export import package_delivery_actions
+from app.services.workspace_export import package_delivery_actions, package_history
 
 
 def _record_or_404(model, record_id: int):
-    record = db.session.get(model, record_id) if database_id(record_id) else None
+    record = staff_lists.find_record(model, record_id)
     if record is None:
         abort(404)
     return record
@@ -72,8 +70,7 @@ def run(run_id: int):
 @staff_viewer
 def execution(execution_id: int):
     found = _record_or_404(ExportExecution, execution_id)
-    package = db.session.query(ExportPackage).filter_by(execution_id=found.id).one_or_none()
-    return render_template("staff/execution.html", execution=found, package=package)
+    return render_template("staff/execution.html", execution=found, package=package_history.package_of(found))
 
 
 @bp.get("/packages/<int:package_id>")
@@ -130,8 +127,7 @@ def delivery(delivery_id: int):
 @staff_viewer
 def workspace(workspace_id: int):
     found = _record_or_404(Workspace, workspace_id)
-    settings = db.session.query(ExportSettings).filter_by(workspace_id=found.id).one_or_none()
-    return render_template("staff/workspace.html", workspace=found, settings=settings)
+    return render_template("staff/workspace.html", workspace=found, settings=package_history.settings_of(found.id))
 
 
 def _act(action, done: str, back: str):

@@ -208,6 +208,38 @@ def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
     return workspace_time_zone(access.workspace_id)
 
 
+def queued_query_file(
+    access: RequesterContext,
+    query: FileSource,
+    definition: dict,
+    options: QueryFileOptions,
+    *,
+    source_name: str,
+    source_version: int,
+    requested_at: datetime,
+    request_token: str | None = None,
+) -> QueryExport:
+    """A queued file of a query's rows for the requester, in the shape `options` asks for, not yet
+    admitted: `definition` (validated) with its dates substituted for `requested_at`'s day. A
+    person's request (request_query_file) and a schedule's run (from the query it keeps) both
+    build their file here."""
+    return queued_export(
+        access,
+        query,
+        source_name=source_name,
+        source_version=source_version,
+        request=substitute(definition, requested_at.date()),
+        file_format=options.format,
+        requested_at=requested_at,
+        kind="query",
+        heading=options.heading,
+        include_descriptions=options.include_descriptions,
+        exact_values=options.exact_values,
+        time_zone=file_time_zone(access, options),
+        request_token=request_token,
+    )
+
+
 def request_query_file(
     access: RequesterContext,
     query: SavedQuery,
@@ -222,23 +254,16 @@ def request_query_file(
         raise AccessDenied("You do not have access to this query's dataset.")
     options.validate()
     settings = current_app.config["SETTINGS"]
-    now = utcnow()
     definition = validate_definition(query.definition(), settings.max_export_rows)
-    request = substitute(definition, now.date())
     return admit(
-        queued_export(
+        queued_query_file(
             access,
             query,
+            definition,
+            options,
             source_name=query.name,
             source_version=query.version,
-            request=request,
-            file_format=options.format,
-            requested_at=now,
-            kind="query",
-            heading=options.heading,
-            include_descriptions=options.include_descriptions,
-            exact_values=options.exact_values,
-            time_zone=file_time_zone(access, options),
+            requested_at=utcnow(),
             request_token=request_key,
         ),
         dispatch_now,

@@ -230,15 +230,24 @@ def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
     )
 
 
-def _write_pdf(
-    request: FileRequest,
-    layout: ReportLayout,
-    access: RequesterContext,
-    out: ByteSink,
-    progress: Progress,
-    page: PdfLayout,
-    warnings: Counter,
-) -> int:
+@dataclass(frozen=True)
+class _Printing:
+    """One report file being written, whichever its format: the request its rows answer and the
+    access they are read with, the report's layout and page, and where the bytes, the progress and
+    the writers' warnings go."""
+
+    request: FileRequest
+    access: RequesterContext
+    layout: ReportLayout
+    page: PdfLayout
+    out: ByteSink
+    progress: Progress
+    warnings: Counter
+
+
+def _write_pdf(printing: _Printing) -> int:
+    request, access, layout, page = printing.request, printing.access, printing.layout, printing.page
+    out, progress, warnings = printing.out, printing.progress, printing.warnings
     dataset = request_dataset(request)
     if layout.kind == "summary":
         progress(0, None)
@@ -274,19 +283,12 @@ def _write_pdf(
         rows.close()
 
 
-def _write_xlsx(
-    request: FileRequest,
-    layout: ReportLayout,
-    time_zone: str,
-    access: RequesterContext,
-    out: ByteSink,
-    progress: Progress,
-    page: PdfLayout,
-    warnings: Counter,
-) -> int:
+def _write_xlsx(printing: _Printing, time_zone: str) -> int:
     # Imported here: openpyxl costs every process that loads it 22 MB.
     from app.rendering.report_xlsx import write_report_xlsx
 
+    request, access, layout, page = printing.request, printing.access, printing.layout, printing.page
+    out, progress, warnings = printing.out, printing.progress, printing.warnings
     dataset = request_dataset(request)
     names = layout.column_names
     total = count_rows(request, access)
@@ -322,6 +324,7 @@ def write_report_file(
     request = FileRequest.from_json(export.request)
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
+    printing = _Printing(request, access, print_params.layout, page, out, progress, warnings)
     if export.format == "pdf":
-        return _write_pdf(request, print_params.layout, access, out, progress, page, warnings)
-    return _write_xlsx(request, print_params.layout, export.time_zone, access, out, progress, page, warnings)
+        return _write_pdf(printing)
+    return _write_xlsx(printing, export.time_zone)

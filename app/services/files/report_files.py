@@ -9,7 +9,7 @@ what was asked for, with the requester's access as it is when it runs.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 from flask import current_app
 from sqlalchemy import select
@@ -55,6 +55,36 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
     return request, PrintParams(**report.print_params(), layout=layout)
 
 
+def queued_report_file(
+    access: RequesterContext,
+    report: Report,
+    query: SavedQuery,
+    file_format: str,
+    requested_at: datetime,
+    request_token: str | None = None,
+) -> QueryExport:
+    """A queued file of the report for the requester, not yet admitted: the request of its query
+    on `requested_at`'s day and its print parameters, checked against the query now (file_request).
+    A person's request (request_report_file) and a schedule's run both build their file here."""
+    request, print_params = file_request(report, query, requested_at.date())
+    return queued_export(
+        access,
+        query,
+        source_name=report.name,
+        source_version=report.version,
+        request=request,
+        file_format=file_format,
+        requested_at=requested_at,
+        kind="report",
+        report_id=report.id,
+        report_kind=report.kind,
+        print_params=print_params.to_json(),
+        heading="labels",
+        include_descriptions=False,
+        request_token=request_token,
+    )
+
+
 def request_report_file(
     access: RequesterContext,
     report: Report,
@@ -77,24 +107,7 @@ def request_report_file(
     if file_format not in report.formats:
         allowed = " or ".join(REPORT_FORMATS[f] for f in report.formats)
         raise ValidationError(f"A {report.kind} report can be requested as {allowed}.", "format")
-    now = utcnow()
-    request, print_params = file_request(report, query, now.date())
-    export = queued_export(
-        access,
-        query,
-        source_name=report.name,
-        source_version=report.version,
-        request=request,
-        file_format=file_format,
-        requested_at=now,
-        kind="report",
-        report_id=report.id,
-        report_kind=report.kind,
-        print_params=print_params.to_json(),
-        heading="labels",
-        include_descriptions=False,
-        request_token=request_key,
-    )
+    export = queued_report_file(access, report, query, file_format, utcnow(), request_token=request_key)
     try:
         return admit(export, dispatch_now)
     except IntegrityError:

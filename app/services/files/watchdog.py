@@ -24,7 +24,7 @@ from app.models import QueryExport, QueryExportRequest
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.outbox import dispatch
 from app.services.platform.leases import lease_lapsed
-from app.services.platform.work import LOST_AFTER, Candidate
+from app.services.platform.work import LOST_AFTER, Candidate, lapsed_candidate
 
 # A file whose worker stopped is started again at once, up to five attempts in all.
 RETRIES = RetryPolicy(max_attempts=5)
@@ -51,17 +51,7 @@ def lapsed(now: datetime) -> list[Candidate]:
         .order_by(QueryExport.id)
     ).all()
     db.session.rollback()
-    return [
-        Candidate(
-            row.id,
-            row.job_id,
-            partial(dispatch, row.request_id, row.id, row.dispatch_count),
-            attempt=row.attempt_count,
-            attempts_used=row.attempt_count,
-            holder=row.lease_holder,
-        )
-        for row in rows
-    ]
+    return [lapsed_candidate(row, partial(dispatch, row.request_id, row.id, row.dispatch_count)) for row in rows]
 
 
 def give_up(candidate: Candidate, now: datetime) -> bool:

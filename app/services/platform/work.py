@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from redis import Redis
 from rq.exceptions import NoSuchJobError
@@ -124,6 +125,28 @@ class Candidate:
     attempt: int = 0
     attempts_used: int = 0
     holder: str | None = None
+
+
+class LapsedRow(Protocol):
+    """What a kind's `lapsed` query reads of a running record whose holder's lease lapsed."""
+
+    id: int
+    job_id: str | None
+    attempt_count: int
+    lease_holder: str | None
+
+
+def lapsed_candidate(row: LapsedRow, dispatch: Callable[[], bool], attempts_used: int | None = None) -> Candidate:
+    """The candidate for a lapsed record: fenced on its holder's attempt, whose policy counts its
+    attempts so far unless the kind counts them otherwise (`attempts_used`)."""
+    return Candidate(
+        row.id,
+        row.job_id,
+        dispatch,
+        attempt=row.attempt_count,
+        attempts_used=row.attempt_count if attempts_used is None else attempts_used,
+        holder=row.lease_holder,
+    )
 
 
 @dataclass(frozen=True)

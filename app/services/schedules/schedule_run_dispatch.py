@@ -19,7 +19,15 @@ from app.models.schedule import RunStatus, ScheduleRun
 from app.models.types import utcnow
 from app.services.platform import leases
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
+from app.services.platform.work import (
+    LOST_AFTER,
+    Candidate,
+    Requeue,
+    RequeueRefused,
+    holder_is_alive,
+    job_id,
+    lapsed_candidate,
+)
 from app.services.schedules import schedule_delivery
 from app.services.schedules.schedule_runs import attempts_failed_with, settle_schedule
 
@@ -90,13 +98,10 @@ def lapsed(now: datetime) -> list[Candidate]:
     ).all()
     db.session.rollback()
     return [
-        Candidate(
-            row.id,
-            row.job_id,
+        lapsed_candidate(
+            row,
             partial(dispatch, row.id, row.job_id),
-            attempt=row.attempt_count,
             attempts_used=attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1,
-            holder=row.lease_holder,
         )
         for row in rows
     ]

@@ -25,7 +25,7 @@ from app.domain import schedule_run
 from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.query_spec import substitute, validate_definition
+from app.domain.query_spec import validate_definition
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
@@ -40,8 +40,8 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
-from app.services.files.file_requests import queued_export, workspace_time_zone
-from app.services.files.report_files import file_request
+from app.services.files.file_requests import QueryFileOptions, queued_query_file
+from app.services.files.report_files import queued_report_file
 from app.services.platform import audit, leases
 from app.services.schedules import schedule_delivery
 
@@ -212,15 +212,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
-        audit.record(
-            workspace_id=workspace_id,
-            actor_id=None,
-            action="schedule.paused",
-            subject_type="schedule",
-            subject_id=schedule_id,
-            reason=reason,
-            details={"run_id": run_id},
-        )
+        _audit_pause(workspace_id, schedule_id, reason, {"run_id": run_id})
     schedule_domain.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
@@ -271,41 +263,21 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
                 raise ValueError(f"query schedule {schedule.id} has no query definition or version")
             query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
             definition = validate_definition(schedule.query_definition, settings.max_export_rows)
-            export = queued_export(
+            export = queued_query_file(
                 owner,
                 query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
+                definition,
+                QueryFileOptions(format=schedule.format, heading=schedule.heading),
                 source_name=schedule.name,
                 source_version=schedule.query_version,
-                request=substitute(definition, now.date()),
-                file_format=schedule.format,
                 requested_at=now,
-                kind="query",
-                heading=schedule.heading,
-                include_descriptions=False,
-                exact_values=False,
-                time_zone="UTC" if schedule.format == "csv" else workspace_time_zone(schedule.workspace_id),
             )
             export.dataset = definition["dataset"]
         else:
             report = db.session.get_one(Report, schedule.report_id)
             query = db.session.get_one(SavedQuery, report.source_query_id)
-            request, print_params = file_request(report, query, now.date())
             source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
-            export = queued_export(
-                owner,
-                query,
-                source_name=report.name,
-                source_version=report.version,
-                request=request,
-                file_format=schedule.format,
-                requested_at=now,
-                kind="report",
-                report_id=report.id,
-                report_kind=report.kind,
-                print_params=print_params.to_json(),
-                heading="labels",
-                include_descriptions=False,
-            )
+            export = queued_report_file(owner, report, query, schedule.format, now)
     except ValidationError as exc:
         _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
     export.schedule_id = schedule.id
@@ -401,12 +373,17 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 
 def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
     if schedule_domain.record_run_outcome(schedule_id, failed):
-        audit.record(
-            workspace_id=workspace_id,
-            actor_id=None,
-            action="schedule.paused",
-            subject_type="schedule",
-            subject_id=schedule_id,
-            reason=PauseReason.FAILURE_STREAK,
-            details={},
-        )
+        _audit_pause(workspace_id, schedule_id, PauseReason.FAILURE_STREAK, {})
+
+
+def _audit_pause(workspace_id: int, schedule_id: int, reason: PauseReason, details: dict) -> None:
+    """The audit event of a pause the runs made, not a person (no actor)."""
+    audit.record(
+        workspace_id=workspace_id,
+        actor_id=None,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule_id,
+        reason=reason,
+        details=details,
+    )

@@ -23,7 +23,7 @@ from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.schedule_rules import allowed_formats
 from app.domain.timetable import Timetable, next_occurrence
 from app.extensions import db
-from app.models import Membership, Person, Report, SavedQuery, Workspace
+from app.models import Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
     CommunicationTemplate,
     CommunicationTemplateVersion,
@@ -213,17 +213,6 @@ def source_choices(access: RequesterContext) -> dict[str, SourceChoice]:
         }
     )
     return choices
-
-
-def people_choices(workspace_id: int) -> list[Person]:
-    return list(
-        db.session.scalars(
-            select(Person)
-            .join(Membership, Membership.person_id == Person.id)
-            .where(Membership.workspace_id == workspace_id)
-            .order_by(func.lower(Person.name), Person.id)
-        )
-    )
 
 
 def published_template_versions(workspace_id: int) -> list[tuple[CommunicationTemplateVersion, str]]:

@@ -1,4 +1,5 @@
-"""The staff console's cross-workspace lists and attention counts (DESIGN section 10).
+"""The staff console's cross-workspace lists, the records they open, and the attention counts
+(DESIGN section 10).
 
 Every list is newest first, a page at a time with the list machinery of app/services/platform/list_pages.py
 (signed keyset cursors), and has the same filters: workspace, status, failure code (a schedule's
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.data.days import within_days
+from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportPackage, QueryExport, Schedule, ScheduleRun, Workspace
 from app.models.export_execution import ExecutionStatus
@@ -27,6 +29,7 @@ from app.models.types import utcnow
 from app.services.platform import list_pages
 
 PAGE_SIZE = 50
+Record = TypeVar("Record")
 
 
 StaffModel = (
@@ -157,6 +160,12 @@ def list_page(staff_list: StaffList, request: list_pages.ListRequest) -> list_pa
         statement = statement.where(staff_list.code == request.filters["code"])
     statement = statement.where(*within_days(staff_list.at, request.day("since"), request.day("until")))
     return list_pages.page_of(staff_list.spec, request, statement)
+
+
+def find_record(model: type[Record], record_id: int) -> Record | None:
+    """The record of any workspace with this id, for its staff page; None when there is none (an
+    id beyond the database's integer range names none, and is not asked for)."""
+    return db.session.get(model, record_id) if database_id(record_id) else None
 
 
 def workspace_choices(limit: int = 500) -> list[tuple[int, str]]:

@@ -100,13 +100,12 @@ def admit(
     person: Person | None,
     trigger: ExecutionTrigger | str,
     cadence_key: str | None = None,
-    now: datetime | None = None,
 ) -> ExportExecution:
-    """Admit, audit and commit a queued execution, then dispatch it. AdmissionRefused otherwise.
+    """Admit, audit and commit a queued execution now, then dispatch it. AdmissionRefused otherwise.
 
     `person` is who pressed Export now; None for the cadence.
     """
-    execution = admit_uncommitted(workspace_id, person, trigger, cadence_key, now)
+    execution = admit_uncommitted(workspace_id, person, trigger, cadence_key)
     db.session.commit()
     execution_dispatch.dispatch(execution.id, None)
     return execution

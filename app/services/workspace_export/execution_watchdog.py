@@ -34,7 +34,7 @@ from app.extensions import db
 from app.models.export_execution import ExecutionStatus, ExportExecution
 from app.models.export_package import ExportPackage
 from app.services.platform.leases import lease_lapsed
-from app.services.platform.work import LOST_AFTER, Candidate
+from app.services.platform.work import LOST_AFTER, Candidate, lapsed_candidate
 from app.services.workspace_export import execution_dispatch, export_notices
 from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
 
@@ -55,17 +55,7 @@ def lapsed(now: datetime) -> list[Candidate]:
         .order_by(ExportExecution.id)
     ).all()
     db.session.rollback()
-    return [
-        Candidate(
-            row.id,
-            row.job_id,
-            partial(execution_dispatch.dispatch, row.id, row.job_id),
-            attempt=row.attempt_count,
-            attempts_used=row.attempt_count,
-            holder=row.lease_holder,
-        )
-        for row in rows
-    ]
+    return [lapsed_candidate(row, partial(execution_dispatch.dispatch, row.id, row.job_id)) for row in rows]
 
 
 def give_up(candidate: Candidate, now: datetime) -> bool:

@@ -8,7 +8,7 @@ cadence next admits an execution, and is audited in the same transaction (INV-11
 
 from __future__ import annotations
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import RequesterContext
@@ -16,10 +16,11 @@ from app.domain.errors import ValidationError
 from app.domain.export_cadence import next_cadence_at
 from app.domain.export_settings_rules import CheckedSettings, SettingsInput, active_datasets, check_settings
 from app.extensions import db, execute_dml
-from app.models import Membership, Person, Workspace
+from app.models import Workspace
 from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSettings, PackageFormat, SettingsStatus
 from app.models.types import utcnow
 from app.services.platform import audit
+from app.services.platform.workspaces import members_by_name
 
 CHANGED_ELSEWHERE = "Someone saved the export settings after you opened them. Open them again to see their changes."
 
@@ -78,18 +79,6 @@ def refuse_changes(workspace_id: int) -> None:
         raise ValidationError(refusal + " Nothing was changed.", "form")
 
 
-def member_choices(workspace_id: int) -> list[Person]:
-    """The people who may be notified: the workspace's current members, by name."""
-    return list(
-        db.session.scalars(
-            select(Person)
-            .join(Membership, Membership.person_id == Person.id)
-            .where(Membership.workspace_id == workspace_id)
-            .order_by(func.lower(Person.name), Person.id)
-        )
-    )
-
-
 def workspace_zone(workspace_id: int) -> str:
     return db.session.scalar(select(Workspace.time_zone).where(Workspace.id == workspace_id)) or "UTC"
 
@@ -98,7 +87,7 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
     """Create (expected_version None) or change the workspace's settings; nothing is written when refused."""
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
-    member_ids = frozenset(member.id for member in member_choices(workspace_id))
+    member_ids = frozenset(member.id for member in members_by_name(workspace_id))
     zone = workspace_zone(workspace_id)
     checked = check_settings(data, member_ids, zone)
     now = utcnow()

@@ -20,7 +20,15 @@ from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureC
 from app.models.types import utcnow
 from app.services.platform import leases
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
+from app.services.platform.work import (
+    LOST_AFTER,
+    Candidate,
+    Requeue,
+    RequeueRefused,
+    holder_is_alive,
+    job_id,
+    lapsed_candidate,
+)
 from app.services.workspace_export import package_delivery
 
 log = logging.getLogger(__name__)
@@ -94,17 +102,7 @@ def lapsed(now: datetime) -> list[Candidate]:
         .order_by(ExportDelivery.id)
     ).all()
     db.session.rollback()
-    return [
-        Candidate(
-            row.id,
-            row.job_id,
-            functools.partial(dispatch, row.id, row.job_id),
-            attempt=row.attempt_count,
-            attempts_used=row.attempt_count,
-            holder=row.lease_holder,
-        )
-        for row in rows
-    ]
+    return [lapsed_candidate(row, functools.partial(dispatch, row.id, row.job_id)) for row in rows]
 
 
 def retry_lapsed_later(candidate: Candidate, now: datetime, retry_at: datetime) -> bool:

@@ -3,7 +3,8 @@ volumes and deliveries, and the stored bytes of a package for download.
 
 Every read names the workspace: an id of another workspace's execution or package finds nothing.
 The pages are for administrators only (app/blueprints/packages): `get_execution` and
-`get_package`, the loaders the routes give `visible_or_404`, find nothing for anyone else.
+`get_package`, the loaders the routes give `visible_or_404`, find nothing for anyone else. The
+staff console reads an execution's package and a workspace's settings here too.
 """
 
 from __future__ import annotations
@@ -139,6 +140,21 @@ def execution_events(execution: ExportExecution, limit: int = EVENT_LOG_LIMIT) -
 
 def package_of(execution: ExportExecution) -> ExportPackage | None:
     return db.session.scalar(select(ExportPackage).where(ExportPackage.execution_id == execution.id))
+
+
+def requester_name(execution: ExportExecution) -> str | None:
+    """Who pressed Export now; None for the cadence's executions."""
+    if execution.requested_by_id is None:
+        return None
+    requester = db.session.get(Person, execution.requested_by_id)
+    return requester.name if requester else None
+
+
+def read_afresh() -> None:
+    """Load every row this request read again on its next read: the page drawn after a refused
+    action shows what another process changed meanwhile (why it was refused), not the rows as the
+    request first loaded them."""
+    db.session.expire_all()
 
 
 @dataclass(frozen=True)

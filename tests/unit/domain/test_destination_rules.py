@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.destinations import validate_destination_path, validate_endpoint_url
+from app.domain.destination_rules import validate_destination_path, validate_endpoint_url
 from app.domain.errors import ValidationError
 from tests.factories import hostile_values
 
