@@ -12,27 +12,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from flask import Flask
 
-
-def _instance_path() -> str | None:
-    import os
-
-    configured = os.environ.get("INSTANCE_PATH")
-    return str(Path(configured).resolve()) if configured else None
+    from app.config import Settings
 
 
-def create_app(overrides: dict | None = None) -> Flask:
+def create_app(settings: Settings | None = None) -> Flask:
+    """The app with these settings; without any, with those this process's environment gives."""
     from flask import Flask
 
     from app.config import Settings
     from app.extensions import csrf, db, htmx, login_manager, migrate
 
-    # INSTANCE_PATH gives a machine an instance folder of its own, outside a shared or read-only code folder.
-    app = Flask(__name__, instance_path=_instance_path(), instance_relative_config=True)
+    if settings is None:
+        settings = Settings.from_environment()
+    app = Flask(__name__, instance_path=str(settings.instance_path), instance_relative_config=True)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
-    settings = Settings.from_environment(Path(app.instance_path))
     app.config.from_mapping(settings.as_flask_config())
-    if overrides:
-        app.config.update(overrides)
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))

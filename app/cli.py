@@ -22,8 +22,7 @@ def seed_demo_command(rows: int | None) -> None:
     from app.services.demo.demo_export_seed import seed_demo_export
     from app.services.demo.demo_seed import seed_demo
 
-    rows = rows if rows is not None else int(os.environ.get("SEED_ROWS") or 5000)
-    created = seed_demo(rows)
+    created = seed_demo(rows if rows is not None else current_app.config["SETTINGS"].seed_rows)
     click.echo("Demo data created." if created else "Demo data already present; nothing changed.")
     _reconcile_coverage_or_exit()
     click.echo(seed_demo_export())
@@ -48,17 +47,6 @@ def _redis_answers() -> bool:
         return False
 
 
-def _use_embedded_destinations_root(instance_path: Path) -> None:
-    """`make run` confines directory destinations to instance/destinations unless DESTINATIONS_ROOT
-    says otherwise; the children inherit it through the environment."""
-    import dataclasses
-
-    root = os.environ.setdefault("DESTINATIONS_ROOT", str(instance_path / "destinations"))
-    Path(root).mkdir(parents=True, exist_ok=True)
-    settings = current_app.config["SETTINGS"]
-    current_app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=root)
-
-
 def _fresh_metrics_directory(instance_path: Path) -> str:
     """Where web, worker and scheduler write their metrics; emptied at start, as the processes are new."""
     directory = instance_path / "metrics"
@@ -69,20 +57,23 @@ def _fresh_metrics_directory(instance_path: Path) -> str:
 
 
 @click.command("serve-all")
-@click.option("--port", type=int, default=lambda: int(os.environ.get("PORT") or 5000))
-def serve_all_command(port: int) -> None:
+@click.option("--port", type=int, default=None, help="Web port (default PORT or 5000).")
+def serve_all_command(port: int | None) -> None:
     """Migrate, seed, then run web, one RQ worker and the scheduler together until Ctrl-C.
 
     A worker or scheduler that dies is restarted with a back-off (app/supervisor.py).
     """
     from flask_migrate import upgrade
 
+    from app import create_app
+    from app.config import Settings, environment_for_children
     from app.services.demo.data_workspaces import DEMO_LOGINS
     from app.services.demo.demo_export_seed import seed_demo_export
     from app.services.demo.demo_seed import seed_demo
     from app.supervisor import Child, Supervisor
 
     settings = current_app.config["SETTINGS"]
+    port = port if port is not None else settings.port
     if not _redis_answers():
         click.echo(
             f"Redis does not answer at {settings.redis_url}; start it with: "
@@ -90,17 +81,27 @@ def serve_all_command(port: int) -> None:
             err=True,
         )
         sys.exit(1)
-    upgrade()
-    seed_demo(int(os.environ.get("SEED_ROWS") or 5000))
-    _reconcile_coverage_or_exit()
-    _use_embedded_destinations_root(Path(current_app.instance_path))
-    click.echo(seed_demo_export())
+    # The children's environment: the embedded defaults of one machine for what this one does not set.
+    env = environment_for_children(
+        defaults={
+            "DESTINATIONS_ROOT": str(settings.instance_path / "destinations"),
+            "PROMETHEUS_MULTIPROC_DIR": _fresh_metrics_directory(settings.instance_path),
+            # The embedded default serves plain HTTP on 127.0.0.1, where a Secure cookie would never come back.
+            "SESSION_COOKIE_SECURE": "false",
+        },
+        overrides={"FLASK_APP": "wsgi"},
+    )
+    # Seeding here runs with the children's settings, so the demo's destination is in their root.
+    one_machine = Settings.from_environment(env)
+    if one_machine.destinations_root is not None:
+        Path(one_machine.destinations_root).mkdir(parents=True, exist_ok=True)
+    with create_app(one_machine).app_context():
+        upgrade()
+        seed_demo(one_machine.seed_rows)
+        _reconcile_coverage_or_exit()
+        click.echo(seed_demo_export())
 
     python = sys.executable
-    env = {**os.environ, "FLASK_APP": "wsgi"}
-    env.setdefault("PROMETHEUS_MULTIPROC_DIR", _fresh_metrics_directory(Path(current_app.instance_path)))
-    # The embedded default serves plain HTTP on 127.0.0.1, where a Secure cookie would never come back.
-    env.setdefault("SESSION_COOKIE_SECURE", "false")
     flask = [python, "-m", "flask", "--app", "wsgi"]
     supervisor = Supervisor(
         [

@@ -1,13 +1,16 @@
 """Settings, read from the environment with embedded defaults for one machine.
 
-Every default points inside the instance folder, so `make run` needs nothing else:
-a SQLite file, a storage directory and an email outbox folder, plus local Redis.
+This is the one module that reads the environment (a test holds it so): `create_app` takes a
+`Settings`, or reads one with `Settings.from_environment`, and everything else takes its values
+from the app's. Every default points inside the instance folder, so `make run` needs nothing
+else: a SQLite file, a storage directory and an email outbox folder, plus local Redis.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,8 +30,15 @@ def _instance_secret(instance_path: Path, name: str) -> str:
     return value
 
 
-def _int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+# Flask's own default: `instance/` beside the code.
+_DEFAULT_INSTANCE_PATH = Path(__file__).resolve().parent.parent / "instance"
+
+# A variable's value by its name: `get` of os.environ, or of the mapping a child process will get.
+_Lookup = Callable[[str], str | None]
+
+
+def _int(env: _Lookup, name: str, default: int) -> int:
+    raw = env(name)
     return int(raw) if raw else default
 
 
@@ -36,8 +46,8 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
-def _bool(name: str, default: bool) -> bool:
-    raw = (os.environ.get(name) or "").strip().lower()
+def _bool(env: _Lookup, name: str, default: bool) -> bool:
+    raw = (env(name) or "").strip().lower()
     if not raw:
         return default
     if raw not in _TRUE + _FALSE:
@@ -45,8 +55,8 @@ def _bool(name: str, default: bool) -> bool:
     return raw in _TRUE
 
 
-def _float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
+def _float(env: _Lookup, name: str, default: float) -> float:
+    raw = env(name)
     return float(raw) if raw else default
 
 
@@ -54,8 +64,8 @@ def _float(name: str, default: float) -> float:
 _PRESIGN_LIMIT_SECONDS = 7 * 24 * 3600
 
 
-def _download_url_seconds() -> int:
-    seconds = _int("DOWNLOAD_URL_SECONDS", 300)
+def _download_url_seconds(env: _Lookup) -> int:
+    seconds = _int(env, "DOWNLOAD_URL_SECONDS", 300)
     if not 1 <= seconds <= _PRESIGN_LIMIT_SECONDS:
         raise ValueError(f"DOWNLOAD_URL_SECONDS must be between 1 and {_PRESIGN_LIMIT_SECONDS}; it is {seconds}")
     return seconds
@@ -65,6 +75,8 @@ def _download_url_seconds() -> int:
 class Settings:
     """The settings this product reads; `as_flask_config` maps them onto Flask's config."""
 
+    # The folder for the SQLite database, generated secrets and the default storage and outbox.
+    instance_path: Path
     database_url: str
     redis_url: str
     storage_url: str
@@ -98,6 +110,13 @@ class Settings:
     max_request_bytes: int
     # Where people reach the console, for the absolute links in emails (no trailing slash).
     public_url: str
+    # The web port of `flask serve-all`; the default public URL names it.
+    port: int
+    # Timesheet entries per demo workspace that `flask seed-demo` and `flask serve-all` make.
+    seed_rows: int
+    # S3 storage's endpoint (None: AWS itself) and region; boto3 reads the credentials itself.
+    storage_endpoint_url: str | None
+    storage_region: str
     # The directory that "directory" destinations are confined under; None refuses that kind.
     destinations_root: str | None = None
     # Hosts an S3 destination's endpoint may reach although they are on the server's own network
@@ -105,12 +124,22 @@ class Settings:
     destination_allowed_hosts: frozenset[str] = frozenset()
     # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
     metrics_token: str | None = field(default=None, repr=False)
+    # The folder every process of this machine writes its metrics to, which /metrics adds up
+    # (prometheus-client reads the same variable itself); None: /metrics shows this process's own.
+    metrics_directory: str | None = None
 
     @classmethod
-    def from_environment(cls, instance_path: Path) -> Settings:
-        env = os.environ.get
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings the variables of `environ` give: this process's environment by default, or
+        the one a process it starts will have."""
+        env = (os.environ if environ is None else environ).get
+        configured_instance = env("INSTANCE_PATH")
+        # INSTANCE_PATH gives a machine an instance folder of its own, outside a shared or read-only code folder.
+        instance_path = Path(configured_instance).resolve() if configured_instance else _DEFAULT_INSTANCE_PATH
+        port = _int(env, "PORT", 5000)
         mail_url = env("MAIL_URL") or (instance_path / "outbox").as_uri()
         return cls(
+            instance_path=instance_path,
             database_url=env("DATABASE_URL") or f"sqlite:///{instance_path / 'rhythm.db'}",
             redis_url=env("REDIS_URL") or "redis://127.0.0.1:6379/0",
             storage_url=env("STORAGE_URL") or (instance_path / "storage").as_uri(),
@@ -120,30 +149,35 @@ class Settings:
                 sender=env("MAIL_FROM") or "Rhythm Exports <exports@localhost>",
                 username=env("MAIL_USERNAME") or None,
                 password=env("MAIL_PASSWORD") or None,
-                timeout_seconds=_float("MAIL_TIMEOUT", 30.0),
+                timeout_seconds=_float(env, "MAIL_TIMEOUT", 30.0),
             ),
             secret_key=env("SECRET_KEY") or _instance_secret(instance_path, "secret_key"),
             credentials_key=env("CREDENTIALS_KEY") or _instance_secret(instance_path, "credentials_key"),
             export_queue=env("EXPORT_QUEUE") or "exports",
-            file_retention_days=_int("FILE_RETENTION_DAYS", 30),
-            storage_part_size=_int("STORAGE_PART_SIZE", 8 * 1024 * 1024),
-            download_url_seconds=_download_url_seconds(),
-            lease_seconds=_int("LEASE_SECONDS", 30),
-            worker_ttl_seconds=_int("WORKER_TTL_SECONDS", 60),
-            export_job_timeout=_int("EXPORT_JOB_TIMEOUT", 6 * 3600),
-            progress_interval_seconds=_float("PROGRESS_INTERVAL", 1.0),
+            file_retention_days=_int(env, "FILE_RETENTION_DAYS", 30),
+            storage_part_size=_int(env, "STORAGE_PART_SIZE", 8 * 1024 * 1024),
+            download_url_seconds=_download_url_seconds(env),
+            lease_seconds=_int(env, "LEASE_SECONDS", 30),
+            worker_ttl_seconds=_int(env, "WORKER_TTL_SECONDS", 60),
+            export_job_timeout=_int(env, "EXPORT_JOB_TIMEOUT", 6 * 3600),
+            progress_interval_seconds=_float(env, "PROGRESS_INTERVAL", 1.0),
             max_preview_rows=50,
-            max_export_rows=_int("MAX_EXPORT_ROWS", 1_048_575),
+            max_export_rows=_int(env, "MAX_EXPORT_ROWS", 1_048_575),
             # A PDF beyond this many rows fails with too_many_rows; XLSX has no such limit.
-            report_pdf_max_rows=_int("REPORT_PDF_MAX_ROWS", 50_000),
-            login_max_failures=_int("LOGIN_MAX_FAILURES", 5),
-            login_lockout_seconds=_int("LOGIN_LOCKOUT_SECONDS", 300),
-            session_cookie_secure=_bool("SESSION_COOKIE_SECURE", True),
-            max_request_bytes=_int("MAX_REQUEST_BYTES", 1024 * 1024),
-            public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{env('PORT') or 5000}").rstrip("/"),
+            report_pdf_max_rows=_int(env, "REPORT_PDF_MAX_ROWS", 50_000),
+            login_max_failures=_int(env, "LOGIN_MAX_FAILURES", 5),
+            login_lockout_seconds=_int(env, "LOGIN_LOCKOUT_SECONDS", 300),
+            session_cookie_secure=_bool(env, "SESSION_COOKIE_SECURE", True),
+            max_request_bytes=_int(env, "MAX_REQUEST_BYTES", 1024 * 1024),
+            public_url=(env("PUBLIC_URL") or f"http://127.0.0.1:{port}").rstrip("/"),
+            port=port,
+            seed_rows=_int(env, "SEED_ROWS", 5000),
+            storage_endpoint_url=env("S3_ENDPOINT_URL") or env("AWS_ENDPOINT_URL") or None,
+            storage_region=env("AWS_DEFAULT_REGION") or "us-east-1",
             destinations_root=env("DESTINATIONS_ROOT") or None,
             destination_allowed_hosts=parse_allowed_hosts(env("DESTINATION_ALLOWED_HOSTS")),
             metrics_token=env("METRICS_TOKEN") or None,
+            metrics_directory=env("PROMETHEUS_MULTIPROC_DIR") or None,
         )
 
     def as_flask_config(self) -> dict[str, object]:
@@ -166,3 +200,9 @@ class Settings:
         else:
             config["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
         return config
+
+
+def environment_for_children(defaults: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a process this one starts: this one's, `defaults` for the variables it
+    does not set, and `overrides` whatever it sets."""
+    return {**defaults, **os.environ, **overrides}

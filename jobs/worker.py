@@ -13,7 +13,7 @@ from rq import Queue, Worker, worker_registration
 from rq.job import Job
 
 from app.observability.logs import configure_logging
-from app.observability.metrics import PROCESS_VARIABLE
+from app.observability.metrics import name_this_process
 from app.services.platform.queue import WorkPriority, listening_order, queue_connections
 from jobs.app_context import worker_app
 
@@ -56,7 +56,7 @@ def main() -> None:
     configure_logging("worker")
     name = f"exports-{socket.gethostname()}-{os.getpid()}"
     # The work-horses this worker forks, one job at a time, share one metrics file (app/observability/metrics.py).
-    os.environ[PROCESS_VARIABLE] = name
+    name_this_process(name)
     app = worker_app()
     connections = queue_connections(app)
     # The app's own client: the worker and the jobs it runs share the app's connection pool.

@@ -61,6 +61,7 @@ TEST_DATABASE_URL = _worker_database_url(
 TEST_REDIS_URL = _worker_redis_url(os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15"))
 
 pytest_plugins = [
+    "tests.fixtures.apps",
     "tests.fixtures.s3",
     "tests.fixtures.factories",
     "tests.fixtures.browser",
@@ -126,29 +127,10 @@ def app_environment():
 @pytest.fixture(scope="session")
 def test_environment(app_environment):
     """Environment shared by the app under test and any worker subprocess it starts, with
-    PostgreSQL (the test database created) and Redis answering."""
+    PostgreSQL (the test database created) and Redis answering (tests/fixtures/apps.py builds the app)."""
     _ensure_database(TEST_DATABASE_URL)
     _ensure_redis(TEST_REDIS_URL)
     return app_environment
-
-
-@pytest.fixture(scope="session")
-def app(test_environment):
-    from flask_migrate import downgrade, upgrade
-
-    from app import create_app
-    from app.extensions import db
-
-    application = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
-    with application.app_context():
-        with db.engine.begin() as conn:
-            conn.execute(text("DROP SCHEMA public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-        upgrade()
-        # The migrations must also reverse cleanly; then build the schema again for the tests.
-        downgrade(revision="base")
-        upgrade()
-    yield application
 
 
 def _empty_tables(connection, tables: list[str]) -> None:

@@ -1,11 +1,12 @@
 """Prometheus metrics, added up across every process (web workers, rq workers, the scheduler).
 
 prometheus-client's multiprocess mode: each process writes its values to files in
-PROMETHEUS_MULTIPROC_DIR and `/metrics` reads them all. It must be set in the environment before
-the first metric is made, which is why the metrics below are made on first use, never at import.
+PROMETHEUS_MULTIPROC_DIR and `/metrics` reads them all. prometheus-client reads that variable
+itself, when it is loaded, which is why the metrics below are made on first use, never at import;
+`/metrics` reads the same folder from the app's settings (`Settings.metrics_directory`).
 
 An rq worker forks a work-horse for every job. The horses of one worker run one after another,
-so they share one file, named for the worker (`RHYTHM_METRICS_PROCESS`, set by jobs/worker.py):
+so they share one file, named for the worker (`name_this_process`, called by jobs/worker.py):
 otherwise every job would leave a file of its own behind. The worker process itself never
 touches a metric, so each horse starts from the file's current values.
 """
@@ -22,18 +23,25 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-PROCESS_VARIABLE = "RHYTHM_METRICS_PROCESS"
-MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
-
 # Jobs take from a tenth of a second (a small file) to hours (a big workspace package).
 _DURATION_BUCKETS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600, 7200, 21600)
 
 
+# The name this process's metrics file goes by; its pid unless named. Forked work-horses inherit it.
+_process_name: str | None = None
+
+
+def name_this_process(name: str) -> None:
+    global _process_name
+    _process_name = name
+
+
 def _process_identifier() -> str:
-    return os.environ.get(PROCESS_VARIABLE) or str(os.getpid())
+    return _process_name or str(os.getpid())
 
 
-if os.environ.get(MULTIPROCESS_VARIABLE):
+# prometheus-client chose multiprocess values when it was loaded: they go by this process's name.
+if values.ValueClass is not values.MutexValue:
     values.ValueClass = values.MultiProcessValue(process_identifier=_process_identifier)
 
 
@@ -135,10 +143,10 @@ class _ThisProcess:
         return REGISTRY.collect()
 
 
-def exposition(queues: Callable[[], list]) -> bytes:
-    """The text every process's metrics add up to, plus the queue gauges, in Prometheus' format."""
+def exposition(queues: Callable[[], list], directory: str | None) -> bytes:
+    """The text every process's metrics in `directory` add up to (this process's own when None),
+    plus the queue gauges, in Prometheus' format."""
     registry = CollectorRegistry()
-    directory = os.environ.get(MULTIPROCESS_VARIABLE)
     if directory:
         MultiProcessCollector(registry, path=directory)
     else:

@@ -7,7 +7,6 @@ reaches callers as `StorageError` with a readable message.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,12 +27,12 @@ from app.storage.content_disposition import attachment_disposition
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
 
 
-def make_client():
-    """An S3 client for the endpoint in the environment (AWS itself when none is set)."""
+def make_client(endpoint_url: str | None, region: str | None):
+    """An S3 client for the endpoint (AWS itself when None) in the region; boto3 finds the credentials."""
     return boto3.client(
         "s3",
-        endpoint_url=os.environ.get("S3_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL"),
-        region_name=os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+        endpoint_url=endpoint_url,
+        region_name=region,
         # Presigned download URLs in Signature Version 4, which every region and S3-compatible store
         # accepts; boto3 would sign them in the retired version 2 in us-east-1.
         config=Config(signature_version="s3v4"),
@@ -61,14 +60,14 @@ def _translated(action: str, location: str, key: str | None = None):
 
 
 class S3Storage(Storage):
-    def __init__(self, bucket: str, prefix: str, part_size: int, client=None):
+    def __init__(self, bucket: str, prefix: str, part_size: int, client):
         prefix = prefix.strip("/")
         if prefix:
             check_key(prefix)
         self.bucket = bucket
         self.prefix = prefix
         self.part_size = part_size
-        self.client = client if client is not None else make_client()
+        self.client = client
 
     def _full_key(self, key: str) -> str:
         check_key(key)

@@ -30,10 +30,13 @@ def metrics():
     from app.observability.metrics import exposition
     from app.services.platform.queue import work_queues
 
-    token = current_app.config["SETTINGS"].metrics_token
+    settings = current_app.config["SETTINGS"]
+    token = settings.metrics_token
     if not token:
         abort(404)
     offered = request.headers.get("Authorization", "")
     if not hmac.compare_digest(offered.encode(), f"Bearer {token}".encode()):
         return Response("A bearer token is required.\n", 401, {"WWW-Authenticate": "Bearer"})
-    return Response(exposition(work_queues), mimetype="text/plain; version=0.0.4; charset=utf-8")
+    return Response(
+        exposition(work_queues, settings.metrics_directory), mimetype="text/plain; version=0.0.4; charset=utf-8"
+    )

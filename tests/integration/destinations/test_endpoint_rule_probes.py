@@ -3,8 +3,9 @@ redirect, and show a store's error code with a sentence of ours, never what the 
 
 from __future__ import annotations
 
-import dataclasses
 import socket
+
+import pytest
 
 from app import destinations
 from app.destinations import classify_error, open_destination
@@ -133,22 +134,18 @@ def test_a_non_s3_service_s_page_is_not_repeated(world, s3_destination, fake_end
     assert INTERNAL_TEXT not in result.message
 
 
+@pytest.mark.environment(DESTINATION_ALLOWED_HOSTS="127.0.0.1,::1")
 def test_a_host_allowed_by_its_addresses_is_reached_through_an_address_it_checked(
-    app, world, s3_destination, fake_endpoint: FakeEndpoint
+    world, s3_destination, fake_endpoint: FakeEndpoint
 ):
     # "localhost" is not listed by name: each address it resolves to is checked, and listed.
-    settings = app.config["SETTINGS"]
-    app.config["SETTINGS"] = dataclasses.replace(settings, destination_allowed_hosts=frozenset({"127.0.0.1", "::1"}))
-    try:
-        fake_endpoint.status = 404
-        fake_endpoint.headers = {"Content-Type": "application/xml"}
-        fake_endpoint.body = b"<Error><Code>NoSuchBucket</Code><Message>No such bucket</Message></Error>"
-        port = fake_endpoint.url.rsplit(":", 1)[1]
-        destination = s3_destination(world.workspace, endpoint_url=f"http://localhost:{port}")
+    fake_endpoint.status = 404
+    fake_endpoint.headers = {"Content-Type": "application/xml"}
+    fake_endpoint.body = b"<Error><Code>NoSuchBucket</Code><Message>No such bucket</Message></Error>"
+    port = fake_endpoint.url.rsplit(":", 1)[1]
+    destination = s3_destination(world.workspace, endpoint_url=f"http://localhost:{port}")
 
-        result = destinations.test_connection(destination)
-    finally:
-        app.config["SETTINGS"] = settings
+    result = destinations.test_connection(destination)
 
     assert result.message.startswith("NoSuchBucket: no bucket of this name exists"), result.message
     assert fake_endpoint.requests

@@ -213,7 +213,7 @@ def test_removing_is_audited_and_keeps_the_row(client, admin):
     assert [e.action for e in audit_events("export_destination.")] == ["export_destination.removed"]
 
 
-def test_a_directory_destination_is_refused_without_a_destinations_root(client, admin, no_destinations_root):
+def test_a_directory_destination_is_refused_without_a_destinations_root(client, admin):
     response = client.post(destinations_url(admin.workspace), data=s3_form(kind="directory"))
     assert response.status_code == 400
     assert "Directory destinations are not available on this server" in response.text

@@ -6,10 +6,9 @@ the worker's query waits for it, alive, writing no progress, until the lock is r
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
-from flask import current_app
+import pytest
 
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
@@ -54,17 +53,16 @@ def test_file_whose_worker_was_killed_completes_within_a_minute_with_default_set
     assert pending_uploads(isolated_storage) == []
 
 
+@pytest.mark.environment(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
 def test_worker_slow_inside_one_step_keeps_its_file_for_many_lease_periods(
-    export_scenario, isolated_storage, start_worker, monkeypatch
+    export_scenario, isolated_storage, start_worker
 ):
     """A live worker stuck in one long step renews its lease: the watchdog never redelivers its file."""
-    short_lease = dataclasses.replace(current_app.config["SETTINGS"], lease_seconds=SHORT_LEASE_SECONDS)
-    monkeypatch.setitem(current_app.config, "SETTINGS", short_lease)
     export_scenario.add_timesheet_rows(50)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1
     with timesheet_locked():
-        start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+        start_worker()
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside its query")
         # Past the dispatch's time in flight, then five more lease periods, judged every half second.
         watched_until = time.monotonic() + LOST_AFTER.total_seconds() + 5 * SHORT_LEASE_SECONDS

@@ -20,8 +20,9 @@ from app.models import QueryExport
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files import export_runner
 from app.services.files.outbox import dispatch_pending
-from app.storage import MultipartUpload, Storage
+from app.storage import MultipartUpload, Storage, get_storage
 from app.storage.filesystem import FilesystemStorage
+from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.workers import file_row, holder_frozen, let_the_lease_lapse, pending_uploads, wait_for
 
 GATE_TIMEOUT = 60
@@ -144,13 +145,22 @@ class Attempt:
         return self.outcome
 
 
-@pytest.fixture(params=["filesystem", "s3"])
-def production_storage(request, use_storage, tmp_path) -> Storage:
-    """The storage this process and the workers it starts produce files into: each backend in turn."""
+@configuring_fixture(lambda variables: variables, params=["filesystem", "s3"])
+def production_backend(request) -> dict[str, str]:
+    """Each backend in turn, by the variables that choose it: the test settings' folder, then moto's bucket."""
     if request.param == "filesystem":
-        return use_storage(STORAGE_URL=(tmp_path / "storage").as_uri())
+        return {}
     endpoint, bucket = request.getfixturevalue("s3_bucket")
-    return use_storage(STORAGE_URL=f"s3://{bucket}/exports", S3_ENDPOINT_URL=endpoint)
+    return {"STORAGE_URL": f"s3://{bucket}/exports", "S3_ENDPOINT_URL": endpoint}
+
+
+@pytest.fixture
+def production_storage(request, app, production_backend) -> Storage:
+    """The storage this process and the workers it starts produce files into, empty."""
+    if not production_backend:
+        return request.getfixturevalue("isolated_storage")
+    with app.app_context():
+        return get_storage()
 
 
 @pytest.fixture

@@ -61,11 +61,10 @@ def test_worker_produces_requested_csv_into_the_storage_folder(export_scenario, 
 
 
 def test_worker_produces_requested_csv_into_s3_in_several_parts(
-    export_scenario, use_storage, s3_bucket, s3_client, start_worker
+    export_scenario, storage_on_s3, s3_client, start_worker
 ):
     """Through moto's S3 server the file is uploaded in several parts, completed, and no upload is left open."""
-    endpoint, bucket = s3_bucket
-    use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint, STORAGE_PART_SIZE=str(PART_SIZE))
+    _, bucket = storage_on_s3
     export_scenario.add_timesheet_rows(300)
     export = export_scenario.request_file("csv")
     start_worker()

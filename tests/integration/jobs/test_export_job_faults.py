@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from flask import current_app
 from redis import Redis
 from rq.job import Job
@@ -16,7 +17,6 @@ from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, redis_connection, work_queue
 from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed, redispatch_lost
-from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.workers import file_row, let_the_lease_lapse, pending_uploads, wait_for
 
 EXPORT_ROWS = 50
@@ -113,14 +113,12 @@ def test_file_completes_after_redis_lost_its_dispatched_job(export_scenario, iso
 
 
 def test_storage_folder_refusing_the_object_fails_the_file_with_storage_error(
-    export_scenario, use_storage, tmp_path, start_worker
+    export_scenario, isolated_storage, start_worker
 ):
     """Storage that takes the parts but cannot publish the object: failed/storage_error, upload aborted."""
-    root = tmp_path / "blocked-storage"
-    root.mkdir()
+    storage = isolated_storage
+    root = storage.root
     (root / "files").write_text("a regular file where the files folder should be")
-    storage = use_storage(STORAGE_URL=root.as_uri())
-    assert isinstance(storage, FilesystemStorage)
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1
@@ -137,10 +135,9 @@ def test_storage_folder_refusing_the_object_fails_the_file_with_storage_error(
     assert pending_uploads(storage) == []
 
 
-def test_missing_s3_bucket_fails_the_file_with_storage_error(export_scenario, use_storage, s3_bucket, start_worker):
+@pytest.mark.environment(STORAGE_URL="s3://no-such-bucket/exports")
+def test_missing_s3_bucket_fails_the_file_with_storage_error(export_scenario, storage_on_s3, start_worker):
     """An S3 bucket that does not exist: failed/storage_error; S3's reason goes to the log, not the detail."""
-    endpoint, _ = s3_bucket
-    use_storage(STORAGE_URL="s3://no-such-bucket/exports", S3_ENDPOINT_URL=endpoint)
     export_scenario.add_timesheet_rows(5)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1

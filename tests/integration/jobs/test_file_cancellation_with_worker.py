@@ -78,11 +78,10 @@ def test_running_file_cancelled_stops_its_worker_which_aborts_the_upload(
 
 
 def test_running_file_cancelled_leaves_no_multipart_upload_in_s3(
-    export_scenario, use_storage, s3_bucket, s3_client, start_worker, hold_lock
+    export_scenario, storage_on_s3, s3_client, start_worker, hold_lock
 ):
     """Through moto's S3: parts were being sent when the file was cancelled; the upload is aborted."""
-    endpoint, bucket = s3_bucket
-    use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint, STORAGE_PART_SIZE=str(PART_SIZE))
+    _, bucket = storage_on_s3
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("csv")
     assert dispatch_pending() == 1

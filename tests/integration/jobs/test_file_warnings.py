@@ -18,6 +18,7 @@ from app.extensions import db
 from app.services.files.export_runner import run_export_file
 from app.services.files.query_file_production import write_query_file
 from tests import factories
+from tests.fixtures.apps import connecting_with
 from tests.fixtures.workers import file_row
 
 COLUMNS = ["id", "note", "work_date", "recorded_at"]
@@ -102,10 +103,7 @@ def test_xlsx_does_not_depend_on_the_sessions_time_zone(world, app):
         },
     )
     access = current_context(world.workspace.id, world.admin.id)
-    options = {"connect_args": {"options": "-c timezone=Asia/Kolkata"}}
-    elsewhere = create_app(
-        {"SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"], "SQLALCHEMY_ENGINE_OPTIONS": options}
-    )
+    elsewhere = create_app(connecting_with(app.config["SETTINGS"], "-c timezone=Asia/Kolkata"))
     out = io.BytesIO()
     with elsewhere.app_context():
         assert db.session.execute(text("SHOW timezone")).scalar_one() == "Asia/Kolkata"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime, timedelta
 
+import pytest
 from flask import current_app
 from rq.job import Job
 
@@ -85,10 +85,9 @@ def test_redelivery_waiting_in_the_queue_is_not_dispatched_twice(export_scenario
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [file_row(export.id).outbox.job_id]
 
 
-def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export_scenario, monkeypatch):
+@pytest.mark.environment(LEASE_SECONDS="600")
+def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export_scenario):
     """A job a worker took less than a lease ago is not redelivered, though the file's lease lapsed."""
-    settings = current_app.config["SETTINGS"]
-    monkeypatch.setitem(current_app.config, "SETTINGS", dataclasses.replace(settings, lease_seconds=600))
     export = export_scenario.request_file("csv")
     dispatch_pending()
     export_file.start(export.id)  # an attempt that left no lease: the file has no live holder

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app import create_app
 from app.domain.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
@@ -14,8 +13,8 @@ from app.services.platform import list_pages
 from tests import factories
 
 
-def test_file_list_searches_and_pages_in_every_order_on_sqlite(tmp_path, test_environment):
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+def test_file_list_searches_and_pages_in_every_order_on_sqlite(sqlite_app, test_environment):
+    application = sqlite_app()
     with application.app_context():
         db.create_all()
         workspace = factories.make_workspace()

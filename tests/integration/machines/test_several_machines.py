@@ -34,6 +34,7 @@ from app.models.schedule import Schedule, ScheduleRecipient, ScheduleRun
 from app.models.types import utcnow
 from app.services.workspace_export.execution_admission import admit
 from tests import factories
+from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.workers import (
     PROJECT_ROOT,
     TIMESHEET_TABLE,
@@ -78,10 +79,11 @@ class Machines:
             print(f"--- {process.log_path.parent.name} (pid {process.pid}) ---\n{process.output()}")
 
 
-@pytest.fixture
-def machines(app, tmp_path, use_storage, s3_bucket, s3_account, smtp_server):
+# This process's app is configured as the machines are: it reads the same bucket.
+@configuring_fixture(lambda environment: environment)
+def machine_environment(s3_bucket, s3_account, smtp_server) -> dict[str, str]:
     endpoint, bucket = s3_bucket
-    environment = {
+    return {
         "STORAGE_URL": f"s3://{bucket}/product",
         "S3_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": s3_account.access_key_id,
@@ -90,8 +92,11 @@ def machines(app, tmp_path, use_storage, s3_bucket, s3_account, smtp_server):
         "MAIL_URL": f"smtp://{smtp_server.host}:{smtp_server.port}",
         "LEASE_SECONDS": LEASE_SECONDS,
     }
-    use_storage(**environment)  # this process reads the same bucket
-    group = Machines(tmp_path / "machines", {**os.environ, **environment})
+
+
+@pytest.fixture
+def machines(app, tmp_path, machine_environment):
+    group = Machines(tmp_path / "machines", {**os.environ, **machine_environment})
     yield group
     group.stop_all()
 

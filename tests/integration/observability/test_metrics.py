@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
-import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, work_queue
+from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.workers import file_row, wait_for
 
 TOKEN = "metrics-token-for-tests"
 
 
-@pytest.fixture
-def metrics_directory(app, tmp_path, monkeypatch) -> Path:
-    """A multiprocess directory for this test's workers and scheduler, read by /metrics, with a token."""
+@configuring_fixture(lambda directory: {"PROMETHEUS_MULTIPROC_DIR": str(directory), "METRICS_TOKEN": TOKEN})
+def metrics_directory(tmp_path) -> Path:
+    """A multiprocess directory for this test's workers and scheduler, read by the app's /metrics, with a token."""
     directory = tmp_path / "metrics"
     directory.mkdir()
-    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(directory))
-    settings = app.config["SETTINGS"]
-    monkeypatch.setitem(app.config, "SETTINGS", dataclasses.replace(settings, metrics_token=TOKEN))
     return directory
 
 

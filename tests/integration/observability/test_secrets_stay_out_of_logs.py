@@ -15,7 +15,6 @@ from app.services.schedules.schedule_admission import admit_run
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.workspace_export.execution_admission import admit
 from tests import factories
-from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import file_row, wait_for
 
 SECRETS = {
@@ -28,10 +27,9 @@ SIGN_IN_PASSWORD = "pw-Z3cr3t-typed-at-sign-in-2290"
 
 
 def test_files_mail_and_sign_ins_log_no_secret(
-    client, export_scenario, use_storage, s3_bucket, smtp_server, start_worker, start_scheduler, json_log
+    client, export_scenario, storage_on_s3, smtp_server, start_worker, start_scheduler, json_log
 ):
-    endpoint, bucket = s3_bucket
-    use_storage(STORAGE_URL=f"s3://{bucket}/{PREFIX}", S3_ENDPOINT_URL=endpoint, STORAGE_PART_SIZE=str(PART_SIZE))
+    _, bucket = storage_on_s3
     smtp_server.require_login("exports", SECRETS["MAIL_PASSWORD"])
     environment = {
         **SECRETS,

@@ -4,11 +4,8 @@ good and its notice is written to the outbox folder; staff supersede it."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from sqlalchemy import select
 
-from app import create_app
 from app.extensions import db
 from app.models.export_notice import ExportNotice
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
@@ -18,13 +15,10 @@ from tests import factories
 from tests.integration.package_delivery.conftest import store_package
 
 
-def test_package_delivery_works_on_sqlite(tmp_path, test_environment):
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+def test_package_delivery_works_on_sqlite(sqlite_app, tmp_path, test_environment):
     root = tmp_path / "destinations"
     root.mkdir()
-    application.config["SETTINGS"] = dataclasses.replace(
-        application.config["SETTINGS"], destinations_root=str(root), storage_url=(tmp_path / "storage").as_uri()
-    )
+    application = sqlite_app(destinations_root=str(root), storage_url=(tmp_path / "storage").as_uri())
     outbox = application.config["SETTINGS"].mail.outbox
     mailed_before = set(outbox.glob("*.eml")) if outbox.exists() else set()
     with application.app_context():

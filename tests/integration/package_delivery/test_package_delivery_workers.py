@@ -168,18 +168,14 @@ def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
 
 
 def test_staff_supersede_a_failed_delivery_and_a_worker_delivers_its_replacement(
-    stored_package, world, app, destinations_root, start_worker
+    stored_package, world, settings, app_for, destinations_root, start_worker
 ):
     delivery = factories.make_package_delivery(
         stored_package.package, factories.make_destination(world.workspace, path="drop")
     )
     # Failed for good: this server had no folder for directory destinations at the time.
-    settings = app.config["SETTINGS"]
-    app.config["SETTINGS"] = dataclasses.replace(settings, destinations_root=None)
-    try:
+    with app_for(dataclasses.replace(settings, destinations_root=None)).app_context():
         assert package_delivery.run_delivery(delivery.id) == "failed"
-    finally:
-        app.config["SETTINGS"] = settings
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     staff = factories.make_person(is_staff=True, staff_permissions=["staff.view", "staff.execute"])
 

@@ -8,7 +8,6 @@ import zipfile
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from app import create_app
 from app.data.package_snapshot import open_snapshot, packaged_datasets
 from app.extensions import db
 from app.models import ExportPackage
@@ -35,10 +34,9 @@ def test_copy_records_equal_the_python_encoder_byte_for_byte(app_context):
             assert by_copy
 
 
-def test_a_package_is_produced_on_sqlite(tmp_path, test_environment, monkeypatch):
+def test_a_package_is_produced_on_sqlite(sqlite_app, tmp_path, test_environment):
     """The embedded default: one read transaction instead of REPEATABLE READ, rows through csv.writer."""
-    monkeypatch.setenv("STORAGE_URL", (tmp_path / "storage").as_uri())
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+    application = sqlite_app(storage_url=(tmp_path / "storage").as_uri())
     with application.app_context():
         db.create_all()
         workspace = factories.make_workspace()

@@ -31,7 +31,7 @@ from app.services.workspace_export.package_keys import checksums_key
 from app.services.workspace_export.package_production import run_execution
 from app.storage import get_storage
 from tests import factories
-from tests.fixtures.s3 import PART_SIZE, PREFIX
+from tests.fixtures.s3 import PREFIX
 from tests.fixtures.workers import (
     a_query_waits_for_the_timesheet_lock,
     pending_uploads,
@@ -86,19 +86,11 @@ def _start_job(workspace, **snapshot) -> tuple[ExportExecution, Job]:
 
 
 def test_a_worker_produces_a_package_into_s3_that_round_trips(
-    use_storage, s3_bucket, s3_client, start_worker, app_context, tmp_path
+    app_on_s3, destinations_root, s3_client, start_worker, app_context
 ):
     """Every volume unzips, every checksum matches the manifest, every row equals the database's; the
     package is delivered to the workspace's destination and its administrator is told."""
-    endpoint, bucket = s3_bucket
-    destinations_root = tmp_path / "destinations"
-    destinations_root.mkdir()
-    storage = use_storage(
-        STORAGE_URL=f"s3://{bucket}/{PREFIX}",
-        S3_ENDPOINT_URL=endpoint,
-        STORAGE_PART_SIZE=str(PART_SIZE),
-        DESTINATIONS_ROOT=str(destinations_root),
-    )
+    storage, bucket = app_on_s3, app_on_s3.bucket
     workspace = factories.make_workspace()
     admin = factories.make_member(workspace, role="admin")
     destination = factories.make_destination(workspace)
@@ -376,13 +368,10 @@ def _publish_then_die_delivering(execution_id: int, monkeypatch) -> None:
 
 
 def test_an_attempt_redelivered_after_its_package_was_published_delivers_that_package(
-    isolated_storage, use_storage, app_context, monkeypatch, tmp_path
+    isolated_storage, destinations_root, app_context, monkeypatch
 ):
     """The worker died in the delivering phase: the next attempt keeps the available package, produces
     nothing again, delivers it and tells the administrators it is ready."""
-    destinations_root = tmp_path / "destinations"
-    destinations_root.mkdir()
-    use_storage(DESTINATIONS_ROOT=str(destinations_root))
     workspace = factories.make_workspace()
     admin = factories.make_member(workspace, role="admin")
     factories.make_destination(workspace)
@@ -435,12 +424,9 @@ def test_an_execution_given_up_after_publishing_keeps_its_package_whole(isolated
 
 
 def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
-    isolated_storage, use_storage, app_context, monkeypatch, tmp_path
+    isolated_storage, destinations_root, app_context, monkeypatch
 ):
     """The execution's event log shows each destination's copy moving, up to the whole package."""
-    destinations_root = tmp_path / "destinations"
-    destinations_root.mkdir()
-    use_storage(DESTINATIONS_ROOT=str(destinations_root))
     monkeypatch.setattr(package_delivery_progress, "DELIVERY_EVENT_SECONDS", 0.0)
     workspace = factories.make_workspace()
     destinations = [factories.make_destination(workspace), factories.make_destination(workspace)]
@@ -467,27 +453,21 @@ def test_the_delivering_phase_reports_the_bytes_copied_to_each_destination(
 
 
 def test_a_worker_killed_mid_package_is_redelivered_leaving_no_multipart_upload_or_stray_object_in_s3(
-    use_storage, s3_bucket, s3_client, start_worker, hold_lock, app_context
+    app_on_s3, s3_client, start_worker, hold_lock, app_context
 ):
     """The same SIGKILL against moto's S3: the redelivered attempt aborts the dead one's multipart upload
     there too, and only its package's objects remain."""
-    endpoint, bucket = s3_bucket
-    environment = {
-        "STORAGE_URL": f"s3://{bucket}/{PREFIX}",
-        "S3_ENDPOINT_URL": endpoint,
-        "STORAGE_PART_SIZE": str(PART_SIZE),
-    }
-    storage = use_storage(**environment)
+    storage, bucket = app_on_s3, app_on_s3.bucket
     workspace = factories.make_workspace()
     fill_every_dataset(workspace, timesheet_rows=500)
     lock = hold_lock("LOCK TABLE data_export_parts IN ACCESS EXCLUSIVE MODE")
     execution = _start(workspace)
-    worker = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS), **environment)
+    worker = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
     wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
     assert len(s3_client.list_multipart_uploads(Bucket=bucket).get("Uploads", [])) == 1
     worker.kill()
     lock.release()
-    start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS), **environment)
+    start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
 
     assert redeliver_lapsed(_after_a_dead_holders_lease(execution.id)) == 1
 

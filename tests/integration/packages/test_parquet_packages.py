@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import select, text
 
-from app import create_app
 from app.domain.catalog import DATASETS
 from app.extensions import db
 from app.models import ExportPackage
@@ -224,10 +223,9 @@ def test_a_small_volume_size_splits_parquet_volumes_under_the_cap(app_context, i
     assert [tuple(r.values()) for r in read.to_pylist()] == typed_rows(workspace.id, "timesheet_entries")
 
 
-def test_a_parquet_package_is_produced_from_typed_rows_on_sqlite(tmp_path, test_environment, monkeypatch):
+def test_a_parquet_package_is_produced_from_typed_rows_on_sqlite(sqlite_app, tmp_path, test_environment):
     """The embedded default has no COPY: rows are converted to Arrow columns from Python values."""
-    monkeypatch.setenv("STORAGE_URL", (tmp_path / "storage").as_uri())
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+    application = sqlite_app(storage_url=(tmp_path / "storage").as_uri())
     with application.app_context():
         db.create_all()
         workspace = factories.make_workspace()

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 import pytest
 
-from app import create_app
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.export_package import ExportPackage
@@ -17,8 +16,8 @@ from app.services.workspace_export.package_retention import sweep_expired_packag
 from tests import factories
 
 
-def test_admission_cadence_and_sweep_work_on_sqlite(tmp_path, test_environment):
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+def test_admission_cadence_and_sweep_work_on_sqlite(sqlite_app, test_environment):
+    application = sqlite_app()
     with application.app_context():
         db.create_all()
         workspace = factories.make_workspace()

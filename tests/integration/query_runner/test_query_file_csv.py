@@ -25,6 +25,7 @@ from app.rendering.csv_writer import BOM, write_csv, write_csv_records
 from app.rendering.neutralise import FORMULA_TRIGGERS, neutralise
 from app.services.files.query_file_production import write_query_file
 from tests import factories
+from tests.fixtures.apps import connecting_with
 
 
 def write_csv_copy(request, access, heading, out, progress, total, exact_values=False) -> int:
@@ -98,10 +99,7 @@ def test_copy_output_ignores_the_sessions_time_zone_and_date_style(world, app):
     request = _request("timesheet_entries", ["work_date", "recorded_at"], sort=[{"column": "id", "direction": "desc"}])
     access = current_context(world.workspace.id, world.admin.id)
     copied_here, formatted_here = _both_paths(request, access)
-    options = {"connect_args": {"options": "-c timezone=Asia/Kolkata -c datestyle=SQL,DMY"}}
-    elsewhere = create_app(
-        {"SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"], "SQLALCHEMY_ENGINE_OPTIONS": options}
-    )
+    elsewhere = create_app(connecting_with(app.config["SETTINGS"], "-c timezone=Asia/Kolkata -c datestyle=SQL,DMY"))
     with elsewhere.app_context():
         assert db.session.execute(text("SHOW timezone")).scalar_one() == "Asia/Kolkata"
         copied_elsewhere = io.BytesIO()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import delete, func, select, update
 
 from app.domain import export_file
@@ -56,9 +57,10 @@ def test_report_deleted_before_the_job_ran_fails_with_source_missing(kit, isolat
     assert "report" in failed.failure_detail
 
 
-def test_pdf_over_the_row_limit_fails_with_too_many_rows_and_suggests_xlsx(kit, use_storage, tmp_path):
+@pytest.mark.environment(REPORT_PDF_MAX_ROWS="10")
+def test_pdf_over_the_row_limit_fails_with_too_many_rows_and_suggests_xlsx(kit, isolated_storage):
     """REPORT_PDF_MAX_ROWS caps a PDF: the file fails with too_many_rows, a message naming XLSX, no object."""
-    storage = use_storage(STORAGE_URL=(tmp_path / "storage").as_uri(), REPORT_PDF_MAX_ROWS="10")
+    storage = isolated_storage
     export = kit.request(kit.report(kind="table"))
 
     assert run_export_file(export.id) == "too_many_rows"
@@ -70,9 +72,10 @@ def test_pdf_over_the_row_limit_fails_with_too_many_rows_and_suggests_xlsx(kit, 
     assert pending_uploads(storage) == []
 
 
-def test_xlsx_is_not_held_to_the_pdf_row_limit(kit, use_storage, tmp_path):
+@pytest.mark.environment(REPORT_PDF_MAX_ROWS="10")
+def test_xlsx_is_not_held_to_the_pdf_row_limit(kit, isolated_storage):
     """The same report as Excel succeeds past the PDF limit."""
-    storage = use_storage(STORAGE_URL=(tmp_path / "storage").as_uri(), REPORT_PDF_MAX_ROWS="10")
+    storage = isolated_storage
     export = kit.request(kit.report(kind="coded"), "xlsx")
 
     assert run_export_file(export.id) == "succeeded"

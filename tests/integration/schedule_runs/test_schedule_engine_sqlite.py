@@ -3,7 +3,6 @@ occurrence, the run produces its file and writes each recipient's message to the
 
 from __future__ import annotations
 
-from app import create_app
 from app.extensions import db
 from app.models.schedule import DeliveryStatus, RunStatus, ScheduleRun
 from app.models.types import utcnow
@@ -11,8 +10,8 @@ from app.services.schedules import schedule_runs, schedule_ticker
 from tests import factories
 
 
-def test_a_due_schedule_runs_and_mails_on_sqlite(tmp_path, test_environment):
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+def test_a_due_schedule_runs_and_mails_on_sqlite(sqlite_app, test_environment):
+    application = sqlite_app()
     outbox = application.config["SETTINGS"].mail.outbox
     mailed_before = set(outbox.glob("*.eml")) if outbox.exists() else set()
     with application.app_context():

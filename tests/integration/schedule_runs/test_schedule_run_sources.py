@@ -99,13 +99,10 @@ def test_report_schedule_whose_report_was_deleted_fails_and_pauses_with_source_r
 
 
 def test_storage_refusing_for_a_while_retries_the_run_with_a_new_file(
-    run_scenario, mail_to_smtp_server, smtp_server, use_storage, tmp_path
+    run_scenario, mail_to_smtp_server, smtp_server, isolated_storage
 ):
-    root = tmp_path / "blocked-storage"
-    root.mkdir()
-    blocker = root / "files"
+    blocker = isolated_storage.root / "files"
     blocker.write_text("a regular file where the files folder should be")
-    use_storage(STORAGE_URL=root.as_uri())
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
 

@@ -3,11 +3,9 @@ once through the product's own services so a newcomer sees every export page wit
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
-from flask import current_app
 from sqlalchemy import select
 
 from app.extensions import db
@@ -25,15 +23,6 @@ def seeded(app_context, isolated_storage):
     seed_demo(ROWS)
     reconcile_coverage()
     return db.session.scalar(select(Workspace).where(Workspace.name == DEMO_WORKSPACE))
-
-
-@pytest.fixture
-def destinations_root(app, tmp_path, monkeypatch):
-    root = tmp_path / "destinations"
-    root.mkdir()
-    settings = dataclasses.replace(current_app.config["SETTINGS"], destinations_root=str(root))
-    monkeypatch.setitem(app.config, "SETTINGS", settings)
-    return root
 
 
 def test_the_demo_workspace_gets_settings_a_destination_and_a_delivered_package(seeded, destinations_root):
@@ -59,9 +48,7 @@ def test_a_second_run_leaves_the_workspace_export_as_it_is(seeded, destinations_
     assert len(db.session.scalars(select(ExportPackage)).all()) == 1
 
 
-def test_without_a_destinations_root_only_the_settings_are_made(seeded, app, monkeypatch):
-    settings = dataclasses.replace(current_app.config["SETTINGS"], destinations_root=None)
-    monkeypatch.setitem(app.config, "SETTINGS", settings)
+def test_without_a_destinations_root_only_the_settings_are_made(seeded):
     assert "DESTINATIONS_ROOT is not set" in seed_demo_export()
     assert db.session.scalars(select(ExportDestination)).all() == []
     assert db.session.scalars(select(ExportPackage)).all() == []

@@ -8,12 +8,10 @@ and welcome anywhere."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from html.parser import HTMLParser
 
 import pytest
-from flask import current_app
 from sqlalchemy import select
 
 from app.extensions import db
@@ -54,10 +52,8 @@ def _hostile_shown(page: str) -> list[str]:
 
 
 @pytest.fixture
-def demo(app, app_context, isolated_storage, tmp_path, monkeypatch) -> Workspace:
+def demo(app_context, isolated_storage, destinations_root) -> Workspace:
     """The demo as `make run` makes it: the seed, the coverage registry and the workspace export."""
-    settings = dataclasses.replace(current_app.config["SETTINGS"], destinations_root=str(tmp_path))
-    monkeypatch.setitem(app.config, "SETTINGS", settings)
     seed_demo(ROWS)
     reconcile_coverage()
     assert seed_demo_export().endswith("succeeded.")

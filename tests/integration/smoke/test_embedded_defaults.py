@@ -24,11 +24,12 @@ from typing import TypeVar
 from flask.testing import FlaskClient
 from sqlalchemy import select
 
-from app import create_app
+from app.config import Settings
 from app.domain.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import CoverageDataset, CoverageVersion, QueryExport, SavedQuery, TimesheetEntry, Workspace
 from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE
+from tests.fixtures.apps import testing_app
 from tests.fixtures.workers import (
     PROJECT_ROOT,
     SCHEDULER_COMMAND,
@@ -91,7 +92,7 @@ def request_csv_as_admin(client: FlaskClient, workspace_id: int) -> int:
     return int(re.search(r"/files/(\d+)$", requested.headers["Location"]).group(1))
 
 
-def test_embedded_defaults_make_a_whole_csv_export(test_environment, tmp_path, monkeypatch):
+def test_embedded_defaults_make_a_whole_csv_export(test_environment, tmp_path):
     """With SQLite, a storage folder and an outbox folder, a requested CSV is made, stored and downloadable."""
     storage_root = tmp_path / "storage"
     embedded = {
@@ -109,9 +110,7 @@ def test_embedded_defaults_make_a_whole_csv_export(test_environment, tmp_path, m
     try:
         processes.append(BackgroundProcess(WORKER_COMMAND, env, tmp_path / "worker.log"))
         processes.append(BackgroundProcess(SCHEDULER_COMMAND, env, tmp_path / "scheduler.log"))
-        for name, value in embedded.items():
-            monkeypatch.setenv(name, value)
-        web = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
+        web = testing_app(Settings.from_environment(env))
         assert web.config["SQLALCHEMY_DATABASE_URI"] == embedded["DATABASE_URL"]
         client = web.test_client()
         with web.app_context():
@@ -172,7 +171,7 @@ def worker_processes(supervisor: BackgroundProcess) -> list[int]:
     return found
 
 
-def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_environment, tmp_path, monkeypatch):
+def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_environment, tmp_path):
     """`flask serve-all` on the embedded defaults: SIGKILL its worker, it says so, restarts it, and a CSV is made."""
     storage_root = tmp_path / "storage"
     embedded = {
@@ -208,9 +207,7 @@ def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_en
         assert f"worker restarted (pid {restarted[0]})." in supervisor.output()
         assert supervisor.process.poll() is None
 
-        for name, value in embedded.items():
-            monkeypatch.setenv(name, value)
-        web = create_app({"TESTING": True, "WTF_CSRF_ENABLED": False})
+        web = testing_app(Settings.from_environment({**os.environ, **embedded}))
         with web.app_context():
             workspace_id = db.session.scalar(select(Workspace.id).where(Workspace.name == DEMO_WORKSPACE))
             export_id = request_csv_as_admin(web.test_client(), workspace_id)

@@ -8,6 +8,7 @@ import random
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from sqlalchemy import update
 
 from app.extensions import db
@@ -68,8 +69,8 @@ def test_an_s3_download_url_is_valid_for_five_minutes_and_never_cached(client, a
     assert "no-store" in response.headers["Cache-Control"]
 
 
-def test_the_s3_download_url_lifetime_is_the_download_url_seconds_setting(client, auth, world, app_on_s3, use_storage):
-    use_storage(DOWNLOAD_URL_SECONDS="45")
+@pytest.mark.environment(DOWNLOAD_URL_SECONDS="45")
+def test_the_s3_download_url_lifetime_is_the_download_url_seconds_setting(client, auth, world, app_on_s3):
     export = _stored_file(world)
     auth.login(world.member.email)
 

@@ -4,24 +4,10 @@ import dataclasses
 import os
 from pathlib import Path
 
-import pytest
 from redis import Redis
 
-from app import create_app
 from app.services.platform.queue import CLIENT_NAME
 from tests.conftest import TEST_REDIS_URL
-
-
-@pytest.fixture
-def settings_changed(app):
-    """Swap settings on the running app for one test, restoring them afterwards."""
-    original = app.config["SETTINGS"]
-
-    def change(**values):
-        app.config["SETTINGS"] = dataclasses.replace(original, **values)
-
-    yield change
-    app.config["SETTINGS"] = original
 
 
 def test_health_is_ok_when_every_engine_answers(client):
@@ -31,21 +17,21 @@ def test_health_is_ok_when_every_engine_answers(client):
     assert response.json == {"status": "ok", "checks": {"database": "ok", "redis": "ok", "storage": "ok"}}
 
 
-def test_health_is_503_when_redis_does_not_answer(app, monkeypatch):
+def test_health_is_503_when_redis_does_not_answer(app_for, settings):
     """A Redis that refuses connections makes the check fail and names the error."""
-    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:1/0")
-    response = create_app({"TESTING": True}).test_client().get("/healthz")
+    unreachable = dataclasses.replace(settings, redis_url="redis://127.0.0.1:1/0")
+    response = app_for(unreachable).test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json["checks"]["redis"].startswith("error:")
     assert response.json["checks"]["database"] == "ok"
 
 
-def test_health_is_503_when_storage_cannot_be_written(client, settings_changed, tmp_path):
+def test_health_is_503_when_storage_cannot_be_written(app_for, settings, tmp_path):
     """A storage directory that cannot exist (its parent is a file) fails the storage check."""
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")
-    settings_changed(storage_url=(blocker / "storage").as_uri())
-    response = client.get("/healthz")
+    unwritable = dataclasses.replace(settings, storage_url=(blocker / "storage").as_uri())
+    response = app_for(unwritable).test_client().get("/healthz")
     assert response.status_code == 503
     assert response.json["checks"]["storage"].startswith("error:")
 

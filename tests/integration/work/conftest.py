@@ -1,35 +1,38 @@
 """The module's workers and surroundings for test_engine_with_real_workers.py (pool.py).
 
-This process's settings point at the same storage, destinations and lease length while the module
-runs, so that the records it makes and the engine turns it runs see what the workers see.
+This process's app has the workers' storage, destinations and lease length (`_module_workers` is a
+configuring fixture: tests/fixtures/apps.py), so that the records it makes and the engine turns it
+runs see what the workers see.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Iterator
 
 import pytest
 
+from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.smtp import running_smtp_server
 from tests.integration.work.pool import LEASE_SECONDS, POOL_SIZE, Outside, WorkerPool
 
 
-@pytest.fixture(scope="module")
-def _module_workers(app, tmp_path_factory) -> Iterator[tuple[Outside, WorkerPool]]:
+def _shared_with_the_workers(module_workers: tuple[Outside, WorkerPool]) -> dict[str, str]:
+    found, _ = module_workers
+    return {
+        "STORAGE_URL": found.storage.as_uri(),
+        "DESTINATIONS_ROOT": str(found.destinations),
+        "LEASE_SECONDS": str(LEASE_SECONDS),
+    }
+
+
+@configuring_fixture(_shared_with_the_workers, scope="module")
+def _module_workers(session_apps, tmp_path_factory) -> Iterator[tuple[Outside, WorkerPool]]:
     folder = tmp_path_factory.mktemp("engine")
     storage, destinations = folder / "storage", folder / "destinations"
     storage.mkdir()
     destinations.mkdir()
-    settings = app.config["SETTINGS"]
     with running_smtp_server() as smtp:
-        app.config["SETTINGS"] = dataclasses.replace(
-            settings,
-            storage_url=storage.as_uri(),
-            destinations_root=str(destinations),
-            lease_seconds=LEASE_SECONDS,
-        )
         environment = {
             **os.environ,
             "STORAGE_URL": storage.as_uri(),
@@ -44,7 +47,6 @@ def _module_workers(app, tmp_path_factory) -> Iterator[tuple[Outside, WorkerPool
             yield Outside(storage, destinations, smtp), pool
         finally:
             pool.stop_all()
-            app.config["SETTINGS"] = settings
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from app.communications import parse_mail_settings
 from app.communications.settings import Security
-from app.config import Settings
+from tests.fixtures.apps import settings_for
 
 SENDER = "Rhythm Exports <exports@rhythm.test>"
 
@@ -36,7 +36,7 @@ def test_the_scheme_and_option_choose_plain_starttls_or_tls_and_the_default_port
     assert (settings.host, settings.security, settings.port) == ("mail.example.com", security, port)
 
 
-def test_a_login_in_the_url_is_percent_decoded_and_wins_over_the_settings():
+def test_a_login_in_the_url_is_percent_decoded_and_wins_over_thesettings_for():
     """`user:password@` in the URL is used (decoded) even when MAIL_USERNAME/MAIL_PASSWORD are set."""
     settings = parse_mail_settings("smtps://ex%40ports:p%3Ass%2Fw@mail.example.com", SENDER, "other", "secret")
     assert (settings.username, settings.password) == ("ex@ports", "p:ss/w")
@@ -85,23 +85,29 @@ def test_an_unusable_mail_from_is_refused(sender):
         parse_mail_settings("smtp://mail.example.com", sender)
 
 
-def test_the_loaded_settings_never_show_the_smtp_password(tmp_path, monkeypatch):
+def test_the_loaded_settings_never_show_the_smtp_password(tmp_path):
     """Neither a password in MAIL_URL nor MAIL_PASSWORD appears in the repr of the app's settings."""
-    monkeypatch.setenv("MAIL_URL", "smtps://exports:url-s3cret@mail.example.com")
-    monkeypatch.setenv("MAIL_PASSWORD", "env-s3cret")
-    monkeypatch.setenv("MAIL_USERNAME", "exports")
-    shown = repr(Settings.from_environment(tmp_path))
+    shown = repr(
+        settings_for(
+            tmp_path,
+            MAIL_URL="smtps://exports:url-s3cret@mail.example.com",
+            MAIL_PASSWORD="env-s3cret",
+            MAIL_USERNAME="exports",
+        )
+    )
     assert "url-s3cret" not in shown and "env-s3cret" not in shown
 
 
-def test_the_environment_gives_the_sender_login_and_timeout(tmp_path, monkeypatch):
+def test_the_environment_gives_the_sender_login_and_timeout(tmp_path):
     """MAIL_FROM, MAIL_USERNAME, MAIL_PASSWORD and MAIL_TIMEOUT reach the parsed mail settings."""
-    monkeypatch.setenv("MAIL_URL", "smtp+starttls://mail.example.com")
-    monkeypatch.setenv("MAIL_FROM", "Exports <exports@example.com>")
-    monkeypatch.setenv("MAIL_USERNAME", "exports")
-    monkeypatch.setenv("MAIL_PASSWORD", "secret")
-    monkeypatch.setenv("MAIL_TIMEOUT", "7.5")
-    mail = Settings.from_environment(tmp_path).mail
+    mail = settings_for(
+        tmp_path,
+        MAIL_URL="smtp+starttls://mail.example.com",
+        MAIL_FROM="Exports <exports@example.com>",
+        MAIL_USERNAME="exports",
+        MAIL_PASSWORD="secret",
+        MAIL_TIMEOUT="7.5",
+    ).mail
     assert (str(mail.sender), mail.username, mail.password, mail.timeout_seconds) == (
         "Exports <exports@example.com>",
         "exports",
@@ -110,15 +116,12 @@ def test_the_environment_gives_the_sender_login_and_timeout(tmp_path, monkeypatc
     )
 
 
-def test_by_default_mail_goes_to_the_instance_outbox_from_localhost(tmp_path, monkeypatch):
-    for name in ("MAIL_URL", "MAIL_FROM", "MAIL_USERNAME", "MAIL_PASSWORD", "MAIL_TIMEOUT"):
-        monkeypatch.delenv(name, raising=False)
-    mail = Settings.from_environment(tmp_path).mail
+def test_by_default_mail_goes_to_the_instance_outbox_from_localhost(tmp_path):
+    mail = settings_for(tmp_path).mail
     assert (mail.outbox, str(mail.sender)) == (tmp_path / "outbox", "Rhythm Exports <exports@localhost>")
 
 
-def test_a_bad_mail_url_stops_the_settings_from_loading(tmp_path, monkeypatch):
+def test_a_bad_mail_url_stops_the_settings_from_loading(tmp_path):
     """A typo in MAIL_URL fails at start, not at the first message hours later."""
-    monkeypatch.setenv("MAIL_URL", "smtp:/mail.example.com")
     with pytest.raises(ValueError, match="MAIL_URL"):
-        Settings.from_environment(tmp_path)
+        settings_for(tmp_path, MAIL_URL="smtp:/mail.example.com")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from app import create_app
 from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.extensions import db
@@ -16,9 +15,9 @@ from tests import factories
 
 
 @pytest.fixture
-def export(tmp_path, app_environment) -> QueryExport:
+def export(sqlite_app) -> QueryExport:
     """A queued file of a member's query, in a SQLite database of this test's own."""
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+    application = sqlite_app()
     with application.app_context():
         db.create_all()
         member = factories.make_member(factories.make_workspace())

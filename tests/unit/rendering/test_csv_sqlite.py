@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pytest
 from openpyxl import load_workbook
 
-from app import create_app
 from app.data.query_runner import iter_rows
 from app.domain.access import RequesterContext
 from app.domain.stored_request import FileRequest
@@ -23,9 +22,9 @@ from tests import factories
 
 
 @pytest.fixture
-def sqlite_world(tmp_path, app_environment):
+def sqlite_world(sqlite_app):
     """A SQLite app with one workspace, an admin, a team-scoped member and one entry per hostile value."""
-    application = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'rhythm.db'}", "TESTING": True})
+    application = sqlite_app()
     with application.app_context():
         db.create_all()
         workspace = factories.make_workspace()

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from app.config import Settings
 from app.services.platform.public_link_tokens import link_token, nonce_from_token, public_link
+from tests.fixtures.apps import settings_for
 
 
 @pytest.fixture
-def app_context(tmp_path, monkeypatch):
-    monkeypatch.setenv("PUBLIC_URL", "https://exports.example/")
+def app_context(tmp_path):
+    settings = settings_for(tmp_path, PUBLIC_URL="https://exports.example/")
     app = Flask(__name__)
-    app.config.update(SECRET_KEY="a secret", SETTINGS=Settings.from_environment(tmp_path))
+    app.config.update(SECRET_KEY="a secret", SETTINGS=settings)
     with app.app_context():
         yield
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from flask import Flask
 
+from app.config import Settings
 from app.storage import InvalidKey, check_key, check_key_under, get_storage, storage_from_url
 from app.storage.filesystem import FilesystemStorage
 from app.storage.s3 import S3Storage
@@ -97,7 +97,9 @@ def test_part_size_must_be_positive():
 
 def _app(url: str, part_size: int = 1024) -> Flask:
     app = Flask(__name__)
-    app.config["SETTINGS"] = SimpleNamespace(storage_url=url, storage_part_size=part_size)
+    app.config["SETTINGS"] = Settings.from_environment(
+        {"STORAGE_URL": url, "STORAGE_PART_SIZE": str(part_size), "SECRET_KEY": "k", "CREDENTIALS_KEY": "k"}
+    )
     return app
 
 
