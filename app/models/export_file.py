@@ -14,6 +14,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.domain import progress_pace
+from app.domain.heading import Heading
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 
@@ -44,6 +45,22 @@ class FailureCode(StrEnum):
     INTERNAL = "internal"
     # Its requester (or an administrator) stopped it while it was queued or running.
     CANCELLED = "cancelled"
+
+
+class FileKind(StrEnum):
+    """What a file's rows come from: a saved query, a report, or the workspace's audit log."""
+
+    QUERY = "query"
+    REPORT = "report"
+    AUDIT = "audit"
+
+
+class FileFormat(StrEnum):
+    """The formats a file is made in; which ones a source allows is the source_shape CHECK's (INV-03)."""
+
+    CSV = "csv"
+    XLSX = "xlsx"
+    PDF = "pdf"
 
 
 def _one_of(column: str, values: type[StrEnum]) -> str:
@@ -105,7 +122,7 @@ class QueryExport(LeaseColumns, Model):
     # The JSON of a PrintParams (app/domain/print_params.py): the page and layout a report file prints.
     print_params: Mapped[dict | None] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(10))
-    heading: Mapped[str] = mapped_column(String(10), default="names")
+    heading: Mapped[str] = mapped_column(String(10), default=Heading.NAMES)
     include_descriptions: Mapped[bool] = mapped_column(default=False)
     # CSV for data tools: text exactly as stored, without the leading `'` that keeps spreadsheets safe.
     exact_values: Mapped[bool] = mapped_column(default=False, server_default=false())

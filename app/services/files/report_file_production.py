@@ -34,6 +34,8 @@ from app.domain.query_spec import OPERATORS, VALUELESS
 from app.domain.report_spec import is_identifier
 from app.domain.stored_request import FileRequest
 from app.models import QueryExport
+from app.models.export_file import FileFormat
+from app.models.report import ReportKind
 from app.models.types import utcnow
 from app.rendering import ByteSink, TooManyRows
 from app.rendering.pdf import (
@@ -240,7 +242,7 @@ def _write_pdf(
     warnings: Counter,
 ) -> int:
     dataset = request_dataset(request)
-    if layout.kind == "summary":
+    if layout.kind == ReportKind.SUMMARY:
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
         render_summary_pdf(
@@ -254,11 +256,11 @@ def _write_pdf(
     if total > max_rows:
         raise _too_many_for_pdf(total, max_rows)
     progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     columns = printed_columns(dataset, layout)
     rows = iter_rows(request, access)
     try:
-        if layout.kind == "coded":
+        if layout.kind == ReportKind.CODED:
             groups = coded_groups(rows, request, layout, dataset, page, counts)
             return render_grouped_pdf(
                 columns, groups, page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
@@ -291,10 +293,10 @@ def _write_xlsx(
     names = layout.column_names
     total = count_rows(request, access)
     progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     rows = iter_rows(request, access)
     try:
-        if layout.kind == "coded":
+        if layout.kind == ReportKind.CODED:
             body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
         else:
             body = {"rows": map(projector(request, names), rows)}
@@ -322,6 +324,6 @@ def write_report_file(
     request = FileRequest.from_json(export.request)
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
-    if export.format == "pdf":
+    if export.format == FileFormat.PDF:
         return _write_pdf(request, print_params.layout, access, out, progress, page, warnings)
     return _write_xlsx(request, print_params.layout, export.time_zone, access, out, progress, page, warnings)

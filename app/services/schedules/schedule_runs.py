@@ -25,16 +25,18 @@ from app.domain import schedule_run
 from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.heading import Heading
 from app.domain.query_spec import substitute, validate_definition
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
     PauseReason,
     RunStatus,
     Schedule,
+    ScheduleKind,
     ScheduleRun,
     ScheduleRunAttempt,
 )
@@ -168,7 +170,7 @@ def _check_access_and_source(
             "The schedule's owner is no longer a member of this workspace.",
             PauseReason.OWNER_ACCESS_LOST,
         )
-    if schedule.kind == "report":
+    if schedule.kind == ScheduleKind.REPORT:
         report = db.session.get(Report, schedule.report_id) if schedule.report_id is not None else None
         query = db.session.get(SavedQuery, report.source_query_id) if report is not None else None
         if report is None or query is None:
@@ -265,7 +267,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     now = utcnow()
     source_changed = False
     try:
-        if schedule.kind == "query":
+        if schedule.kind == ScheduleKind.QUERY:
             if schedule.query_definition is None or schedule.query_version is None:
                 # The table's check constraint keeps both on every query schedule.
                 raise ValueError(f"query schedule {schedule.id} has no query definition or version")
@@ -279,11 +281,11 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
                 request=substitute(definition, now.date()),
                 file_format=schedule.format,
                 requested_at=now,
-                kind="query",
+                kind=FileKind.QUERY,
                 heading=schedule.heading,
                 include_descriptions=False,
                 exact_values=False,
-                time_zone="UTC" if schedule.format == "csv" else workspace_time_zone(schedule.workspace_id),
+                time_zone="UTC" if schedule.format == FileFormat.CSV else workspace_time_zone(schedule.workspace_id),
             )
             export.dataset = definition["dataset"]
         else:
@@ -299,11 +301,11 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
                 request=request,
                 file_format=schedule.format,
                 requested_at=now,
-                kind="report",
+                kind=FileKind.REPORT,
                 report_id=report.id,
                 report_kind=report.kind,
                 print_params=print_params.to_json(),
-                heading="labels",
+                heading=Heading.LABELS,
                 include_descriptions=False,
             )
     except ValidationError as exc:
