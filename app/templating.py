@@ -8,7 +8,9 @@ from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
 from app.domain import attachment_policy, audit_vocabulary, progress_pace
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
+from app.models.report import ReportKind
+from app.models.schedule import ScheduleKind
 from app.models.types import utcnow
 
 
@@ -52,6 +54,10 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["seconds_left"] = progress_pace.seconds_left
     app.jinja_env.globals["FileStatus"] = FileStatus
     app.jinja_env.globals["FailureCode"] = FailureCode
+    app.jinja_env.globals["FileKind"] = FileKind
+    app.jinja_env.globals["FileFormat"] = FileFormat
+    app.jinja_env.globals["ReportKind"] = ReportKind
+    app.jinja_env.globals["ScheduleKind"] = ScheduleKind
     app.jinja_env.globals["workspace_navigation"] = workspace_navigation
     # Codes become sentences on every page through the one vocabulary.
     app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.domain.stored_shape import StoredShape
-from app.models.report import ORIENTATIONS, PAGE_SIZES, REPORT_KINDS
+from app.models.report import ORIENTATIONS, PAGE_SIZES, ReportKind
 
 FIGURE_FUNCTIONS = {"count": "Count of rows", "sum": "Sum", "avg": "Average", "min": "Minimum", "max": "Maximum"}
 
@@ -111,12 +111,12 @@ class ReportLayout:
     @classmethod
     def from_json(cls, data: Any, path: str = "layout") -> ReportLayout:
         data = _SHAPE.mapping(data, path, ("kind",), ("columns", "code_column", "code_descriptions", "summary"))
-        kind = _SHAPE.choice(data["kind"], f"{path}.kind", REPORT_KINDS)
+        kind = _SHAPE.choice(data["kind"], f"{path}.kind", ReportKind)
         code_column = _SHAPE.optional_text(data.get("code_column"), f"{path}.code_column")
-        if kind == "coded" and code_column is None:
+        if kind == ReportKind.CODED and code_column is None:
             raise _SHAPE.refuse(f"{path}.code_column", "the column a coded report groups by")
         summary = SummarySpec.from_json(data["summary"], f"{path}.summary") if data.get("summary") else None
-        if kind == "summary" and summary is None:
+        if kind == ReportKind.SUMMARY and summary is None:
             raise _SHAPE.refuse(f"{path}.summary", "the figures of a summary report")
         return cls(
             kind=kind,

@@ -16,12 +16,12 @@ from app.domain.errors import DomainError, ValidationError
 from app.domain.print_params import FIGURE_FUNCTIONS, Figure, ReportColumn, ReportLayout, SummarySpec
 from app.domain.stored_request import FileRequest, SortKey
 from app.domain.text_rules import refuse_line_breaks, refuse_unstorable, whole_number
-from app.models.report import ORIENTATIONS, PAGE_SIZES, REPORT_KINDS
+from app.models.report import ORIENTATIONS, PAGE_SIZES, ReportKind
 
 KIND_LABELS = {
-    "table": "Table — the rows with chosen columns",
-    "coded": "Coded — rows grouped by a code, with subtotals",
-    "summary": "Summary — headline figures and a bar chart (PDF only)",
+    ReportKind.TABLE: "Table — the rows with chosen columns",
+    ReportKind.CODED: "Coded — rows grouped by a code, with subtotals",
+    ReportKind.SUMMARY: "Summary — headline figures and a bar chart (PDF only)",
 }
 NUMERIC_TYPES = ("integer", "decimal")
 # Grouping by a decimal or a timestamp would make one group per row.
@@ -173,12 +173,12 @@ def validate_layout(layout: dict, dataset_name: str, query_columns: list[str]) -
     if dataset is None:
         raise ValidationError("The report's query has no dataset any more.", "source_query_id")
     kind = layout.get("kind")
-    if kind not in REPORT_KINDS:
+    if kind not in tuple(ReportKind):
         raise ValidationError("Choose table, coded or summary.", "kind")
-    if kind == "summary":
+    if kind == ReportKind.SUMMARY:
         return ReportLayout(kind, summary=_validate_summary(dataset, query_columns, dict(layout.get("summary") or {})))
     columns = _validate_columns(dataset, query_columns, list(layout.get("columns") or []))
-    if kind != "coded":
+    if kind != ReportKind.CODED:
         return ReportLayout(kind, columns)
     if not layout.get("code_column"):
         raise ValidationError("Choose the code column the rows are grouped by.", "code_column")

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from app.domain.email_address import check_address
 from app.domain.errors import ValidationError
 from app.domain.text_rules import refuse_line_breaks, refuse_unstorable
-from app.models.schedule import MAX_RECIPIENTS
+from app.models.export_file import FileFormat
+from app.models.report import ReportKind
+from app.models.schedule import MAX_RECIPIENTS, ScheduleKind
 
 MAX_NAME_LENGTH = 200
 MAX_MESSAGE_LENGTH = 5000
-QUERY_FORMATS = ("csv", "xlsx")
-FORMAT_LABELS = {"csv": "CSV", "xlsx": "Excel (XLSX)", "pdf": "PDF"}
+QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
+FORMAT_LABELS: dict[str, str] = {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,9 @@ def valid_custom_message(value: object) -> str:
 
 def allowed_formats(kind: str, report_kind: str | None = None) -> tuple[str, ...]:
     """Query schedules make CSV or XLSX; report schedules PDF, or XLSX for table and coded reports."""
-    if kind == "query":
+    if kind == ScheduleKind.QUERY:
         return QUERY_FORMATS
-    return ("pdf",) if report_kind == "summary" else ("pdf", "xlsx")
+    return (FileFormat.PDF,) if report_kind == ReportKind.SUMMARY else (FileFormat.PDF, FileFormat.XLSX)
 
 
 def valid_format(value: object, kind: str, report_kind: str | None = None) -> str:
@@ -68,7 +70,7 @@ def valid_format(value: object, kind: str, report_kind: str | None = None) -> st
     text = value.strip().lower() if isinstance(value, str) else ""
     if text not in allowed:
         choices = " or ".join(FORMAT_LABELS[fmt] for fmt in allowed)
-        source = "a saved query" if kind == "query" else f"a {report_kind} report"
+        source = "a saved query" if kind == ScheduleKind.QUERY else f"a {report_kind} report"
         raise ValidationError(f"A schedule of {source} makes {choices} files.", "format")
     return text
 

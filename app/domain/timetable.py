@@ -31,6 +31,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from enum import StrEnum
 from functools import cache
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
@@ -41,7 +42,17 @@ from app.domain.errors import FieldChecks, ValidationError
 from app.domain.text_rules import whole_number
 from app.domain.time_zones import valid_zone
 
-KINDS = ("hourly", "daily", "weekly", "monthly", "cron")
+
+class TimetableKind(StrEnum):
+    """How often a timetable names a time; the "kind" of its JSON and the schedule form's frequency."""
+
+    HOURLY = "hourly"
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    CRON = "cron"
+
+
 LAST_DAY = "last"
 MAX_MONTH_DAY = 28
 MAX_EXPRESSION_LENGTH = 200
@@ -99,22 +110,22 @@ class Timetable:
         if not isinstance(data, dict):
             raise ValidationError("Choose how often the schedule runs.", "kind")
         kind = data.get("kind")
-        if kind not in KINDS:
+        if kind not in tuple(TimetableKind):
             raise ValidationError("Choose how often the schedule runs: hourly, daily, weekly, monthly or cron.", "kind")
         # Every field is checked before any refusal is raised, so a form shows all its mistakes at once.
         checks = FieldChecks()
         zone_text = data.get("zone")
         zone = checks.check(valid_zone, zone_text if zone_text not in (None, "") else default_zone, "zone")
         fields: dict[str, Any] = {}
-        if kind == "hourly":
+        if kind == TimetableKind.HOURLY:
             fields["minute"] = checks.check(_valid_minute, data.get("minute"))
-        elif kind == "cron":
+        elif kind == TimetableKind.CRON:
             fields["expression"] = checks.check(_valid_expression, data.get("expression"))
         else:
             fields["at"] = checks.check(_valid_time, data.get("time"))
-            if kind == "weekly":
+            if kind == TimetableKind.WEEKLY:
                 fields["weekdays"] = checks.check(_valid_weekdays, data.get("days"))
-            elif kind == "monthly":
+            elif kind == TimetableKind.MONTHLY:
                 fields["month_day"] = checks.check(_valid_month_day, data.get("day"))
         checks.raise_any()
         return cls(kind, str(zone), **fields)
@@ -122,15 +133,15 @@ class Timetable:
     def to_json(self) -> dict[str, object]:
         """The shape `from_json` reads, with only this kind's fields and the zone."""
         data: dict[str, object] = {"kind": self.kind}
-        if self.kind == "hourly":
+        if self.kind == TimetableKind.HOURLY:
             data["minute"] = self.minute
-        elif self.kind == "cron":
+        elif self.kind == TimetableKind.CRON:
             data["expression"] = self.expression
         else:
             data["time"] = self.time_of_day.strftime("%H:%M")
-            if self.kind == "weekly":
+            if self.kind == TimetableKind.WEEKLY:
                 data["days"] = [WEEKDAY_KEYS[day - 1] for day in self.weekdays]
-            elif self.kind == "monthly":
+            elif self.kind == TimetableKind.MONTHLY:
                 data["day"] = self.month_day
         data["zone"] = self.zone
         return data
@@ -138,17 +149,17 @@ class Timetable:
     def describe(self) -> str:
         """A sentence for people: "Every Monday and Thursday at 07:30 (Europe/London)"."""
         zone = f"({self.zone})"
-        if self.kind == "hourly":
+        if self.kind == TimetableKind.HOURLY:
             if self.minute == 0:
                 return f"Every hour on the hour {zone}"
             unit = "minute" if self.minute == 1 else "minutes"
             return f"Every hour at {self.minute} {unit} past the hour {zone}"
-        if self.kind == "cron":
+        if self.kind == TimetableKind.CRON:
             return f"{_cron(self.expression).explain()} (cron “{self.expression}”, {self.zone})"
         at = self.time_of_day.strftime("%H:%M")
-        if self.kind == "daily" or len(self.weekdays) == len(WEEKDAY_KEYS):
+        if self.kind == TimetableKind.DAILY or len(self.weekdays) == len(WEEKDAY_KEYS):
             return f"Every day at {at} {zone}"
-        if self.kind == "weekly":
+        if self.kind == TimetableKind.WEEKLY:
             if self.weekdays == (1, 2, 3, 4, 5):
                 return f"Every weekday (Monday to Friday) at {at} {zone}"
             return f"Every {_spoken_list([WEEKDAY_NAMES[day - 1] for day in self.weekdays])} at {at} {zone}"
@@ -179,14 +190,14 @@ class Timetable:
     @property
     def cron_expression(self) -> str:
         """The wall-clock times this timetable names, as a five-field cron expression."""
-        if self.kind == "cron":
+        if self.kind == TimetableKind.CRON:
             return self._cron_text
-        if self.kind == "hourly":
+        if self.kind == TimetableKind.HOURLY:
             return f"{self.minute} * * * *"
         head = f"{self.time_of_day.minute} {self.time_of_day.hour}"
-        if self.kind == "daily":
+        if self.kind == TimetableKind.DAILY:
             return f"{head} * * *"
-        if self.kind == "weekly":
+        if self.kind == TimetableKind.WEEKLY:
             return f"{head} * * {','.join(str(day % 7) for day in self.weekdays)}"
         return f"{head} {'L' if self.month_day == LAST_DAY else self.month_day} * *"
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
+from app.vocabulary import Heading
 
 
 class FileStatus(StrEnum):
@@ -43,6 +44,22 @@ class FailureCode(StrEnum):
     INTERNAL = "internal"
     # Its requester (or an administrator) stopped it while it was queued or running.
     CANCELLED = "cancelled"
+
+
+class FileKind(StrEnum):
+    """What a file's rows come from: a saved query, a report, or the workspace's audit log."""
+
+    QUERY = "query"
+    REPORT = "report"
+    AUDIT = "audit"
+
+
+class FileFormat(StrEnum):
+    """The formats a file is made in; which ones a source allows is the source_shape CHECK's (INV-03)."""
+
+    CSV = "csv"
+    XLSX = "xlsx"
+    PDF = "pdf"
 
 
 def _one_of(column: str, values: type[StrEnum]) -> str:
@@ -104,7 +121,7 @@ class QueryExport(LeaseColumns, Model):
     # The JSON of a PrintParams (app/domain/print_params.py): the page and layout a report file prints.
     print_params: Mapped[dict | None] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(10))
-    heading: Mapped[str] = mapped_column(String(10), default="names")
+    heading: Mapped[str] = mapped_column(String(10), default=Heading.NAMES)
     include_descriptions: Mapped[bool] = mapped_column(default=False)
     # CSV for data tools: text exactly as stored, without the leading `'` that keeps spreadsheets safe.
     exact_values: Mapped[bool] = mapped_column(default=False, server_default=false())

@@ -10,14 +10,24 @@ reference the database clears (query_exports.report_id ON DELETE SET NULL).
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
+from app.models.export_file import FileFormat
 from app.models.types import UTCDateTime, utcnow
 
-REPORT_KINDS = ("table", "coded", "summary")
+
+class ReportKind(StrEnum):
+    """How a report presents its query's rows; a summary is figures and a chart, so PDF only."""
+
+    TABLE = "table"
+    CODED = "coded"
+    SUMMARY = "summary"
+
+
 PAGE_SIZES = ("A4", "Letter")
 ORIENTATIONS = ("portrait", "landscape")
 #: How the page is set out: the report's fields a report file keeps a copy of.
@@ -77,4 +87,4 @@ class Report(Model):
     @property
     def formats(self) -> tuple[str, ...]:
         """File formats a report of this kind can be requested in (INV-03)."""
-        return ("pdf",) if self.kind == "summary" else ("pdf", "xlsx")
+        return (FileFormat.PDF,) if self.kind == ReportKind.SUMMARY else (FileFormat.PDF, FileFormat.XLSX)

@@ -20,12 +20,20 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
 from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
+from app.vocabulary import Heading
 
 MAX_RECIPIENTS = 50
 
 
 def _in(column: str, values: type[StrEnum]) -> str:
     return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
+class ScheduleKind(StrEnum):
+    """What a schedule's runs make files of: its saved query (a snapshot of it) or its report."""
+
+    QUERY = "query"
+    REPORT = "report"
 
 
 class ScheduleStatus(StrEnum):
@@ -145,7 +153,7 @@ class Schedule(Model):
     kind: Mapped[str] = mapped_column(String(10))
     owner_id: Mapped[int] = mapped_column(ForeignKey("people.id"), index=True)
     format: Mapped[str] = mapped_column(String(10))
-    heading: Mapped[str] = mapped_column(String(10), default="names")
+    heading: Mapped[str] = mapped_column(String(10), default=Heading.NAMES)
 
     # Query schedules: the saved query (deleting it is refused while a schedule uses it) and a
     # snapshot of its definition with the version it was taken from (INV-07).

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from app.domain.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
 from app.rendering.neutralise import neutralise
+from app.vocabulary import Heading
 
 Progress = Callable[[int, int | None], None]
 
@@ -45,12 +46,12 @@ ROWS_PER_CHUNK = 2000
 
 
 def heading_rows(columns: Sequence[Column], heading: str) -> list[list[str]]:
-    """The heading row for `heading` = "names", "labels" or "none"."""
-    if heading == "names":
+    """The heading row for `heading`: the columns' names, their labels, or none."""
+    if heading == Heading.NAMES:
         return [[column.name for column in columns]]
-    if heading == "labels":
+    if heading == Heading.LABELS:
         return [[column.label for column in columns]]
-    if heading == "none":
+    if heading == Heading.NONE:
         return []
     raise ValueError(f"unknown heading behaviour {heading!r}")
 

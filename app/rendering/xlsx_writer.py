@@ -54,6 +54,7 @@ from app.rendering.xlsx_cells import (
     in_zone,
     out_of_range_text,
 )
+from app.vocabulary import Heading
 
 __all__ = ["MAX_CELL_CHARS", "TRUNCATION_MARKER", "column_letters", "write_xlsx"]
 
@@ -153,9 +154,9 @@ def column_letters(index: int) -> str:
 
 def heading_texts(columns: Sequence[Column], heading: str, zone_name: str) -> list[str]:
     """The heading row's texts; a time stamp column names the zone its times are shown in."""
-    if heading not in ("names", "labels"):
+    if heading not in (Heading.NAMES, Heading.LABELS):
         raise ValueError(f"unknown heading behaviour {heading!r}")
-    texts = [column.name if heading == "names" else column.label for column in columns]
+    texts = [column.name if heading == Heading.NAMES else column.label for column in columns]
     return [f"{text} ({zone_name})" if c.type == "datetime" else text for text, c in zip(texts, columns, strict=True)]
 
 
@@ -375,7 +376,7 @@ def write_xlsx(
     rows come than fit. Returns the number of data rows; counts what it had to change in `warnings`.
     """
     label_rows: list[tuple[list[str], int]] = []
-    if heading != "none":
+    if heading != Heading.NONE:
         label_rows.append((heading_texts(columns, heading, time_zone), _STYLE_HEADING))
         if include_descriptions:
             label_rows.append((description_texts(columns, time_zone), _STYLE_DESCRIPTION))

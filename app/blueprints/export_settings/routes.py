@@ -50,6 +50,7 @@ def vocabulary() -> dict:
         "cadences": CADENCES,
         "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
         "kinds": KINDS,
+        "DestinationKind": DestinationKind,
         "weekday_names": WEEKDAY_NAMES,
         "volume_bounds": VOLUME_SIZE_MB,
         "retention_bounds": RETENTION_DAYS,

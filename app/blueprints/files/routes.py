@@ -17,6 +17,7 @@ from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain import file_warnings
 from app.domain.errors import AccessDenied
 from app.models import QueryExport
+from app.models.export_file import FileKind
 from app.models.types import utcnow
 from app.services.files import file_cancellation, file_library
 from app.services.files.file_cancellation import CannotCancel
@@ -60,8 +61,8 @@ def detail(workspace_id: int, file_id: int):
         "files/detail.html",
         file=export,
         source=source,
-        audit_selection=audit_log.selection_facts(export) if export.kind == "audit" else None,
-        audit_page_args=audit_log.page_args(export) if export.kind == "audit" else None,
+        audit_selection=audit_log.selection_facts(export) if export.kind == FileKind.AUDIT else None,
+        audit_page_args=audit_log.page_args(export) if export.kind == FileKind.AUDIT else None,
         schedule=file_library.producing_schedule(export),
         warning_messages=file_warnings.messages,
     )

@@ -20,6 +20,7 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import VALUELESS
 from app.domain.report_spec import QueryInUse
+from app.models.export_file import FileFormat
 from app.services.files.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
 from app.services.platform import list_pages
 from app.services.schedules import source_removal
@@ -27,6 +28,7 @@ from app.services.schedules.schedules import schedules_using_query
 from app.services.sources import saved_queries
 from app.services.sources.reports import reports_using_query
 from app.services.sources.saved_queries import QueryListing
+from app.vocabulary import Heading
 
 bp.context_processor(query_vocabulary)
 
@@ -154,7 +156,7 @@ def request_file(workspace_id: int, query_id: int):
     listing = _visible_query(query_id)
     options = QueryFileOptions(
         format=request.form.get("format", ""),
-        heading=request.form.get("heading", "names"),
+        heading=request.form.get("heading", Heading.NAMES),
         include_descriptions=bool(request.form.get("include_descriptions")),
         exact_values=bool(request.form.get("exact_values")),
         time_stamps=request.form.get("time_stamps", "workspace"),
@@ -214,7 +216,7 @@ def _show_page(
         dataset=get_dataset(listing.query.dataset),
         can_change=can_change(g.access, listing.query),
         file_error=file_error,
-        file_options=file_options or QueryFileOptions(format="csv"),
+        file_options=file_options or QueryFileOptions(format=FileFormat.CSV),
         workspace_time_zone=workspace_time_zone(g.access.workspace_id),
         request_token=text_rules.new_request_token(),
         preview=_preview(listing.query.definition()) if show_preview else None,

@@ -18,7 +18,7 @@ from app.domain.errors import ValidationError
 from app.domain.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
 from app.domain.text_rules import opened_version
 from app.models import Report, SavedQuery
-from app.models.report import PRINT_PARAMETERS
+from app.models.report import PRINT_PARAMETERS, ReportKind
 
 
 @dataclass
@@ -31,7 +31,7 @@ class FigureRow:
 @dataclass
 class ReportForm:
     name: str = ""
-    kind: str = "table"
+    kind: str = ReportKind.TABLE
     source_query_id: str = ""
     columns: list[str] = field(default_factory=list)
     widths: dict[str, str] = field(default_factory=dict)
@@ -87,7 +87,7 @@ class ReportForm:
                 figures.append(row)
         return cls(
             name=form.get("name", ""),
-            kind=form.get("kind", "table"),
+            kind=form.get("kind", ReportKind.TABLE),
             source_query_id=form.get("source_query_id", ""),
             columns=columns,
             widths={key[len("width-") :]: value for key, value in form.items() if key.startswith("width-")},

@@ -9,7 +9,9 @@ from wtforms import BooleanField, HiddenField, SelectMultipleField, StringField,
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
+from app.domain.timetable import TimetableKind
 from app.services.schedules.schedules import ScheduleInput
+from app.vocabulary import Heading
 
 # Generous bounds: the service gives the precise message; these only stop absurd posts early.
 _SHORT = [Length(max=300, message="This is too long."), StorableText()]
@@ -39,7 +41,7 @@ class TimetableFields(FlaskForm):
         }
 
     def fill_timetable(self, timetable: dict) -> None:
-        self.frequency.data = timetable.get("kind", "daily")
+        self.frequency.data = timetable.get("kind", TimetableKind.DAILY)
         self.minute.data = str(timetable.get("minute", ""))
         self.time.data = timetable.get("time", "")
         self.days.data = list(timetable.get("days", []))
@@ -70,7 +72,7 @@ class ScheduleForm(TimetableFields):
             name=self.name.data or "",
             source=self.source.data or "",
             format=self.format.data or "",
-            heading=self.heading.data or "names",
+            heading=self.heading.data or Heading.NAMES,
             timetable=self.timetable(),
             people=list(self.people.data or []),
             addresses=self.addresses.data or "",

@@ -25,18 +25,19 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
-from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES
+from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
+from app.models.export_file import FileFormat
 from app.models.schedule import MAX_RECIPIENTS
 from app.services.platform import list_pages, workspaces
 from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
 from app.services.schedules.schedules import ScheduleListing
 
 FREQUENCIES = {
-    "hourly": "Every hour",
-    "daily": "Every day",
-    "weekly": "On chosen days of the week",
-    "monthly": "Once a month",
-    "cron": "Cron expression",
+    TimetableKind.HOURLY: "Every hour",
+    TimetableKind.DAILY: "Every day",
+    TimetableKind.WEEKLY: "On chosen days of the week",
+    TimetableKind.MONTHLY: "Once a month",
+    TimetableKind.CRON: "Cron expression",
 }
 
 
@@ -112,8 +113,12 @@ def new(workspace_id: int):
         form.fill(
             schedules.ScheduleInput(
                 source=wanted if isinstance(wanted, str) else "",
-                format="csv",
-                timetable={"kind": "daily", "time": "07:00", "zone": schedules.workspace_zone(workspace_id)},
+                format=FileFormat.CSV,
+                timetable={
+                    "kind": TimetableKind.DAILY,
+                    "time": "07:00",
+                    "zone": schedules.workspace_zone(workspace_id),
+                },
             ),
             0,
         )

@@ -31,7 +31,7 @@ from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
 from app.models import QueryExport
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import FailureCode, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
 from app.services.files.audit_file_production import write_audit_file
@@ -43,7 +43,7 @@ from app.storage import StorageError, get_storage
 log = logging.getLogger(__name__)
 
 # What writes a file of each kind (query_exports.kind).
-WRITERS = {"query": write_query_file, "report": write_report_file, "audit": write_audit_file}
+WRITERS = {FileKind.QUERY: write_query_file, FileKind.REPORT: write_report_file, FileKind.AUDIT: write_audit_file}
 
 
 class Superseded(Exception):
@@ -104,7 +104,7 @@ def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tu
             "The person who asked for this file is no longer a member of this workspace "
             "(or the workspace is not active), so it was not produced."
         )
-    if export.kind == "audit":
+    if export.kind == FileKind.AUDIT:
         if access.is_admin:
             return None
         return FailureCode.ACCESS_LOST, (
@@ -119,7 +119,7 @@ def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tu
             f"The person who asked for this file no longer has access to the dataset {dataset.label!r}, "
             "so it was not produced."
         )
-    if export.kind == "report" and export.report_id is None:
+    if export.kind == FileKind.REPORT and export.report_id is None:
         # The database cleared the reference when the report was deleted (ON DELETE SET NULL).
         return FailureCode.SOURCE_MISSING, "The report this file prints was deleted before the file was made."
     return None
@@ -141,7 +141,7 @@ def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str
             leases.renewed_while_running(renew, f"export file {export_id}"),
             storage.writer(export.storage_key) as out,
         ):
-            write = WRITERS[export.kind]
+            write = WRITERS[FileKind(export.kind)]
             rows = write(export, access, out, progress, warnings)
             # Checked after this upload began: a restart after this check aborts the upload,
             # so a stale attempt never publishes over a newer one.

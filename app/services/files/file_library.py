@@ -18,7 +18,7 @@ from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import DomainError
 from app.extensions import db
 from app.models import QueryExport
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
 from app.services.platform.list_pages import (
@@ -58,18 +58,20 @@ FILE_LIST = ListSpec(
                 FileStatus.FAILED: "Failed or cancelled",
             },
         ),
-        "format": ListFilter("Format", {"csv": "CSV", "xlsx": "Excel (XLSX)", "pdf": "PDF"}),
-        "source": ListFilter("Source", {"query": "Queries", "report": "Reports", "audit": "Audit log"}),
+        "format": ListFilter("Format", {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}),
+        "source": ListFilter(
+            "Source", {FileKind.QUERY: "Queries", FileKind.REPORT: "Reports", FileKind.AUDIT: "Audit log"}
+        ),
     },
     search_columns=(QueryExport.source_name, QueryExport.file_name),
 )
 # The Schedule filter's choices besides one schedule's id: files of any schedule, or of none.
 ANY_SCHEDULE, NO_SCHEDULE = "any", "none"
 # Werkzeug adds "; charset=utf-8" to the text types.
-MIME_TYPES = {
-    "csv": "text/csv",
-    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    "pdf": "application/pdf",
+MIME_TYPES: dict[str, str] = {
+    FileFormat.CSV: "text/csv",
+    FileFormat.XLSX: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    FileFormat.PDF: "application/pdf",
 }
 
 
@@ -131,12 +133,12 @@ def page_files(access: RequesterContext, request: ListRequest, now: datetime) ->
 def choice_words(export: QueryExport) -> str:
     """What the file was made with, in a few words for the Files list (its page spells each out):
     a query file's heading, text and time stamps, a report file's kind."""
-    if export.kind == "report":
+    if export.kind == FileKind.REPORT:
         return f"{export.report_kind} report" if export.report_kind else "Report"
-    if export.kind != "query":
+    if export.kind != FileKind.QUERY:
         return ""
     words = [HEADINGS.get(export.heading, export.heading)]
-    if export.format == "csv":
+    if export.format == FileFormat.CSV:
         words.append("exact values" if export.exact_values else "spreadsheet-safe text")
     if export.include_descriptions:
         words.append("descriptions row")

@@ -24,13 +24,18 @@ from app.domain.query_spec import substitute, validate_definition
 from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
-from app.models.export_file import FileStatus
+from app.models.export_file import FileFormat, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering.dates import WorkspaceDates
 from app.services.files.outbox import dispatch_admitted
+from app.vocabulary import Heading
 
-QUERY_FORMATS = ("csv", "xlsx")
-HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
+QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
+HEADINGS: dict[str, str] = {
+    Heading.NAMES: "Column names",
+    Heading.LABELS: "Column labels",
+    Heading.NONE: "No heading row",
+}
 # Whose clock an Excel file's time stamps show; CSV writes ISO 8601 times in UTC ("…Z") always.
 TIME_STAMPS = {"workspace": "The workspace's time zone", "utc": "UTC"}
 # What a person sees who sent a request form again with the same choices (a double click, a
@@ -44,7 +49,7 @@ ALREADY_REQUESTED = (
 @dataclass(frozen=True)
 class QueryFileOptions:
     format: str
-    heading: str = "names"
+    heading: str = Heading.NAMES
     include_descriptions: bool = False
     # CSV "for data tools": text exactly as stored, without the `'` that keeps spreadsheets safe.
     exact_values: bool = False
@@ -61,15 +66,15 @@ class QueryFileOptions:
             raise ValidationError("Choose how the heading row is written.", "heading")
         if self.time_stamps not in TIME_STAMPS:
             raise ValidationError("Choose UTC or the workspace's time zone for time stamps.", "time_stamps")
-        if self.exact_values and self.format != "csv":
+        if self.exact_values and self.format != FileFormat.CSV:
             raise ValidationError(
                 "Exact values is a CSV choice: an Excel file always keeps text exactly as stored.", "exact_values"
             )
-        if self.include_descriptions and self.format != "xlsx":
+        if self.include_descriptions and self.format != FileFormat.XLSX:
             raise ValidationError(
                 "A descriptions row can only be added to an Excel (XLSX) file.", "include_descriptions"
             )
-        if self.include_descriptions and self.heading == "none":
+        if self.include_descriptions and self.heading == Heading.NONE:
             raise ValidationError(
                 "A descriptions row goes under the heading row: choose a heading.", "include_descriptions"
             )
@@ -203,7 +208,7 @@ def workspace_time_zone(workspace_id: int) -> str:
 
 def file_time_zone(access: RequesterContext, options: QueryFileOptions) -> str:
     """The IANA zone the file's time stamps are shown in: UTC for CSV and when asked, else the workspace's."""
-    if options.format != "xlsx" or options.time_stamps == "utc":
+    if options.format != FileFormat.XLSX or options.time_stamps == "utc":
         return "UTC"
     return workspace_time_zone(access.workspace_id)
 
@@ -231,7 +236,7 @@ def queued_query_file(
         request=substitute(definition, requested_at.date()),
         file_format=options.format,
         requested_at=requested_at,
-        kind="query",
+        kind=FileKind.QUERY,
         heading=options.heading,
         include_descriptions=options.include_descriptions,
         exact_values=options.exact_values,

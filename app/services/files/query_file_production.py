@@ -18,6 +18,7 @@ from app.domain.errors import ValidationError
 from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport
+from app.models.export_file import FileFormat
 from app.rendering.csv_writer import write_csv, write_csv_records
 from app.rendering.xlsx_writer import write_xlsx
 
@@ -40,7 +41,7 @@ def write_query_file(
     total = count_rows(request, access)
     progress(0, total)
     columns = request_columns(request)
-    if export.format == "csv":
+    if export.format == FileFormat.CSV:
         if db.engine.dialect.name == "postgresql":
             with closing(copy_records(request, access, exact_values=export.exact_values)) as records:
                 return write_csv_records(
@@ -57,7 +58,7 @@ def write_query_file(
                 total=total,
                 warnings=warnings,
             )
-    if export.format == "xlsx":
+    if export.format == FileFormat.XLSX:
         with closing(iter_rows(request, access)) as rows:
             return write_xlsx(
                 columns,

@@ -34,6 +34,8 @@ from app.domain.query_spec import OPERATORS, VALUELESS
 from app.domain.report_spec import is_identifier
 from app.domain.stored_request import FileRequest
 from app.models import QueryExport
+from app.models.export_file import FileFormat
+from app.models.report import ReportKind
 from app.models.types import utcnow
 from app.rendering import ByteSink, TooManyRows
 from app.rendering.pdf import (
@@ -249,7 +251,7 @@ def _write_pdf(printing: _Printing) -> int:
     request, access, layout, page = printing.request, printing.access, printing.layout, printing.page
     out, progress, warnings = printing.out, printing.progress, printing.warnings
     dataset = request_dataset(request)
-    if layout.kind == "summary":
+    if layout.kind == ReportKind.SUMMARY:
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
         render_summary_pdf(
@@ -263,11 +265,11 @@ def _write_pdf(printing: _Printing) -> int:
     if total > max_rows:
         raise _too_many_for_pdf(total, max_rows)
     progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     columns = printed_columns(dataset, layout)
     rows = iter_rows(request, access)
     try:
-        if layout.kind == "coded":
+        if layout.kind == ReportKind.CODED:
             groups = coded_groups(rows, request, layout, dataset, page, counts)
             return render_grouped_pdf(
                 columns, groups, page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
@@ -293,10 +295,10 @@ def _write_xlsx(printing: _Printing, time_zone: str) -> int:
     names = layout.column_names
     total = count_rows(request, access)
     progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == "coded" else {}
+    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     rows = iter_rows(request, access)
     try:
-        if layout.kind == "coded":
+        if layout.kind == ReportKind.CODED:
             body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
         else:
             body = {"rows": map(projector(request, names), rows)}
@@ -325,6 +327,6 @@ def write_report_file(
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
     printing = _Printing(request, access, print_params.layout, page, out, progress, warnings)
-    if export.format == "pdf":
+    if export.format == FileFormat.PDF:
         return _write_pdf(printing)
     return _write_xlsx(printing, export.time_zone)

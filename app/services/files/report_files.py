@@ -23,10 +23,13 @@ from app.domain.report_spec import code_sort_first, validate_layout
 from app.domain.stored_request import FileRequest
 from app.extensions import db
 from app.models import QueryExport, Report, SavedQuery
+from app.models.export_file import FileFormat, FileKind
+from app.models.report import ReportKind
 from app.models.types import utcnow
 from app.services.files.file_requests import admit, queued_export
+from app.vocabulary import Heading
 
-REPORT_FORMATS = {"pdf": "PDF", "xlsx": "Excel (XLSX)"}
+REPORT_FORMATS: dict[str, str] = {FileFormat.PDF: "PDF", FileFormat.XLSX: "Excel (XLSX)"}
 
 
 def format_choices(report: Report) -> dict[str, str]:
@@ -49,7 +52,7 @@ def file_request(report: Report, query: SavedQuery, today: date) -> tuple[FileRe
             f"The report no longer fits its query “{query.name}”: {exc} Edit the report.", "format"
         ) from None
     request = substitute(definition, today)
-    if layout.kind == "coded":
+    if layout.kind == ReportKind.CODED:
         assert layout.code_column is not None
         request = code_sort_first(request, layout.code_column)
     return request, PrintParams(**report.print_params(), layout=layout)
@@ -75,11 +78,11 @@ def queued_report_file(
         request=request,
         file_format=file_format,
         requested_at=requested_at,
-        kind="report",
+        kind=FileKind.REPORT,
         report_id=report.id,
         report_kind=report.kind,
         print_params=print_params.to_json(),
-        heading="labels",
+        heading=Heading.LABELS,
         include_descriptions=False,
         request_token=request_token,
     )

@@ -33,12 +33,13 @@ from app.domain.schedule_rules import (
     valid_name,
 )
 from app.domain.text_rules import database_id, refuse_unstorable
-from app.domain.timetable import Timetable, next_occurrence
+from app.domain.timetable import Timetable, TimetableKind, next_occurrence
 from app.extensions import db
 from app.models import Membership, Person, Report, SavedQuery, Workspace
-from app.models.schedule import PauseReason, Schedule, ScheduleRecipient, ScheduleStatus
+from app.models.schedule import PauseReason, Schedule, ScheduleKind, ScheduleRecipient, ScheduleStatus
 from app.models.types import utcnow
 from app.services.platform import audit
+from app.vocabulary import Heading
 
 MAX_LEGACY_REF_LENGTH = 200
 ENTRY_FIELDS = frozenset(
@@ -58,10 +59,16 @@ ENTRY_FIELDS = frozenset(
 )
 REQUIRED_FIELDS = ("id", "name", "owner_email", "source", "format", "timing", "recipients")
 SOURCE_FIELDS = frozenset({"type", "id"})
-SOURCE_TYPES = {"saved_query": "query", "report": "report"}
+SOURCE_TYPES = {"saved_query": ScheduleKind.QUERY, "report": ScheduleKind.REPORT}
 TIMING_FIELDS = frozenset({"frequency", "minute", "time", "weekdays", "day_of_month", "cron", "timezone"})
 # The old system's frequencies and the timetable kinds they become.
-FREQUENCIES = {"hourly": "hourly", "daily": "daily", "weekly": "weekly", "monthly": "monthly", "cron": "cron"}
+FREQUENCIES = {
+    "hourly": TimetableKind.HOURLY,
+    "daily": TimetableKind.DAILY,
+    "weekly": TimetableKind.WEEKLY,
+    "monthly": TimetableKind.MONTHLY,
+    "cron": TimetableKind.CRON,
+}
 LAST_DAY_OF_MONTH = -1
 IMPORT_ACTION = "schedule.legacy_imported"
 
@@ -312,13 +319,13 @@ def _attach_source(
     if kind is None or source_id is None:
         raise ValidationError("“source” must have a “type” (saved_query or report) and an “id” (a whole number).")
     schedule.kind = kind
-    if kind == "query":
+    if kind == ScheduleKind.QUERY:
         query = db.session.get(SavedQuery, source_id)
         if query is None or query.workspace_id != workspace.id:
             raise ValidationError(f"Saved query {source_id} does not exist in workspace {workspace.id}.")
         _readable(access, query, f"saved query {source_id}")
         with _about("format"):
-            schedule.format = valid_format(file_format, "query")
+            schedule.format = valid_format(file_format, ScheduleKind.QUERY)
         settings = current_app.config["SETTINGS"]
         try:
             definition = validate_definition(query.definition(), settings.max_export_rows)
@@ -327,7 +334,7 @@ def _attach_source(
         schedule.source_query_id = query.id
         schedule.query_definition = definition
         schedule.query_version = query.version
-        schedule.heading = "names" if header_row else "none"
+        schedule.heading = Heading.NAMES if header_row else Heading.NONE
         return
     report = db.session.get(Report, source_id)
     if report is None or report.workspace_id != workspace.id:
@@ -335,11 +342,11 @@ def _attach_source(
     query = db.session.get_one(SavedQuery, report.source_query_id)
     _readable(access, query, f"report {source_id}")
     with _about("format"):
-        schedule.format = valid_format(file_format, "report", report.kind)
+        schedule.format = valid_format(file_format, ScheduleKind.REPORT, report.kind)
     schedule.report_id = report.id
     schedule.report_version_seen = report.version
     # Report files print column labels, as a report's own file requests do.
-    schedule.heading = "labels"
+    schedule.heading = Heading.LABELS
 
 
 def _readable(access: RequesterContext, query: SavedQuery, what: str) -> None:
@@ -359,20 +366,20 @@ def _timetable(timing: object, default_zone: str) -> Timetable:
     if kind is None:
         raise ValidationError("“timing.frequency” must be hourly, daily, weekly, monthly or cron.")
     data: dict[str, object] = {"kind": kind, "zone": timing.get("timezone")}
-    if kind == "hourly":
+    if kind == TimetableKind.HOURLY:
         data["minute"] = timing.get("minute")
-    elif kind == "cron":
+    elif kind == TimetableKind.CRON:
         data["expression"] = timing.get("cron")
     else:
         data["time"] = timing.get("time")
-    if kind == "weekly":
+    if kind == TimetableKind.WEEKLY:
         days = timing.get("weekdays")
         data["days"] = (
             [day.lower() for day in days]
             if isinstance(days, list) and all(isinstance(day, str) for day in days)
             else None
         )
-    if kind == "monthly":
+    if kind == TimetableKind.MONTHLY:
         day = timing.get("day_of_month")
         data["day"] = "last" if day == LAST_DAY_OF_MONTH else day
     try:

@@ -43,6 +43,7 @@ from app.models.schedule import (
     DeliveryStatus,
     RecipientDelivery,
     Schedule,
+    ScheduleKind,
     ScheduleRun,
     ScheduleUnsubscribe,
     SkipReason,
@@ -84,7 +85,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    empty = schedule.kind == "query" and (export.row_count or 0) == 0 and not schedule.send_when_empty
+    empty = schedule.kind == ScheduleKind.QUERY and (export.row_count or 0) == 0 and not schedule.send_when_empty
     for recipient in schedule.recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(

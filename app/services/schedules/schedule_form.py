@@ -22,6 +22,7 @@ from app.models import Membership, Person, Report, SavedQuery
 from app.models.schedule import (
     MAX_RECIPIENTS,
     Schedule,
+    ScheduleKind,
     ScheduleRecipient,
     ScheduleStatus,
 )
@@ -39,11 +40,16 @@ from app.services.schedules.schedules import (
     workspace_zone,
 )
 from app.services.sources import reports, saved_queries
+from app.vocabulary import Heading
 
 
 def input_of(schedule: Schedule) -> ScheduleInput:
     """The form's values for a saved schedule."""
-    source = f"query:{schedule.source_query_id}" if schedule.kind == "query" else f"report:{schedule.report_id or ''}"
+    source = (
+        f"{ScheduleKind.QUERY}:{schedule.source_query_id}"
+        if schedule.kind == ScheduleKind.QUERY
+        else f"{ScheduleKind.REPORT}:{schedule.report_id or ''}"
+    )
     return ScheduleInput(
         name=schedule.name,
         source=source,
@@ -225,10 +231,10 @@ def _checked_source(access: RequesterContext, text: str) -> tuple[str, SavedQuer
     kind, _, raw_id = (text or "").partition(":")
     source_id = database_id(raw_id)
     found: SavedQuery | Report | None = None
-    if kind == "query" and source_id is not None:
+    if kind == ScheduleKind.QUERY and source_id is not None:
         query_listing = saved_queries.get_query(access, source_id)
         found = query_listing.query if query_listing else None
-    elif kind == "report" and source_id is not None:
+    elif kind == ScheduleKind.REPORT and source_id is not None:
         report_listing = reports.get_report(access, source_id)
         found = report_listing.report if report_listing else None
     if found is None:
@@ -246,8 +252,8 @@ def _checked_format(kind: str, source: SavedQuery | Report, text: str) -> str:
 
 def _checked_heading(kind: str, text: str) -> str:
     """A query file's heading row; a report prints its own headings, so it keeps the default."""
-    if kind != "query":
-        return "names"
+    if kind != ScheduleKind.QUERY:
+        return Heading.NAMES
     if text not in HEADINGS:
         raise ValidationError("Choose the heading row: column names, column labels or none.", "heading")
     return text
@@ -256,7 +262,7 @@ def _checked_heading(kind: str, text: str) -> str:
 def _source_values(schedule: Schedule | None, source: SavedQuery | Report) -> dict:
     """The source columns; a query schedule keeps its snapshot while it names the same query (INV-07)."""
     if isinstance(source, SavedQuery):
-        if schedule is not None and schedule.kind == "query" and schedule.source_query_id == source.id:
+        if schedule is not None and schedule.kind == ScheduleKind.QUERY and schedule.source_query_id == source.id:
             return {}
         return {
             "source_query_id": source.id,
@@ -265,7 +271,7 @@ def _source_values(schedule: Schedule | None, source: SavedQuery | Report) -> di
             "report_id": None,
             "report_version_seen": None,
         }
-    if schedule is not None and schedule.kind == "report" and schedule.report_id == source.id:
+    if schedule is not None and schedule.kind == ScheduleKind.REPORT and schedule.report_id == source.id:
         return {}
     return {
         "report_id": source.id,

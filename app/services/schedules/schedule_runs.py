@@ -35,6 +35,7 @@ from app.models.schedule import (
     PauseReason,
     RunStatus,
     Schedule,
+    ScheduleKind,
     ScheduleRun,
     ScheduleRunAttempt,
 )
@@ -168,7 +169,7 @@ def _check_access_and_source(
             "The schedule's owner is no longer a member of this workspace.",
             PauseReason.OWNER_ACCESS_LOST,
         )
-    if schedule.kind == "report":
+    if schedule.kind == ScheduleKind.REPORT:
         report = db.session.get(Report, schedule.report_id) if schedule.report_id is not None else None
         query = db.session.get(SavedQuery, report.source_query_id) if report is not None else None
         if report is None or query is None:
@@ -257,7 +258,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     now = utcnow()
     source_changed = False
     try:
-        if schedule.kind == "query":
+        if schedule.kind == ScheduleKind.QUERY:
             if schedule.query_definition is None or schedule.query_version is None:
                 # The table's check constraint keeps both on every query schedule.
                 raise ValueError(f"query schedule {schedule.id} has no query definition or version")

@@ -31,6 +31,7 @@ from app.models.schedule import (
     RunStatus,
     RunTrigger,
     Schedule,
+    ScheduleKind,
     ScheduleRun,
     ScheduleStatus,
     TemplateStatus,
@@ -50,12 +51,17 @@ from app.services.platform.list_pages import (
 )
 from app.services.schedules.schedule_admission import admit_run
 from app.services.sources import reports, saved_queries
+from app.vocabulary import Heading
 
 MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-HEADINGS = {"names": "Column names", "labels": "Column labels", "none": "No heading row"}
+HEADINGS: dict[str, str] = {
+    Heading.NAMES: "Column names",
+    Heading.LABELS: "Column labels",
+    Heading.NONE: "No heading row",
+}
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 # One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.
 
@@ -82,7 +88,7 @@ class ScheduleInput:
     name: str = ""
     source: str = ""
     format: str = ""
-    heading: str = "names"
+    heading: str = Heading.NAMES
     timetable: dict = field(default_factory=dict)
     people: list[str] = field(default_factory=list)
     addresses: str = ""
@@ -203,12 +209,16 @@ class SourceChoice:
 def source_choices(access: RequesterContext) -> dict[str, SourceChoice]:
     """The saved queries and reports the person may schedule, by form value."""
     choices = {
-        f"query:{q.query.id}": SourceChoice(f"Query: {q.query.name}", allowed_formats("query"))
+        f"{ScheduleKind.QUERY}:{q.query.id}": SourceChoice(
+            f"Query: {q.query.name}", allowed_formats(ScheduleKind.QUERY)
+        )
         for q in saved_queries.list_queries(access)
     }
     choices.update(
         {
-            f"report:{r.report.id}": SourceChoice(f"Report: {r.report.name}", allowed_formats("report", r.report.kind))
+            f"{ScheduleKind.REPORT}:{r.report.id}": SourceChoice(
+                f"Report: {r.report.name}", allowed_formats(ScheduleKind.REPORT, r.report.kind)
+            )
             for r in reports.list_reports(access)
         }
     )
@@ -248,7 +258,7 @@ def delete_schedule(access: RequesterContext, schedule: Schedule) -> None:
 def refresh_from_query(access: RequesterContext, schedule: Schedule) -> Schedule:
     """Take a new snapshot of the saved query (the only way a query schedule's definition changes)."""
     listing = saved_queries.get_query(access, schedule.source_query_id) if schedule.source_query_id else None
-    if schedule.kind != "query" or listing is None:
+    if schedule.kind != ScheduleKind.QUERY or listing is None:
         raise ValidationError("This schedule has no saved query you can read to refresh from.", "source")
     query = listing.query
     db.session.execute(
@@ -277,10 +287,10 @@ def refresh_from_query(access: RequesterContext, schedule: Schedule) -> Schedule
 
 def source_moved_on(schedule: Schedule) -> int | None:
     """The saved query's or report's current version when it is newer than the one the schedule holds."""
-    if schedule.kind == "query" and schedule.source_query_id is not None:
+    if schedule.kind == ScheduleKind.QUERY and schedule.source_query_id is not None:
         current = db.session.scalar(select(SavedQuery.version).where(SavedQuery.id == schedule.source_query_id))
         return current if current is not None and current != schedule.query_version else None
-    if schedule.kind == "report" and schedule.report_id is not None:
+    if schedule.kind == ScheduleKind.REPORT and schedule.report_id is not None:
         current = db.session.scalar(select(Report.version).where(Report.id == schedule.report_id))
         return current if current is not None and current != schedule.report_version_seen else None
     return None
@@ -308,7 +318,7 @@ def resume_blockers(schedule: Schedule, legacy_confirmed: bool) -> list[str]:
     if schedule.pause_reason == PauseReason.LEGACY_IMPORT and not legacy_confirmed:
         blockers.append("Tick the confirmation that the old system's delivery of this schedule has been switched off.")
     dataset = None
-    if schedule.kind == "report":
+    if schedule.kind == ScheduleKind.REPORT:
         row = (
             db.session.execute(
                 select(Report.id, SavedQuery.dataset)

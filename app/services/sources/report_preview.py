@@ -11,6 +11,7 @@ from app.data.report_aggregates import first_rows, group_counts
 from app.domain.access import RequesterContext
 from app.domain.print_params import PrintParams
 from app.domain.stored_request import FileRequest
+from app.models.report import ReportKind
 from app.rendering.pdf import PdfColumn, PdfLayout, add_to, format_value, rows_label
 from app.services.files.report_file_production import coded_groups, printed_columns, projector, report_page, summarise
 
@@ -58,12 +59,12 @@ def report_preview(
     layout = print_params.layout
     page = report_page(print_params, request, workspace_id)
     generated = format_value(PdfColumn("g", "g", "datetime"), page.generated_at, page) if page.generated_at else None
-    if layout.kind == "summary":
+    if layout.kind == ReportKind.SUMMARY:
         summary = summarise(request, access, layout, dataset, page)
         numbers = [abs(float(value or 0)) for _, value in summary.chart]
         scale = max(numbers, default=0.0) or 1.0
         return ReportPreview(
-            kind="summary",
+            kind=ReportKind.SUMMARY,
             page=page,
             generated_text=generated,
             columns=[],
@@ -86,9 +87,9 @@ def report_preview(
     def texts(values: Sequence[Any]) -> list[str]:
         return [format_value(c, v, page) for c, v in zip(columns, values, strict=True)]
 
-    if layout.kind == "table":
+    if layout.kind == ReportKind.TABLE:
         return ReportPreview(
-            "table", page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None, total
+            ReportKind.TABLE, page, generated, columns, [texts(project(r)) for r in rows], [], [], [], None, total
         )
 
     counts = group_counts(request, access, layout.grouped_by)
@@ -113,4 +114,4 @@ def report_preview(
                 subtotal=subtotal,
             )
         )
-    return ReportPreview("coded", page, generated, columns, [], groups, [], [], None, total)
+    return ReportPreview(ReportKind.CODED, page, generated, columns, [], groups, [], [], None, total)

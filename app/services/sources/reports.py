@@ -22,7 +22,7 @@ from app.domain.report_spec import validate_report
 from app.domain.text_rules import database_id
 from app.extensions import db, execute_dml
 from app.models import Person, Report, SavedQuery
-from app.models.report import PRINT_PARAMETERS
+from app.models.report import PRINT_PARAMETERS, ReportKind
 from app.models.types import utcnow
 from app.services.files.report_files import file_request
 from app.services.platform import audit
@@ -72,7 +72,11 @@ REPORT_LIST = ListSpec(
         "name": SortOrder("Name A–Z", (func.lower(Report.name), Report.id), (TEXT, NUMBER)),
         "updated": SortOrder("Recently changed", (Report.updated_at, Report.id), (MOMENT, NUMBER), True),
     },
-    filters={"kind": ListFilter("Kind", {"table": "Table", "coded": "Coded", "summary": "Summary"})},
+    filters={
+        "kind": ListFilter(
+            "Kind", {ReportKind.TABLE: "Table", ReportKind.CODED: "Coded", ReportKind.SUMMARY: "Summary"}
+        )
+    },
     search_columns=(Report.name, SavedQuery.name),
 )
 

@@ -18,9 +18,11 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.stored_request import AuditSelection
 from app.extensions import db
 from app.models import AuditEvent, Person, QueryExport
+from app.models.export_file import FileFormat, FileKind
 from app.models.types import utcnow
 from app.services.files.file_requests import admit, new_file
 from app.services.platform import list_pages
+from app.vocabulary import Heading
 
 SOURCE_NAME = "Audit log"
 
@@ -106,13 +108,13 @@ def request_csv_file(
         new_file(
             access,
             source_name=SOURCE_NAME,
-            file_format="csv",
+            file_format=FileFormat.CSV,
             requested_at=now,
-            kind="audit",
+            kind=FileKind.AUDIT,
             # The audit log has no versions; the column holds one for every kind of file.
             source_version=1,
             request=selection_of(request).to_json(),
-            heading="names",
+            heading=Heading.NAMES,
             request_token=request_token,
         ),
         dispatch_now,

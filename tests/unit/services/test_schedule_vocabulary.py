@@ -8,7 +8,7 @@ from app.blueprints.schedules.routes import FREQUENCIES
 from app.domain.email_address import check_address
 from app.domain.errors import ValidationError
 from app.domain.report_spec import QueryInUse
-from app.domain.timetable import KINDS
+from app.domain.timetable import TimetableKind
 from app.services.schedules.schedules import Recipient
 
 
@@ -37,7 +37,7 @@ def test_implausible_addresses_are_refused(address):
 
 
 def test_the_form_offers_every_timetable_kind():
-    assert tuple(FREQUENCIES) == KINDS
+    assert tuple(FREQUENCIES) == tuple(TimetableKind)
 
 
 def test_recipients_are_distinct_by_person_or_by_address_in_lower_case():
