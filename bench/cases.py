@@ -559,7 +559,7 @@ def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int
 def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> int:
     """Run the job body on an admitted file, check the outcome, then remove the file's row again."""
     from app.extensions import db
-    from app.models import QueryExport
+    from app.models import ExportFile
     from app.services.files.export_runner import run_export_file
 
     # A job gets an app context of its own, as the worker gives it one.
@@ -569,7 +569,7 @@ def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> 
         meter.stop()
 
     with app.app_context():
-        export = db.session.get(QueryExport, export_id)
+        export = db.session.get(ExportFile, export_id)
         assert export is not None
         status, row_count, size, detail = export.status, export.row_count, export.size_bytes, export.failure_detail
         db.session.delete(export)

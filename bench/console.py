@@ -49,7 +49,7 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
     """The workspaces and their FILES files (rebuilt when the count differs); returns the first
     workspace's id and the number of files its requester owns."""
     from app.extensions import db
-    from app.models import Membership, Person, QueryExport, Workspace
+    from app.models import ExportFile, Membership, Person, Workspace
     from app.services.platform.authentication import hash_password
 
     with app.app_context():
@@ -88,11 +88,11 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
         db.session.commit()
         ids = tuple(workspaces)
         present = db.session.scalar(
-            select(func.count()).select_from(QueryExport).where(QueryExport.workspace_id.in_(ids))
+            select(func.count()).select_from(ExportFile).where(ExportFile.workspace_id.in_(ids))
         )
         if present != FILES:
             _log(f"console: filling {FILES:,} files across {WORKSPACES} workspaces")
-            db.session.execute(delete(QueryExport).where(QueryExport.workspace_id.in_(ids)))
+            db.session.execute(delete(ExportFile).where(ExportFile.workspace_id.in_(ids)))
             db.session.execute(
                 text(_FILL),
                 {
@@ -105,7 +105,7 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
             db.session.commit()
             with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
                 connection.execute(text("VACUUM (ANALYZE) query_exports"))
-        own = db.session.scalar(select(func.count()).select_from(QueryExport).where(QueryExport.workspace_id == ids[0]))
+        own = db.session.scalar(select(func.count()).select_from(ExportFile).where(ExportFile.workspace_id == ids[0]))
         return ids[0], own
 
 

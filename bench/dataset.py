@@ -213,7 +213,7 @@ def prepare_workspace(app: Flask, rows: int) -> tuple[BenchWorkspace, bool]:
     """The workspace holding `rows` entries, and whether its rows had to be (re)built."""
     from app.domain.catalog import get_dataset
     from app.extensions import db
-    from app.models import Membership, Person, QueryExport, SavedQuery, TimesheetEntry, Workspace
+    from app.models import ExportFile, Membership, Person, SavedQuery, TimesheetEntry, Workspace
 
     dataset = get_dataset(DATASET)
     assert dataset is not None
@@ -257,7 +257,7 @@ def prepare_workspace(app: Flask, rows: int) -> tuple[BenchWorkspace, bool]:
             )
             db.session.add(query)
         # Files left behind by an interrupted run; a finished run removes its own.
-        db.session.execute(delete(QueryExport).where(QueryExport.workspace_id == workspace.id))
+        db.session.execute(delete(ExportFile).where(ExportFile.workspace_id == workspace.id))
         db.session.commit()
         bench = BenchWorkspace(workspace.id, admin.id, query.id, rows)
 

@@ -235,7 +235,7 @@ class SettledFile:
 def settled_files(app: Flask, workspace_id: int) -> dict[int, SettledFile]:
     """Every file of the workspace by id, once none is queued or running (or SETTLE_SECONDS have passed)."""
     from app.extensions import db
-    from app.models import QueryExport
+    from app.models import ExportFile
     from app.models.export_file import TERMINAL_STATUSES
 
     deadline = time.monotonic() + SETTLE_SECONDS
@@ -245,12 +245,12 @@ def settled_files(app: Flask, workspace_id: int) -> dict[int, SettledFile]:
                 row.id: SettledFile(row.status, row.requested_at, row.started_at, row.completed_at)
                 for row in db.session.execute(
                     select(
-                        QueryExport.id,
-                        QueryExport.status,
-                        QueryExport.requested_at,
-                        QueryExport.started_at,
-                        QueryExport.completed_at,
-                    ).where(QueryExport.workspace_id == workspace_id)
+                        ExportFile.id,
+                        ExportFile.status,
+                        ExportFile.requested_at,
+                        ExportFile.started_at,
+                        ExportFile.completed_at,
+                    ).where(ExportFile.workspace_id == workspace_id)
                 )
             }
             db.session.rollback()

@@ -189,12 +189,12 @@ def remove_runs(app: Flask, workspace_id: int) -> None:
     """The runs a case admitted, the files they made and their schedules, gone, so no later suite
     finds queued work the benchmark left."""
     from app.extensions import db
-    from app.models import QueryExport
+    from app.models import ExportFile
     from app.models.schedule import Schedule, ScheduleRun
 
     with app.app_context():
         db.session.execute(delete(ScheduleRun).where(ScheduleRun.workspace_id == workspace_id))
-        db.session.execute(delete(QueryExport).where(QueryExport.workspace_id == workspace_id))
+        db.session.execute(delete(ExportFile).where(ExportFile.workspace_id == workspace_id))
         db.session.execute(delete(Schedule).where(Schedule.workspace_id == workspace_id))
         db.session.commit()
 

@@ -20,13 +20,13 @@ from app.models import (
     ExportDelivery,
     ExportDestination,
     ExportExecution,
+    ExportFile,
+    ExportFileRequest,
     ExportPackage,
     ExportSettings,
     ExportVolume,
     Membership,
     Person,
-    QueryExport,
-    QueryExportRequest,
     RecipientDelivery,
     Report,
     SavedQuery,
@@ -205,7 +205,7 @@ def stored_request(query: SavedQuery) -> dict:
     return {**definition, "parameters_applied": []}
 
 
-def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExport:
+def make_export(query: SavedQuery, requester: Person, **overrides) -> ExportFile:
     """A queued file with its outbox row, as admission would leave it (without substitution)."""
     n = next(_sequence)
     fmt = overrides.pop("format", "csv")
@@ -225,12 +225,12 @@ def make_export(query: SavedQuery, requester: Person, **overrides) -> QueryExpor
         "storage_key": f"files/w{query.workspace_id}/test-{n}.{fmt}",
         "file_name": f"query-{n}.{fmt}",
     }
-    export = QueryExport(**{**values, **overrides})
-    export.outbox = QueryExportRequest()
+    export = ExportFile(**{**values, **overrides})
+    export.outbox = ExportFileRequest()
     return _save(export)
 
 
-def make_stored_file(query: SavedQuery, requester: Person, content: bytes, **overrides) -> QueryExport:
+def make_stored_file(query: SavedQuery, requester: Person, content: bytes, **overrides) -> ExportFile:
     """A succeeded file with `content` stored at its key, settled as a worker settles one."""
     export = make_export(query, requester, **overrides)
     attempt = export_file.start(export.id)
@@ -264,7 +264,7 @@ def make_schedule(query: SavedQuery, owner: Person, **overrides) -> Schedule:
     return _save(schedule)
 
 
-def make_run(schedule: Schedule, export: QueryExport | None = None, **overrides) -> ScheduleRun:
+def make_run(schedule: Schedule, export: ExportFile | None = None, **overrides) -> ScheduleRun:
     """A succeeded run of the schedule that produced `export` (the file's schedule_id is set to it)."""
     if export is not None:
         export.schedule_id = schedule.id

@@ -14,12 +14,12 @@ from flask import flash, g, redirect, request, url_for
 from werkzeug.wrappers import Response
 
 from app.domain import text_rules
-from app.models import QueryExport
+from app.models import ExportFile
 from app.services.files.file_requests import ALREADY_REQUESTED, file_of_request_form
 
 
 def file_from_request_form(
-    choices: Mapping[str, object], admit: Callable[[str | None], QueryExport], queued: str
+    choices: Mapping[str, object], admit: Callable[[str | None], ExportFile], queued: str
 ) -> Response:
     """Admit the form's file with `admit(key)` and go to its page, saying `queued`; the same form
     sent again with the same `choices` goes to the file it already made. ValidationError (a

@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, null, or_, update
 from app.domain import file_warnings
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import lease_lapsed, utcnow
 
@@ -36,14 +36,14 @@ def _apply(
     also: tuple[ColumnElement[bool], ...] = (),
 ) -> int:
     """Run the guarded UPDATE; returns the row's new attempt number. `attempt=None` only for `start`."""
-    guard = [QueryExport.id == export_id, QueryExport.status.in_(from_statuses), *also]
+    guard = [ExportFile.id == export_id, ExportFile.status.in_(from_statuses), *also]
     if attempt is not None:
-        guard.append(QueryExport.attempt_count == attempt)
+        guard.append(ExportFile.attempt_count == attempt)
     result = db.session.execute(
-        update(QueryExport)
+        update(ExportFile)
         .where(*guard)
         .values(**values)
-        .returning(QueryExport.attempt_count)
+        .returning(ExportFile.attempt_count)
         .execution_options(synchronize_session=False)
     )
     row = result.one_or_none()
@@ -81,12 +81,12 @@ def start(
             "started_at": now,
             "heartbeat_at": now,
             "rows_written": 0,
-            "attempt_count": QueryExport.attempt_count + 1,
+            "attempt_count": ExportFile.attempt_count + 1,
             "lease_holder": holder,
             "lease_expires_at": lease_expires_at,
         },
         "start",
-        also=(or_(QueryExport.status == FileStatus.QUEUED, lease_lapsed(QueryExport.lease_expires_at, now)),),
+        also=(or_(ExportFile.status == FileStatus.QUEUED, lease_lapsed(ExportFile.lease_expires_at, now)),),
     )
 
 

@@ -5,7 +5,7 @@ from app.models.coverage import CoverageDataset, CoverageVersion
 from app.models.datasets import Shift, Team, TeamMember, TimeOffRequest, TimesheetEntry
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExportExecution, ExportJobEvent
-from app.models.export_file import QueryExport, QueryExportRequest
+from app.models.export_file import ExportFile, ExportFileRequest
 from app.models.export_notice import ExportNotice
 from app.models.export_package import ExportPackage, ExportPart, ExportVolume
 from app.models.export_settings import ExportSettings
@@ -42,8 +42,8 @@ __all__ = [
     "ExportVolume",
     "Membership",
     "Person",
-    "QueryExport",
-    "QueryExportRequest",
+    "ExportFile",
+    "ExportFileRequest",
     "RecipientDelivery",
     "Report",
     "SavedQuery",

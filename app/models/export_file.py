@@ -66,7 +66,10 @@ def _one_of(column: str, values: type[StrEnum]) -> str:
     return f"{column} IN ({', '.join(repr(value.value) for value in values)})"
 
 
-class QueryExport(LeaseColumns, Model):
+class ExportFile(LeaseColumns, Model):
+    """A file a person (or a schedule, as its owner) asked for: of a saved query, a report or the
+    audit log (`kind`). The table keeps the name it had when only queries made files."""
+
     __tablename__ = "query_exports"
     __table_args__ = (
         CheckConstraint(_one_of("status", FileStatus), name="status"),
@@ -151,7 +154,7 @@ class QueryExport(LeaseColumns, Model):
     # Limits that changed data, {code: count} (app/domain/file_warnings.py); None when there were none.
     warnings: Mapped[dict[str, int] | None] = mapped_column(JSON)
 
-    outbox: Mapped[QueryExportRequest] = relationship(back_populates="export", cascade="all, delete-orphan")
+    outbox: Mapped[ExportFileRequest] = relationship(back_populates="export", cascade="all, delete-orphan")
 
     def is_expired(self, now: datetime) -> bool:
         """Expiry is computed on read (STATE-PFM-QRY-006): never a stored status."""
@@ -178,7 +181,7 @@ class QueryExport(LeaseColumns, Model):
         return "500ms" if now - self.requested_at < FAST_POLL_FOR else "2s"
 
 
-class QueryExportRequest(Model):
+class ExportFileRequest(Model):
     """The outbox row committed with its file (INV-01); the dispatcher moves it onto RQ."""
 
     __tablename__ = "query_export_requests"
@@ -190,4 +193,4 @@ class QueryExportRequest(Model):
     dispatch_count: Mapped[int] = mapped_column(default=0)
     job_id: Mapped[str | None] = mapped_column(String(100))
 
-    export: Mapped[QueryExport] = relationship(back_populates="outbox")
+    export: Mapped[ExportFile] = relationship(back_populates="outbox")

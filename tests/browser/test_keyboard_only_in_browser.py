@@ -12,7 +12,7 @@ import re
 import pytest
 from sqlalchemy import select
 
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_execution import ExportExecution
 from app.models.schedule import Schedule
 from tests import factories
@@ -108,7 +108,7 @@ def test_a_file_is_requested_and_downloaded_by_keyboard(
     first_tab(page)
     tab_to(page, "Request file")
     press_to_leave(page, "Enter", r".*/files/\d+$")
-    export = fresh(select(QueryExport).where(QueryExport.source_query_id == query.id)).scalar_one()
+    export = fresh(select(ExportFile).where(ExportFile.source_query_id == query.id)).scalar_one()
     first_tab(page)
     polled = len(progress_polls)
     wait_through_polls(page, POLLS)

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 
 from app.domain.catalog import get_dataset
-from app.models import QueryExport, SavedQuery, TimesheetEntry
+from app.models import ExportFile, SavedQuery, TimesheetEntry
 from app.rendering.cells import format_cell
 from app.rendering.dates import WorkspaceDates
 from app.rendering.xlsx_cells import ooxml_text
@@ -168,7 +168,7 @@ def test_admin_builds_a_query_and_downloads_an_xlsx_equal_to_the_database_rows(
     page.get_by_label("Excel (XLSX)").check()
     page.get_by_label("Heading row").select_option("labels")
     page.get_by_label("Add a row of column descriptions under the headings").check()
-    export = request_file(page, QueryExport.source_query_id == saved.id)
+    export = request_file(page, ExportFile.source_query_id == saved.id)
     watch_file_succeed(page, export.id, QUERY_NAME, start_worker, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
 

@@ -20,7 +20,7 @@ import pytest
 from pypdf import PdfReader
 from sqlalchemy import func, select
 
-from app.models import QueryExport, Report, TimesheetEntry
+from app.models import ExportFile, Report, TimesheetEntry
 from tests import factories
 from tests.fixtures.browser import download_file, fresh, htmx_swap, request_file, sign_in, watch_file_succeed
 
@@ -192,7 +192,7 @@ def test_admin_makes_a_coded_report_and_downloads_its_pdf_with_sql_subtotals(
     assert (report.title, report.page_size, report.orientation) == (TITLE, "Letter", "landscape")
 
     assert page.get_by_label("PDF").is_checked()
-    export = request_file(page, QueryExport.report_id == report.id)
+    export = request_file(page, ExportFile.report_id == report.id)
     watch_file_succeed(page, export.id, REPORT_NAME, start_worker, EXPORT_TIMEOUT_MS)
     assert progress_polls, "the file page never polled its progress"
 

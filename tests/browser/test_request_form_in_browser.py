@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from app.blueprints.queries import routes
-from app.models import QueryExport
+from app.models import ExportFile
 from tests import factories
 from tests.fixtures.browser import fresh, request_file, sign_in
 
@@ -67,7 +67,7 @@ def test_a_second_click_while_the_first_is_on_its_way_makes_no_second_file(
     expect(page).to_have_url(re.compile(r"/files/\d+$"))
     page.wait_for_load_state()
 
-    only = fresh(select(QueryExport)).scalar_one()
+    only = fresh(select(ExportFile)).scalar_one()
     assert len(posts) == 2
     assert page.url.endswith(f"/files/{only.id}")
     assert browser_console_errors == []
@@ -117,7 +117,7 @@ def test_back_then_choosing_excel_on_the_restored_form_makes_a_second_file(
 
     _back_to_the_restored_form(page, live_server, world, query, token)
     page.get_by_label("Excel (XLSX)").check()
-    second = request_file(page, QueryExport.id != first.id)
+    second = request_file(page, ExportFile.id != first.id)
 
     assert (first.format, second.format) == ("csv", "xlsx")
     assert page.url.endswith(f"/files/{second.id}")
@@ -137,7 +137,7 @@ def test_request_another_file_from_the_file_page_makes_a_second_file_of_the_same
     page.get_by_role("link", name="Request another file").click()
     page.wait_for_url(re.compile(rf"/queries/{query.id}#request-title$"))
     assert page.locator("input[name=request_token]").input_value() != token
-    second = request_file(page, QueryExport.id != first.id)
+    second = request_file(page, ExportFile.id != first.id)
 
     assert (first.format, second.format) == ("csv", "csv")
     assert browser_console_errors == []
@@ -159,6 +159,6 @@ def test_back_without_the_back_forward_cache_then_sending_again_shows_the_first_
     page.get_by_role("button", name="Request file").click()
     page.wait_for_url(re.compile(r"/files/\d+$"))
 
-    assert fresh(select(QueryExport.id)).scalars().all() == [first.id]
+    assert fresh(select(ExportFile.id)).scalars().all() == [first.id]
     assert page.url.endswith(f"/files/{first.id}")
     assert browser_console_errors == []

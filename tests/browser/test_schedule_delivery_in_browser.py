@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from app.domain.catalog import get_dataset
 from app.extensions import db
-from app.models import QueryExport, TimesheetEntry
+from app.models import ExportFile, TimesheetEntry
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
 from app.rendering.xlsx_cells import ooxml_text
 from tests import factories
@@ -170,7 +170,7 @@ def test_scheduled_file_reaches_three_recipients_and_its_mailed_link_downloads_t
     shown = watch_run_settle(page, run.id)
 
     run = fresh(select(ScheduleRun).where(ScheduleRun.id == run.id)).scalar_one()
-    export = fresh(select(QueryExport).where(QueryExport.id == run.export_id)).scalar_one()
+    export = fresh(select(ExportFile).where(ExportFile.id == run.export_id)).scalar_one()
     rows = expected_rows(world.workspace.id)
     assert set(factories.hostile_values()) <= {row[COLUMNS.index("note")] for row in rows}
     assert (run.status, run.row_count, export.schedule_id, export.row_count) == (

@@ -16,7 +16,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain import file_warnings
 from app.domain.errors import AccessDenied
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FileKind
 from app.models.types import utcnow
 from app.services.files import file_cancellation, file_library
@@ -126,5 +126,5 @@ def download(workspace_id: int, file_id: int):
     return stored_file_response(download)
 
 
-def _readable_file(file_id: int) -> QueryExport:
+def _readable_file(file_id: int) -> ExportFile:
     return visible_or_404(file_library.get_file, file_id)

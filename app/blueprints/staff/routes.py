@@ -13,8 +13,8 @@ from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.models import (
     ExportExecution,
+    ExportFile,
     ExportPackage,
-    QueryExport,
     ScheduleRun,
     Workspace,
 )
@@ -57,7 +57,7 @@ def records(kind: str):
 @bp.get("/files/<int:file_id>")
 @staff_viewer
 def file(file_id: int):
-    return render_template("staff/file.html", file=_record_or_404(QueryExport, file_id))
+    return render_template("staff/file.html", file=_record_or_404(ExportFile, file_id))
 
 
 @bp.get("/runs/<int:run_id>")

@@ -19,7 +19,7 @@ from app.domain.access import RequesterContext
 from app.domain.audit_vocabulary import action_sentence, changes, reason_sentence
 from app.domain.catalog import Column
 from app.domain.stored_request import AuditSelection
-from app.models import QueryExport
+from app.models import ExportFile
 from app.rendering.csv_writer import write_csv
 
 Progress = Callable[[int, int | None], None]
@@ -57,7 +57,7 @@ def _file_rows(events: Iterable[tuple]) -> Iterator[tuple]:
 
 
 def write_audit_file(
-    export: QueryExport, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
+    export: ExportFile, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
 ) -> int:
     """Write the file's CSV bytes to `out`; returns the number of events in it.
 

@@ -30,7 +30,7 @@ from app.domain.access import RequesterContext, current_context
 from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering import TooManyRows
@@ -57,7 +57,7 @@ HELD_ELSEWHERE = "held_elsewhere"
 def run_export_file(export_id: int) -> str:
     """Produce file `export_id` or record why not; returns one word describing the outcome, for logs
     (HELD_ELSEWHERE when a live attempt of another job is producing it)."""
-    export = db.session.get(QueryExport, export_id)
+    export = db.session.get(ExportFile, export_id)
     if export is None:
         log.warning("export file %s does not exist (deleted with its workspace?); nothing to do", export_id)
         return "missing"
@@ -86,18 +86,18 @@ def run_export_file(export_id: int) -> str:
             return "already_settled"
         log.info("export file %s is held by a live attempt; this job leaves it to that attempt", export_id)
         return HELD_ELSEWHERE
-    export = db.session.get(QueryExport, export_id)
+    export = db.session.get(ExportFile, export_id)
     assert export is not None
     return _produce(export, access, attempt)
 
 
 def _settled(export_id: int) -> bool:
-    export = db.session.get(QueryExport, export_id, populate_existing=True)
+    export = db.session.get(ExportFile, export_id, populate_existing=True)
     db.session.rollback()
     return export is None or export.is_settled
 
 
-def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tuple[FailureCode, str] | None:
+def _pre_run_refusal(export: ExportFile, access: RequesterContext | None) -> tuple[FailureCode, str] | None:
     """Checks made before any byte is written, with the requester's access as it is now."""
     if access is None:
         return FailureCode.ACCESS_LOST, (
@@ -125,7 +125,7 @@ def _pre_run_refusal(export: QueryExport, access: RequesterContext | None) -> tu
     return None
 
 
-def _produce(export: QueryExport, access: RequesterContext, attempt: int) -> str:
+def _produce(export: ExportFile, access: RequesterContext, attempt: int) -> str:
     export_id = export.id
     settings = current_app.config["SETTINGS"]
     storage = get_storage()
@@ -220,7 +220,7 @@ def _after_refused_success(export_id: int, attempt: int) -> str:
     object: this attempt does.
     """
     status, current_attempt = db.session.execute(
-        select(QueryExport.status, QueryExport.attempt_count).where(QueryExport.id == export_id)
+        select(ExportFile.status, ExportFile.attempt_count).where(ExportFile.id == export_id)
     ).one()
     db.session.rollback()
     if status == FileStatus.FAILED and current_attempt == attempt:
@@ -231,7 +231,7 @@ def _after_refused_success(export_id: int, attempt: int) -> str:
 
 def _remove_object(export_id: int) -> None:
     """Delete the object under a failed file's key; the expiry sweep retries what this cannot."""
-    key = db.session.scalar(select(QueryExport.storage_key).where(QueryExport.id == export_id))
+    key = db.session.scalar(select(ExportFile.storage_key).where(ExportFile.id == export_id))
     db.session.rollback()
     if key is None:
         return  # the record was deleted meanwhile: no key is left here to name its object
@@ -242,7 +242,7 @@ def _remove_object(export_id: int) -> None:
 def _attempt_is_current(export_id: int, attempt: int) -> bool:
     """True while the file runs and no other attempt restarted it after this one started."""
     status, current_attempt = db.session.execute(
-        select(QueryExport.status, QueryExport.attempt_count).where(QueryExport.id == export_id)
+        select(ExportFile.status, ExportFile.attempt_count).where(ExportFile.id == export_id)
     ).one()
     db.session.rollback()
     return status == FileStatus.RUNNING and current_attempt == attempt

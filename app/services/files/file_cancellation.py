@@ -12,7 +12,7 @@ from app.domain import export_file
 from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, DomainError, TransitionRefused
 from app.extensions import db
-from app.models import Person, QueryExport
+from app.models import ExportFile, Person
 from app.models.export_file import FailureCode, FileStatus
 from app.services.platform import audit
 
@@ -21,12 +21,12 @@ class CannotCancel(DomainError):
     """The file settled before the cancel reached it."""
 
 
-def may_cancel(access: RequesterContext, export: QueryExport) -> bool:
+def may_cancel(access: RequesterContext, export: ExportFile) -> bool:
     """Whether this person may cancel the file (whatever its status): its requester or an administrator."""
     return export.workspace_id == access.workspace_id and (export.requester_id == access.person_id or access.is_admin)
 
 
-def cancel_file(access: RequesterContext, export: QueryExport) -> None:
+def cancel_file(access: RequesterContext, export: ExportFile) -> None:
     """Fail the queued or running file with code `cancelled`, audited in the same transaction.
 
     AccessDenied when the person may not; CannotCancel when the file has already settled.
@@ -46,14 +46,14 @@ def cancel_file(access: RequesterContext, export: QueryExport) -> None:
     try:
         export_file.cancel(export_id, access.person_id, f"Cancelled by {name}.")
     except TransitionRefused:
-        settled = db.session.get(QueryExport, export_id, populate_existing=True)
+        settled = db.session.get(ExportFile, export_id, populate_existing=True)
         raise CannotCancel(
             f"This file has already {_settled_words(settled)}, so it can no longer be cancelled."
         ) from None
     db.session.refresh(export)
 
 
-def _settled_words(export: QueryExport | None) -> str:
+def _settled_words(export: ExportFile | None) -> str:
     if export is None:
         return "gone"
     if export.status == FileStatus.SUCCEEDED:

@@ -17,7 +17,7 @@ from sqlalchemy import and_, func, or_, select
 from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import DomainError
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
@@ -43,9 +43,9 @@ EXPIRED = "expired"
 FILE_LIST = ListSpec(
     name="files",
     sorts={
-        "newest": newest_first(QueryExport.requested_at, QueryExport.id),
-        "oldest": SortOrder("Oldest first", (QueryExport.requested_at, QueryExport.id), (MOMENT, NUMBER)),
-        "name": SortOrder("Source name A–Z", (func.lower(QueryExport.source_name), QueryExport.id), (TEXT, NUMBER)),
+        "newest": newest_first(ExportFile.requested_at, ExportFile.id),
+        "oldest": SortOrder("Oldest first", (ExportFile.requested_at, ExportFile.id), (MOMENT, NUMBER)),
+        "name": SortOrder("Source name A–Z", (func.lower(ExportFile.source_name), ExportFile.id), (TEXT, NUMBER)),
     },
     filters={
         "status": ListFilter(
@@ -63,7 +63,7 @@ FILE_LIST = ListSpec(
             "Source", {FileKind.QUERY: "Queries", FileKind.REPORT: "Reports", FileKind.AUDIT: "Audit log"}
         ),
     },
-    search_columns=(QueryExport.source_name, QueryExport.file_name),
+    search_columns=(ExportFile.source_name, ExportFile.file_name),
 )
 # The Schedule filter's choices besides one schedule's id: files of any schedule, or of none.
 ANY_SCHEDULE, NO_SCHEDULE = "any", "none"
@@ -88,8 +88,8 @@ class FileExpired(DomainError):
 
 
 def _own_files(access: RequesterContext):
-    return select(QueryExport).where(
-        QueryExport.workspace_id == access.workspace_id, QueryExport.requester_id == access.person_id
+    return select(ExportFile).where(
+        ExportFile.workspace_id == access.workspace_id, ExportFile.requester_id == access.person_id
     )
 
 
@@ -107,30 +107,30 @@ def page_files(access: RequesterContext, request: ListRequest, now: datetime) ->
 
     Expiry is computed on read, so "ready to download" and "expired" split succeeded files at `now`.
     """
-    statement = _own_files(access).options(*without_json(QueryExport))
+    statement = _own_files(access).options(*without_json(ExportFile))
     status = request.filters.get("status")
     if status == EXPIRED:
-        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at <= now)
+        statement = statement.where(ExportFile.status == FileStatus.SUCCEEDED, ExportFile.expires_at <= now)
     elif status == FileStatus.SUCCEEDED:
-        statement = statement.where(QueryExport.status == FileStatus.SUCCEEDED, QueryExport.expires_at > now)
+        statement = statement.where(ExportFile.status == FileStatus.SUCCEEDED, ExportFile.expires_at > now)
     elif status:
-        statement = statement.where(QueryExport.status == status)
+        statement = statement.where(ExportFile.status == status)
     if "format" in request.filters:
-        statement = statement.where(QueryExport.format == request.filters["format"])
+        statement = statement.where(ExportFile.format == request.filters["format"])
     if "source" in request.filters:
-        statement = statement.where(QueryExport.kind == request.filters["source"])
+        statement = statement.where(ExportFile.kind == request.filters["source"])
     schedule = request.filters.get("schedule")
     if schedule == ANY_SCHEDULE:
-        statement = statement.where(QueryExport.schedule_id.is_not(None))
+        statement = statement.where(ExportFile.schedule_id.is_not(None))
     elif schedule == NO_SCHEDULE:
-        statement = statement.where(QueryExport.schedule_id.is_(None))
+        statement = statement.where(ExportFile.schedule_id.is_(None))
     elif schedule:
-        statement = statement.where(QueryExport.schedule_id == int(schedule))
+        statement = statement.where(ExportFile.schedule_id == int(schedule))
     page = page_of(FILE_LIST, request, statement)
     return page.with_rows([export for (export,) in page.rows])
 
 
-def choice_words(export: QueryExport) -> str:
+def choice_words(export: ExportFile) -> str:
     """What the file was made with, in a few words for the Files list (its page spells each out):
     a query file's heading, text and time stamps, a report file's kind."""
     if export.kind == FileKind.REPORT:
@@ -147,7 +147,7 @@ def choice_words(export: QueryExport) -> str:
     return " · ".join(words)
 
 
-def schedule_names(files: list[QueryExport]) -> dict[int, str]:
+def schedule_names(files: list[ExportFile]) -> dict[int, str]:
     """The names of the schedules that produced these files (those still in the files' workspace), by id."""
     ids = {export.schedule_id for export in files if export.schedule_id is not None}
     if not ids:
@@ -159,60 +159,60 @@ def schedule_names(files: list[QueryExport]) -> dict[int, str]:
     return {schedule_id: name for schedule_id, name in rows}
 
 
-def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[ExportFile]:
     """The person's newest files in the workspace."""
     return list(
         db.session.scalars(
-            _own_files(access).order_by(QueryExport.requested_at.desc(), QueryExport.id.desc()).limit(limit)
+            _own_files(access).order_by(ExportFile.requested_at.desc(), ExportFile.id.desc()).limit(limit)
         )
     )
 
 
-def failed_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+def failed_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[ExportFile]:
     """The person's newest failed files (cancelled ones are a choice, not a problem, so they are left out)."""
     return list(
         db.session.scalars(
             _own_files(access)
-            .where(QueryExport.status == FileStatus.FAILED, QueryExport.failure_code != FailureCode.CANCELLED)
-            .order_by(QueryExport.requested_at.desc(), QueryExport.id.desc())
+            .where(ExportFile.status == FileStatus.FAILED, ExportFile.failure_code != FailureCode.CANCELLED)
+            .order_by(ExportFile.requested_at.desc(), ExportFile.id.desc())
             .limit(limit)
         )
     )
 
 
-def expiring_files(access: RequesterContext, now: datetime, limit: int = ATTENTION_LIMIT) -> list[QueryExport]:
+def expiring_files(access: RequesterContext, now: datetime, limit: int = ATTENTION_LIMIT) -> list[ExportFile]:
     """The person's files still downloadable whose download ends within EXPIRING_WITHIN, soonest first."""
     return list(
         db.session.scalars(
             _own_files(access)
             .where(
-                QueryExport.status == FileStatus.SUCCEEDED,
-                QueryExport.expires_at > now,
-                QueryExport.expires_at <= now + EXPIRING_WITHIN,
+                ExportFile.status == FileStatus.SUCCEEDED,
+                ExportFile.expires_at > now,
+                ExportFile.expires_at <= now + EXPIRING_WITHIN,
             )
-            .order_by(QueryExport.expires_at, QueryExport.id)
+            .order_by(ExportFile.expires_at, ExportFile.id)
             .limit(limit)
         )
     )
 
 
-def get_file(access: RequesterContext, file_id: int) -> QueryExport | None:
+def get_file(access: RequesterContext, file_id: int) -> ExportFile | None:
     """The file if it is in this workspace and this person may read it; otherwise None.
 
     Its requester may (for a schedule's file, the schedule's owner when it ran); so may anyone
     with schedule-management authority when a schedule produced it.
     """
-    readers = QueryExport.requester_id == access.person_id
+    readers = ExportFile.requester_id == access.person_id
     if has_schedule_authority(access):
-        readers = or_(readers, QueryExport.schedule_id.is_not(None))
+        readers = or_(readers, ExportFile.schedule_id.is_not(None))
     return db.session.execute(
-        select(QueryExport).where(
-            and_(QueryExport.id == file_id, QueryExport.workspace_id == access.workspace_id, readers)
+        select(ExportFile).where(
+            and_(ExportFile.id == file_id, ExportFile.workspace_id == access.workspace_id, readers)
         )
     ).scalar_one_or_none()
 
 
-def producing_schedule(export: QueryExport) -> Schedule | None:
+def producing_schedule(export: ExportFile) -> Schedule | None:
     """The schedule that produced the file, if one did and it still exists in the file's workspace."""
     if export.schedule_id is None:
         return None
@@ -221,7 +221,7 @@ def producing_schedule(export: QueryExport) -> Schedule | None:
     ).scalar_one_or_none()
 
 
-def open_download(export: QueryExport, now: datetime) -> Download:
+def open_download(export: ExportFile, now: datetime) -> Download:
     """Where to fetch a succeeded, unexpired file from; FileExpired or FileNotReady otherwise.
 
     Storage errors (the object gone, the store down) are raised as the storage raises them.

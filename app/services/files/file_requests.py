@@ -23,7 +23,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.query_spec import substitute, validate_definition
 from app.domain.stored_request import FileRequest
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest, SavedQuery, Workspace
+from app.models import ExportFile, ExportFileRequest, SavedQuery, Workspace
 from app.models.export_file import FileFormat, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering.dates import WorkspaceDates
@@ -103,13 +103,13 @@ class FileSource(Protocol):
 
 def new_file(
     access: RequesterContext, *, source_name: str, file_format: str, requested_at: datetime, **source_fields
-) -> QueryExport:
+) -> ExportFile:
     """A queued file for the requester under a fresh storage key, named after its source.
 
     `source_fields` are what the file is of: its kind, its source's version and reference, and
     what its rows are (`request`).
     """
-    return QueryExport(
+    return ExportFile(
         workspace_id=access.workspace_id,
         requester_id=access.person_id,
         source_name=source_name,
@@ -132,7 +132,7 @@ def queued_export(
     file_format: str,
     requested_at: datetime,
     **kind_fields,
-) -> QueryExport:
+) -> ExportFile:
     """A queued file of the query's rows for the requester (new_file), its request stored as JSON
     (FileRequest.from_json reads it back).
 
@@ -151,7 +151,7 @@ def queued_export(
     )
 
 
-def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
+def admit(export: ExportFile, dispatch_now: bool = True) -> ExportFile:
     """Commit the file and its outbox request in one transaction, then dispatch the request at once;
     or answer the file its request key (text_rules.request_key) already made.
 
@@ -164,7 +164,7 @@ def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
         made = _file_of_token(export.requester_id, export.request_token)
         if made is not None:
             return made
-    export.outbox = QueryExportRequest()
+    export.outbox = ExportFileRequest()
     db.session.add(export)
     try:
         db.session.commit()
@@ -179,16 +179,16 @@ def admit(export: QueryExport, dispatch_now: bool = True) -> QueryExport:
     return export
 
 
-def file_of_request_form(access: RequesterContext, key: str | None) -> QueryExport | None:
+def file_of_request_form(access: RequesterContext, key: str | None) -> ExportFile | None:
     """The file a request form already made for the person with this key (its token and choices), if any."""
     if key is None:
         return None
     return _file_of_token(access.person_id, key)
 
 
-def _file_of_token(requester_id: int, token: str) -> QueryExport | None:
+def _file_of_token(requester_id: int, token: str) -> ExportFile | None:
     return db.session.execute(
-        select(QueryExport).where(QueryExport.requester_id == requester_id, QueryExport.request_token == token)
+        select(ExportFile).where(ExportFile.requester_id == requester_id, ExportFile.request_token == token)
     ).scalar_one_or_none()
 
 
@@ -223,7 +223,7 @@ def queued_query_file(
     source_version: int,
     requested_at: datetime,
     request_token: str | None = None,
-) -> QueryExport:
+) -> ExportFile:
     """A queued file of a query's rows for the requester, in the shape `options` asks for, not yet
     admitted: `definition` (validated) with its dates substituted for `requested_at`'s day. A
     person's request (request_query_file) and a schedule's run (from the query it keeps) both
@@ -251,7 +251,7 @@ def request_query_file(
     options: QueryFileOptions,
     request_key: str | None = None,
     dispatch_now: bool = True,
-) -> QueryExport:
+) -> ExportFile:
     """Admit a file of the query; `request_key` is the request form's key (text_rules.request_key, see admit)."""
     if query.workspace_id != access.workspace_id:
         raise AccessDenied("That query is not in this workspace.")

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db, execute_dml
-from app.models import QueryExport, QueryExportRequest
+from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
@@ -29,16 +29,16 @@ EXPORT_JOB_SLUG = "export-file"
 def dispatch_pending(limit: int = 100) -> int:
     """Enqueue outbox rows never dispatched yet; returns how many this call enqueued."""
     pending = db.session.execute(
-        select(QueryExportRequest.id, QueryExportRequest.export_id, QueryExportRequest.dispatch_count)
-        .where(QueryExportRequest.dispatched_at.is_(None))
-        .order_by(QueryExportRequest.id)
+        select(ExportFileRequest.id, ExportFileRequest.export_id, ExportFileRequest.dispatch_count)
+        .where(ExportFileRequest.dispatched_at.is_(None))
+        .order_by(ExportFileRequest.id)
         .limit(limit)
     ).all()
     db.session.rollback()
     return sum(dispatch(row.id, row.export_id, row.dispatch_count) for row in pending)
 
 
-def dispatch_admitted(export: QueryExport) -> bool:
+def dispatch_admitted(export: ExportFile) -> bool:
     """Dispatch a file's outbox row right after its admission committed, so a small file need not
     wait for the periodic dispatcher's next turn.
 
@@ -63,15 +63,15 @@ def dispatch(request_id: int, export_id: int, seen_dispatch_count: int) -> bool:
 
 def _priority(export_id: int) -> WorkPriority:
     """A person waits for the file they asked for; a schedule's file is made for its run."""
-    schedule_id = db.session.scalar(select(QueryExport.schedule_id).where(QueryExport.id == export_id))
+    schedule_id = db.session.scalar(select(ExportFile.schedule_id).where(ExportFile.id == export_id))
     return WorkPriority.INTERACTIVE if schedule_id is None else WorkPriority.SCHEDULED
 
 
 def _claim(request_id: int, seen_dispatch_count: int, job_id: str) -> None:
     """The next dispatch of the row is `job_id`'s, from the dispatch count the dispatcher saw. Committed."""
     claimed = execute_dml(
-        update(QueryExportRequest)
-        .where(QueryExportRequest.id == request_id, QueryExportRequest.dispatch_count == seen_dispatch_count)
+        update(ExportFileRequest)
+        .where(ExportFileRequest.id == request_id, ExportFileRequest.dispatch_count == seen_dispatch_count)
         .values(dispatch_count=seen_dispatch_count + 1, dispatched_at=utcnow(), job_id=job_id)
         .execution_options(synchronize_session=False)
     )
@@ -86,14 +86,14 @@ def lost(now: datetime) -> list[Candidate]:
     those whose job Redis no longer has, or that can no longer run."""
     rows = db.session.execute(
         select(
-            QueryExportRequest.id,
-            QueryExportRequest.export_id,
-            QueryExportRequest.dispatch_count,
-            QueryExportRequest.job_id,
+            ExportFileRequest.id,
+            ExportFileRequest.export_id,
+            ExportFileRequest.dispatch_count,
+            ExportFileRequest.job_id,
         )
-        .join(QueryExport, QueryExport.id == QueryExportRequest.export_id)
-        .where(QueryExport.status == FileStatus.QUEUED, QueryExportRequest.dispatched_at < now - LOST_AFTER)
-        .order_by(QueryExportRequest.id)
+        .join(ExportFile, ExportFile.id == ExportFileRequest.export_id)
+        .where(ExportFile.status == FileStatus.QUEUED, ExportFileRequest.dispatched_at < now - LOST_AFTER)
+        .order_by(ExportFileRequest.id)
     ).all()
     db.session.rollback()
     return [
@@ -104,7 +104,7 @@ def lost(now: datetime) -> list[Candidate]:
 
 def requeue(export_id: int, now: datetime) -> Requeue:
     """A staff requeue of the file: refused once it settled, or while its holder is alive."""
-    export = db.session.get(QueryExport, export_id)
+    export = db.session.get(ExportFile, export_id)
     if export is None:
         raise RequeueRefused(f"File {export_id} no longer exists.")
     if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):

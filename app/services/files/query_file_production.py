@@ -17,7 +17,7 @@ from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
 from app.domain.stored_request import FileRequest
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FileFormat
 from app.rendering.csv_writer import write_csv, write_csv_records
 from app.rendering.xlsx_writer import write_xlsx
@@ -26,7 +26,7 @@ Progress = Callable[[int, int | None], None]
 
 
 def write_query_file(
-    export: QueryExport, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
+    export: ExportFile, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
 ) -> int:
     """Write the file to `out` (anything with `write(bytes)`); returns the number of data rows.
 

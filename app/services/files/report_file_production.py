@@ -33,7 +33,7 @@ from app.domain.print_params import PrintParams, ReportLayout
 from app.domain.query_spec import OPERATORS, VALUELESS
 from app.domain.report_spec import is_identifier
 from app.domain.stored_request import FileRequest
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FileFormat
 from app.models.report import ReportKind
 from app.models.types import utcnow
@@ -317,7 +317,7 @@ def _write_xlsx(printing: _Printing, time_zone: str) -> int:
 
 
 def write_report_file(
-    export: QueryExport, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
+    export: ExportFile, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
 ) -> int:
     """Write the report file's bytes to `out`; returns the number of data rows it presents.
     What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in

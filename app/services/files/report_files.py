@@ -22,7 +22,7 @@ from app.domain.query_spec import substitute, validate_definition
 from app.domain.report_spec import code_sort_first, validate_layout
 from app.domain.stored_request import FileRequest
 from app.extensions import db
-from app.models import QueryExport, Report, SavedQuery
+from app.models import ExportFile, Report, SavedQuery
 from app.models.export_file import FileFormat, FileKind
 from app.models.report import ReportKind
 from app.models.types import utcnow
@@ -65,7 +65,7 @@ def queued_report_file(
     file_format: str,
     requested_at: datetime,
     request_token: str | None = None,
-) -> QueryExport:
+) -> ExportFile:
     """A queued file of the report for the requester, not yet admitted: the request of its query
     on `requested_at`'s day and its print parameters, checked against the query now (file_request).
     A person's request (request_report_file) and a schedule's run both build their file here."""
@@ -94,7 +94,7 @@ def request_report_file(
     file_format: str,
     request_key: str | None = None,
     dispatch_now: bool = True,
-) -> QueryExport:
+) -> ExportFile:
     """Admit a file of the report in `file_format` (pdf, or xlsx for table and coded reports).
 
     `request_key` is the request form's key (text_rules.request_key): a form sent again with the
@@ -120,17 +120,17 @@ def request_report_file(
         raise ValidationError("The report was deleted meanwhile, so no file was requested.", "format") from None
 
 
-def recent_files(access: RequesterContext, report_id: int, limit: int = 10) -> list[QueryExport]:
+def recent_files(access: RequesterContext, report_id: int, limit: int = 10) -> list[ExportFile]:
     """The person's own latest files of the report (files are read by their requester only)."""
     return list(
         db.session.execute(
-            select(QueryExport)
+            select(ExportFile)
             .where(
-                QueryExport.workspace_id == access.workspace_id,
-                QueryExport.requester_id == access.person_id,
-                QueryExport.report_id == report_id,
+                ExportFile.workspace_id == access.workspace_id,
+                ExportFile.requester_id == access.person_id,
+                ExportFile.report_id == report_id,
             )
-            .order_by(QueryExport.requested_at.desc(), QueryExport.id.desc())
+            .order_by(ExportFile.requested_at.desc(), ExportFile.id.desc())
             .limit(limit)
         ).scalars()
     )

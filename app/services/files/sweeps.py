@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.storage import get_storage
@@ -36,10 +36,10 @@ def sweep_expired_files(now: datetime | None = None) -> int:
     for start in range(0, len(stored), _BATCH):
         batch = stored[start : start + _BATCH]
         removable = db.session.scalars(
-            select(QueryExport.storage_key).where(
-                QueryExport.storage_key.in_(batch),
-                (QueryExport.status == FileStatus.FAILED)
-                | ((QueryExport.status == FileStatus.SUCCEEDED) & (QueryExport.expires_at <= now)),
+            select(ExportFile.storage_key).where(
+                ExportFile.storage_key.in_(batch),
+                (ExportFile.status == FileStatus.FAILED)
+                | ((ExportFile.status == FileStatus.SUCCEEDED) & (ExportFile.expires_at <= now)),
             )
         ).all()
         db.session.rollback()

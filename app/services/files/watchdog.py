@@ -20,7 +20,7 @@ from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest
+from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.outbox import dispatch
 from app.services.platform.leases import lease_lapsed
@@ -34,21 +34,21 @@ def lapsed(now: datetime) -> list[Candidate]:
     """Running files whose holder's lease lapsed by `now` (the clock leases are judged by)."""
     rows = db.session.execute(
         select(
-            QueryExport.id,
-            QueryExport.attempt_count,
-            QueryExport.lease_holder,
-            QueryExportRequest.id.label("request_id"),
-            QueryExportRequest.dispatch_count,
-            QueryExportRequest.job_id,
+            ExportFile.id,
+            ExportFile.attempt_count,
+            ExportFile.lease_holder,
+            ExportFileRequest.id.label("request_id"),
+            ExportFileRequest.dispatch_count,
+            ExportFileRequest.job_id,
         )
-        .join(QueryExportRequest, QueryExportRequest.export_id == QueryExport.id)
+        .join(ExportFileRequest, ExportFileRequest.export_id == ExportFile.id)
         .where(
-            QueryExport.status == FileStatus.RUNNING,
-            lease_lapsed(QueryExport.lease_expires_at, now),
+            ExportFile.status == FileStatus.RUNNING,
+            lease_lapsed(ExportFile.lease_expires_at, now),
             # A dispatch this recent may still be on its way into Redis.
-            QueryExportRequest.dispatched_at < now - LOST_AFTER,
+            ExportFileRequest.dispatched_at < now - LOST_AFTER,
         )
-        .order_by(QueryExport.id)
+        .order_by(ExportFile.id)
     ).all()
     db.session.rollback()
     return [lapsed_candidate(row, partial(dispatch, row.request_id, row.id, row.dispatch_count)) for row in rows]

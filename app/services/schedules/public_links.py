@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.access import current_context
 from app.domain.errors import DomainError
 from app.extensions import db
-from app.models import QueryExport, Workspace
+from app.models import ExportFile, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
 from app.services.files.file_library import open_download
@@ -79,7 +79,7 @@ def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, D
     target = _target(token, "download")
     if not _still_addressed(target):
         raise LinkInvalid(gone=True, reason="the recipient is no longer addressed by the workspace")
-    export = db.session.get(QueryExport, target.run.export_id) if target.run.export_id is not None else None
+    export = db.session.get(ExportFile, target.run.export_id) if target.run.export_id is not None else None
     if export is None or export.workspace_id != target.run.workspace_id or export.status != FileStatus.SUCCEEDED:
         raise LinkInvalid(gone=False, reason="the run has no succeeded file")
     if export.is_expired(now):

@@ -37,7 +37,7 @@ from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
 from app.domain.timetable import Timetable, wall_clock_label
 from app.extensions import db
-from app.models import Membership, Person, QueryExport
+from app.models import ExportFile, Membership, Person
 from app.models.schedule import (
     CommunicationTemplateVersion,
     DeliveryStatus,
@@ -67,7 +67,7 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
     return f"/d/{link_token(link_nonce, 'download')}", f"/u/{link_token(link_nonce, 'unsubscribe')}"
 
 
-def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: QueryExport) -> None:
+def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: ExportFile) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
     with the attachment decision for its message. Committed."""
     limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if schedule.attach_file else None
@@ -136,7 +136,7 @@ class SendOutcome:
 
 
 def send_pending(
-    run: ScheduleRun, schedule: Schedule, export: QueryExport, attempt: int, retry_at: datetime
+    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime
 ) -> SendOutcome:
     """Claim for run attempt `attempt` and send every pending row of the run. A temporary refusal
     frees the row for the next attempt (the run decides whether there is one); a permanent refusal
@@ -207,7 +207,7 @@ def _address(person_id: int | None, email: str | None) -> Recipient | None:
     return Recipient(person.email, person.name) if person is not None else None
 
 
-def _attachment(export: QueryExport) -> Attachment:
+def _attachment(export: ExportFile) -> Attachment:
     """The stored file as the message carries it, read through the storage abstraction."""
     data = b"".join(get_storage().read_chunks(export.storage_key))
     return Attachment(export.file_name, MIME_TYPES[export.format], data)
@@ -221,9 +221,7 @@ class Carried:
     sentence: str | None = None
 
 
-def _carried(
-    attached: bool | None, limit_mb: int | None, export: QueryExport, attachment: Attachment | None
-) -> Carried:
+def _carried(attached: bool | None, limit_mb: int | None, export: ExportFile, attachment: Attachment | None) -> Carried:
     if attached:
         return Carried(attachment=attachment)
     if attached is False and limit_mb is not None:
@@ -257,7 +255,7 @@ class MessageContent:
         )
 
 
-def _content(schedule: Schedule, run: ScheduleRun, export: QueryExport) -> MessageContent:
+def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> MessageContent:
     template = (
         db.session.get(CommunicationTemplateVersion, schedule.template_version_id)
         if schedule.template_version_id is not None

@@ -22,7 +22,7 @@ from app.domain.timetable import (
     viewer_times,
 )
 from app.extensions import db
-from app.models import AuditEvent, Person, QueryExport
+from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileStatus
 from app.models.schedule import (
     DeliveryStatus,
@@ -141,7 +141,7 @@ class RunHistory:
     # Each run's number among the schedule's runs, oldest first: "Run 12".
     numbers: dict[int, int]
     people: dict[int, str]
-    files: dict[int, QueryExport]
+    files: dict[int, ExportFile]
     clock: PageClock
 
     @property
@@ -196,7 +196,7 @@ def run_history(schedule: Schedule, request: ListRequest, viewer_zone: str | Non
     )
     export_ids = {run.export_id for run in runs if run.export_id is not None}
     files = (
-        {f.id: f for f in db.session.scalars(select(QueryExport).where(QueryExport.id.in_(export_ids)))}
+        {f.id: f for f in db.session.scalars(select(ExportFile).where(ExportFile.id.in_(export_ids)))}
         if export_ids
         else {}
     )

@@ -28,7 +28,7 @@ from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.query_spec import validate_definition
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest, Report, SavedQuery
+from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
@@ -223,9 +223,9 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
 FILE_HOLDER_POLL_SECONDS = 1.0
 
 
-def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> ExportFile:
     """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
-    export = db.session.get(QueryExport, run.export_id) if run.export_id is not None else None
+    export = db.session.get(ExportFile, run.export_id) if run.export_id is not None else None
     if export is not None and export.failure_code == FailureCode.CANCELLED:
         # A person stopped this run's file: the run ends with it (without retry), never with a new file.
         return export
@@ -237,12 +237,12 @@ def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, att
         # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
         _wait_for_the_file_s_holder(export_id)
     db.session.rollback()
-    return db.session.get_one(QueryExport, export_id, populate_existing=True)
+    return db.session.get_one(ExportFile, export_id, populate_existing=True)
 
 
 def _wait_for_the_file_s_holder(export_id: int) -> None:
     while True:
-        export = db.session.get_one(QueryExport, export_id, populate_existing=True)
+        export = db.session.get_one(ExportFile, export_id, populate_existing=True)
         lease_expires_at, settled = export.lease_expires_at, export.is_settled
         db.session.rollback()
         if settled or lease_expires_at is None or lease_expires_at < utcnow():
@@ -250,7 +250,7 @@ def _wait_for_the_file_s_holder(export_id: int) -> None:
         time.sleep(FILE_HOLDER_POLL_SECONDS)
 
 
-def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> QueryExport:
+def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> ExportFile:
     """A queued file of the schedule's source, requested by the owner, committed with the run's
     reference to it. Its outbox row is claimed by this run's job (which produces it right away),
     so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
@@ -282,7 +282,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     except ValidationError as exc:
         _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
     export.schedule_id = schedule.id
-    export.outbox = QueryExportRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
+    export.outbox = ExportFileRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
     db.session.add(export)
     try:
         db.session.flush()
@@ -315,7 +315,7 @@ def _current_job_id() -> str | None:
     return job.id if job is not None else None
 
 
-def _file_failed(run: ScheduleRun, export: QueryExport, attempt: int, started_at: datetime) -> NoReturn:
+def _file_failed(run: ScheduleRun, export: ExportFile, attempt: int, started_at: datetime) -> NoReturn:
     """Settle the run after its file failed: retry the transient failures, pause for lost access or a
     removed source, and fail the run for the rest (a cancelled file among them: a person's choice)."""
     code = export.failure_code or FailureCode.INTERNAL

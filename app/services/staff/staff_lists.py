@@ -19,7 +19,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from app.data.days import within_days
 from app.domain.text_rules import database_id
 from app.extensions import db
-from app.models import ExportDelivery, ExportExecution, ExportPackage, QueryExport, Schedule, ScheduleRun, Workspace
+from app.models import ExportDelivery, ExportExecution, ExportFile, ExportPackage, Schedule, ScheduleRun, Workspace
 from app.models.export_execution import ExecutionStatus
 from app.models.export_file import FileStatus
 from app.models.export_package import PackageStatus
@@ -33,7 +33,7 @@ Record = TypeVar("Record")
 
 
 StaffModel = (
-    type[QueryExport]
+    type[ExportFile]
     | type[ScheduleRun]
     | type[Schedule]
     | type[ExportExecution]
@@ -88,10 +88,10 @@ LISTS: dict[str, StaffList] = {
         _staff_list(
             "files",
             "Files",
-            QueryExport,
-            QueryExport.requested_at,
+            ExportFile,
+            ExportFile.requested_at,
             tuple(FileStatus),
-            QueryExport.failure_code,
+            ExportFile.failure_code,
             detail=("staff.file", "file_id"),
         ),
         _staff_list(
@@ -197,9 +197,7 @@ def attention(now: datetime | None = None) -> list[Attention]:
         Attention(
             "Files failed in the last day",
             count(
-                select(QueryExport.id).where(
-                    QueryExport.status == FileStatus.FAILED, QueryExport.requested_at >= day_ago
-                )
+                select(ExportFile.id).where(ExportFile.status == FileStatus.FAILED, ExportFile.requested_at >= day_ago)
             ),
             "files",
             {"status": "failed", "since": since},

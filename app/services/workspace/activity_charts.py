@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import ExportExecution, ExportPackage, QueryExport, ScheduleRun
+from app.models import ExportExecution, ExportFile, ExportPackage, ScheduleRun
 from app.models.types import utcnow
 
 DAYS = 30
@@ -77,9 +77,9 @@ def _daily(
 
 def files_per_day(workspace_id: int, now: datetime | None = None) -> DailySeries:
     return _daily(
-        QueryExport.requested_at,
-        QueryExport.status,
-        QueryExport.workspace_id,
+        ExportFile.requested_at,
+        ExportFile.status,
+        ExportFile.workspace_id,
         workspace_id,
         {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
         now or utcnow(),

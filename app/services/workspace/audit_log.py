@@ -17,7 +17,7 @@ from app.domain.audit_vocabulary import Change, action_sentence, changes, reason
 from app.domain.errors import AccessDenied, ValidationError
 from app.domain.stored_request import AuditSelection
 from app.extensions import db
-from app.models import AuditEvent, Person, QueryExport
+from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileFormat, FileKind
 from app.models.types import utcnow
 from app.services.files.file_requests import admit, new_file
@@ -95,7 +95,7 @@ def request_csv_file(
     request: list_pages.ListRequest,
     request_token: str | None = None,
     dispatch_now: bool = True,
-) -> QueryExport:
+) -> ExportFile:
     """Admit a CSV file of the events the audit page's filters keep, for an administrator.
 
     `request_token` is the request form's one-time token: a form sent again answers its first file.
@@ -121,7 +121,7 @@ def request_csv_file(
     )
 
 
-def page_args(export: QueryExport) -> dict[str, str]:
+def page_args(export: ExportFile) -> dict[str, str]:
     """The audit page's URL arguments that show the events an audit log file was asked with, so a
     new file can be requested from there; none when its stored filters cannot be read."""
     try:
@@ -137,7 +137,7 @@ def page_args(export: QueryExport) -> dict[str, str]:
     return {name: value for name, value in args.items() if value}
 
 
-def selection_facts(export: QueryExport) -> list[tuple[str, str]]:
+def selection_facts(export: ExportFile) -> list[tuple[str, str]]:
     """What an audit log file holds, in words: (label, value) pairs for the file's page."""
     try:
         selection = AuditSelection.from_json(export.request)

@@ -17,7 +17,7 @@ from app.domain.access import current_context
 from app.domain.errors import AccessDenied
 from app.domain.stored_request import AuditSelection
 from app.extensions import db
-from app.models import Membership, QueryExport
+from app.models import ExportFile, Membership
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
 from app.services.files.outbox import dispatch_pending
@@ -65,18 +65,18 @@ def export_csv(client, workspace, **filters):
     return client.post(f"/w/{workspace.id}/audit/files", data=hidden)
 
 
-def settled(export_id: int) -> QueryExport:
+def settled(export_id: int) -> ExportFile:
     return wait_for(lambda: (row := file_row(export_id)).is_settled and row, what="the audit file to settle")
 
 
-def stored_rows(storage, export: QueryExport) -> list[list[str]]:
+def stored_rows(storage, export: ExportFile) -> list[list[str]]:
     data = b"".join(storage.read_chunks(export.storage_key)).decode("utf-8-sig")
     return list(csv.reader(io.StringIO(data, newline="")))
 
 
-def only_file() -> QueryExport:
+def only_file() -> ExportFile:
     db.session.rollback()
-    return db.session.execute(select(QueryExport)).scalar_one()
+    return db.session.execute(select(ExportFile)).scalar_one()
 
 
 def test_a_real_worker_writes_the_filtered_log_with_formulas_neutralised(
@@ -183,7 +183,7 @@ def test_a_member_who_is_not_an_administrator_gets_404_and_no_file(client, auth,
     answer = client.post(f"/w/{world.workspace.id}/audit/files", data={})
 
     assert answer.status_code == 404
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0
 
 
 def test_the_form_sent_twice_makes_one_file(client, auth, world):
@@ -204,7 +204,7 @@ def test_the_files_pages_show_an_audit_file_as_the_audit_log_with_its_filters(cl
     factories.make_export(factories.make_query(world.workspace, world.admin, name="Hours query"), world.admin)
     auth.login(world.admin.email)
     export_csv(client, world.workspace, action="schedule.deleted", since="2026-11-01")
-    export = db.session.execute(select(QueryExport).where(QueryExport.kind == "audit")).scalar_one()
+    export = db.session.execute(select(ExportFile).where(ExportFile.kind == "audit")).scalar_one()
 
     listed = client.get(f"/w/{world.workspace.id}/files/", query_string={"source": "audit"}).text
     detail = client.get(f"/w/{world.workspace.id}/files/{export.id}").text
@@ -234,4 +234,4 @@ def test_a_damaged_form_token_is_said_on_the_audit_page_and_makes_no_file(client
 
     assert answer.status_code == 400
     assert "No file was requested: The form was damaged" in answer.text and "still listed" in answer.text
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from app.domain import export_file
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files import export_runner
 from app.services.files.outbox import dispatch_pending
@@ -199,7 +199,7 @@ def test_stale_attempt_finishing_last_cannot_settle_over_the_newer_upload(
     with holder_frozen(monkeypatch):
         stale = Attempt(app, gated_storage, export.id, after_complete=stale_published)
         stale_published.wait_reached()  # 5 rows stored; the stale attempt has not recorded them yet
-        let_the_lease_lapse(QueryExport, export.id)
+        let_the_lease_lapse(ExportFile, export.id)
         export_scenario.add_timesheet_rows(7)
         newer = Attempt(app, gated_storage, export.id, after_complete=newer_published)
         newer_published.wait_reached()  # 12 rows stored over them
@@ -226,7 +226,7 @@ def test_stale_attempt_cannot_complete_its_upload_over_a_newer_workers_file(
     with holder_frozen(monkeypatch):
         stale = Attempt(app, gated_storage, export.id, before_complete=about_to_publish)
         about_to_publish.wait_reached()
-    let_the_lease_lapse(QueryExport, export.id)
+    let_the_lease_lapse(ExportFile, export.id)
 
     export_scenario.add_timesheet_rows(7)
     start_worker()

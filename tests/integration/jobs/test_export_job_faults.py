@@ -10,7 +10,7 @@ from redis import Redis
 from rq.job import Job
 
 from app.domain import export_file
-from app.models import QueryExport, TimesheetEntry
+from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
@@ -51,7 +51,7 @@ def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object
     assert file_row(export.id).status == FileStatus.RUNNING
     assert len(pending_uploads(isolated_storage)) == 1  # the dead attempt's upload, never completed
 
-    let_the_lease_lapse(QueryExport, export.id)
+    let_the_lease_lapse(ExportFile, export.id)
     assert redeliver_lapsed(_lease_lapsed_at()) == 1
     start_worker()
     wait_for(lambda: _settled(export.id), timeout=60, what="the redelivered file to settle")

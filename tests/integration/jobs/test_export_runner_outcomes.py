@@ -6,7 +6,7 @@ from sqlalchemy import update
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import Membership, QueryExport
+from app.models import ExportFile, Membership
 from app.services.files.export_runner import run_export_file
 from tests.fixtures.workers import file_row, pending_uploads
 
@@ -68,7 +68,7 @@ def test_requester_no_longer_a_member_gets_access_lost(export_scenario, isolated
 def test_dataset_gone_from_the_catalog_gets_source_missing(export_scenario, isolated_storage):
     """A file whose dataset the catalog no longer declares fails with source_missing before starting."""
     export = export_scenario.request_file("csv")
-    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(dataset="retired_dataset"))
+    db.session.execute(update(ExportFile).where(ExportFile.id == export.id).values(dataset="retired_dataset"))
     db.session.commit()
 
     assert run_export_file(export.id) == "source_missing"
@@ -114,7 +114,7 @@ def test_a_stored_request_not_in_its_shape_fails_the_file_with_invalid_request(e
     what is wrong, not as an unexpected error, and stores nothing."""
     export = export_scenario.request_file("csv")
     damaged = {**export.request, "sort": ["id"]}
-    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(request=damaged))
+    db.session.execute(update(ExportFile).where(ExportFile.id == export.id).values(request=damaged))
     db.session.commit()
 
     assert run_export_file(export.id) == "invalid_request"

@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from app.domain.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models import ExportDelivery, ExportExecution, QueryExportRequest, ScheduleRun
+from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ScheduleRun
 from app.models.types import utcnow
 from app.services.files import outbox
 from app.services.platform.queue import work_queue
@@ -46,7 +46,7 @@ def _queued_file() -> Queued:
     owner = factories.make_member(workspace).person
     export = factories.make_export(factories.make_query(workspace, owner), owner)
     assert outbox.dispatch_pending() == 1
-    return Queued(kinds.FILES, _claimed_job_id(QueryExportRequest, export.outbox.id))
+    return Queued(kinds.FILES, _claimed_job_id(ExportFileRequest, export.outbox.id))
 
 
 def _queued_run() -> Queued:

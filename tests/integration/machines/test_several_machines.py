@@ -26,7 +26,7 @@ import requests
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import ExportExecution, QueryExport
+from app.models import ExportExecution, ExportFile
 from app.models.export_execution import ExecutionTrigger
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
@@ -204,7 +204,7 @@ def test_a_file_a_run_and_a_package_complete_across_machines_with_a_worker_kille
         doomed.kill()
 
     def everything_settled() -> bool:
-        file = db.session.scalars(select(QueryExport).where(QueryExport.schedule_id.is_(None))).one()
+        file = db.session.scalars(select(ExportFile).where(ExportFile.schedule_id.is_(None))).one()
         run = db.session.scalars(select(ScheduleRun)).one_or_none()
         settled = db.session.get_one(ExportExecution, execution.id)
         deliveries = db.session.scalars(select(ExportDelivery)).all()

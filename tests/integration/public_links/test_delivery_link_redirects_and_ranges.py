@@ -11,7 +11,7 @@ from datetime import timedelta
 from sqlalchemy import update
 
 from app.extensions import db
-from app.models import QueryExport, RecipientDelivery
+from app.models import ExportFile, RecipientDelivery
 from app.models.types import utcnow
 from app.services.platform.public_link_tokens import link_token
 from tests import factories
@@ -66,9 +66,9 @@ def test_an_s3_link_redirects_to_the_stored_bytes_and_counts_one_download(world,
 
 def test_an_expired_s3_link_is_refused_without_a_redirect_or_a_count(world, client, app_on_s3):
     delivery = _delivered(world)
-    run_file = db.session.get(QueryExport, delivery.run.export_id)
+    run_file = db.session.get(ExportFile, delivery.run.export_id)
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == run_file.id).values(expires_at=utcnow() - timedelta(minutes=1))
+        update(ExportFile).where(ExportFile.id == run_file.id).values(expires_at=utcnow() - timedelta(minutes=1))
     )
     db.session.commit()
 
@@ -125,7 +125,7 @@ def test_curl_resumes_a_broken_download_counted_once(world, live_server, tmp_pat
 
 def test_a_range_request_on_a_link_that_no_longer_opens_is_refused(client, world):
     delivery = _delivered(world)
-    db.session.execute(update(QueryExport).values(expires_at=utcnow() - timedelta(minutes=1)))
+    db.session.execute(update(ExportFile).values(expires_at=utcnow() - timedelta(minutes=1)))
     db.session.commit()
 
     response = client.get(_link(delivery), headers={"Range": f"bytes={HALF}-"})

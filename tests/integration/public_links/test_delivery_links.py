@@ -16,7 +16,7 @@ from sqlalchemy import delete, func, select, update
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import Membership, QueryExport, RecipientDelivery, ScheduleUnsubscribe
+from app.models import ExportFile, Membership, RecipientDelivery, ScheduleUnsubscribe
 from app.models.types import utcnow
 from app.services.platform.public_link_tokens import link_token
 from app.storage import get_storage
@@ -26,7 +26,7 @@ CONTENT = "id,note\r\n1,Zoë =1+2\r\n".encode()
 INVALID_TEXT = "The link has expired or is no longer valid."
 
 
-def _succeeded_file(query, requester, content: bytes = CONTENT, **overrides) -> QueryExport:
+def _succeeded_file(query, requester, content: bytes = CONTENT, **overrides) -> ExportFile:
     export = factories.make_export(query, requester, **overrides)
     attempt = export_file.start(export.id)
     get_storage().put_bytes(export.storage_key, content)
@@ -133,7 +133,7 @@ def test_a_revoked_link_is_not_found(client, delivered):
 def test_an_expired_file_is_gone(client, delivered):
     world, schedule, run, export, to_person, to_address = delivered
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == export.id).values(expires_at=utcnow() - timedelta(seconds=1))
+        update(ExportFile).where(ExportFile.id == export.id).values(expires_at=utcnow() - timedelta(seconds=1))
     )
     db.session.commit()
     _assert_invalid_page(client.get(_download_url(to_address)), 410)
@@ -280,7 +280,7 @@ def test_a_forged_or_other_purpose_unsubscribe_token_is_not_found(client, delive
 def test_unsubscribing_works_after_the_file_expired(client, delivered):
     world, schedule, run, export, to_person, to_address = delivered
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == export.id).values(expires_at=utcnow() - timedelta(days=1))
+        update(ExportFile).where(ExportFile.id == export.id).values(expires_at=utcnow() - timedelta(days=1))
     )
     db.session.commit()
     assert client.post(_unsubscribe_url(to_address)).status_code == 200

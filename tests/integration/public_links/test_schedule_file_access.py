@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.storage import get_storage
 from tests import factories
 
@@ -85,7 +85,7 @@ def test_a_schedules_file_says_its_source_is_the_schedule_and_names_its_query_as
     db.session.commit()
     auth.login(world.member.email)
 
-    export_id = db.session.scalar(select(QueryExport.id))
+    export_id = db.session.scalar(select(ExportFile.id))
     page = client.get(f"/w/{world.workspace.id}/files/{export_id}").get_data(as_text=True)
 
     schedule_link = f'<a href="/w/{world.workspace.id}/schedules/{schedule.id}">Monday hours</a>'

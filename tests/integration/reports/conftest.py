@@ -13,7 +13,7 @@ import pytest
 
 from app.domain.access import RequesterContext, current_context
 from app.extensions import db
-from app.models import Person, QueryExport, Report, SavedQuery, TimesheetEntry
+from app.models import ExportFile, Person, Report, SavedQuery, TimesheetEntry
 from app.services.files.report_files import request_report_file
 from tests import factories
 
@@ -88,7 +88,7 @@ class ReportKit:
 
     def request(
         self, report: Report, file_format: str = "pdf", person: Person | None = None, dispatch_now: bool = False
-    ) -> QueryExport:
+    ) -> ExportFile:
         """Admission as the report page does it, by default stopped before the immediate dispatch
         so the test drives the dispatcher itself."""
         access = self.access(person or self.world.admin)

@@ -8,7 +8,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ValidationError
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest, Report
+from app.models import ExportFile, ExportFileRequest, Report
 from app.services.schedules import source_removal
 from tests.fixtures.workers import file_row
 
@@ -31,7 +31,7 @@ def test_report_file_keeps_report_reference_version_print_params_and_request(kit
     assert any(f["column"] == "work_date" and f["op"] == "between" for f in stored.request["filters"])
     assert stored.storage_key.startswith(f"files/w{report.workspace_id}/") and stored.storage_key.endswith(".pdf")
     assert stored.file_name.endswith(".pdf")
-    assert db.session.scalar(select(func.count()).where(QueryExportRequest.export_id == export.id)) == 1
+    assert db.session.scalar(select(func.count()).where(ExportFileRequest.export_id == export.id)) == 1
 
 
 def test_summary_report_refuses_xlsx_with_a_message(kit):
@@ -40,7 +40,7 @@ def test_summary_report_refuses_xlsx_with_a_message(kit):
     with pytest.raises(ValidationError) as caught:
         kit.request(report, "xlsx")
     assert "PDF" in str(caught.value)
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0
 
 
 def test_database_check_refuses_xlsx_for_a_summary_report(kit):
@@ -48,12 +48,12 @@ def test_database_check_refuses_xlsx_for_a_summary_report(kit):
     report = kit.report(kind="table")
     export = kit.request(report, "pdf")
     db.session.execute(
-        QueryExport.__table__.update().where(QueryExport.id == export.id).values(report_kind="table", format="xlsx")
+        ExportFile.__table__.update().where(ExportFile.id == export.id).values(report_kind="table", format="xlsx")
     )
     db.session.commit()
     with pytest.raises(IntegrityError) as caught:
         db.session.execute(
-            QueryExport.__table__.update().where(QueryExport.id == export.id).values(report_kind="summary")
+            ExportFile.__table__.update().where(ExportFile.id == export.id).values(report_kind="summary")
         )
         db.session.commit()
     db.session.rollback()
@@ -69,7 +69,7 @@ def test_a_report_that_no_longer_fits_its_query_is_refused(kit):
     with pytest.raises(ValidationError) as caught:
         kit.request(report)
     assert "no longer fits its query" in str(caught.value)
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0
 
 
 def test_deleting_a_report_keeps_its_files_with_the_reference_cleared(kit):
@@ -96,5 +96,5 @@ def test_a_report_deleted_while_its_file_is_requested_admits_nothing(kit):
     with pytest.raises(ValidationError) as caught:
         kit.request(report)
     assert "deleted meanwhile" in str(caught.value)
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
-    assert db.session.scalar(select(func.count()).select_from(QueryExportRequest)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFileRequest)) == 0

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.report_spec import QueryInUse
 from app.extensions import db
-from app.models import QueryExport, Report, SavedQuery, Workspace
+from app.models import ExportFile, Report, SavedQuery, Workspace
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules import source_removal
 
@@ -75,7 +75,7 @@ def test_a_person_of_another_workspace_gets_404(client, auth, kit):
     other = f"/w/{kit.world.other_workspace.id}/reports/{report.id}"
     assert client.get(other).status_code == 404
     assert client.post(other + "/files", data={"format": "pdf"}).status_code == 404
-    assert _count(QueryExport) == 0
+    assert _count(ExportFile) == 0
 
 
 def test_creating_a_report_saves_version_one_and_shows_it(client, auth, kit):
@@ -175,7 +175,7 @@ def test_deleting_a_report_from_its_page_keeps_its_files(client, auth, kit):
     assert client.post(_url(kit.world, f"{report.id}/delete")).status_code == 302
     db.session.expire_all()
     assert _count(Report) == 0
-    kept = db.session.get(QueryExport, export.id)
+    kept = db.session.get(ExportFile, export.id)
     assert kept.report_id is None and kept.source_name == report.name
 
 
@@ -196,7 +196,7 @@ def test_requesting_xlsx_of_a_summary_by_hand_is_refused(client, auth, kit):
     auth.login(kit.world.member.email)
     response = client.post(_url(kit.world, f"{summary.id}/files"), data={"format": "xlsx"})
     assert response.status_code == 400 and "PDF" in response.get_data(as_text=True)
-    assert _count(QueryExport) == 0
+    assert _count(ExportFile) == 0
 
 
 def test_requesting_a_file_queues_it_and_opens_its_page(client, auth, kit):
@@ -204,7 +204,7 @@ def test_requesting_a_file_queues_it_and_opens_its_page(client, auth, kit):
     report = kit.report(kind="coded")
     auth.login(kit.world.member.email)
     response = client.post(_url(kit.world, f"{report.id}/files"), data={"format": "pdf"})
-    export = db.session.execute(select(QueryExport)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
     assert response.status_code == 302
     assert response.headers["Location"].endswith(f"/w/{kit.world.workspace.id}/files/{export.id}")
     assert (export.requester_id, export.report_id, export.status) == (kit.world.member.id, report.id, "queued")
@@ -215,7 +215,7 @@ def test_requesting_a_report_file_dispatches_it_before_the_response(client, auth
     report = kit.report(kind="coded")
     auth.login(kit.world.member.email)
     client.post(_url(kit.world, f"{report.id}/files"), data={"format": "pdf"})
-    export = db.session.execute(select(QueryExport)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
     assert export.outbox.dispatch_count == 1
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [export.outbox.job_id]
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app.extensions import db
-from app.models import QueryExport, TimesheetEntry, Workspace
+from app.models import ExportFile, TimesheetEntry, Workspace
 from app.seed_data import HOSTILE_VALUES
 from app.services.files.export_runner import run_export_file
 from app.services.files.report_file_production import write_report_file
@@ -183,7 +183,7 @@ def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
     glyph_missing and a 100,000-character note as cell_clipped, and progress moves in between."""
     factories.make_timesheet_entry(kit.world.employees[0], note="ሰ " + "long note " * 10_000)
     kit.add_rows(600)
-    export = db.session.get(QueryExport, kit.request(kit.report(kind="table")).id)
+    export = db.session.get(ExportFile, kit.request(kit.report(kind="table")).id)
     warnings: Counter = Counter()
     progress: list[tuple[int, int | None]] = []
     rows = write_report_file(
@@ -203,7 +203,7 @@ def test_report_pdf_prints_every_hostile_note_as_written(kit, read_pdf, kind):
     """Each hostile value the world stores as a note is in the produced PDF's text layer as written
     (white space aside, no normalisation: Arabic and Hebrew as their own letters), and the
     characters no font draws are counted as glyph_missing, once each."""
-    export = db.session.get(QueryExport, kit.request(kit.report(kind=kind)).id)
+    export = db.session.get(ExportFile, kit.request(kit.report(kind=kind)).id)
     warnings: Counter = Counter()
     out = BytesIO()
     write_report_file(export, kit.access(kit.world.admin), out, lambda done, total: None, warnings)

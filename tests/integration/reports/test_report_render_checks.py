@@ -7,7 +7,7 @@ from sqlalchemy import delete, func, select, update
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import Membership, QueryExport, Report, TimesheetEntry
+from app.models import ExportFile, Membership, Report, TimesheetEntry
 from app.services.files.export_runner import run_export_file
 from tests.fixtures.workers import file_row, pending_uploads
 
@@ -118,7 +118,7 @@ def test_stored_print_parameters_not_in_their_shape_fail_the_file_with_invalid_r
     export = kit.request(kit.report(kind="coded"), "pdf")
     damaged = {**export.print_params, "layout": {**export.print_params["layout"]}}
     del damaged["layout"]["code_column"]
-    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(print_params=damaged))
+    db.session.execute(update(ExportFile).where(ExportFile.id == export.id).values(print_params=damaged))
     db.session.commit()
 
     assert run_export_file(export.id) == "invalid_request"

@@ -7,7 +7,7 @@ import re
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 
 _TOKEN = re.compile(r'name="request_token" value="([^"]+)"')
 
@@ -26,7 +26,7 @@ def test_twelve_posts_of_one_report_form_make_one_file_and_all_redirect_to_it(cl
     auth.login(kit.world.member.email)
     token = _form_token(client, kit, report)
     answers = [_request_file(client, kit, report, request_token=token) for _ in range(12)]
-    only = db.session.execute(select(QueryExport)).scalar_one()
+    only = db.session.execute(select(ExportFile)).scalar_one()
     assert {answer.headers["Location"] for answer in answers} == {f"/w/{kit.world.workspace.id}/files/{only.id}"}
 
 
@@ -35,7 +35,7 @@ def test_two_report_forms_make_two_files(client, auth, kit):
     auth.login(kit.world.member.email)
     for _ in range(2):
         _request_file(client, kit, report, request_token=_form_token(client, kit, report))
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 2
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 2
 
 
 def test_one_report_form_sent_as_pdf_then_as_excel_makes_two_files(client, auth, kit):
@@ -44,7 +44,7 @@ def test_one_report_form_sent_as_pdf_then_as_excel_makes_two_files(client, auth,
     token = _form_token(client, kit, report)
     for file_format in ("pdf", "xlsx", "xlsx"):
         _request_file(client, kit, report, request_token=token, format=file_format)
-    formats = db.session.execute(select(QueryExport.format).order_by(QueryExport.id)).scalars().all()
+    formats = db.session.execute(select(ExportFile.format).order_by(ExportFile.id)).scalars().all()
     assert formats == ["pdf", "xlsx"]
 
 
@@ -62,4 +62,4 @@ def test_a_damaged_report_form_token_is_refused_with_a_message(client, auth, kit
     page = _request_file(client, kit, report, request_token="<script>")
     assert page.status_code == 400
     assert "The form was damaged on its way here, so no file was requested." in page.get_data(as_text=True)
-    assert db.session.scalar(select(func.count()).select_from(QueryExport)) == 0
+    assert db.session.scalar(select(func.count()).select_from(ExportFile)) == 0

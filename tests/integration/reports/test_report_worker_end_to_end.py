@@ -10,19 +10,19 @@ from openpyxl import load_workbook
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import QueryExport, Report, TimesheetEntry
+from app.models import ExportFile, Report, TimesheetEntry
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
 
-def _request_on_the_page(client, world, report, file_format: str) -> QueryExport:
+def _request_on_the_page(client, world, report, file_format: str) -> ExportFile:
     response = client.post(f"/w/{world.workspace.id}/reports/{report.id}/files", data={"format": file_format})
     assert response.status_code == 302
-    return db.session.execute(select(QueryExport).order_by(QueryExport.id.desc()).limit(1)).scalar_one()
+    return db.session.execute(select(ExportFile).order_by(ExportFile.id.desc()).limit(1)).scalar_one()
 
 
 def _file_made_by_a_worker(
     client, auth, kit, start_worker, kind: str, file_format: str, rows: int
-) -> tuple[Report, QueryExport]:
+) -> tuple[Report, ExportFile]:
     """Add `rows` rows, request a file of a new `kind` report on its page and wait for a real worker to make it."""
     kit.add_rows(rows)
     report = kit.report(kind=kind)

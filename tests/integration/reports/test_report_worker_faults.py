@@ -11,7 +11,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import QueryExport, TimesheetEntry
+from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
@@ -52,7 +52,7 @@ def test_a_pdf_job_killed_while_running_completes_when_redelivered(kit, isolated
     wait_for(lambda: not is_alive(job), timeout=30, what="the job process to end")
     assert file_row(export.id).status == FileStatus.RUNNING
 
-    let_the_lease_lapse(QueryExport, export.id)
+    let_the_lease_lapse(ExportFile, export.id)
     lease_lapsed_at = utcnow() + timedelta(seconds=current_app.config["SETTINGS"].lease_seconds + 1) + LOST_AFTER
     assert redeliver_lapsed(lease_lapsed_at) == 1
     wait_for(lambda: file_row(export.id).is_settled, timeout=180, what="the redelivered file to settle")

@@ -9,7 +9,7 @@ import re
 from sqlalchemy import select, update
 
 from app.extensions import db
-from app.models import QueryExport, Workspace
+from app.models import ExportFile, Workspace
 from app.models.schedule import RecipientDelivery, ScheduleRun
 from app.services.schedules.schedule_runs import process_run
 from app.storage import get_storage
@@ -23,15 +23,15 @@ def _allow_attachments(workspace: Workspace, limit_mb: int | None) -> None:
     db.session.commit()
 
 
-def _settled(run_id: int) -> tuple[QueryExport, RecipientDelivery]:
+def _settled(run_id: int) -> tuple[ExportFile, RecipientDelivery]:
     db.session.rollback()
     run = db.session.get_one(ScheduleRun, run_id)
-    export = db.session.get_one(QueryExport, run.export_id)
+    export = db.session.get_one(ExportFile, run.export_id)
     row = db.session.scalars(select(RecipientDelivery).where(RecipientDelivery.run_id == run_id)).one()
     return export, row
 
 
-def _stored_bytes(export: QueryExport) -> bytes:
+def _stored_bytes(export: ExportFile) -> bytes:
     return b"".join(get_storage().read_chunks(export.storage_key))
 
 

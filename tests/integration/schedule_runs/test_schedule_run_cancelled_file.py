@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.domain import schedule as schedule_domain
 from app.domain.access import current_context
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode
 from app.models.schedule import RunTrigger, Schedule, ScheduleRun
 from app.models.types import utcnow
@@ -28,7 +28,7 @@ def run_row(run_id: int) -> ScheduleRun:
 
 
 def _files() -> int:
-    return db.session.scalar(select(func.count()).select_from(QueryExport))
+    return db.session.scalar(select(func.count()).select_from(ExportFile))
 
 
 def _cancelled_file_for(run_scenario, schedule: Schedule, run: ScheduleRun) -> None:
@@ -56,7 +56,7 @@ def test_run_whose_file_is_cancelled_while_a_worker_makes_it_fails_without_retry
     with timesheet_locked():
         start_worker()
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the run's file to wait for its rows")
-        export = db.session.get(QueryExport, run_row(run.id).export_id)
+        export = db.session.get(ExportFile, run_row(run.id).export_id)
         cancel_file(current_context(run_scenario.workspace.id, run_scenario.owner.id), export)
 
     settled = wait_for(lambda: (r := run_row(run.id)).status == "failed" and r, timeout=60, what="the run to fail")

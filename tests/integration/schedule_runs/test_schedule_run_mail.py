@@ -12,7 +12,7 @@ from sqlalchemy import delete, select, update
 
 from app.communications import Mailer, message_id_for
 from app.extensions import db
-from app.models import Membership, QueryExport
+from app.models import ExportFile, Membership
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
     CommunicationTemplate,
@@ -53,7 +53,7 @@ def test_run_mails_each_recipient_a_message_with_its_own_links(run_scenario, mai
 
     settled = reloaded(ScheduleRun, run.id)
     assert (settled.status, settled.attempt_count, settled.row_count) == ("succeeded", 1, 5)
-    export = db.session.get(QueryExport, settled.export_id)
+    export = db.session.get(ExportFile, settled.export_id)
     assert (export.status, export.schedule_id, export.requester_id) == ("succeeded", schedule.id, run_scenario.owner.id)
     rows = deliveries(run.id)
     by_address = {m.recipients[0]: m for m in smtp_server.messages}

@@ -10,7 +10,7 @@ from rq.job import Job
 from sqlalchemy import select, update
 
 from app.extensions import db
-from app.models import QueryExport, Report
+from app.models import ExportFile, Report
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.platform.queue import redis_connection
@@ -73,7 +73,7 @@ def test_report_schedule_produces_a_pdf_and_notes_that_the_report_changed(
     assert process_run(run.id) == "succeeded"
 
     settled = reloaded(ScheduleRun, run.id)
-    export = db.session.get(QueryExport, settled.export_id)
+    export = db.session.get(ExportFile, settled.export_id)
     assert (export.kind, export.format, export.report_id) == ("report", "pdf", report.id)
     assert export.schedule_id == schedule.id
     assert settled.source_changed is True
@@ -108,13 +108,13 @@ def test_storage_refusing_for_a_while_retries_the_run_with_a_new_file(
 
     assert process_run(run.id) == "retry_later"
     first_file = reloaded(ScheduleRun, run.id).export_id
-    assert db.session.get(QueryExport, first_file).failure_code == "storage_error"
+    assert db.session.get(ExportFile, first_file).failure_code == "storage_error"
     blocker.unlink()
     assert process_run(run.id, now=utcnow() + timedelta(hours=1)) == "succeeded"
 
     settled = reloaded(ScheduleRun, run.id)
     assert settled.export_id != first_file
-    assert db.session.get(QueryExport, settled.export_id).status == "succeeded"
+    assert db.session.get(ExportFile, settled.export_id).status == "succeeded"
     assert [(a.outcome, a.error_code) for a in settled.attempts] == [("failed", "storage_error"), ("succeeded", None)]
     assert len(smtp_server.messages) == 1
 

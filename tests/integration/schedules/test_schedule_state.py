@@ -379,7 +379,7 @@ def test_the_history_shows_attempts_the_file_and_recipient_rows(client, auth, wo
 
 
 def test_deleting_a_schedule_keeps_the_files_it_made(client, auth, world):
-    from app.models import QueryExport
+    from app.models import ExportFile
 
     query = factories.make_query(world.workspace, world.member)
     schedule = factories.make_schedule(query, world.member)
@@ -389,7 +389,7 @@ def test_deleting_a_schedule_keeps_the_files_it_made(client, auth, world):
     assert client.post(schedules_url(world, f"{schedule.id}/delete")).status_code == 302
     db.session.expire_all()
     assert db.session.get(Schedule, schedule.id) is None
-    kept = db.session.get(QueryExport, export.id)
+    kept = db.session.get(ExportFile, export.id)
     assert kept is not None and kept.schedule_id is None
     assert db.session.scalar(select(ScheduleRun.id)) is None
 

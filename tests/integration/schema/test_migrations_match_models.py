@@ -32,10 +32,10 @@ def test_an_audit_log_file_is_csv_only_by_the_database(world):
     import pytest
     from sqlalchemy.exc import IntegrityError
 
-    from app.models import QueryExport
+    from app.models import ExportFile
 
-    def audit_file(file_format: str) -> QueryExport:
-        return QueryExport(
+    def audit_file(file_format: str) -> ExportFile:
+        return ExportFile(
             workspace_id=world.workspace.id,
             requester_id=world.admin.id,
             kind="audit",

@@ -27,7 +27,7 @@ from sqlalchemy import select
 from app.config import Settings
 from app.domain.coverage import DECLARATIONS
 from app.extensions import db
-from app.models import CoverageDataset, CoverageVersion, QueryExport, SavedQuery, TimesheetEntry, Workspace
+from app.models import CoverageDataset, CoverageVersion, ExportFile, SavedQuery, TimesheetEntry, Workspace
 from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE
 from tests.fixtures.apps import testing_app
 from tests.fixtures.workers import (
@@ -54,12 +54,12 @@ def run_command(command: list[str], env: dict[str, str]) -> None:
     assert finished.returncode == 0, f"{' '.join(command[1:])} failed:\n{finished.stdout}\n{finished.stderr}"
 
 
-def settled_file(export_id: int, processes: list[BackgroundProcess]) -> QueryExport:
+def settled_file(export_id: int, processes: list[BackgroundProcess]) -> ExportFile:
     """Poll the SQLite database until the file settles; fail with the processes' logs if it does not."""
     deadline = time.monotonic() + EXPORT_TIMEOUT_SECONDS
     while True:
         db.session.rollback()
-        export = db.session.get(QueryExport, export_id, populate_existing=True)
+        export = db.session.get(ExportFile, export_id, populate_existing=True)
         if export.is_settled:
             return export
         stopped = [p for p in processes if p.process.poll() is not None]

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import update
 
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.types import utcnow
 from app.services.staff.staff_lists import LISTS, PAGE_SIZE
 from tests import factories
@@ -24,7 +24,7 @@ def next_page_url(page_html: str) -> str:
     return re.search(r'rel="next" href="([^"]+)"', page_html).group(1).replace("&amp;", "&")
 
 
-def make_files(world, count: int, **overrides) -> list[QueryExport]:
+def make_files(world, count: int, **overrides) -> list[ExportFile]:
     query = factories.make_query(world.workspace, world.admin)
     return [factories.make_export(query, world.admin, **overrides) for _ in range(count)]
 
@@ -53,7 +53,7 @@ def test_files_are_filtered_by_status_workspace_code_and_dates(client, auth, wor
     make_files(world, 2)
     old = make_files(world, 1, status="failed", failure_code="timeout")[0]
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == old.id).values(requested_at=utcnow() - timedelta(days=10))
+        update(ExportFile).where(ExportFile.id == old.id).values(requested_at=utcnow() - timedelta(days=10))
     )
     db.session.commit()
     auth.login(staff.email)

@@ -11,7 +11,7 @@ from markupsafe import escape
 from sqlalchemy import event, func, select
 
 from app.extensions import db
-from app.models import Person, QueryExport, Report, SavedQuery
+from app.models import ExportFile, Person, Report, SavedQuery
 from tests import factories
 
 BEYOND_INTEGER = str(2**31)
@@ -246,4 +246,4 @@ def test_a_query_saved_with_a_nul_before_the_fix_previews_and_requests_with_a_me
     requested = client.post(f"/w/{world.workspace.id}/queries/{saved.id}/files", data={"format": "csv"})
     assert requested.status_code == 400
     assert "cannot be saved (a NUL or another invalid character) in filter 1." in _page(requested)
-    assert _count(QueryExport) == 0
+    assert _count(ExportFile) == 0

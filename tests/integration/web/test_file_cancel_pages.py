@@ -8,21 +8,21 @@ from sqlalchemy import select
 
 from app.domain import export_file
 from app.extensions import db
-from app.models import AuditEvent, QueryExport
+from app.models import AuditEvent, ExportFile
 from app.models.export_file import FailureCode
 from tests import factories
 
 
-def _cancel_url(export: QueryExport) -> str:
+def _cancel_url(export: ExportFile) -> str:
     return f"/w/{export.workspace_id}/files/{export.id}/cancel"
 
 
-def _fresh(export: QueryExport) -> QueryExport:
+def _fresh(export: ExportFile) -> ExportFile:
     db.session.expire_all()
-    return db.session.get(QueryExport, export.id)
+    return db.session.get(ExportFile, export.id)
 
 
-def _queued(world, requester=None) -> QueryExport:
+def _queued(world, requester=None) -> ExportFile:
     requester = requester or world.member
     query = factories.make_query(world.workspace, requester)
     return factories.make_export(query, requester)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.types import utcnow
 from tests import factories
 from tests.fixtures.s3 import fetch
@@ -22,18 +22,18 @@ CONTENT = random.Random(20).randbytes(300_000)
 HALF = len(CONTENT) // 2
 
 
-def _stored_file(world, content: bytes = CONTENT, **overrides) -> QueryExport:
+def _stored_file(world, content: bytes = CONTENT, **overrides) -> ExportFile:
     query = factories.make_query(world.workspace, world.member)
     return factories.make_stored_file(query, world.member, content, **overrides)
 
 
-def _download_url(world, export: QueryExport) -> str:
+def _download_url(world, export: ExportFile) -> str:
     return f"/w/{world.workspace.id}/files/{export.id}/download"
 
 
-def _expire(export: QueryExport) -> None:
+def _expire(export: ExportFile) -> None:
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == export.id).values(expires_at=utcnow() - timedelta(days=1))
+        update(ExportFile).where(ExportFile.id == export.id).values(expires_at=utcnow() - timedelta(days=1))
     )
     db.session.commit()
 

@@ -8,12 +8,12 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app.extensions import db
-from app.models import QueryExport, Workspace
+from app.models import ExportFile, Workspace
 from tests import factories
 
 
 def _files_count() -> int:
-    return db.session.scalar(select(func.count()).select_from(QueryExport))
+    return db.session.scalar(select(func.count()).select_from(ExportFile))
 
 
 def _request_file(client, world, query, **form):
@@ -44,7 +44,7 @@ def test_an_xlsx_file_stores_the_workspace_zone_by_default_and_utc_when_asked(cl
     auth.login(kolkata.member.email)
     _request_file(client, kolkata, query, format="xlsx")
     _request_file(client, kolkata, query, format="xlsx", time_stamps="utc")
-    files = db.session.execute(select(QueryExport).order_by(QueryExport.id)).scalars().all()
+    files = db.session.execute(select(ExportFile).order_by(ExportFile.id)).scalars().all()
     assert [f.time_zone for f in files] == ["Asia/Kolkata", "UTC"]
     page = client.get(f"/w/{kolkata.workspace.id}/files/{files[0].id}").get_data(as_text=True)
     assert "<dt>Time stamps</dt><dd>Asia/Kolkata</dd>" in page
@@ -56,7 +56,7 @@ def test_a_csv_file_stores_exact_values_when_asked_and_utc_always(client, auth, 
     auth.login(kolkata.member.email)
     _request_file(client, kolkata, query, format="csv", exact_values="y")
     _request_file(client, kolkata, query, format="csv")
-    files = db.session.execute(select(QueryExport).order_by(QueryExport.id)).scalars().all()
+    files = db.session.execute(select(ExportFile).order_by(ExportFile.id)).scalars().all()
     assert [(f.exact_values, f.time_zone) for f in files] == [(True, "UTC"), (False, "UTC")]
     page = client.get(f"/w/{kolkata.workspace.id}/files/{files[0].id}").get_data(as_text=True)
     assert "Exact values, for data tools" in page
@@ -108,4 +108,4 @@ def test_the_file_request_with_its_options_needs_the_csrf_token(csrf_app, world)
     assert _files_count() == 0
     token = _csrf_token(client.get(f"/w/{world.workspace.id}/queries/{query.id}").get_data(as_text=True))
     assert client.post(url, data={**form, "csrf_token": token}).status_code == 302
-    assert db.session.execute(select(QueryExport.exact_values)).scalar_one() is True
+    assert db.session.execute(select(ExportFile.exact_values)).scalar_one() is True

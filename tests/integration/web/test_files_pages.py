@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 from app.domain import export_file
 from app.domain.query_spec import resolve_range
 from app.extensions import db
-from app.models import QueryExport, QueryExportRequest
+from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.platform.queue import WorkPriority, work_queue
@@ -33,7 +33,7 @@ def _files_url(world, tail: str = "") -> str:
     return f"/w/{world.workspace.id}/files/{tail}"
 
 
-def _succeeded(export: QueryExport, content: bytes, rows: int = 2) -> QueryExport:
+def _succeeded(export: ExportFile, content: bytes, rows: int = 2) -> ExportFile:
     """Store the bytes at the file's key and settle it as a worker would."""
     attempt = export_file.start(export.id)
     get_storage().put_bytes(export.storage_key, content)
@@ -51,11 +51,11 @@ def test_requesting_a_csv_creates_one_queued_file_and_one_outbox_row(client, aut
     response = client.post(
         f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv", "heading": "labels"}
     )
-    export = db.session.execute(select(QueryExport)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
     assert response.status_code == 302
     assert response.headers["Location"].endswith(f"/files/{export.id}")
-    assert _count(QueryExport) == 1
-    assert _count(QueryExportRequest) == 1
+    assert _count(ExportFile) == 1
+    assert _count(ExportFileRequest) == 1
     first, last = resolve_range("last_7_days", utcnow().date())
     assert (export.status, export.format, export.heading, export.requester_id) == (
         "queued",
@@ -81,8 +81,8 @@ def test_a_descriptions_row_with_csv_is_refused_and_writes_nothing(client, auth,
     assert response.status_code == 400
     assert "A descriptions row can only be added to an Excel (XLSX) file." in page
     assert 'id="error-include_descriptions"' in page
-    assert _count(QueryExport) == 0
-    assert _count(QueryExportRequest) == 0
+    assert _count(ExportFile) == 0
+    assert _count(ExportFileRequest) == 0
 
 
 def test_an_xlsx_with_descriptions_is_accepted(client, auth, world):
@@ -93,7 +93,7 @@ def test_an_xlsx_with_descriptions_is_accepted(client, auth, world):
         f"/w/{world.workspace.id}/queries/{query.id}/files",
         data={"format": "xlsx", "heading": "labels", "include_descriptions": "y"},
     )
-    export = db.session.execute(select(QueryExport)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
     assert (export.format, export.include_descriptions) == ("xlsx", True)
 
 
@@ -187,7 +187,7 @@ def test_the_detail_page_of_a_young_file_polls_every_half_second_until_it_is_old
     auth.login(world.member.email)
     assert 'hx-trigger="every 500ms"' in client.get(_files_url(world, str(export.id))).get_data(as_text=True)
     db.session.execute(
-        update(QueryExport).where(QueryExport.id == export.id).values(requested_at=utcnow() - timedelta(seconds=6))
+        update(ExportFile).where(ExportFile.id == export.id).values(requested_at=utcnow() - timedelta(seconds=6))
     )
     db.session.commit()
     assert 'hx-trigger="every 2s"' in client.get(_files_url(world, str(export.id))).get_data(as_text=True)
@@ -205,8 +205,8 @@ def test_requesting_a_file_dispatches_it_before_the_response(client, auth, world
     auth.login(world.member.email)
     response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     assert response.status_code == 302
-    export = db.session.execute(select(QueryExport)).scalar_one()
-    outbox = db.session.execute(select(QueryExportRequest)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
+    outbox = db.session.execute(select(ExportFileRequest)).scalar_one()
     assert outbox.export_id == export.id and outbox.dispatch_count == 1
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [outbox.job_id]
 
@@ -223,7 +223,7 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
         response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     monkeypatch.undo()
     assert response.status_code == 302
-    export = db.session.execute(select(QueryExport)).scalar_one()
+    export = db.session.execute(select(ExportFile)).scalar_one()
     assert export.status == "queued"
     assert "the periodic dispatcher will dispatch it again" in caplog.text
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == []
@@ -268,7 +268,7 @@ def test_download_of_an_expired_file_answers_410_with_how_to_get_a_new_one(clien
     query = factories.make_query(world.workspace, world.member)
     export = _succeeded(factories.make_export(query, world.member), b"a,b\r\n")
     expired_at = utcnow() - timedelta(days=1)
-    db.session.execute(update(QueryExport).where(QueryExport.id == export.id).values(expires_at=expired_at))
+    db.session.execute(update(ExportFile).where(ExportFile.id == export.id).values(expires_at=expired_at))
     db.session.commit()
     auth.login(world.member.email)
     response = client.get(_files_url(world, f"{export.id}/download"))

@@ -10,7 +10,7 @@ import threading
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from tests import factories
 
 _TOKEN = re.compile(r'name="request_token" value="([^"]+)"')
@@ -18,7 +18,7 @@ _TOKEN = re.compile(r'name="request_token" value="([^"]+)"')
 
 def _files_count() -> int:
     db.session.expire_all()
-    return db.session.scalar(select(func.count()).select_from(QueryExport))
+    return db.session.scalar(select(func.count()).select_from(ExportFile))
 
 
 def _form_token(client, world, query) -> str:
@@ -35,7 +35,7 @@ def test_twelve_posts_of_one_form_make_one_file_and_all_redirect_to_it(client, a
     auth.login(world.member.email)
     token = _form_token(client, world, query)
     answers = [_request_file(client, world, query, request_token=token) for _ in range(12)]
-    only = db.session.execute(select(QueryExport)).scalar_one()
+    only = db.session.execute(select(ExportFile)).scalar_one()
     assert {answer.status_code for answer in answers} == {302}
     assert {answer.headers["Location"] for answer in answers} == {f"/w/{world.workspace.id}/files/{only.id}"}
 
@@ -59,7 +59,7 @@ def test_the_same_form_sent_with_a_choice_changed_makes_a_second_file_once(clien
     token = _form_token(client, world, query)
     first = _request_file(client, world, query, request_token=token)
     changed = [_request_file(client, world, query, request_token=token, format="xlsx") for _ in range(2)]
-    formats = db.session.execute(select(QueryExport.format).order_by(QueryExport.id)).scalars().all()
+    formats = db.session.execute(select(ExportFile.format).order_by(ExportFile.id)).scalars().all()
     assert formats == ["csv", "xlsx"]
     assert first.headers["Location"] != changed[0].headers["Location"] == changed[1].headers["Location"]
 
@@ -86,7 +86,7 @@ def test_posts_of_one_form_at_the_same_moment_make_one_file(app, world):
         thread.start()
     for thread in threads:
         thread.join()
-    only = db.session.execute(select(QueryExport)).scalar_one()
+    only = db.session.execute(select(ExportFile)).scalar_one()
     assert {answer.status_code for answer in answers} == {302}
     assert {answer.headers["Location"] for answer in answers} == {f"/w/{world.workspace.id}/files/{only.id}"}
 
@@ -118,7 +118,7 @@ def test_one_persons_token_does_not_answer_with_another_persons_file(client, aut
     auth.logout()
     auth.login(world.admin.email)
     _request_file(client, world, query, request_token=token)
-    requesters = db.session.execute(select(QueryExport.requester_id)).scalars().all()
+    requesters = db.session.execute(select(ExportFile.requester_id)).scalars().all()
     assert sorted(requesters) == sorted([world.member.id, world.admin.id])
 
 

@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from app.domain.access import current_context
 from app.extensions import db
-from app.models import ExportExecution, ExportPackage, Membership, Person, QueryExport, ScheduleRun
+from app.models import ExportExecution, ExportFile, ExportPackage, Membership, Person, ScheduleRun
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportVolume
 from app.models.package_delivery import ExportDelivery
@@ -95,7 +95,7 @@ def _files_done_once(export_ids: list[int], outside: Outside) -> None:
 
 
 FILES = Driver(
-    model=QueryExport,
+    model=ExportFile,
     hold=_TIMESHEET_LOCKED,
     succeeded="succeeded",
     make_ready=_ready_file,
@@ -137,7 +137,7 @@ def _run_addresses(run_id: int) -> list[str]:
 
 def _runs_done_once(run_ids: list[int], outside: Outside) -> None:
     runs = [RUNS.row(run_id) for run_id in run_ids]
-    assert outside.stored() == {db.session.get_one(QueryExport, run.export_id).storage_key for run in runs}
+    assert outside.stored() == {db.session.get_one(ExportFile, run.export_id).storage_key for run in runs}
     expected = Counter(address for run in runs for address in _run_addresses(run.id))
     assert sum(expected.values()) == 3 * len(runs)  # each run made its three recipient rows
     assert outside.recipients() == expected

@@ -12,7 +12,7 @@ from sqlalchemy import update
 from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.schedule import ScheduleRun
 from app.models.types import utcnow
 from app.services.files import export_runner
@@ -31,7 +31,7 @@ def test_a_second_job_for_a_file_whose_holder_is_alive_leaves_it_to_that_holder(
 
     assert run_export_file(export_id) == HELD_ELSEWHERE
 
-    held = db.session.get_one(QueryExport, export_id, populate_existing=True)
+    held = db.session.get_one(ExportFile, export_id, populate_existing=True)
     assert (held.status, held.attempt_count, held.lease_holder) == ("running", attempt, "live-worker")
     with pytest.raises(TransitionRefused):
         export_file.start(export_id, holder="another", lease_expires_at=utcnow() + timedelta(minutes=1))
@@ -61,7 +61,7 @@ def test_a_run_s_next_attempt_waits_for_its_file_s_holder_then_produces_the_file
     assert schedule_runs.process_run(run_id) == "succeeded"
 
     run = RUNS.row(run_id)
-    file = db.session.get_one(QueryExport, run.export_id, populate_existing=True)
+    file = db.session.get_one(ExportFile, run.export_id, populate_existing=True)
     assert answers == [HELD_ELSEWHERE, "succeeded"]
     assert (file.status, file.attempt_count) == ("succeeded", 2)
     assert [(a.number, a.outcome) for a in run.attempts] == [(1, "failed"), (2, "succeeded")]

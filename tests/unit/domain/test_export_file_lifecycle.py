@@ -9,13 +9,13 @@ import pytest
 from app.domain import export_file
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models import QueryExport
+from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
 from tests import factories
 
 
 @pytest.fixture
-def export(sqlite_app) -> QueryExport:
+def export(sqlite_app) -> ExportFile:
     """A queued file of a member's query, in a SQLite database of this test's own."""
     application = sqlite_app()
     with application.app_context():
@@ -25,10 +25,10 @@ def export(sqlite_app) -> QueryExport:
         db.session.remove()
 
 
-def _row(export: QueryExport) -> QueryExport:
+def _row(export: ExportFile) -> ExportFile:
     """The file as the database holds it now (nothing cached)."""
     db.session.rollback()
-    return db.session.get(QueryExport, export.id, populate_existing=True)
+    return db.session.get(ExportFile, export.id, populate_existing=True)
 
 
 def test_start_refuses_a_failed_file(export):
