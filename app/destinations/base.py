@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from app.domain.errors import DomainError, ValidationError
+from app.domain.errors import Conflict, ValidationError
 from app.models.workspace_export import SUMMARY_LIMIT
 
 PATH_LIMIT = 500
@@ -24,7 +24,7 @@ ENDPOINT_LIMIT = 300
 _REFUSED_CATEGORIES = {"Cc", "Cf", "Zl", "Zp", "Cs"}
 
 
-class DestinationRefused(DomainError):
+class DestinationRefused(Conflict):
     """The destination cannot be used as configured (a directory destination with no root, or a
     path resolving outside it). Permanent: retrying changes nothing until someone fixes it."""
 

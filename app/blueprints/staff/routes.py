@@ -9,7 +9,7 @@ from flask_login import current_user
 from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
-from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.errors import AccessDenied, Conflict, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import (
@@ -139,7 +139,7 @@ def _act(action, done: str, back: str):
     came from. An action may return its own sentence of what it did instead of `done`."""
     try:
         said = action()
-    except (ValidationError, staff_actions.ActionRefused) as problem:
+    except (ValidationError, TransitionRefused, Conflict) as problem:
         flash(str(problem))
     else:
         flash(said or done)

@@ -95,12 +95,16 @@ log = logging.getLogger(__name__)
 DELIVERY_EVENT_SECONDS = 10.0
 
 
-class Superseded(Exception):
-    """The execution settled, or a newer attempt took it over, while this attempt was producing it."""
+class ExecutionAttemptSuperseded(Exception):
+    """The execution settled, or a newer attempt took it over, while this attempt was producing it.
+
+    Outside DomainError: a signal inside the job, which stops the stale attempt quietly."""
 
 
 class _PhaseFailure(Exception):
-    """A failure with its code and the sentence a person reads."""
+    """A failure with its code and the sentence a person reads.
+
+    Outside DomainError: a signal inside the job, from a phase to the execution's settlement."""
 
     def __init__(self, code: str, detail: str):
         super().__init__(detail)
@@ -170,7 +174,7 @@ class _Production:
     def run(self) -> str:
         try:
             package_id = self._resumed_package() or self._produce()
-        except Superseded:
+        except ExecutionAttemptSuperseded:
             log.info(
                 "workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
                 self.execution_id,
@@ -506,7 +510,7 @@ class _Production:
         try:
             yield
         except TransitionRefused as exc:
-            raise Superseded() from exc
+            raise ExecutionAttemptSuperseded() from exc
 
     def _ensure_current(self) -> None:
         status, current = db.session.execute(
@@ -514,7 +518,7 @@ class _Production:
         ).one()
         db.session.rollback()
         if status != ExecutionStatus.RUNNING or current != self.attempt:
-            raise Superseded()
+            raise ExecutionAttemptSuperseded()
 
     # -- failure -----------------------------------------------------------------------------------
 
