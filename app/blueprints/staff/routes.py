@@ -9,7 +9,7 @@ from flask_login import current_user
 from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
-from app.domain.errors import AccessDenied, Conflict, TransitionRefused, ValidationError
+from app.domain.errors import AccessDenied, Conflict, NotVisible, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.extensions import db
 from app.models import (
@@ -28,7 +28,7 @@ from app.services.workspace_export import package_delivery_actions
 def _record_or_404(model, record_id: int):
     record = db.session.get(model, record_id) if database_id(record_id) else None
     if record is None:
-        abort(404)
+        raise NotVisible(f"no {model.__name__} under that id")
     return record
 
 
@@ -100,7 +100,7 @@ def delivery(delivery_id: int):
     and start its replacement (POST, with a reason kept in the audit log)."""
     view = package_delivery_actions.staff_view(delivery_id) if database_id(delivery_id) else None
     if view is None:
-        abort(404)
+        raise NotVisible("no package delivery under that id")
     may_supersede = package_delivery_actions.can_supersede(current_user)
     form = SupersedeForm()
     error = None
