@@ -1,8 +1,8 @@
 """Route guards shared by the workspace areas.
 
 `workspace_member` loads the signed-in person's membership of the workspace in the URL and
-puts it on `g`; anyone who is not a member gets 404, so the workspace's existence does not leak.
-`workspace_administrator` also asks for the administrator role, with the same 404.
+puts it on `g`; anyone who is not a member gets 404 (NotVisible), so the workspace's existence
+does not leak. `workspace_administrator` also asks for the administrator role, with the same 404.
 `visible_or_404` is the one loader of a workspace's queries, reports and files: whatever the
 person may not see (or, asked for a change, may not change) answers 404 alike.
 """
@@ -13,10 +13,11 @@ from collections.abc import Callable
 from functools import wraps
 from typing import TypeVar
 
-from flask import abort, g
+from flask import g
 from flask_login import current_user, login_required
 
 from app.domain.access import Owned, RequesterContext, can_change, current_context
+from app.domain.errors import NotVisible
 from app.domain.text_rules import database_id
 
 Found = TypeVar("Found")
@@ -29,7 +30,7 @@ def workspace_member(view: Callable) -> Callable:
         # An id the database cannot hold names no workspace; asking would only fail.
         context = current_context(workspace_id, current_user.id) if database_id(workspace_id) else None
         if context is None:
-            abort(404)
+            raise NotVisible("not a member of the workspace in the URL")
         g.access = context
         g.workspace_id = workspace_id
         return view(workspace_id, *args, **kwargs)
@@ -44,7 +45,7 @@ def workspace_administrator(view: Callable) -> Callable:
     @wraps(view)
     def wrapped(workspace_id: int, *args, **kwargs):
         if not g.access.is_admin:
-            abort(404)
+            raise NotVisible("not an administrator of the workspace in the URL")
         return view(workspace_id, *args, **kwargs)
 
     return workspace_member(wrapped)
@@ -64,8 +65,10 @@ def visible_or_404(
     """
     checked_id = database_id(object_id)
     if checked_id is None:
-        abort(404)
+        raise NotVisible("no id, or one beyond the database's range")
     found = load(g.access, checked_id)
-    if found is None or (to_change is not None and not can_change(g.access, to_change(found))):
-        abort(404)
+    if found is None:
+        raise NotVisible(f"id {checked_id}: nothing this person may see")
+    if to_change is not None and not can_change(g.access, to_change(found)):
+        raise NotVisible(f"id {checked_id}: not this person's to change")
     return found

@@ -3,6 +3,9 @@
 `MailTemporarilyUnavailable`: try again later (no connection, a timeout, a 4xx answer).
 `MailRefused`: trying again will not help (a 5xx answer, an address that cannot be sent to).
 Each carries a `summary` a person may read: bounded, one line, never a password.
+
+Outside app/domain/errors.py's DomainError: the mail server's answers, not the person's doing; the
+jobs that send record them on the message's row.
 """
 
 from __future__ import annotations

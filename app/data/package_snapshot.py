@@ -46,13 +46,13 @@ from sqlalchemy import (
 from app.domain.catalog import DATASETS, Dataset
 from app.domain.column_shape import ColumnShape
 from app.domain.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
-from app.domain.errors import DomainError
+from app.domain.errors import Conflict
 from app.extensions import db
 
 DEFAULT_BATCH_SIZE = 5000
 
 
-class DatasetNotCovered(DomainError):
+class DatasetNotCovered(Conflict):
     """A dataset the coverage registry does not declare active cannot be packaged."""
 
 

@@ -11,11 +11,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.domain.errors import DomainError
+from app.domain.errors import Conflict
 from app.models.types import SUMMARY_LIMIT
 
 
-class DestinationRefused(DomainError):
+class DestinationRefused(Conflict):
     """The destination cannot be used as configured (a directory destination with no root, or a
     path resolving outside it). Permanent: retrying changes nothing until someone fixes it."""
 

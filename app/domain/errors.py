@@ -1,4 +1,13 @@
-"""Errors the domain raises; routes turn them into messages, jobs into failure codes."""
+"""Errors a person can cause, in five categories; each category is one answer.
+
+Every such error derives from `DomainError` through exactly one of the categories below, and the
+web answers by category (`app/blueprints/errors.py`, `ANSWERS`): a route catches one only where
+it shows the refusal on its own page (a form redrawn with the message beside its field, a
+fragment htmx swaps in, a flash before a redirect). Jobs turn them into failure codes.
+
+Exceptions outside this tree are not a person's doing: the store or the mail server failing, or a
+signal inside a job (a stale attempt, a finished phase); each says so in its docstring.
+"""
 
 from collections.abc import Callable
 from typing import TypeVar
@@ -7,23 +16,39 @@ T = TypeVar("T")
 
 
 class DomainError(Exception):
-    """Base class: the message is meant for the person who caused it."""
+    """Base class of what a person can cause; never raised itself, only through a category."""
 
 
 class ValidationError(DomainError):
-    """Input that cannot be accepted; `field` names the form field when there is one."""
+    """Input that cannot be accepted; `field` names the form field when there is one.
+
+    Answered 400 with the sentence."""
 
     def __init__(self, message: str, field: str | None = None):
         super().__init__(message)
         self.field = field
 
 
-class TransitionRefused(DomainError):
-    """A lifecycle change whose starting status did not hold in the database."""
+class NotVisible(DomainError):
+    """Nothing this person may see answers to what was asked: not there, in another workspace, or
+    someone else's. Answered 404 with the plain not-found page, whichever it is, so that whether
+    it exists does not leak; the message names what was looked for, for the log only."""
 
 
 class AccessDenied(DomainError):
-    """The person may not see or do this."""
+    """The person may not see or do this. Answered 404 like `NotVisible`: a workspace's members
+    learn nothing from an address they may not use (Rhythm staff's own 403 is the staff guard's)."""
+
+
+class TransitionRefused(DomainError):
+    """A lifecycle change whose starting status did not hold in the database.
+
+    Answered 409 with the sentence."""
+
+
+class Conflict(DomainError):
+    """What was asked does not fit the state things are in now: in use, already running, not ready
+    or expired, over a limit, or settings out of date. Answered 409 with the sentence."""
 
 
 class ValidationErrors(ValidationError):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from app.domain.catalog import Column, Dataset, get_dataset
-from app.domain.errors import DomainError, ValidationError
+from app.domain.errors import Conflict, ValidationError
 from app.domain.print_params import FIGURE_FUNCTIONS, Figure, ReportColumn, ReportLayout, SummarySpec
 from app.domain.stored_request import FileRequest, SortKey
 from app.domain.text_rules import refuse_line_breaks, refuse_unstorable, whole_number
@@ -46,7 +46,7 @@ FIELD_LABELS = {
 }
 
 
-class QueryInUse(DomainError):
+class QueryInUse(Conflict):
     """A saved query that reports present or schedules send cannot be deleted; the message names them."""
 
     def __init__(self, report_names: list[str], schedule_names: list[str] | None = None):

@@ -2,10 +2,10 @@
 
 from typing import Protocol
 
-from app.domain.errors import DomainError
+from app.domain.errors import Conflict
 
 
-class TooManyRows(DomainError):
+class TooManyRows(Conflict):
     """The rows do not fit the format (an Excel sheet holds at most 1,048,576 rows)."""
 
 

@@ -14,11 +14,12 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken
 from flask import current_app
 
-from app.domain.errors import DomainError
+from app.domain.errors import Conflict
 
 
-class CredentialsUnreadable(DomainError):
-    """A stored secret cannot be decrypted with the configured CREDENTIALS_KEY."""
+class CredentialsUnreadable(Conflict):
+    """A stored secret cannot be decrypted with the configured CREDENTIALS_KEY: it was stored under
+    another key, and the person has to enter it again."""
 
 
 def _fernet(key: str | None = None) -> Fernet:

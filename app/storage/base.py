@@ -13,13 +13,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from app.domain.errors import DomainError
-
 _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._=+-]+$")
 
 
-class StorageError(DomainError):
-    """The store refused or failed an operation; jobs record it as `storage_error`."""
+class StorageError(Exception):
+    """The store refused or failed an operation; jobs record it as `storage_error`.
+
+    Outside app/domain/errors.py's DomainError: the store's trouble, never the person's doing. A
+    route that reads the store answers 503 with a sentence of its own, and the log has the key."""
 
 
 class InvalidKey(StorageError):

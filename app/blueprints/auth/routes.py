@@ -10,7 +10,6 @@ from app.extensions import login_manager
 from app.models import Person
 from app.services.platform.authentication import (
     LoginThrottled,
-    PasswordChangeRefused,
     authenticate,
     change_password,
     end_sessions,
@@ -75,8 +74,8 @@ def password():
             )
         except LoginThrottled as throttled:
             error, status = ValidationError(str(throttled), "current_password"), 429
-        except PasswordChangeRefused as refused:
-            error, status = ValidationError(str(refused), refused.field), 400
+        except ValidationError as refused:
+            error, status = refused, 400
         else:
             # The change ended every session, this one too; sign in again with the new token.
             login_user(current_user._get_current_object())

@@ -219,19 +219,11 @@ def _download(package: ExportPackage, open_download):
     try:
         download = open_download()
     except PackageUnavailable as unavailable:
-        return _package_page(package, _unavailable_message(unavailable.status), 410)
+        return _package_page(package, str(unavailable), 410)
     except StorageError:
         current_app.logger.exception("workspace export package %s could not be read from storage", package.id)
         return _package_page(package, "The package's files cannot be read right now. Try again in a moment.", 503)
     return stored_file_response(download)
-
-
-def _unavailable_message(status: str) -> str:
-    if status == "missing":
-        return "This package was made before packages carried SHA256SUMS; check its volumes against the manifest."
-    if status == "deleted":
-        return "This package was deleted; its files are gone. Export again to get the data."
-    return "This package has expired; its files are gone. Export again to get the data."
 
 
 @bp.route("/packages/<int:package_id>/delete", methods=["GET", "POST"])
@@ -290,7 +282,7 @@ def retry_delivery(workspace_id: int, package_id: int, delivery_id: int):
         return _delivery_refused(package_id, message, 400)
     try:
         package_delivery_actions.retry(workspace_id, delivery.id, form.attempt.data, current_user)
-    except package_delivery_actions.DeliveryRefused as refusal:
+    except TransitionRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery is being retried. Its new attempt shows below.")
 
@@ -304,6 +296,6 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
         return _delivery_refused(package_id, "The form expired. Reload the page and try again.", 400)
     try:
         package_delivery_actions.deliver_withheld(workspace_id, delivery.id, current_user)
-    except package_delivery_actions.DeliveryRefused as refusal:
+    except TransitionRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")

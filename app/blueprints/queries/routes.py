@@ -169,8 +169,6 @@ def request_file(workspace_id: int, query_id: int):
         )
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
-    except AccessDenied:
-        abort(404)
 
 
 def _visible_query(query_id: int) -> QueryListing:

@@ -8,7 +8,7 @@ until "Save report".
 
 from __future__ import annotations
 
-from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask import flash, g, redirect, render_template, request, url_for
 
 from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import visible_or_404, workspace_member
@@ -211,5 +211,3 @@ def request_file(workspace_id: int, report_id: int):
         )
     except ValidationError as exc:
         return _render_detail(listing, exc, 400)
-    except AccessDenied:
-        abort(404)

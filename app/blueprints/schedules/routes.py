@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask import flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.form_refusals import form_refusals
@@ -21,7 +21,7 @@ from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain import text_rules
 from app.domain.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
-from app.domain.errors import AccessDenied, ValidationError
+from app.domain.errors import ValidationError
 from app.domain.schedule_rules import FORMAT_LABELS
 from app.domain.text_rules import opened_version
 from app.domain.time_zones import zone_suggestions
@@ -247,8 +247,6 @@ def _act(schedule_id: int, action, done: str | Callable[[Any], str]):
         result = action(listing, form)
     except ValidationError as error:
         return _show_page(listing, error, 400)
-    except AccessDenied:
-        abort(404)
     flash(done(result) if callable(done) else done)
     return redirect(url_for(".show", workspace_id=g.workspace_id, schedule_id=schedule_id))
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
-from flask import abort, render_template
+from flask import render_template
 from flask_login import current_user, login_required
+
+from app.domain.errors import NotVisible
 
 
 def is_staff_with(permission: str) -> bool:
@@ -23,7 +25,7 @@ def staff_viewer(view: Callable) -> Callable:
     @login_required
     def wrapped(*args, **kwargs):
         if not is_staff_with("staff.view"):
-            abort(404)
+            raise NotVisible("the staff console is for Rhythm staff with staff.view")
         return view(*args, **kwargs)
 
     return wrapped
@@ -34,7 +36,7 @@ def staff_executor(view: Callable) -> Callable:
     @login_required
     def wrapped(*args, **kwargs):
         if not is_staff_with("staff.view"):
-            abort(404)
+            raise NotVisible("the staff console is for Rhythm staff with staff.view")
         if not is_staff_with("staff.execute"):
             message = "Staff actions need the staff.execute permission; with staff.view you can only look."
             return render_template("errors/error.html", code=403, title="Not allowed", message=message), 403

@@ -9,7 +9,7 @@ from flask_login import current_user
 from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
-from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.errors import AccessDenied, Conflict, NotVisible, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.models import (
     ExportExecution,
@@ -26,7 +26,7 @@ from app.services.workspace_export import package_delivery_actions, package_hist
 def _record_or_404(model, record_id: int):
     record = staff_lists.find_record(model, record_id)
     if record is None:
-        abort(404)
+        raise NotVisible(f"no {model.__name__} under that id")
     return record
 
 
@@ -97,7 +97,7 @@ def delivery(delivery_id: int):
     and start its replacement (POST, with a reason kept in the audit log)."""
     view = package_delivery_actions.staff_view(delivery_id) if database_id(delivery_id) else None
     if view is None:
-        abort(404)
+        raise NotVisible("no package delivery under that id")
     may_supersede = package_delivery_actions.can_supersede(current_user)
     form = SupersedeForm()
     error = None
@@ -135,7 +135,7 @@ def _act(action, done: str, back: str):
     came from. An action may return its own sentence of what it did instead of `done`."""
     try:
         said = action()
-    except (ValidationError, staff_actions.ActionRefused) as problem:
+    except (ValidationError, TransitionRefused, Conflict) as problem:
         flash(str(problem))
     else:
         flash(said or done)

@@ -7,11 +7,11 @@ them, as for anything else they may not change.
 
 from __future__ import annotations
 
-from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask import flash, g, redirect, render_template, request, url_for
 
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.templates import bp
-from app.domain.errors import TransitionRefused, ValidationError
+from app.domain.errors import NotVisible, TransitionRefused, ValidationError
 from app.domain.text_rules import database_id
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
 from app.services.schedules import templates
@@ -116,7 +116,7 @@ def new_version(workspace_id: int, template_id: int, version_id: int):
 
 def _require_manager() -> None:
     if not templates.can_manage(g.access):
-        abort(404)
+        raise NotVisible("the pages that change templates are for those who manage them")
 
 
 def _visible_template(template_id: int) -> CommunicationTemplate:
@@ -126,7 +126,7 @@ def _visible_template(template_id: int) -> CommunicationTemplate:
 def _version(template: CommunicationTemplate, version_id: int) -> CommunicationTemplateVersion:
     version = templates.version_of(template, version_id) if database_id(version_id) else None
     if version is None:
-        abort(404)
+        raise NotVisible(f"template {template.id} has no such version")
     return version
 
 

@@ -21,18 +21,21 @@ from datetime import datetime
 from itertools import islice
 from typing import Protocol
 
+from app.domain.errors import Conflict
 from app.rendering.package.encoders import CsvEncoder, JsonLinesEncoder
 from app.rendering.package.zip_stream import DEFAULT_COMPRESSION_LEVEL, ZipEntryStream
 
 RECORDS_PER_BATCH = 5000
 
 
-class VolumeTooSmall(ValueError):
+class VolumeTooSmall(Conflict):
     """Not even one row (or the CSV header) fits in an empty volume of the configured size."""
 
 
 class VolumeOverflow(RuntimeError):
-    """A Parquet volume ended larger than the volume size: the estimate of its last row group was wrong."""
+    """A Parquet volume ended larger than the volume size: the estimate of its last row group was wrong.
+
+    Outside DomainError: the writer's mistake, not the person's; package production logs it."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ MARGIN_BOTTOM = 46.0
 
 
 class PdfTooLarge(Exception):
-    """More rows arrived than a PDF is allowed to hold."""
+    """More rows arrived than a PDF is allowed to hold.
+
+    Outside DomainError: a signal from the layout to report file production, which answers the
+    person with TooManyRows."""
 
     def __init__(self, max_rows: int) -> None:
         self.max_rows = max_rows

@@ -30,7 +30,9 @@ _RESET_AT_LINE_END = frozenset({"WS", "FSI", "LRI", "RLI", "PDI", "BN", "S", "B"
 
 
 class BidiLevelsUnreadable(RuntimeError):
-    """python-bidi's description of its levels changed shape (a new version): this module needs updating."""
+    """python-bidi's description of its levels changed shape (a new version): this module needs updating.
+
+    Outside DomainError: a fault of this code, never of the person's report."""
 
 
 @lru_cache(maxsize=4_096)

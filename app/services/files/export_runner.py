@@ -46,8 +46,10 @@ log = logging.getLogger(__name__)
 WRITERS = {FileKind.QUERY: write_query_file, FileKind.REPORT: write_report_file, FileKind.AUDIT: write_audit_file}
 
 
-class Superseded(Exception):
-    """The file settled, or a newer attempt took it over, while this attempt was producing it."""
+class FileAttemptSuperseded(Exception):
+    """The file settled, or a newer attempt took it over, while this attempt was producing it.
+
+    Outside DomainError: a signal inside the job, which stops the stale attempt quietly."""
 
 
 # What `run_export_file` answers when another attempt, whose holder is alive, is producing the file.
@@ -146,8 +148,8 @@ def _produce(export: ExportFile, access: RequesterContext, attempt: int) -> str:
             # Checked after this upload began: a restart after this check aborts the upload,
             # so a stale attempt never publishes over a newer one.
             if not _attempt_is_current(export_id, attempt):
-                raise Superseded()
-    except Superseded:
+                raise FileAttemptSuperseded()
+    except FileAttemptSuperseded:
         log.info("export file %s attempt %s was settled or restarted elsewhere; it stopped", export_id, attempt)
         return "superseded"
     except Exception as exc:  # every failure settles the file; the writer has aborted the upload
@@ -269,5 +271,5 @@ class _ProgressRecorder:
             try:
                 export_file.record_progress(self._export_id, self._attempt, rows_written, rows_total)
             except TransitionRefused as exc:
-                raise Superseded() from exc
+                raise FileAttemptSuperseded() from exc
         self._last_recorded = time.monotonic()

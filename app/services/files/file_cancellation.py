@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from app.domain import export_file
 from app.domain.access import RequesterContext
-from app.domain.errors import AccessDenied, DomainError, TransitionRefused
+from app.domain.errors import AccessDenied, TransitionRefused
 from app.extensions import db
 from app.models import ExportFile, Person
 from app.models.export_file import FailureCode, FileStatus
 from app.services.platform import audit
 
 
-class CannotCancel(DomainError):
-    """The file settled before the cancel reached it."""
+class CannotCancel(TransitionRefused):
+    """The file settled before the cancel reached it; the message says how it settled."""
 
 
 def may_cancel(access: RequesterContext, export: ExportFile) -> bool:

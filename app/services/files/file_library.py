@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, func, or_, select
 
 from app.domain.access import RequesterContext, has_schedule_authority
-from app.domain.errors import DomainError
+from app.domain.errors import Conflict
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
@@ -75,11 +75,11 @@ MIME_TYPES: dict[str, str] = {
 }
 
 
-class FileNotReady(DomainError):
+class FileNotReady(Conflict):
     """The file has not (or not successfully) been produced, so there is nothing to download."""
 
 
-class FileExpired(DomainError):
+class FileExpired(Conflict):
     """The file is past its expiry; a new one has to be requested."""
 
     def __init__(self, expired_at: datetime):

@@ -19,6 +19,7 @@ from flask import current_app
 from sqlalchemy import and_, case, func, literal, or_, select, update
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from app.domain.errors import Conflict, ValidationError
 from app.extensions import db, execute_dml
 from app.models import Membership, Person
 from app.models.types import UTCDateTime, utcnow
@@ -37,18 +38,12 @@ def _dummy_hash() -> str:
     return generate_password_hash("not-a-real-password")
 
 
-class LoginThrottled(Exception):
+class LoginThrottled(Conflict):
+    """The person's sign-ins are locked after too many failures; the sign-in pages answer 429."""
+
     def __init__(self, seconds: int):
         super().__init__(f"Too many failed sign-ins. Try again in {seconds} seconds.")
         self.seconds = seconds
-
-
-class PasswordChangeRefused(Exception):
-    """The change was refused; the message says which field is wrong and why."""
-
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
 
 
 def hash_password(password: str) -> str:
@@ -126,19 +121,18 @@ def _count_attempt(person: Person) -> None:
 def change_password(person: Person, current_password: str, new_password: str, repeated: str) -> None:
     """Sets a new password and rotates the session token, so every other session ends.
 
-    The current password is checked under the same throttling as sign-in. The caller signs the
-    person in again with the new token to keep the session that made the change.
+    The current password is checked under the same throttling as sign-in (LoginThrottled); a
+    refused change is a ValidationError naming its field. The caller signs the person in again
+    with the new token to keep the session that made the change.
     """
     if not _checked_password(person, current_password):
-        raise PasswordChangeRefused("current_password", "Your current password is not right.")
+        raise ValidationError("Your current password is not right.", "current_password")
     if len(new_password) < MIN_PASSWORD_LENGTH:
-        raise PasswordChangeRefused(
-            "new_password", f"The new password needs at least {MIN_PASSWORD_LENGTH} characters."
-        )
+        raise ValidationError(f"The new password needs at least {MIN_PASSWORD_LENGTH} characters.", "new_password")
     if new_password != repeated:
-        raise PasswordChangeRefused("repeat_password", "The two new passwords are not the same.")
+        raise ValidationError("The two new passwords are not the same.", "repeat_password")
     if new_password == current_password:
-        raise PasswordChangeRefused("new_password", "The new password is the same as the current one.")
+        raise ValidationError("The new password is the same as the current one.", "new_password")
     person.password_hash = hash_password(new_password)
     person.session_token = new_session_token()
     db.session.commit()

@@ -21,6 +21,7 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.worker import Worker
 
+from app.domain.errors import Conflict
 from app.domain.retry_policy import RetryPolicy
 from app.services.platform.leases import lease_seconds
 from app.services.platform.queue import WorkPriority
@@ -88,7 +89,7 @@ def holder_is_alive(lease_expires_at: datetime | None, now: datetime) -> bool:
     return lease_expires_at is not None and lease_expires_at >= now
 
 
-class RequeueRefused(Exception):
+class RequeueRefused(Conflict):
     """The record cannot be dispatched again now; the message says why, for the staff member."""
 
 

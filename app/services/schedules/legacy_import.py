@@ -73,7 +73,7 @@ LAST_DAY_OF_MONTH = -1
 IMPORT_ACTION = "schedule.legacy_imported"
 
 
-class LegacyFileError(Exception):
+class LegacyFileError(ValidationError):
     """The file as a whole cannot be read as legacy schedules; nothing was imported."""
 
 

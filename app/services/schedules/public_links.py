@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.access import current_context
-from app.domain.errors import DomainError
+from app.domain.errors import NotVisible
 from app.extensions import db
 from app.models import ExportFile, Workspace
 from app.models.export_file import FileStatus
@@ -29,7 +29,7 @@ from app.storage import ObjectMissing
 PERSON_KEY_PREFIX = "person:"
 
 
-class LinkInvalid(DomainError):
+class LinkInvalid(NotVisible):
     """The link names no delivery (`gone` False: unknown, forged, revoked) or no longer opens (`gone` True)."""
 
     def __init__(self, gone: bool, reason: str):

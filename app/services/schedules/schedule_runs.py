@@ -69,7 +69,9 @@ _CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_U
 
 
 class _Stop(Exception):
-    """This attempt settled or re-queued the run; the reason is already recorded."""
+    """This attempt settled or re-queued the run; the reason is already recorded.
+
+    Outside DomainError: a signal inside the job, from a step of the attempt to its end."""
 
 
 def process_run(run_id: int, now: datetime | None = None) -> str:

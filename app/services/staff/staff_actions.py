@@ -1,7 +1,11 @@
 """What staff with `staff.execute` may do, each with a reason, each audited in the transaction of
 the change it makes (DESIGN section 10): suspend and resume a workspace's export, mark a stuck
 workspace export failed, delete a package early (its workspace's administrators told), and
-requeue a failed job through the product's own dispatch (the work engine's, for every kind)."""
+requeue a failed job through the product's own dispatch (the work engine's, for every kind).
+
+A refusal is the error of its category (app/domain/errors.py), with a sentence for the staff
+member: TransitionRefused when the record's status moved on, RequeueRefused when a job cannot be
+dispatched again, ValidationError for the reason."""
 
 from __future__ import annotations
 
@@ -28,10 +32,6 @@ REASON_LIMIT = 1000
 _NOT_DISPATCHED = "Another dispatch got there first, or Redis refused; the periodic dispatcher retries it."
 
 
-class ActionRefused(Exception):
-    """The action cannot be taken; the message says why, for the staff member."""
-
-
 def _reason(text: str | None) -> str:
     reason = (text or "").strip()
     if not reason:
@@ -55,19 +55,14 @@ def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None)
             reason=reason,
         )
         db.session.commit()
-    except TransitionRefused as refused:
-        raise ActionRefused(str(refused)) from None
     except IntegrityError:  # another staff member suspended it at the same moment
         db.session.rollback()
-        raise ActionRefused("This workspace's export was suspended a moment ago by someone else.") from None
+        raise TransitionRefused("This workspace's export was suspended a moment ago by someone else.") from None
 
 
 def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
     reason = _reason(reason_text)
-    try:
-        export_suspension.resume(workspace.id)
-    except TransitionRefused as refused:
-        raise ActionRefused(str(refused)) from None
+    export_suspension.resume(workspace.id)
     audit.record(
         workspace_id=workspace.id,
         actor_id=actor.id,
@@ -85,10 +80,7 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
     EXECUTION_FAILED notice, as for every failure. A worker still producing it finds its next
     update refused and removes its own objects too (app/services/workspace_export/package_production.py)."""
     reason = _reason(reason_text)
-    try:
-        export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
-    except TransitionRefused as refused:
-        raise ActionRefused(str(refused)) from None
+    export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
     audit.record(
         workspace_id=execution.workspace_id,
         actor_id=actor.id,
@@ -108,10 +100,7 @@ def delete_package(package: ExportPackage, actor: Person, reason_text: str | Non
     own early deletion (so not while a delivery copies it), audited with the reason; then the
     workspace's administrators and the export's notification people are told by a notice."""
     reason = _reason(reason_text)
-    try:
-        package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
-    except package_retention.PackageNotDeletable as refused:
-        raise ActionRefused(str(refused)) from None
+    package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
     export_notices.notify(NoticeKind.PACKAGE_DELETED, "package", package.id, package.workspace_id)
 
 
@@ -121,18 +110,15 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     reason = _reason(reason_text)
     registry = next((r for r in _failed_registries() if job_id in r.get_job_ids()), None)
     if registry is None:
-        raise ActionRefused("That job is no longer among the failed jobs (it was requeued or expired).")
+        raise RequeueRefused("That job is no longer among the failed jobs (it was requeued or expired).")
     try:
         job = Job.fetch(job_id, connection=redis_connection())
     except NoSuchJobError:
-        raise ActionRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
+        raise RequeueRefused("That job is no longer stored in Redis; the watchdog handles its record.") from None
     kind, record_id = record_of(job)
     if kind is None or record_id is None:
-        raise ActionRefused("This job is not one the product can dispatch again.")
-    try:
-        requeue = kind.requeue(record_id, utcnow())
-    except RequeueRefused as refused:
-        raise ActionRefused(str(refused)) from None
+        raise RequeueRefused("This job is not one the product can dispatch again.")
+    requeue = kind.requeue(record_id, utcnow())
     # Added before the dispatch's claim commits, so the claim and its audit event commit together.
     audit.record(
         workspace_id=requeue.workspace_id,
@@ -145,7 +131,7 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     )
     if not requeue.dispatch():
         db.session.rollback()
-        raise ActionRefused(f"{requeue.label} could not be dispatched now. {_NOT_DISPATCHED}")
+        raise RequeueRefused(f"{requeue.label} could not be dispatched now. {_NOT_DISPATCHED}")
     registry.remove(job, delete_job=True)
     return f"{requeue.label} was dispatched again."
 

@@ -24,11 +24,16 @@ from app.models.coverage import CoverageDataset, CoverageVersion
 
 
 class CoverageConflict(Exception):
-    """A declaration changed its columns without a new schema version."""
+    """A declaration changed its columns without a new schema version.
+
+    Outside DomainError: a release's mistake, reported by `flask coverage reconcile`, not a person's."""
 
 
 class RegistryOutOfDate(Exception):
-    """The recorded registry does not match the declarations in code: packages are refused."""
+    """The recorded registry does not match the declarations in code: packages are refused.
+
+    Outside DomainError: a deploy's state, signalled to package production, which fails the
+    execution with a sentence of its own."""
 
 
 @dataclass

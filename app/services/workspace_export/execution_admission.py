@@ -21,7 +21,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain import export_execution
-from app.domain.errors import DomainError, TransitionRefused
+from app.domain.errors import Conflict, TransitionRefused
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_execution import (
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 ALLOWANCE_WINDOW = timedelta(days=30)
 
 
-class AdmissionRefused(DomainError):
+class AdmissionRefused(Conflict):
     """An export that cannot be admitted now; the message says why, for the person who asked.
 
     `running_execution_id` names the workspace's queued or running execution when that is the reason.

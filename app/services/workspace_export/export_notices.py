@@ -210,7 +210,9 @@ def _send(notice_id: int, now: datetime) -> bool:
 
 
 class _SubjectGone(Exception):
-    """The execution, package or delivery the notice is about was deleted."""
+    """The execution, package or delivery the notice is about was deleted.
+
+    Outside DomainError: a signal inside the sender, which fails the notice with a sentence."""
 
 
 @dataclass(frozen=True)

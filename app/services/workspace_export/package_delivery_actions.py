@@ -30,32 +30,28 @@ STAFF_EXECUTE = "staff.execute"
 # An administrator's Retry and Deliver
 
 
-class DeliveryRefused(TransitionRefused):
-    """An administrator's Retry or Deliver cannot be done now; the message says why, for the page."""
-
-
 def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person) -> None:
     """Retry a failed delivery now, for an administrator of its workspace, at the attempt they saw
     (a second press finds it no longer failed at that attempt): audited in the transaction that
     makes it due, then dispatched (claim, then enqueue). The attempt it makes is appended to the
-    ones before. DeliveryRefused with a sentence otherwise."""
+    ones before. TransitionRefused with a sentence otherwise."""
     delivery = _workspace_delivery(workspace_id, delivery_id)
     try:
         delivery_lifecycle.retry_now(delivery.id, seen_attempt)
     except TransitionRefused:
-        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
+        raise TransitionRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
     _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
 
 
 def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> None:
     """Deliver a withheld delivery now that its destination is enabled, for an administrator of
     its workspace: withheld → pending, audited in the same transaction, then dispatched.
-    DeliveryRefused with a sentence otherwise."""
+    TransitionRefused with a sentence otherwise."""
     delivery = _workspace_delivery(workspace_id, delivery_id)
     try:
         delivery_lifecycle.release(delivery.id)
     except TransitionRefused:
-        raise DeliveryRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
+        raise TransitionRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
     _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
 
 
@@ -64,7 +60,7 @@ def _workspace_delivery(workspace_id: int, delivery_id: int) -> ExportDelivery:
         select(ExportDelivery).where(ExportDelivery.id == delivery_id, ExportDelivery.workspace_id == workspace_id)
     )
     if delivery is None:
-        raise DeliveryRefused("This delivery does not exist in this workspace.")
+        raise TransitionRefused("This delivery does not exist in this workspace.")
     return delivery
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import Select, String, cast, literal, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.access import RequesterContext
+from app.domain.errors import Conflict
 from app.extensions import db
 from app.models import Person
 from app.models.export_execution import ExportExecution, ExportJobEvent
@@ -89,11 +90,18 @@ FAILURE_SENTENCES = {
 UNKNOWN_FAILURE = "The export could not be completed."
 
 
-class PackageUnavailable(Exception):
-    """The package's bytes cannot be downloaded: it is expired or deleted (its status says which)."""
+class PackageUnavailable(Conflict):
+    """The package's bytes cannot be downloaded: it is expired or deleted (its status says which),
+    or (`missing`) it was made before packages carried SHA256SUMS; the message says so to the person."""
+
+    SENTENCES = {
+        "missing": "This package was made before packages carried SHA256SUMS; check its volumes against the manifest.",
+        PackageStatus.DELETED: "This package was deleted; its files are gone. Export again to get the data.",
+    }
+    EXPIRED = "This package has expired; its files are gone. Export again to get the data."
 
     def __init__(self, status: str):
-        super().__init__(status)
+        super().__init__(self.SENTENCES.get(status, self.EXPIRED))
         self.status = status
 
 

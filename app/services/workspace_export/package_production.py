@@ -46,7 +46,11 @@ from app.services.workspace_export.package_cleanup import remove_attempt_leftove
 from app.services.workspace_export.package_delivery_progress import DeliveryProgress
 from app.services.workspace_export.package_publishing import publish
 from app.services.workspace_export.package_writing import write_datasets
-from app.services.workspace_export.production_attempt import ProductionAttempt, ProductionCounts, Superseded
+from app.services.workspace_export.production_attempt import (
+    ExecutionAttemptSuperseded,
+    ProductionAttempt,
+    ProductionCounts,
+)
 from app.services.workspace_export.production_failures import recorded_failure, snapshot_failed
 from app.storage import get_storage
 
@@ -88,7 +92,7 @@ def run_execution(execution_id: int) -> str:
 def _run(attempt: ProductionAttempt) -> str:
     try:
         package_id = _resumed_package(attempt) or _produce(attempt)
-    except Superseded:
+    except ExecutionAttemptSuperseded:
         log.info(
             "workspace export %s attempt %s was settled or restarted elsewhere; it stopped",
             attempt.execution_id,

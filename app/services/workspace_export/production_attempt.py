@@ -2,7 +2,7 @@
 has written so far, and the fence every one of its updates goes through.
 
 Every update names the attempt; once a newer attempt or the watchdog took the execution, the
-update is refused, the attempt reads that as Superseded, stops and removes its own objects.
+update is refused, the attempt reads that as ExecutionAttemptSuperseded, stops and removes its own objects.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from app.storage import MultipartUpload, Storage, StorageError
 log = logging.getLogger(__name__)
 
 
-class Superseded(Exception):
-    """The execution settled, or a newer attempt took it over, while this attempt was producing it."""
+class ExecutionAttemptSuperseded(Exception):
+    """The execution settled, or a newer attempt took it over, while this attempt was producing it.
+
+    Outside DomainError: a signal inside the job, which stops the stale attempt quietly."""
 
 
 @dataclass
@@ -82,17 +84,17 @@ class ProductionAttempt:
         try:
             yield
         except TransitionRefused as exc:
-            raise Superseded() from exc
+            raise ExecutionAttemptSuperseded() from exc
 
     def ensure_current(self) -> None:
-        """Raise Superseded unless the execution is running this attempt (checked before storing
+        """Raise ExecutionAttemptSuperseded unless the execution is running this attempt (checked before storing
         an object, which no guarded statement fences)."""
         status, current = db.session.execute(
             select(ExportExecution.status, ExportExecution.attempt_count).where(ExportExecution.id == self.execution_id)
         ).one()
         db.session.rollback()
         if status != ExecutionStatus.RUNNING or current != self.number:
-            raise Superseded()
+            raise ExecutionAttemptSuperseded()
 
     def remove_own_leftovers(self) -> None:
         """Abort this attempt's open uploads and remove every object it stored."""

@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 
 
 class PhaseFailure(Exception):
-    """A failure with its code and the sentence a person reads."""
+    """A failure with its code and the sentence a person reads.
+
+    Outside DomainError: a signal inside the job, from a phase to the execution's settlement."""
 
     def __init__(self, code: str, detail: str):
         super().__init__(detail)
