@@ -15,6 +15,8 @@ import pytest
 from app.domain.column_shape import ColumnShape
 from app.rendering.package.encoders import CsvEncoder
 from app.rendering.package.parquet_volumes import (
+    CSV_BLOCK_BYTES,
+    MEMORY_POOL,
     arrow_schema,
     csv_record_batches,
     row_batches,
@@ -152,6 +154,52 @@ def test_the_csv_records_the_database_formats_parse_to_the_same_values():
     rows = _rows(count=50)
     encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
     records = [encoder.encode([row]) for row in rows]
+
+    parsed = pa.Table.from_batches(list(csv_record_batches(records, SCHEMA)), SCHEMA)
+
+    assert [tuple(record.values()) for record in parsed.to_pylist()] == rows
+
+
+def test_records_are_read_no_more_than_one_block_ahead_of_the_batches():
+    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
+    record = encoder.encode(_rows(count=1)[-1:])
+    read = 0
+
+    def records():
+        nonlocal read
+        for _ in range(20 * CSV_BLOCK_BYTES // len(record)):
+            read += len(record)
+            yield record
+
+    batches = csv_record_batches(records(), SCHEMA)
+    first = next(batches)
+
+    assert read < CSV_BLOCK_BYTES + len(record)
+    assert first.num_rows == read // len(record)
+
+
+def test_parsed_rows_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it():
+    if "jemalloc" in pa.supported_memory_backends():
+        assert MEMORY_POOL.backend_name == "jemalloc"
+    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
+    records = [encoder.encode([row]) for row in _rows(count=5000)]
+    default_before, pool_before = pa.default_memory_pool().bytes_allocated(), MEMORY_POOL.bytes_allocated()
+
+    batches = list(csv_record_batches(records, SCHEMA))
+
+    held = sum(batch.nbytes for batch in batches)
+    assert MEMORY_POOL.bytes_allocated() - pool_before >= held
+    if MEMORY_POOL is not pa.default_memory_pool():
+        assert pa.default_memory_pool().bytes_allocated() == default_before
+
+
+def test_a_record_longer_than_a_parsing_block_parses_whole():
+    long_note = 'Zoë, "quoted"\nover lines ' * (CSV_BLOCK_BYTES // 10)
+    rows = _rows()
+    rows.insert(2, (5, 5, 5, Decimal("5.00"), None, None, long_note, None))
+    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
+    records = [encoder.encode([row]) for row in rows]
+    assert len(records[2]) > 2 * CSV_BLOCK_BYTES
 
     parsed = pa.Table.from_batches(list(csv_record_batches(records, SCHEMA)), SCHEMA)
 
