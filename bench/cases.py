@@ -240,6 +240,10 @@ class PackagePlan:
     selects: dict[str, str]
     # The package writer's deflate level, so the anchor compresses as hard as the package does.
     compression_level: int
+    # psql_copy_gzip: each dataset's COPY statement as the package runs it (its values bound), and
+    # the settings the package's snapshot makes first.
+    copies: dict[str, str]
+    session_settings: list[str]
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -496,6 +500,39 @@ def copy_zip_anchor(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
     return target.stat().st_size
 
 
+def psql_copy_gzip_anchor(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
+    """The package's own COPY statements run by psql in one snapshot, its output piped through
+    `gzip -6` into one file: native code end to end."""
+    import shutil
+    import subprocess
+
+    missing = [tool for tool in ("psql", "gzip") if shutil.which(tool) is None]
+    if missing:
+        raise SystemExit(f"psql_copy_gzip needs {' and '.join(missing)} on PATH (psql: the postgresql-client package)")
+    script = scratch / "copies.sql"
+    statements = [
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        *plan.session_settings,
+        *(plan.copies[dataset] for dataset in plan.datasets),
+        "ROLLBACK",
+    ]
+    script.write_text("".join(f"{statement};\n" for statement in statements), encoding="utf-8")
+    target = scratch / "anchor.csv.gz"
+    # -q leaves out the command tags ("COPY 5000"), so stdout carries the records alone.
+    psql_command = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", plan.dsn, "-f", str(script)]
+    meter.start()
+    with target.open("wb") as out:
+        psql = subprocess.Popen(psql_command, stdout=subprocess.PIPE)
+        gzip = subprocess.Popen(["gzip", f"-{plan.compression_level}"], stdin=psql.stdout, stdout=out)
+        assert psql.stdout is not None
+        psql.stdout.close()  # gzip holds the pipe now: psql sees it close if gzip dies
+        statuses = gzip.wait(), psql.wait()
+    meter.stop()
+    if statuses != (0, 0):
+        raise SystemExit(f"psql | gzip ended with {statuses}")
+    return target.stat().st_size
+
+
 def package_csv(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
     """Admit an execution of every dataset as CSV and produce its package through the job body."""
     return _package(plan, scratch, meter, "csv")
@@ -642,6 +679,7 @@ CASES: dict[str, Case] = {
     "reportlab_canvas": Case(ReportPlan, reportlab_canvas),
     "report_pdf": Case(ReportPlan, report_pdf, sample_children=True),
     "copy_zip": Case(PackagePlan, copy_zip_anchor),
+    "psql_copy_gzip": Case(PackagePlan, psql_copy_gzip_anchor, sample_children=True),
     "package_csv": Case(PackagePlan, package_csv),
     "package_parquet": Case(PackagePlan, package_parquet),
 }

@@ -1,11 +1,12 @@
-"""The packages suite (issue 10): a workspace-export package of BENCH_PACKAGE_ROWS rows over five
-datasets, against COPY of the same tables piped through zip in the same run.
+"""The packages suite (issues 10 and 20): a workspace-export package of BENCH_PACKAGE_ROWS rows over
+five datasets, against COPY of the same tables piped through zip and against the package's own COPY
+statements through psql and gzip, in the same run.
 
 The data: one workspace ("Benchmark package: N rows") with the query suite's 12 teams and 2,000
 people (bench/dataset.py), shifts (a fifth of the rows), time-off requests (a twentieth) and
 timesheet entries (the rest), built by `INSERT … SELECT … FROM generate_series` and frozen.
 
-Two cases, each in its own process (bench/cases.py):
+The cases, each in its own process (bench/cases.py):
 
     copy_zip      the anchor: for each dataset, `COPY (SELECT <every catalog column> FROM <table>
                   WHERE workspace_id = … ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER true)` on
@@ -15,11 +16,15 @@ Two cases, each in its own process (bench/cases.py):
                   dataset, CSV, 256 MiB volumes), then `run_execution` (what the RQ job runs)
                   with a filesystem storage folder; checked `succeeded` with every row written
 
+    psql_copy_gzip  the stronger anchor (issue 20): the package's own COPY statements (built by
+                  app/data/package_snapshot.py, values bound as psycopg binds them) run by `psql`
+                  in one REPEATABLE READ snapshot, its output piped through `gzip -6`
     package_parquet  the same job body with the format Parquet (issue 20), its anchor the CSV
                   package of the same run
 
-Two lines: {"name": "package_csv", "rows", "seconds", "peak_rss_mb", "anchor": "copy_zip",
-"anchor_seconds", "ratio", …}, then its targets: ratio ≤ 2.0 and peak RSS under 200 MB;
+Lines: {"name": "package_csv", "rows", "seconds", "peak_rss_mb", "anchor": "copy_zip",
+"anchor_seconds", "ratio", …}, then its targets: ratio ≤ 2.0 and peak RSS under 200 MB; the same
+package against "psql_copy_gzip" (no target);
 {"name": "package_parquet", "rows", "seconds", "peak_rss_mb", "bytes", "anchor": "package_csv",
 "anchor_seconds", "ratio", "anchor_bytes"}, then its targets: ratio ≤ 1.5, peak RSS under 250 MB,
 bytes at most 0.6 times the CSV package's.
@@ -30,9 +35,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flask import Flask
 from sqlalchemy import select, text
+
+if TYPE_CHECKING:
+    from bench.run_all import Measurement
 
 DEFAULT_ROWS = 5_000_000
 MAX_RATIO = 2.0
@@ -177,30 +186,59 @@ def _fill_shifts_and_time_off(db, workspace_id: int, shifts: int, time_off: int)
 
 
 def package_plan(workspace_id: int, admin_id: int, rows: int):
-    """The plan both cases read: the workspace, and for the anchor each dataset's select as SQL text."""
-    from app.data.package_snapshot import packaged_datasets
+    """The plan the cases read: the workspace; for `copy_zip` each dataset's select as SQL text; for
+    `psql_copy_gzip` the package's own COPY statements and session settings."""
+    import psycopg
+
+    from app.data.package_snapshot import SESSION_SETTINGS, open_snapshot, packaged_datasets
     from app.domain.catalog import DATASETS as CATALOG
     from app.rendering.package.zip_stream import DEFAULT_COMPRESSION_LEVEL
     from bench.cases import PackagePlan, _sql_text
     from bench.dataset import database_url, libpq_url
 
+    dsn = libpq_url(database_url())
+    datasets = packaged_datasets(DATASETS)
     selects = {}
-    for dataset in packaged_datasets(DATASETS):
+    for dataset in datasets:
         table = CATALOG[dataset.name].table
         selects[dataset.name] = _sql_text(
             select(*(table.c[name] for name in dataset.column_names))
             .where(table.c.workspace_id == workspace_id)
             .order_by(table.c.id)
         )
+    # The statements as the package's snapshot builds them, with their values bound the way psycopg
+    # binds them when the package runs them (client-side), so psql runs the same text.
+    with open_snapshot(workspace_id) as snapshot, psycopg.connect(dsn) as conn:
+        copies = {dataset.name: psycopg.ClientCursor(conn).mogrify(*snapshot.csv_copy(dataset)) for dataset in datasets}
     return PackagePlan(
         workspace_id=workspace_id,
         admin_id=admin_id,
         rows=rows,
-        dsn=libpq_url(database_url()),
+        dsn=dsn,
         datasets=DATASETS,
         selects=selects,
         compression_level=DEFAULT_COMPRESSION_LEVEL,
+        copies=copies,
+        session_settings=list(SESSION_SETTINGS),
     )
+
+
+def native_anchor_line(rows: int, package: Measurement, native: Measurement) -> dict:
+    """The CSV package against its own COPY statements run by psql and piped through gzip -6
+    (no target: the floor of reading every row once and deflating it once, in native code).
+    The anchor's peak is its own process's plus those of psql and gzip."""
+    return {
+        "name": "package_csv",
+        "rows": rows,
+        "seconds": round(package.seconds, 2),
+        "peak_rss_mb": round(package.peak_rss_mb, 1),
+        "anchor": "psql_copy_gzip",
+        "anchor_seconds": round(native.seconds, 2),
+        "ratio": round(package.seconds / native.seconds, 2),
+        "anchor_peak_rss_mb": round(native.total_peak_rss_mb, 1),
+        "bytes": package.bytes,
+        "anchor_bytes": native.bytes,
+    }
 
 
 def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
@@ -211,12 +249,13 @@ def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
     _log(f"  package workspace of {rows:,} rows {'built' if built else 'reused'}")
     with app.app_context():
         plan = package_plan(workspace_id, admin_id, rows)
-    anchors, packages, parquets = [], [], []
+    anchors, native_anchors, packages, parquets = [], [], [], []
     for _ in range(repeat):
         anchors.append(run_case("copy_zip", plan, scratch_root))
+        native_anchors.append(run_case("psql_copy_gzip", plan, scratch_root))
         packages.append(run_case("package_csv", plan, scratch_root))
         parquets.append(run_case("package_parquet", plan, scratch_root))
-    anchor, package, parquet = best_of(anchors), best_of(packages), best_of(parquets)
+    anchor, native, package, parquet = best_of(anchors), best_of(native_anchors), best_of(packages), best_of(parquets)
     line = {
         "name": "package_csv",
         "rows": rows,
@@ -233,6 +272,7 @@ def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
     _emit(line)
     _emit(_target("target_package_ratio", line["ratio"], MAX_RATIO, "max", anchor="copy_zip"))
     _emit(_target("target_package_peak_rss_mb", line["peak_rss_mb"], MAX_PEAK_RSS_MB, "max"))
+    _emit(native_anchor_line(rows, package, native))
     parquet_line = {
         "name": "package_parquet",
         "rows": rows,

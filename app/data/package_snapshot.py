@@ -50,6 +50,15 @@ from app.domain.errors import DomainError
 from app.extensions import db
 
 DEFAULT_BATCH_SIZE = 5000
+# Set in the snapshot's transaction on PostgreSQL: time stamps reach Python (and COPY's to_char)
+# in UTC and dates print as YYYY-MM-DD, whatever the server's defaults; SET takes no snapshot.
+# Parallel workers would take CPU from the database that serves the pages for no gain in time
+# (app/data/csv_copy.py).
+SESSION_SETTINGS = (
+    "SET LOCAL timezone = 'UTC'",
+    "SET LOCAL datestyle = 'ISO, YMD'",
+    "SET LOCAL max_parallel_workers_per_gather = 0",
+)
 
 
 class DatasetNotCovered(DomainError):
@@ -137,9 +146,9 @@ class PackageSnapshot:
         """Whether `csv_records` is available (PostgreSQL)."""
         return self._connection.dialect.name == "postgresql"
 
-    def csv_records(self, dataset: PackagedDataset) -> Generator[memoryview, None, None]:
-        """The dataset's rows as CSV records (each ending with `\\n`, no header), in id order, from
-        COPY in this snapshot. Each record is valid until the next is asked for."""
+    def csv_copy(self, dataset: PackagedDataset) -> tuple[str, dict]:
+        """The COPY statement `csv_records` runs for the dataset, and the values psycopg binds into
+        it (COPY takes no server-side parameters: psycopg binds them client-side as quoted literals)."""
         table = dataset.dataset.table
         cells = [_csv_cell(table.c[name], name, type_) for name, type_ in dataset.declaration.columns]
         statement = self._scoped(dataset, *cells).order_by(table.c.id)
@@ -147,12 +156,16 @@ class PackageSnapshot:
         preparer = self._connection.dialect.identifier_preparer
         quoted = [preparer.quote(name) for name, type_ in dataset.declaration.columns if type_ not in _BARE_TYPES]
         force_quote = f", FORCE_QUOTE ({', '.join(quoted)})" if quoted else ""
-        # COPY takes no server-side parameters: psycopg binds them client-side as quoted literals.
-        sql = f"COPY ({compiled.string}) TO STDOUT WITH (FORMAT csv{force_quote})"
+        return f"COPY ({compiled.string}) TO STDOUT WITH (FORMAT csv{force_quote})", compiled.params
+
+    def csv_records(self, dataset: PackagedDataset) -> Generator[memoryview, None, None]:
+        """The dataset's rows as CSV records (each ending with `\\n`, no header), in id order, from
+        COPY in this snapshot. Each record is valid until the next is asked for."""
+        sql, params = self.csv_copy(dataset)
         driver = self._connection.connection.driver_connection
         if driver is None:
             raise RuntimeError("the snapshot's database connection is closed")
-        with driver.cursor() as cursor, cursor.copy(sql, compiled.params) as copy:
+        with driver.cursor() as cursor, cursor.copy(sql, params) as copy:
             yield from copy
 
     def batches(
@@ -193,12 +206,8 @@ def open_snapshot(workspace_id: int) -> Iterator[PackageSnapshot]:
     with db.engine.connect() as base:
         if base.dialect.name == "postgresql":
             connection = base.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-            # Time stamps reach Python (and COPY's to_char) in UTC, dates print as YYYY-MM-DD,
-            # whatever the server's defaults. SET takes no snapshot. Parallel workers would take
-            # CPU from the database that serves the pages for no gain in time (app/data/csv_copy.py).
-            connection.exec_driver_sql("SET LOCAL timezone = 'UTC'")
-            connection.exec_driver_sql("SET LOCAL datestyle = 'ISO, YMD'")
-            connection.exec_driver_sql("SET LOCAL max_parallel_workers_per_gather = 0")
+            for setting in SESSION_SETTINGS:
+                connection.exec_driver_sql(setting)
             cutoff_at = connection.execute(select(func.clock_timestamp())).scalar_one()
         else:
             # pysqlite begins transactions only before writes; a read transaction is begun by hand
