@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, or_, select
 
 from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import Conflict
@@ -22,15 +22,13 @@ from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
 from app.services.platform.list_pages import (
-    MOMENT,
-    NUMBER,
-    TEXT,
     ListFilter,
     ListRequest,
     ListSpec,
     Page,
-    SortOrder,
+    a_to_z,
     newest_first,
+    oldest_first,
     page_of,
     without_json,
 )
@@ -44,8 +42,8 @@ FILE_LIST = ListSpec(
     name="files",
     sorts={
         "newest": newest_first(ExportFile.requested_at, ExportFile.id),
-        "oldest": SortOrder("Oldest first", (ExportFile.requested_at, ExportFile.id), (MOMENT, NUMBER)),
-        "name": SortOrder("Source name A–Z", (func.lower(ExportFile.source_name), ExportFile.id), (TEXT, NUMBER)),
+        "oldest": oldest_first(ExportFile.requested_at, ExportFile.id),
+        "name": a_to_z(ExportFile.source_name, ExportFile.id, "Source name A–Z"),
     },
     filters={
         "status": ListFilter(

@@ -76,6 +76,21 @@ def newest_first(at: ListColumn, id_: ListColumn) -> SortOrder:
     return SortOrder("Newest first", (at, id_), (MOMENT, NUMBER), descending=True)
 
 
+def oldest_first(at: ListColumn, id_: ListColumn) -> SortOrder:
+    """`newest_first` turned round: the earlier id first at one moment."""
+    return SortOrder("Oldest first", (at, id_), (MOMENT, NUMBER))
+
+
+def recently_changed(updated_at: ListColumn, id_: ListColumn) -> SortOrder:
+    """The order of a list of records last changed first."""
+    return SortOrder("Recently changed", (updated_at, id_), (MOMENT, NUMBER), descending=True)
+
+
+def a_to_z(name: ListColumn, id_: ListColumn, label: str = "Name A–Z") -> SortOrder:
+    """The order of a list of records by a name, ignoring case; at one name, the earlier id first."""
+    return SortOrder(label, (func.lower(name), id_), (TEXT, NUMBER))
+
+
 @dataclass(frozen=True)
 class ListFilter:
     """One filter of a list: a CHOICE among `choices`, a record's id (NUMBER), a TEXT or a DAY."""

@@ -38,17 +38,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services.platform import audit
-from app.services.platform.list_pages import (
-    MOMENT,
-    NUMBER,
-    TEXT,
-    ListFilter,
-    ListRequest,
-    ListSpec,
-    Page,
-    SortOrder,
-    page_of,
-)
+from app.services.platform.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.schedules.schedule_admission import admit_run
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading
@@ -138,8 +128,8 @@ def _listing_select():
 SCHEDULE_LIST = ListSpec(
     name="schedules",
     sorts={
-        "name": SortOrder("Name A–Z", (func.lower(Schedule.name), Schedule.id), (TEXT, NUMBER)),
-        "updated": SortOrder("Recently changed", (Schedule.updated_at, Schedule.id), (MOMENT, NUMBER), True),
+        "name": a_to_z(Schedule.name, Schedule.id),
+        "updated": recently_changed(Schedule.updated_at, Schedule.id),
     },
     filters={"status": ListFilter("Status", {ScheduleStatus.ACTIVE: "Active", ScheduleStatus.PAUSED: "Paused"})},
     search_columns=(Schedule.name, SavedQuery.name, Report.name),

@@ -26,17 +26,7 @@ from app.models.report import PRINT_PARAMETERS, ReportKind
 from app.models.types import utcnow
 from app.services.files.report_files import file_request
 from app.services.platform import audit
-from app.services.platform.list_pages import (
-    MOMENT,
-    NUMBER,
-    TEXT,
-    ListFilter,
-    ListRequest,
-    ListSpec,
-    Page,
-    SortOrder,
-    page_of,
-)
+from app.services.platform.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.platform.versioned_update import commit_versioned_update
 from app.services.sources.report_preview import ReportPreview, report_preview
 
@@ -69,8 +59,8 @@ def _listing_select():
 REPORT_LIST = ListSpec(
     name="reports",
     sorts={
-        "name": SortOrder("Name A–Z", (func.lower(Report.name), Report.id), (TEXT, NUMBER)),
-        "updated": SortOrder("Recently changed", (Report.updated_at, Report.id), (MOMENT, NUMBER), True),
+        "name": a_to_z(Report.name, Report.id),
+        "updated": recently_changed(Report.updated_at, Report.id),
     },
     filters={
         "kind": ListFilter(

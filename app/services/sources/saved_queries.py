@@ -26,7 +26,7 @@ from app.rendering.cells import formatters_for
 from app.rendering.dates import WorkspaceDates
 from app.services.files.file_requests import workspace_dates
 from app.services.platform import audit
-from app.services.platform.list_pages import MOMENT, NUMBER, TEXT, ListRequest, ListSpec, Page, SortOrder, page_of
+from app.services.platform.list_pages import ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.platform.versioned_update import commit_versioned_update
 
 NAME_LIMIT = 200
@@ -47,8 +47,8 @@ def readable_datasets(access: RequesterContext) -> list[Dataset]:
 QUERY_LIST = ListSpec(
     name="queries",
     sorts={
-        "name": SortOrder("Name A–Z", (func.lower(SavedQuery.name), SavedQuery.id), (TEXT, NUMBER)),
-        "updated": SortOrder("Recently changed", (SavedQuery.updated_at, SavedQuery.id), (MOMENT, NUMBER), True),
+        "name": a_to_z(SavedQuery.name, SavedQuery.id),
+        "updated": recently_changed(SavedQuery.updated_at, SavedQuery.id),
     },
     filters={},
     search_columns=(SavedQuery.name,),
