@@ -15,8 +15,8 @@ from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, String, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.export_settings import PackageFormat
 from app.models.types import UTCDateTime, newest_first_indexes, one_of, utcnow
+from app.vocabulary import PackageFormat
 
 if TYPE_CHECKING:
     from app.models.export_execution import ExportExecution

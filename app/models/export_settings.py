@@ -15,18 +15,13 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
 from app.models.types import UTCDateTime, one_of, utcnow
+from app.vocabulary import PackageFormat
 
 MAX_NOTIFY_PEOPLE = 20
 RETENTION_DAYS = (1, 30)
 # Volume size bounds in MiB; packages for data tools, so volumes are large but bounded.
 VOLUME_SIZE_MB = (16, 2048)
 DEFAULT_VOLUME_SIZE_MB = 256
-
-
-class PackageFormat(StrEnum):
-    CSV = "csv"  # one zipped RFC 4180 CSV per volume
-    JSONL = "jsonl"  # one zipped JSON Lines file per volume
-    PARQUET = "parquet"  # one Parquet file per volume (typed columns, zstd row groups), not zipped
 
 
 # How the settings page offers each format and the package page names it.

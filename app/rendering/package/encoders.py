@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+from app.vocabulary import PackageFormat
+
 CSV_CONVENTIONS = {
     "dialect": "RFC 4180",
     "delimiter": ",",
@@ -118,7 +120,7 @@ def _csv_cell(position: int, type_: str) -> str:
 class CsvEncoder:
     """Rows → CSV text, for columns of the given catalog types."""
 
-    extension = "csv"
+    extension = PackageFormat.CSV
 
     def __init__(self, names: Sequence[str], types: Sequence[str]):
         if len(names) < 2:
@@ -161,7 +163,7 @@ def _json_value(position: int, type_: str) -> str:
 class JsonLinesEncoder:
     """Rows → JSON Lines text, for columns of the given catalog types."""
 
-    extension = "jsonl"
+    extension = PackageFormat.JSONL
     header = b""
 
     def __init__(self, names: Sequence[str], types: Sequence[str]):
@@ -178,13 +180,13 @@ class JsonLinesEncoder:
 
 
 def encoder_for(format: str, names: Sequence[str], types: Sequence[str]) -> CsvEncoder | JsonLinesEncoder:
-    if format == "csv":
+    if format == PackageFormat.CSV:
         return CsvEncoder(names, types)
-    if format == "jsonl":
+    if format == PackageFormat.JSONL:
         return JsonLinesEncoder(names, types)
     raise ValueError(f"unknown package format {format!r}")
 
 
 def conventions(format: str) -> dict[str, Any]:
-    specific = CSV_CONVENTIONS if format == "csv" else JSONL_CONVENTIONS
+    specific = CSV_CONVENTIONS if format == PackageFormat.CSV else JSONL_CONVENTIONS
     return {**COMMON_CONVENTIONS, **specific}

@@ -25,6 +25,7 @@ from datetime import datetime
 
 from app.rendering.package.encoders import conventions, iso_timestamp
 from app.rendering.package.parquet_settings import PARQUET_CONVENTIONS
+from app.vocabulary import PackageFormat
 
 MANIFEST_VERSION = 1
 
@@ -120,7 +121,7 @@ def build_manifest(
 
 
 def _format(format: str) -> dict:
-    if format == "parquet":
+    if format == PackageFormat.PARQUET:
         return {
             "name": format,
             "container": "none (one Parquet file per volume, zstd-compressed row groups)",

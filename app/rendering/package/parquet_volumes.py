@@ -45,8 +45,9 @@ from app.rendering.package.volumes import (
     VolumeTooSmall,
     entry_name,
 )
+from app.vocabulary import PackageFormat
 
-EXTENSION = "parquet"
+EXTENSION = PackageFormat.PARQUET
 # Bytes of CSV records gathered before they are parsed, in the job's own thread (PostgreSQL's COPY
 # keeps the other core busy); a block ends where a record ends, so a record of any length parses.
 CSV_BLOCK_BYTES = 1024 * 1024

@@ -17,10 +17,11 @@ from app.domain.export_cadence import next_cadence_at
 from app.domain.export_settings_rules import CheckedSettings, SettingsInput, active_datasets, check_settings
 from app.extensions import db, execute_dml
 from app.models import Workspace
-from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSettings, PackageFormat, SettingsStatus
+from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSettings, SettingsStatus
 from app.models.types import utcnow
 from app.services.platform import audit
 from app.services.platform.workspaces import members_by_name
+from app.vocabulary import PackageFormat
 
 CHANGED_ELSEWHERE = "Someone saved the export settings after you opened them. Open them again to see their changes."
 

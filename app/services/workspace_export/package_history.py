@@ -20,23 +20,22 @@ from app.extensions import db
 from app.models import Person
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
-from app.models.export_settings import ExportSettings, PackageFormat
+from app.models.export_settings import ExportSettings
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.list_pages import (
-    MOMENT,
-    NUMBER,
     ListFilter,
     ListRequest,
     ListSpec,
     Page,
-    SortOrder,
     newest_first,
+    oldest_first,
     page_of,
 )
 from app.services.platform.stored_download import Download, stored_download
 from app.services.workspace_export.package_delivery import stored_checksums_key
 from app.storage.base import check_key_under
+from app.vocabulary import PackageFormat
 
 RECENT_EXECUTIONS = 20
 # The overview shows the newest few; the package list has them all.
@@ -45,7 +44,7 @@ PACKAGE_LIST = ListSpec(
     name="packages",
     sorts={
         "newest": newest_first(ExportPackage.created_at, ExportPackage.id),
-        "oldest": SortOrder("Oldest first", (ExportPackage.created_at, ExportPackage.id), (MOMENT, NUMBER)),
+        "oldest": oldest_first(ExportPackage.created_at, ExportPackage.id),
     },
     filters={
         "status": ListFilter(

@@ -16,12 +16,17 @@ from __future__ import annotations
 import re
 
 from app.storage import InvalidKey, check_key, check_key_under
+from app.vocabulary import PackageFormat
 
 PACKAGES_ROOT = "packages"
 MANIFEST_NAME = "manifest.json"
 CHECKSUMS_NAME = "SHA256SUMS"
 # A volume's name ends with its format's suffix: zipped text, or a Parquet file as it is.
-VOLUME_SUFFIXES = {"csv": "csv.zip", "jsonl": "jsonl.zip", "parquet": "parquet"}
+VOLUME_SUFFIXES: dict[str, str] = {
+    PackageFormat.CSV: "csv.zip",
+    PackageFormat.JSONL: "jsonl.zip",
+    PackageFormat.PARQUET: "parquet",
+}
 _DATASET_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
 

@@ -17,7 +17,6 @@ from collections.abc import Generator
 from app.data.package_snapshot import PackagedDataset, PackageSnapshot
 from app.domain import export_execution, export_volume
 from app.models.export_execution import ExecutionPhase
-from app.models.export_settings import PackageFormat
 from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestDataset, ManifestVolume
 from app.rendering.package.volumes import (
@@ -30,6 +29,7 @@ from app.rendering.package.volumes import (
 from app.services.workspace_export.package_keys import relative_to_package, volume_key
 from app.services.workspace_export.production_attempt import ProductionAttempt
 from app.storage import StorageError
+from app.vocabulary import PackageFormat
 
 
 def write_datasets(
