@@ -16,7 +16,15 @@ from flask import current_app
 
 from app.communications.backends import MailBackend, backend_for
 from app.communications.errors import InvalidAddress, MailError, MailRefused, MailTemporarilyUnavailable
-from app.communications.messages import Attachment, Link, OutgoingMessage, Recipient, build_message, message_id_for
+from app.communications.messages import (
+    Attachment,
+    Link,
+    MessageText,
+    OutgoingMessage,
+    Recipient,
+    build_message,
+    message_id_for,
+)
 from app.communications.settings import MailSettings, parse_mail_settings
 
 __all__ = [
@@ -28,6 +36,7 @@ __all__ = [
     "MailSettings",
     "MailTemporarilyUnavailable",
     "Mailer",
+    "MessageText",
     "OutgoingMessage",
     "Recipient",
     "build_message",

@@ -84,6 +84,16 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class MessageText:
+    """What a message that goes to many people says to each of them alike."""
+
+    subject: str
+    heading: str
+    paragraphs: tuple[str, ...]
+    facts: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class OutgoingMessage:
     """One email to one person.
 

@@ -20,17 +20,8 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from app.communications import (
-    Attachment,
-    InvalidAddress,
-    Link,
-    MailRefused,
-    MailTemporarilyUnavailable,
-    OutgoingMessage,
-    Recipient,
-    get_mailer,
-    message_id_for,
-)
+from app.communications import Attachment, Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
+from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain import attachment_policy as attachment_rules
 from app.domain import recipient_delivery
 from app.domain.access import RequesterContext
@@ -230,13 +221,9 @@ def _carried(attached: bool | None, limit_mb: int | None, export: ExportFile, at
 
 
 @dataclass(frozen=True)
-class MessageContent:
+class MessageContent(MessageText):
     """The parts of a run's message that are the same for every recipient."""
 
-    subject: str
-    heading: str
-    paragraphs: tuple[str, ...]
-    facts: tuple[tuple[str, str], ...]
     footer: str
 
     def message(self, to: Recipient, message_id: str, link_nonce: str, carried: Carried = Carried()) -> OutgoingMessage:

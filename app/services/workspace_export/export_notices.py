@@ -22,16 +22,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from app.communications import (
-    InvalidAddress,
-    Link,
-    MailRefused,
-    MailTemporarilyUnavailable,
-    OutgoingMessage,
-    Recipient,
-    get_mailer,
-    message_id_for,
-)
+from app.communications import Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
+from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain import export_notice
 from app.domain.errors import TransitionRefused
 from app.domain.retry_policy import RetryPolicy
@@ -216,11 +208,9 @@ class _SubjectGone(Exception):
 
 
 @dataclass(frozen=True)
-class NoticeContent:
-    subject: str
-    heading: str
-    paragraphs: tuple[str, ...]
-    facts: tuple[tuple[str, str], ...]
+class NoticeContent(MessageText):
+    """A notice's message to each administrator and notification person."""
+
     link: Link
 
     def message(self, to: Recipient, message_id: str) -> OutgoingMessage:
