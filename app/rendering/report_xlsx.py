@@ -39,10 +39,8 @@ from app.rendering.xlsx_cells import (
     WIDTH_SAMPLE_ROWS,
     cell_text,
     column_width,
-    date_serial,
-    datetime_serial,
-    in_zone,
-    out_of_range_text,
+    day_serial_or_text,
+    moment_serial_or_text,
 )
 from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
 
@@ -130,13 +128,11 @@ class _Sheet:
     def _serial_cell(self, value: date) -> WriteOnlyCell:
         """A date or time stamp as Excel's serial with the column's format, or counted ISO text."""
         if isinstance(value, datetime):
-            wall_time = in_zone(value, self.zone)
-            serial = None if wall_time is None else datetime_serial(wall_time)
-            number_format = self.formats["datetime"]
+            serial, number_format = moment_serial_or_text(value, self.zone, self.warnings), self.formats["datetime"]
         else:
-            wall_time, serial, number_format = None, date_serial(value), self.formats["date"]
-        if serial is None:
-            return self._text_cell(out_of_range_text(value, wall_time, self.warnings))
+            serial, number_format = day_serial_or_text(value, self.warnings), self.formats["date"]
+        if isinstance(serial, str):
+            return self._text_cell(serial)
         cell = WriteOnlyCell(self.sheet, value=serial)
         cell.number_format = number_format
         return cell

@@ -129,6 +129,19 @@ def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnin
     return wall_time.replace(microsecond=0).isoformat()
 
 
+def day_serial_or_text(day: date, warnings: Counter[str]) -> int | str:
+    """Excel's serial for the date, or its counted ISO text where Excel cannot hold it."""
+    serial = date_serial(day)
+    return out_of_range_text(day, None, warnings) if serial is None else serial
+
+
+def moment_serial_or_text(moment: datetime, zone: tzinfo, warnings: Counter[str]) -> float | str:
+    """Excel's serial for the time stamp's wall time in `zone`, or its counted ISO text where Excel cannot hold it."""
+    wall_time = in_zone(moment, zone)
+    serial = None if wall_time is None else datetime_serial(wall_time)
+    return out_of_range_text(moment, wall_time, warnings) if serial is None else serial
+
+
 def display_width(text: str, limit: int = MAX_COLUMN_WIDTH) -> int:
     """How many character cells the text's longest line takes on screen, counted up to `limit`.
 

@@ -49,10 +49,8 @@ from app.rendering.xlsx_cells import (
     WIDTH_SAMPLE_ROWS,
     cell_text,
     column_width,
-    date_serial,
-    datetime_serial,
-    in_zone,
-    out_of_range_text,
+    day_serial_or_text,
+    moment_serial_or_text,
 )
 from app.vocabulary import Heading
 
@@ -117,18 +115,17 @@ def _cell_writers(warnings: Counter[str], zone: tzinfo) -> dict[str, Callable[[A
     def day(value: date | None, ref: str) -> str:
         if value is None:
             return ""
-        serial = date_serial(value)
-        if serial is None:
-            return _string_cell(ref, out_of_range_text(value, None, warnings), _STYLE_TEXT, warnings)
+        serial = day_serial_or_text(value, warnings)
+        if isinstance(serial, str):
+            return _string_cell(ref, serial, _STYLE_TEXT, warnings)
         return f'<c r="{ref}" s="{_STYLE_DATE}"><v>{serial}</v></c>'
 
     def moment(value: datetime | None, ref: str) -> str:
         if value is None:
             return ""
-        wall_time = in_zone(value, zone)
-        serial = None if wall_time is None else datetime_serial(wall_time)
-        if serial is None:
-            return _string_cell(ref, out_of_range_text(value, wall_time, warnings), _STYLE_TEXT, warnings)
+        serial = moment_serial_or_text(value, zone, warnings)
+        if isinstance(serial, str):
+            return _string_cell(ref, serial, _STYLE_TEXT, warnings)
         return f'<c r="{ref}" s="{_STYLE_DATETIME}"><v>{serial!r}</v></c>'
 
     def boolean(value: bool | None, ref: str) -> str:
