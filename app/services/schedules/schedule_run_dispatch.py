@@ -17,17 +17,8 @@ from app.extensions import db
 from app.models.export_file import FailureCode
 from app.models.schedule import RunStatus, ScheduleRun
 from app.models.types import utcnow
-from app.services.platform import leases
+from app.services.platform import leases, work
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed
-from app.services.platform.work import (
-    LOST_AFTER,
-    Candidate,
-    Requeue,
-    RequeueRefused,
-    holder_is_alive,
-    job_id,
-    lapsed_candidate,
-)
 from app.services.schedules import schedule_delivery
 from app.services.schedules.schedule_runs import attempts_failed_with, settle_schedule
 
@@ -39,13 +30,13 @@ RETRIES = RetryPolicy(max_attempts=5)
 
 def dispatch(run_id: int, seen_job_id: str | None) -> bool:
     """Claim the run's dispatch from the job id the caller saw, commit, then enqueue."""
-    job = _run_job(run_id, job_id(RUN_JOB_SLUG, run_id))
+    job = _run_job(run_id, work.job_id(RUN_JOB_SLUG, run_id))
     return claim_and_enqueue(lambda: schedule_run.claim_dispatch(run_id, seen_job_id, job.job_id), job)
 
 
 def dispatch_many(run_ids: Sequence[int]) -> int:
     """Dispatch freshly admitted runs (the ticker's batch): claims first, then one Redis pipeline."""
-    claimed = schedule_run.claim_dispatches({run_id: job_id(RUN_JOB_SLUG, run_id) for run_id in run_ids})
+    claimed = schedule_run.claim_dispatches({run_id: work.job_id(RUN_JOB_SLUG, run_id) for run_id in run_ids})
     return enqueue_claimed([_run_job(run_id, claimed_job_id) for run_id, claimed_job_id in claimed])
 
 
@@ -74,18 +65,18 @@ def dispatch_queued(now: datetime | None = None, limit: int = 500) -> int:
     return dispatch_many(rows)
 
 
-def lost(now: datetime) -> list[Candidate]:
+def lost(now: datetime) -> list[work.Candidate]:
     """Queued runs dispatched longer than LOST_AFTER before `now`, for the engine's lost-job turn."""
     rows = db.session.execute(
         select(ScheduleRun.id, ScheduleRun.job_id).where(
-            ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.dispatched_at < now - LOST_AFTER
+            ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.dispatched_at < now - work.LOST_AFTER
         )
     ).all()
     db.session.rollback()
-    return [Candidate(row.id, row.job_id, partial(dispatch, row.id, row.job_id)) for row in rows]
+    return [work.Candidate(row.id, row.job_id, partial(dispatch, row.id, row.job_id)) for row in rows]
 
 
-def lapsed(now: datetime) -> list[Candidate]:
+def lapsed(now: datetime) -> list[work.Candidate]:
     """Running runs whose holder's lease lapsed by `now`. What the retry policy counts is the
     run's stops: its attempts that ended with the worker gone, this one included (an attempt that
     waited for the mail server is the mail backoff's, not a stop)."""
@@ -93,12 +84,12 @@ def lapsed(now: datetime) -> list[Candidate]:
         select(ScheduleRun.id, ScheduleRun.job_id, ScheduleRun.attempt_count, ScheduleRun.lease_holder).where(
             ScheduleRun.status == RunStatus.RUNNING,
             leases.lease_lapsed(ScheduleRun.lease_expires_at, now),
-            ScheduleRun.dispatched_at < now - LOST_AFTER,
+            ScheduleRun.dispatched_at < now - work.LOST_AFTER,
         )
     ).all()
     db.session.rollback()
     return [
-        lapsed_candidate(
+        work.lapsed_candidate(
             row,
             partial(dispatch, row.id, row.job_id),
             attempts_used=attempts_failed_with(row.id, {schedule_run.WORKER_STOPPED}) + 1,
@@ -107,7 +98,7 @@ def lapsed(now: datetime) -> list[Candidate]:
     ]
 
 
-def give_up(candidate: Candidate, now: datetime) -> bool:
+def give_up(candidate: work.Candidate, now: datetime) -> bool:
     """Fail the run with `timeout`, fenced on the attempt whose holder stopped; its unsent
     recipient rows are failed with it."""
     run_id, attempt = candidate.record_id, candidate.attempt
@@ -128,19 +119,21 @@ def give_up(candidate: Candidate, now: datetime) -> bool:
     return True
 
 
-def requeue(run_id: int, now: datetime) -> Requeue:
+def requeue(run_id: int, now: datetime) -> work.Requeue:
     """A staff requeue of the run: refused once it settled, or while its holder is alive (a second
     attempt beside a live one would send its recipients' messages again)."""
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
-        raise RequeueRefused(f"Schedule run {run_id} no longer exists.")
+        raise work.RequeueRefused(f"Schedule run {run_id} no longer exists.")
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
-    if run.status == RunStatus.RUNNING and holder_is_alive(run.lease_expires_at, now):
-        raise RequeueRefused(
+        raise work.RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
+    if run.status == RunStatus.RUNNING and work.holder_is_alive(run.lease_expires_at, now):
+        raise work.RequeueRefused(
             f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
             "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
             "once the lease lapses."
         )
     seen_job_id = run.job_id
-    return Requeue(run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id))
+    return work.Requeue(
+        run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id)
+    )
