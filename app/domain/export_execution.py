@@ -22,14 +22,13 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
-    DETAIL_LIMIT,
     ExecutionPhase,
     ExecutionStatus,
     ExecutionTrigger,
     ExportExecution,
     ExportJobEvent,
 )
-from app.models.types import lease_lapsed, utcnow
+from app.models.types import DETAIL_LIMIT, lease_lapsed, utcnow
 
 
 def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:

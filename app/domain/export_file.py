@@ -22,9 +22,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
-from app.models.types import lease_lapsed, utcnow
-
-DETAIL_LIMIT = 1000
+from app.models.types import DETAIL_LIMIT, lease_lapsed, utcnow
 
 
 def _apply(

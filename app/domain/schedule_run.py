@@ -25,9 +25,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
-from app.models.types import utcnow
+from app.models.types import DETAIL_LIMIT, utcnow
 
-DETAIL_LIMIT = 1000
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
 _ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)

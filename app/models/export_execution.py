@@ -13,10 +13,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, one_of, utcnow
-
-# The longest failure detail or event message stored.
-DETAIL_LIMIT = 1000
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, one_of, utcnow
 
 
 class ExecutionTrigger(StrEnum):

@@ -14,7 +14,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 from app.vocabulary import Heading
 
 
@@ -148,7 +148,7 @@ class ExportFile(LeaseColumns, Model):
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     failure_code: Mapped[str | None] = mapped_column(String(40))
-    failure_detail: Mapped[str | None] = mapped_column(String(1000))
+    failure_detail: Mapped[str | None] = mapped_column(String(DETAIL_LIMIT))
     # Who cancelled the file (failure code `cancelled`); cleared if that person is removed.
     cancelled_by_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
     # Limits that changed data, {code: count} (app/domain/file_warnings.py); None when there were none.

@@ -19,7 +19,7 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
 from app.vocabulary import Heading
 
 MAX_RECIPIENTS = 50
@@ -258,7 +258,7 @@ class ScheduleRun(LeaseColumns, Model):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     failure_code: Mapped[str | None] = mapped_column(String(40))
-    failure_detail: Mapped[str | None] = mapped_column(String(1000))
+    failure_detail: Mapped[str | None] = mapped_column(String(DETAIL_LIMIT))
     job_id: Mapped[str | None] = mapped_column(String(100))
     dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # The key of the "Run now" form that admitted the run (text_rules.request_key); NULL otherwise.
@@ -296,7 +296,7 @@ class ScheduleRunAttempt(Model):
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     outcome: Mapped[str | None] = mapped_column(String(10))
     error_code: Mapped[str | None] = mapped_column(String(40))
-    error_detail: Mapped[str | None] = mapped_column(String(1000))
+    error_detail: Mapped[str | None] = mapped_column(String(DETAIL_LIMIT))
     export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
 
     run: Mapped[ScheduleRun] = relationship(back_populates="attempts")

@@ -12,6 +12,8 @@ from sqlalchemy.types import TypeDecorator
 # The longest sentence stored about a failure a person reads: a destination's connection test,
 # a package delivery's failure, a notice's sending error.
 SUMMARY_LIMIT = 500
+# The longest failure detail stored on a file, run, attempt or execution, or an execution's event message.
+DETAIL_LIMIT = 1000
 
 
 class UTCDateTime(TypeDecorator[datetime]):

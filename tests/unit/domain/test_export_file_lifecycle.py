@@ -11,6 +11,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
+from app.models.types import DETAIL_LIMIT
 from tests import factories
 
 
@@ -75,9 +76,9 @@ def test_fail_refuses_a_succeeded_file(export):
 
 
 def test_a_failure_detail_is_cut_to_its_limit(export):
-    export_file.fail(export.id, 0, FailureCode.INTERNAL, "x" * (export_file.DETAIL_LIMIT + 50))
+    export_file.fail(export.id, 0, FailureCode.INTERNAL, "x" * (DETAIL_LIMIT + 50))
 
-    assert len(_row(export).failure_detail) == export_file.DETAIL_LIMIT
+    assert len(_row(export).failure_detail) == DETAIL_LIMIT
 
 
 def test_progress_is_refused_once_the_file_settled(export):
