@@ -228,7 +228,8 @@ def _reconcile_coverage_or_exit() -> None:
 
 @coverage_group.command("reconcile")
 def reconcile_coverage_command() -> None:
-    """Record the datasets declared in app/domain/coverage.py; refuse changed columns under a recorded version.
+    """Record the datasets declared in app/domain/workspace_export/coverage.py; refuse changed columns
+    under a recorded version.
 
     Exits with 1, changing nothing, when a recorded (dataset, schema version) would change its content hash.
     """

@@ -7,7 +7,8 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
-from app.domain import attachment_policy, audit_vocabulary, progress_pace
+from app.domain.platform import audit_vocabulary, progress_pace
+from app.domain.schedules import attachment_policy
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.report import ReportKind
 from app.models.schedule import ScheduleKind

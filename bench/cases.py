@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from flask import Flask
     from sqlalchemy import Select
 
-    from app.domain.access import RequesterContext
+    from app.domain.platform.access import RequesterContext
     from bench.dataset import BenchWorkspace
 
 # How often the children's memory is read while a case that starts processes runs.
@@ -250,7 +250,7 @@ class PackagePlan:
 
 
 def _admin_context(bench: BenchWorkspace) -> RequesterContext:
-    from app.domain.access import RequesterContext
+    from app.domain.platform.access import RequesterContext
 
     return RequesterContext(
         workspace_id=bench.workspace_id,
@@ -278,8 +278,8 @@ def plan_for(bench: BenchWorkspace) -> Plan:
     """
     from app.data.csv_copy import copy_statement
     from app.data.query_runner import build_select, request_columns
-    from app.domain.catalog import get_dataset
-    from app.domain.stored_request import FileRequest
+    from app.domain.sources.catalog import get_dataset
+    from app.domain.sources.stored_request import FileRequest
     from bench.dataset import DATASET, database_url, libpq_url
 
     dataset = get_dataset(DATASET)
@@ -420,8 +420,8 @@ def reportlab_canvas(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from reportlab.pdfgen.canvas import Canvas
 
     from app.data.query_runner import request_dataset
-    from app.domain.print_params import PrintParams
-    from app.domain.stored_request import FileRequest
+    from app.domain.sources.print_params import PrintParams
+    from app.domain.sources.stored_request import FileRequest
     from app.models.types import utcnow
     from app.rendering.pdf import format_value
     from app.rendering.pdf.fonts import font_set
@@ -546,7 +546,7 @@ def package_parquet(plan: PackagePlan, scratch: Path, meter: Meter) -> int:
 def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int:
     from sqlalchemy import delete
 
-    from app.domain import export_execution
+    from app.domain.workspace_export import export_execution
     from app.extensions import db
     from app.models import ExportExecution, ExportPackage
     from app.models.export_execution import ExecutionTrigger
@@ -620,7 +620,7 @@ def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> 
 
 def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str) -> int:
     """Admit a query file for the workspace's administrator and produce it through the job body."""
-    from app.domain.access import current_context
+    from app.domain.platform.access import current_context
     from app.extensions import db
     from app.models import SavedQuery
     from app.services.files.file_requests import QueryFileOptions, request_query_file
@@ -646,7 +646,7 @@ def xlsx_export(plan: Plan, scratch: Path, meter: Meter) -> int:
 
 def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     """Admit a PDF file of the report for the workspace's administrator and produce it through the job body."""
-    from app.domain.access import current_context
+    from app.domain.platform.access import current_context
     from app.extensions import db
     from app.models import Report
     from app.services.files.report_files import request_report_file

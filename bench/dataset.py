@@ -211,7 +211,7 @@ def prepare_schema(app: Flask) -> None:
 
 def prepare_workspace(app: Flask, rows: int) -> tuple[BenchWorkspace, bool]:
     """The workspace holding `rows` entries, and whether its rows had to be (re)built."""
-    from app.domain.catalog import get_dataset
+    from app.domain.sources.catalog import get_dataset
     from app.extensions import db
     from app.models import ExportFile, Membership, Person, SavedQuery, TimesheetEntry, Workspace
 
@@ -357,7 +357,7 @@ def prepare_reports(app: Flask, bench: BenchWorkspace, sizes: tuple[int, ...]) -
     validated as the Reports page would validate it. They are made afresh on every run, so they
     always match the definition here.
     """
-    from app.domain.access import current_context
+    from app.domain.platform.access import current_context
     from app.extensions import db
     from app.models import Report, SavedQuery
     from app.services.sources.reports import create_report

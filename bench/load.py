@@ -86,7 +86,7 @@ def prepare_people(app: Flask, workspace_id: int, password: str) -> list[str]:
 def prepare_schedules(app: Flask, bench) -> None:
     """SCHEDULES weekly schedules of the saved query, saved as the schedule form saves them; their
     day is three days ahead, so the scheduler started with the suite finds none due."""
-    from app.domain.access import current_context
+    from app.domain.platform.access import current_context
     from app.services.schedules.schedule_form import save_schedule
     from app.services.schedules.schedules import ScheduleInput
 
@@ -123,7 +123,7 @@ def remove_schedules(app: Flask, workspace_id: int) -> None:
 
 def prepare_package(app: Flask, bench) -> None:
     """One workspace-export package of the workspace's teams, people and entries, made by the job body."""
-    from app.domain import export_execution
+    from app.domain.workspace_export import export_execution
     from app.extensions import db
     from app.models.export_execution import ExecutionTrigger
     from app.services.workspace_export.coverage import reconcile_coverage

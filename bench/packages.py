@@ -137,7 +137,7 @@ def prepare_package_workspace(app: Flask, rows: int) -> tuple[int, int, bool]:
 
 
 def _tables() -> dict[str, str]:
-    from app.domain.catalog import DATASETS as CATALOG
+    from app.domain.sources.catalog import DATASETS as CATALOG
 
     return {name: CATALOG[name].table.name for name in DATASETS}
 
@@ -191,7 +191,7 @@ def package_plan(workspace_id: int, admin_id: int, rows: int):
     import psycopg
 
     from app.data.package_snapshot import SESSION_SETTINGS, open_snapshot, packaged_datasets
-    from app.domain.catalog import DATASETS as CATALOG
+    from app.domain.sources.catalog import DATASETS as CATALOG
     from app.rendering.package.zip_stream import DEFAULT_COMPRESSION_LEVEL
     from bench.cases import PackagePlan, _sql_text
     from bench.dataset import database_url, libpq_url

@@ -11,8 +11,8 @@ import secrets
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
-from app.domain import export_file
-from app.domain.timetable import Timetable, next_occurrence
+from app.domain.files import export_file
+from app.domain.platform.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
     CommunicationTemplate,

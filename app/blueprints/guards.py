@@ -16,9 +16,9 @@ from typing import TypeVar
 from flask import g
 from flask_login import current_user, login_required
 
-from app.domain.access import Owned, RequesterContext, can_change, current_context
 from app.domain.errors import NotVisible
-from app.domain.text_rules import database_id
+from app.domain.platform.access import Owned, RequesterContext, can_change, current_context
+from app.domain.platform.text_rules import database_id
 
 Found = TypeVar("Found")
 

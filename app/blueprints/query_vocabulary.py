@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.domain.catalog import get_dataset
-from app.domain.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
+from app.domain.sources.catalog import get_dataset
+from app.domain.sources.query_spec import OPERATORS, RELATIVE_RANGES, VALUELESS
 from app.services.files.file_requests import HEADINGS, TIME_STAMPS
 
 

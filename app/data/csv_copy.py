@@ -5,7 +5,7 @@ named cursor feeding `csv.writer` 7.3 s). The database formats every cell exactl
 app/rendering/csv_writer.py does in Python (its docstring has the rule), so the CSV writer only
 relays the records (`write_csv_records`), and a test holds both ways byte-for-byte equal:
 
-- text goes through the formula guard of app/domain/formula_guard.py (unless the file asks for
+- text goes through the formula guard of app/domain/files/formula_guard.py (unless the file asks for
   exact values), from the same character sets and break pattern Python uses; FORCE_QUOTE quotes
   every non-NULL text, as the Python path does;
 - a NULL is an empty field, unquoted (COPY quotes an empty string but not a NULL); in a row of
@@ -25,10 +25,10 @@ from collections.abc import Generator, Sequence
 from sqlalchemy import ColumnElement, Select, Text, and_, case, cast, func, literal
 
 from app.data.query_runner import build_select, request_columns
-from app.domain.access import RequesterContext
-from app.domain.catalog import Column
-from app.domain.formula_guard import CELL_BREAKS, FORMULA_TRIGGERS, GUARDED_BREAK_PATTERN, LEADING_CHARACTERS
-from app.domain.stored_request import FileRequest
+from app.domain.files.formula_guard import CELL_BREAKS, FORMULA_TRIGGERS, GUARDED_BREAK_PATTERN, LEADING_CHARACTERS
+from app.domain.platform.access import RequesterContext
+from app.domain.sources.catalog import Column
+from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 
 # Code points (PostgreSQL's `ascii` of a text's first character, in a UTF-8 database).

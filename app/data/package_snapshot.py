@@ -17,7 +17,7 @@ numbers bare in their exact text, NULL an empty unquoted field, every other valu
 (FORCE_QUOTE; COPY quotes an empty text anyway), dates YYYY-MM-DD, time stamps
 `YYYY-MM-DDTHH:MI:SS.ffffff+00:00` in UTC, booleans `true` / `false`. COPY is several times
 faster than formatting millions of rows in Python (bench/README.md, "packages").
-Only datasets whose coverage declaration (app/domain/coverage.py) is active may be read.
+Only datasets whose coverage declaration (app/domain/workspace_export/coverage.py) is active may be read.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ from sqlalchemy import (
     select,
 )
 
-from app.domain.catalog import DATASETS, Dataset
-from app.domain.column_shape import ColumnShape
-from app.domain.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
 from app.domain.errors import Conflict
+from app.domain.sources.catalog import DATASETS, Dataset
+from app.domain.workspace_export.column_shape import ColumnShape
+from app.domain.workspace_export.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
 from app.extensions import db
 
 DEFAULT_BATCH_SIZE = 5000

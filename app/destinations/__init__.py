@@ -1,7 +1,7 @@
 """Customers' storage as delivery destinations (DESIGN section 8, seed 000).
 
 - `open_destination(destination)`: the store for an `ExportDestination` (kind `s3` or `directory`),
-  its stored path checked again with the form's rule (`app.domain.destination_rules`).
+  its stored path checked again with the form's rule (`app.domain.workspace_export.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
   error when that fails.
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
@@ -44,8 +44,8 @@ from app.destinations.base import (
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
-from app.domain.destination_rules import validate_destination_path
 from app.domain.errors import ValidationError
+from app.domain.workspace_export.destination_rules import validate_destination_path
 from app.models.export_destination import DestinationKind, ExportDestination
 from app.models.package_delivery import FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret

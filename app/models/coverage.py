@@ -1,7 +1,7 @@
 """The coverage registry (INV-13): each dataset version recorded once, and the registry's versions.
 
 Rows are written only by app/services/workspace_export/coverage.py from the declarations in
-app/domain/coverage.py. A (dataset, schema version) row keeps the content hash it was first
+app/domain/workspace_export/coverage.py. A (dataset, schema version) row keeps the content hash it was first
 recorded with; a registry version is added whenever a reconcile changed anything.
 """
 

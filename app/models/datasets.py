@@ -1,6 +1,6 @@
 """The product-wide datasets a workspace can export: real tables keyed by workspace.
 
-What each column means to a reader lives in the catalog (app/domain/catalog.py); these are
+What each column means to a reader lives in the catalog (app/domain/sources/catalog.py); these are
 the physical tables the demo seed fills. Names and team are carried on each row the way the
 platform's reporting views expose them, so an export needs no joins.
 """

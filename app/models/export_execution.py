@@ -1,6 +1,6 @@
 """Workspace export executions (DESIGN section 8; seed 003) and their event logs.
 
-The lifecycle lives in app/domain/export_execution.py: each transition is one guarded
+The lifecycle lives in app/domain/workspace_export/export_execution.py: each transition is one guarded
 statement there (INV-12); nothing else writes the status column.
 """
 

@@ -1,6 +1,6 @@
 """Export files (query_exports) and their outbox requests (query_export_requests).
 
-Lifecycle STATE-PFM-QRY-006; transitions live in app/domain/export_file.py. The CHECK
+Lifecycle STATE-PFM-QRY-006; transitions live in app/domain/files/export_file.py. The CHECK
 constraints carry INV-03: each source kind (a saved query, a report, the workspace's audit log)
 has its own shape and permitted formats, and a descriptions row is an Excel option only.
 """
@@ -113,7 +113,7 @@ class ExportFile(LeaseColumns, Model):
     source_name: Mapped[str] = mapped_column(String(200))
     source_version: Mapped[int]
     dataset: Mapped[str | None] = mapped_column(String(100))
-    # What the file's rows are (app/domain/stored_request.py): a FileRequest's JSON for query and
+    # What the file's rows are (app/domain/sources/stored_request.py): a FileRequest's JSON for query and
     # report files, an AuditSelection's (the audit page's filters) for a file of the audit log.
     request: Mapped[dict | None] = mapped_column(JSON)
     # Removing a report clears this reference; the file keeps its name, print parameters and history.
@@ -121,7 +121,7 @@ class ExportFile(LeaseColumns, Model):
     # A file a schedule's run produced: people with schedule authority may read it too (INV-04).
     schedule_id: Mapped[int | None] = mapped_column(ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     report_kind: Mapped[str | None] = mapped_column(String(10))
-    # The JSON of a PrintParams (app/domain/print_params.py): the page and layout a report file prints.
+    # The JSON of a PrintParams (app/domain/sources/print_params.py): the page and layout a report file prints.
     print_params: Mapped[dict | None] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(10))
     heading: Mapped[str] = mapped_column(String(10), default=Heading.NAMES)
@@ -151,7 +151,7 @@ class ExportFile(LeaseColumns, Model):
     failure_detail: Mapped[str | None] = mapped_column(String(DETAIL_LIMIT))
     # Who cancelled the file (failure code `cancelled`); cleared if that person is removed.
     cancelled_by_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
-    # Limits that changed data, {code: count} (app/domain/file_warnings.py); None when there were none.
+    # Limits that changed data, {code: count} (app/domain/files/file_warnings.py); None when there were none.
     warnings: Mapped[dict[str, int] | None] = mapped_column(JSON)
 
     outbox: Mapped[ExportFileRequest] = relationship(back_populates="export", cascade="all, delete-orphan")

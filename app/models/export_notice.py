@@ -1,7 +1,7 @@
 """Workspace export notices (DESIGN section 8): the emails about a package ready, an execution or
 a delivery failed, or a package deleted by staff, one per subject, kind and person.
 
-Their lifecycle lives in app/domain/export_notice.py.
+Their lifecycle lives in app/domain/workspace_export/export_notice.py.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A workspace's export settings (DESIGN section 8; seed 003): which datasets a package holds and
 in which format, the volume size, how long packages are kept, the cadence and who is notified.
 
-Validation rules live in app/domain/export_settings_rules.py; pausing and suspension in
-app/domain/export_suspension.py.
+Validation rules live in app/domain/workspace_export/export_settings_rules.py; pausing and suspension in
+app/domain/workspace_export/export_suspension.py.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class ExportSettings(Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
-    # Covered dataset names (app/domain/coverage.py) the packages include, in catalog order.
+    # Covered dataset names (app/domain/workspace_export/coverage.py) the packages include, in catalog order.
     datasets: Mapped[list[str]] = mapped_column(JSON, default=list)
     format: Mapped[str] = mapped_column(String(10), default=PackageFormat.CSV)
     volume_size_mb: Mapped[int] = mapped_column(default=DEFAULT_VOLUME_SIZE_MB)

@@ -1,7 +1,7 @@
 """Package deliveries (DESIGN section 8; seed 000): a package copied to one destination, with
 every transfer attempt.
 
-The lifecycle lives in app/domain/package_delivery.py: each transition is one guarded statement
+The lifecycle lives in app/domain/workspace_export/package_delivery.py: each transition is one guarded statement
 there (INV-12); nothing else writes the status column.
 """
 

@@ -25,7 +25,7 @@ class SavedQuery(Model):
     owner_id: Mapped[int] = mapped_column(ForeignKey("people.id"))
     name: Mapped[str] = mapped_column(String(200))
     dataset: Mapped[str] = mapped_column(String(100))
-    # The query definition; its shape is validated by app.domain.query_spec.
+    # The query definition; its shape is validated by app.domain.sources.query_spec.
     columns: Mapped[list[str]] = mapped_column(JSON)
     filters: Mapped[list[dict]] = mapped_column(JSON, default=list)
     sort: Mapped[list[dict]] = mapped_column(JSON, default=list)

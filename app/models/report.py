@@ -1,7 +1,7 @@
 """Reports: a saved query presented as a table, a coded (grouped) listing or summary figures.
 
 The layout (columns and widths, code column and descriptions, summary figures) is plain data
-validated by app/domain/report_spec.py; the print parameters say how the page is set out.
+validated by app/domain/sources/report_spec.py; the print parameters say how the page is set out.
 A saved query used by a report cannot be deleted (the foreign key restricts it and
 app/services/sources/reports.py explains it first); removing a report leaves its files, whose
 reference the database clears (query_exports.report_id ON DELETE SET NULL).

@@ -165,7 +165,7 @@ class Schedule(Model):
     report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
     report_version_seen: Mapped[int | None]
 
-    # The timetable as app/domain/timetable.py reads and writes it, its zone included.
+    # The timetable as app/domain/platform/timetable.py reads and writes it, its zone included.
     timetable: Mapped[dict] = mapped_column(JSON)
     next_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

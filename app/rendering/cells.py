@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from app.domain.catalog import Column
+from app.domain.sources.catalog import Column
 from app.rendering.neutralise import neutralise
 
 # Each formatter takes the values of its own column type (or None), as the rows bring them.

@@ -11,7 +11,7 @@ The rule for CSV, one for the whole file:
 - a missing value (NULL) is an empty field; an empty text is `""`; a row of one column never
   ends up as an empty line (its empty field is written `""`);
 - spreadsheet-safe files (the default) guard text against formula injection by the rule of
-  app/domain/formula_guard.py (a `'` before a trigger at the start or after a `;`, tab or line
+  app/domain/files/formula_guard.py (a `'` before a trigger at the start or after a `;`, tab or line
   break, blanks skipped); files "for data tools" (`exact_values`) write every text exactly;
 - dates are YYYY-MM-DD and times YYYY-MM-DDTHH:MM:SSZ in UTC (app/rendering/cells.py);
 - nothing is cut or escaped: CSV holds any text, control characters included. The writers take
@@ -34,7 +34,7 @@ import io
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from app.domain.catalog import Column
+from app.domain.sources.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
 from app.rendering.neutralise import neutralise
 from app.vocabulary import Heading

@@ -1,4 +1,4 @@
-"""Formula-injection neutralising for spreadsheet-safe CSV text (the rule: app/domain/formula_guard.py).
+"""Formula-injection neutralising for spreadsheet-safe CSV text (the rule: app/domain/files/formula_guard.py).
 
 CSV is plain text, so the only way to stop a spreadsheet from evaluating a cell is the leading
 `'` OWASP recommends; XLSX does not need it (its text cells carry the quote-prefix style, see
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from app.domain.formula_guard import (
+from app.domain.files.formula_guard import (
     FORMULA_TRIGGERS,
     GUARDED_BREAK_PATTERN,
     GUARDED_START_PATTERN,

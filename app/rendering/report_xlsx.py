@@ -30,8 +30,8 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
-from app.domain.catalog import Column
-from app.domain.report_spec import is_amount, is_identifier
+from app.domain.sources.catalog import Column
+from app.domain.sources.report_spec import is_amount, is_identifier
 from app.rendering import ByteSink, TooManyRows
 from app.rendering.pdf import Group, PdfLayout, add_to, rows_label
 from app.rendering.pdf.formatting import format_datetime

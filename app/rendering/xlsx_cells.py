@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, tzinfo
 
-from app.domain.file_warnings import CELL_TRUNCATED, DATE_OUT_OF_RANGE
+from app.domain.files.file_warnings import CELL_TRUNCATED, DATE_OUT_OF_RANGE
 
 MAX_CELL_CHARS = 32_767
 TRUNCATION_MARKER = " […truncated]"
@@ -114,7 +114,7 @@ def datetime_serial(wall_time: datetime) -> float | None:
 def out_of_range_text(value: date | datetime, wall_time: datetime | None, warnings: Counter[str]) -> str:
     """ISO text for a date or time stamp Excel cannot hold as one, counted as `date_out_of_range`.
 
-    The forms are the ones the file's warning names (app/domain/file_warnings.py): YYYY-MM-DD, or
+    The forms are the ones the file's warning names (app/domain/files/file_warnings.py): YYYY-MM-DD, or
     YYYY-MM-DDTHH:MM:SS with the offset from UTC (±HH:MM, or Z).
     """
     warnings[DATE_OUT_OF_RANGE] += 1

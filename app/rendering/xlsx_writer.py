@@ -23,7 +23,7 @@ What the file holds:
   first WIDTH_SAMPLE_ROWS rows are read before the sheet starts, since its widths come first.
 
 Writers take rows and write bytes; they never query. Limits that change data are counted in
-the `warnings` Counter the caller passes (app/domain/file_warnings.py has the codes).
+the `warnings` Counter the caller passes (app/domain/files/file_warnings.py has the codes).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 from zoneinfo import ZoneInfo
 
-from app.domain.catalog import Column
+from app.domain.sources.catalog import Column
 from app.rendering import TooManyRows
 from app.rendering.xlsx_cells import (
     MAX_CELL_CHARS,

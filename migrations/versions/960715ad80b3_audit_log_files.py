@@ -5,7 +5,7 @@ Revises: c6e1d4a8f2b3
 Create Date: 2026-12-01 07:00:00
 
 A file of the workspace's audit log goes through the export-file path like a query's: it has no
-dataset and no report, its `request` is the audit page's filters (app/domain/stored_request.py,
+dataset and no report, its `request` is the audit page's filters (app/domain/sources/stored_request.py,
 AuditSelection) and it is CSV only. Only the two CHECK constraints that name the kinds change;
 no row changes.
 

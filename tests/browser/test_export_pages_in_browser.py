@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.domain import export_execution
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_package import ExportVolume
 from app.models.types import utcnow

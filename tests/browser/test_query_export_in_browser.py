@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 from sqlalchemy import select
 
-from app.domain.catalog import get_dataset
+from app.domain.sources.catalog import get_dataset
 from app.models import ExportFile, SavedQuery, TimesheetEntry
 from app.rendering.cells import format_cell
 from app.rendering.dates import WorkspaceDates

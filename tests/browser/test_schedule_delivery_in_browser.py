@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from sqlalchemy import select
 
-from app.domain.catalog import get_dataset
+from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import ExportFile, TimesheetEntry
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun

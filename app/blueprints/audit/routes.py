@@ -3,8 +3,8 @@ from flask import g, render_template, request
 from app.blueprints.audit import bp
 from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import workspace_administrator
-from app.domain import text_rules
 from app.domain.errors import ValidationError
+from app.domain.platform import text_rules
 from app.services.platform import list_pages
 from app.services.platform.list_pages import ListRequest
 from app.services.workspace import audit_log

@@ -1,6 +1,6 @@
 """The workspace export settings and destination forms. WTForms reads the request, checks the
 CSRF token and refuses text no column can hold; what each value means is judged by
-app.domain.export_settings_rules, whose ValidationError names the field it belongs to."""
+app.domain.workspace_export.export_settings_rules, whose ValidationError names the field it belongs to."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from wtforms import HiddenField, PasswordField, SelectMultipleField, StringField
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.export_settings_rules import DestinationInput, SettingsInput
+from app.domain.workspace_export.export_settings_rules import DestinationInput, SettingsInput
 from app.models.export_destination import ExportDestination
 from app.models.export_settings import ExportSettings
 

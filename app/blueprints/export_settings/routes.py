@@ -20,11 +20,11 @@ from app.blueprints.export_settings.forms import (
     SettingsForm,
 )
 from app.blueprints.guards import visible_or_404, workspace_administrator
-from app.domain import attachment_policy as policy_rules
 from app.domain.errors import ValidationError
-from app.domain.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
-from app.domain.text_rules import opened_version
-from app.domain.timetable import WEEKDAY_NAMES, wall_clock_label
+from app.domain.platform.text_rules import opened_version
+from app.domain.platform.timetable import WEEKDAY_NAMES, wall_clock_label
+from app.domain.schedules import attachment_policy as policy_rules
+from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind
 from app.models.export_settings import (

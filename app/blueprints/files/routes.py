@@ -14,8 +14,8 @@ from app.blueprints.downloads import stored_file_response
 from app.blueprints.files import bp
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
-from app.domain import file_warnings
 from app.domain.errors import AccessDenied
+from app.domain.files import file_warnings
 from app.models import ExportFile
 from app.models.export_file import FileKind
 from app.models.types import utcnow

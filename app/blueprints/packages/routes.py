@@ -18,8 +18,8 @@ from app.blueprints.downloads import stored_file_response
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
-from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
+from app.domain.platform.access import RequesterContext
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
 from app.models.export_package import ExportPackage, ExportVolume
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS

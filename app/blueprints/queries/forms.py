@@ -1,7 +1,7 @@
 """The query builder form: what the person typed, read from the request and shown back.
 
 The builder has rows that come and go (filters, date ranges), so it is plain data rather than
-a WTForms form. It never validates: app.domain.query_spec does, and a refused save shows the
+a WTForms form. It never validates: app.domain.sources.query_spec does, and a refused save shows the
 form exactly as it was typed. Field names are flat (`filters-0-column`), so the page works as
 an ordinary form without JavaScript and htmx only re-renders parts of it.
 """
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from werkzeug.datastructures import MultiDict
 
-from app.domain.catalog import Column, Dataset, get_dataset
-from app.domain.query_spec import MAX_FILTERS, MAX_SORT, OPERATORS, VALUELESS
-from app.domain.text_rules import opened_version
+from app.domain.platform.text_rules import opened_version
+from app.domain.sources.catalog import Column, Dataset, get_dataset
+from app.domain.sources.query_spec import MAX_FILTERS, MAX_SORT, OPERATORS, VALUELESS
 from app.models import SavedQuery
 
 # Beyond the limits query_spec enforces, one extra row is read so its message can be shown.

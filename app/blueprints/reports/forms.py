@@ -2,7 +2,7 @@
 
 Like the query builder it is plain data rather than a WTForms form, because the fields it has
 depend on the chosen query and kind. It never validates beyond reading the text it was given:
-app.domain.report_spec does, and a refused save shows the form exactly as it was typed. Field
+app.domain.sources.report_spec does, and a refused save shows the form exactly as it was typed. Field
 names are flat (`width-hours`, `figures-0-function`) so it works as an ordinary form; htmx
 only re-renders the part that depends on the query and kind.
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from werkzeug.datastructures import MultiDict
 
-from app.domain.catalog import Column, get_dataset
 from app.domain.errors import ValidationError
-from app.domain.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
-from app.domain.text_rules import opened_version
+from app.domain.platform.text_rules import opened_version
+from app.domain.sources.catalog import Column, get_dataset
+from app.domain.sources.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
 from app.models import Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS, ReportKind
 

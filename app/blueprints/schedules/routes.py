@@ -19,13 +19,13 @@ from app.blueprints.form_refusals import form_refusals
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
-from app.domain import text_rules
-from app.domain.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
 from app.domain.errors import ValidationError
-from app.domain.schedule_rules import FORMAT_LABELS
-from app.domain.text_rules import opened_version
-from app.domain.time_zones import zone_suggestions
-from app.domain.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
+from app.domain.platform import text_rules
+from app.domain.platform.text_rules import opened_version
+from app.domain.platform.time_zones import zone_suggestions
+from app.domain.platform.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
+from app.domain.schedules.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
+from app.domain.schedules.schedule_rules import FORMAT_LABELS
 from app.models.export_file import FileFormat
 from app.models.schedule import MAX_RECIPIENTS
 from app.services.platform import list_pages, workspaces

@@ -10,7 +10,7 @@ from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
 from app.domain.errors import AccessDenied, Conflict, NotVisible, TransitionRefused, ValidationError
-from app.domain.text_rules import database_id
+from app.domain.platform.text_rules import database_id
 from app.models import (
     ExportExecution,
     ExportFile,

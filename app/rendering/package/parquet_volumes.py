@@ -1,6 +1,6 @@
 """One dataset's rows into Parquet volumes: one Parquet file per volume, typed columns, zstd.
 
-Columns take their types from the dataset's declaration and its table (app/domain/column_shape.py):
+Columns take their types from the dataset's declaration and its table (app/domain/workspace_export/column_shape.py):
 integers at their width (int16, int32, int64), decimals as decimal128 with the declared precision
 and scale, time stamps as microsecond timestamps adjusted to UTC, dates as dates, text as UTF-8
 strings, booleans as booleans; every column may hold NULL. Values are converted by pyarrow, which
@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from app.domain.column_shape import ColumnShape
+from app.domain.workspace_export.column_shape import ColumnShape
 from app.rendering.package.parquet_settings import COMPRESSION, COMPRESSION_LEVEL, ROW_GROUP_ROWS
 from app.rendering.package.volumes import (
     Progress,

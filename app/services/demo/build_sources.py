@@ -7,8 +7,8 @@ from datetime import datetime
 
 from flask import current_app
 
-from app.domain.query_spec import validate_definition
-from app.domain.report_spec import validate_report
+from app.domain.sources.query_spec import validate_definition
+from app.domain.sources.report_spec import validate_report
 from app.extensions import db
 from app.models import Person, Report, SavedQuery, Workspace
 from app.services.demo.data_sources import SAMPLE_REPORTS, SAVED_QUERIES

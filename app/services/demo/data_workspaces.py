@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from app.domain.access import SCHEDULE_MANAGEMENT
-from app.domain.catalog import DATASETS
+from app.domain.platform.access import SCHEDULE_MANAGEMENT
+from app.domain.sources.catalog import DATASETS
 from app.models.workspace import STAFF_PERMISSIONS
 from app.seed_data import HOSTILE_VALUES, reads_as_a_name
 from app.services.schedules.schedules import EXTERNAL_GRANT

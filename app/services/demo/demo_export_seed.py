@@ -16,8 +16,8 @@ import logging
 from flask import current_app
 from sqlalchemy import select
 
-from app.domain.access import current_context
-from app.domain.export_settings_rules import DestinationInput, SettingsInput, active_datasets
+from app.domain.platform.access import current_context
+from app.domain.workspace_export.export_settings_rules import DestinationInput, SettingsInput, active_datasets
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_execution import ExecutionTrigger

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 
 from app.data.audit_events import count_events, iter_events
-from app.domain.access import RequesterContext
-from app.domain.audit_vocabulary import action_sentence, changes, reason_sentence
-from app.domain.catalog import Column
-from app.domain.stored_request import AuditSelection
+from app.domain.platform.access import RequesterContext
+from app.domain.platform.audit_vocabulary import action_sentence, changes, reason_sentence
+from app.domain.sources.catalog import Column
+from app.domain.sources.stored_request import AuditSelection
 from app.models import ExportFile
 from app.rendering.csv_writer import write_csv
 

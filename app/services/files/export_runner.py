@@ -3,7 +3,7 @@
 The database row is the source of truth, not Redis: a job may be delivered twice, after its
 file settled, or while an earlier attempt is still alive. So every run re-reads the row and
 the requester's current access, restarts into the file's fixed key, and settles the file only
-through the guarded transitions of app/domain/export_file.py.
+through the guarded transitions of app/domain/files/export_file.py.
 
 Each attempt is numbered by `start` and every later transition names that number, so an
 attempt that a restart made stale (the watchdog saw its lease lapse) can change nothing in the
@@ -25,10 +25,10 @@ from flask import current_app
 from rq.timeouts import JobTimeoutException
 from sqlalchemy import select
 
-from app.domain import export_file
-from app.domain.access import RequesterContext, current_context
-from app.domain.catalog import get_dataset
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.files import export_file
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileKind, FileStatus

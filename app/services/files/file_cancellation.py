@@ -3,14 +3,14 @@
 Its requester may cancel it, and so may an administrator of the workspace who can see it (a
 schedule's file, for instance). The file fails with code `cancelled` and remembers who
 cancelled it; a worker producing it notices at its next fenced write and aborts its upload
-(app/domain/export_file.py `cancel`). A file that settled first stays as it settled.
+(app/domain/files/export_file.py `cancel`). A file that settled first stays as it settled.
 """
 
 from __future__ import annotations
 
-from app.domain import export_file
-from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, TransitionRefused
+from app.domain.files import export_file
+from app.domain.platform.access import RequesterContext
 from app.extensions import db
 from app.models import ExportFile, Person
 from app.models.export_file import FailureCode, FileStatus

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select
 
-from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import Conflict
+from app.domain.platform.access import RequesterContext, has_schedule_authority
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus

@@ -18,10 +18,10 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.query_spec import substitute, validate_definition
-from app.domain.stored_request import FileRequest
+from app.domain.platform.access import RequesterContext
+from app.domain.sources.query_spec import substitute, validate_definition
+from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, SavedQuery, Workspace
 from app.models.export_file import FileFormat, FileKind, FileStatus

@@ -27,12 +27,12 @@ from flask import current_app
 
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures
-from app.domain.access import RequesterContext
-from app.domain.catalog import Column, Dataset
-from app.domain.print_params import PrintParams, ReportLayout
-from app.domain.query_spec import OPERATORS, VALUELESS
-from app.domain.report_spec import is_identifier
-from app.domain.stored_request import FileRequest
+from app.domain.platform.access import RequesterContext
+from app.domain.sources.catalog import Column, Dataset
+from app.domain.sources.print_params import PrintParams, ReportLayout
+from app.domain.sources.query_spec import OPERATORS, VALUELESS
+from app.domain.sources.report_spec import is_identifier
+from app.domain.sources.stored_request import FileRequest
 from app.models import ExportFile
 from app.models.export_file import FileFormat
 from app.models.report import ReportKind

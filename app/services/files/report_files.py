@@ -15,12 +15,12 @@ from flask import current_app
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.print_params import PrintParams
-from app.domain.query_spec import substitute, validate_definition
-from app.domain.report_spec import code_sort_first, validate_layout
-from app.domain.stored_request import FileRequest
+from app.domain.platform.access import RequesterContext
+from app.domain.sources.print_params import PrintParams
+from app.domain.sources.query_spec import substitute, validate_definition
+from app.domain.sources.report_spec import code_sort_first, validate_layout
+from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile, Report, SavedQuery
 from app.models.export_file import FileFormat, FileKind

@@ -16,9 +16,9 @@ from functools import partial
 
 from sqlalchemy import select
 
-from app.domain import export_file
 from app.domain.errors import TransitionRefused
-from app.domain.retry_policy import RetryPolicy
+from app.domain.files import export_file
+from app.domain.platform.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode, FileStatus

@@ -22,7 +22,7 @@ from rq.job import Job, JobStatus
 from rq.worker import Worker
 
 from app.domain.errors import Conflict
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
 from app.services.platform.leases import lease_seconds
 from app.services.platform.queue import WorkPriority
 

@@ -1,7 +1,7 @@
 """Importing schedules from the old scheduling system (`flask schedules import-legacy FILE.json`).
 
 The file's shape and each field's mapping are documented in docs/legacy-schedules.md. Each entry
-is checked with the rules the schedule form applies (app/domain/schedule_rules.py, the
+is checked with the rules the schedule form applies (app/domain/schedules/schedule_rules.py, the
 timetable's own validation, the owner's access as it is now) and imported in its own
 transaction, so a bad entry is reported and the good ones still arrive. An imported schedule
 starts paused (`legacy_import`) with the old id in `legacy_ref`; it resumes only when someone
@@ -22,18 +22,18 @@ from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext, current_context
 from app.domain.errors import ValidationError
-from app.domain.query_spec import validate_definition
-from app.domain.schedule_rules import (
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.platform.text_rules import database_id, refuse_unstorable
+from app.domain.platform.timetable import Timetable, TimetableKind, next_occurrence
+from app.domain.schedules.schedule_rules import (
     RecipientChoice,
     checked_recipients,
     valid_custom_message,
     valid_format,
     valid_name,
 )
-from app.domain.text_rules import database_id, refuse_unstorable
-from app.domain.timetable import Timetable, TimetableKind, next_occurrence
+from app.domain.sources.query_spec import validate_definition
 from app.extensions import db
 from app.models import Membership, Person, Report, SavedQuery, Workspace
 from app.models.schedule import PauseReason, Schedule, ScheduleKind, ScheduleRecipient, ScheduleStatus

@@ -15,8 +15,8 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import current_context
 from app.domain.errors import NotVisible
+from app.domain.platform.access import current_context
 from app.extensions import db
 from app.models import ExportFile, Workspace
 from app.models.export_file import FileStatus

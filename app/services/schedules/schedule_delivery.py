@@ -22,11 +22,11 @@ from sqlalchemy import select
 
 from app.communications import Attachment, Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
-from app.domain import attachment_policy as attachment_rules
-from app.domain import recipient_delivery
-from app.domain.access import RequesterContext
 from app.domain.errors import TransitionRefused
-from app.domain.timetable import Timetable, wall_clock_label
+from app.domain.platform.access import RequesterContext
+from app.domain.platform.timetable import Timetable, wall_clock_label
+from app.domain.schedules import attachment_policy as attachment_rules
+from app.domain.schedules import recipient_delivery
 from app.extensions import db
 from app.models import ExportFile, Membership, Person
 from app.models.schedule import (

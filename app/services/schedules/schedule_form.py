@@ -10,13 +10,13 @@ from typing import cast
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext
-from app.domain.attachment_policy import NOT_ALLOWED
-from app.domain.email_address import check_address
 from app.domain.errors import FieldChecks, ValidationError
-from app.domain.schedule_rules import FORMAT_LABELS, allowed_formats
-from app.domain.text_rules import database_id, refuse_line_breaks, refuse_unstorable
-from app.domain.timetable import Timetable, next_occurrence
+from app.domain.platform.access import RequesterContext
+from app.domain.platform.email_address import check_address
+from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
+from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.schedules.attachment_policy import NOT_ALLOWED
+from app.domain.schedules.schedule_rules import FORMAT_LABELS, allowed_formats
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
 from app.models.schedule import (

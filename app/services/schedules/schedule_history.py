@@ -12,9 +12,9 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import aliased
 
 from app.domain.errors import ValidationError
-from app.domain.text_rules import refuse_unstorable
-from app.domain.time_zones import is_zone
-from app.domain.timetable import (
+from app.domain.platform.text_rules import refuse_unstorable
+from app.domain.platform.time_zones import is_zone
+from app.domain.platform.timetable import (
     OccurrenceInZones,
     Timetable,
     moment_label,

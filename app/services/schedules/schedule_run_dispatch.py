@@ -10,9 +10,9 @@ from functools import partial
 
 from sqlalchemy import select
 
-from app.domain import schedule_run
 from app.domain.errors import TransitionRefused
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.schedules import schedule_run
 from app.extensions import db
 from app.models.export_file import FailureCode
 from app.models.schedule import RunStatus, ScheduleRun

@@ -20,13 +20,13 @@ from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain import schedule as schedule_domain
-from app.domain import schedule_run
-from app.domain.access import RequesterContext, current_context
-from app.domain.catalog import get_dataset
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.query_spec import validate_definition
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.schedules import schedule as schedule_domain
+from app.domain.schedules import schedule_run
+from app.domain.sources.catalog import get_dataset
+from app.domain.sources.query_spec import validate_definition
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus

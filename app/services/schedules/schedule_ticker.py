@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.domain import schedule as schedule_domain
-from app.domain.timetable import Due, Timetable, due_occurrences, next_occurrence
+from app.domain.platform.timetable import Due, Timetable, due_occurrences, next_occurrence
+from app.domain.schedules import schedule as schedule_domain
 from app.extensions import db
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow

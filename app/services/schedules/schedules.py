@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select, update
 
-from app.domain import schedule as lifecycle
-from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
-from app.domain.schedule_rules import allowed_formats
-from app.domain.timetable import Timetable, next_occurrence
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.schedules import schedule as lifecycle
+from app.domain.schedules.schedule_rules import allowed_formats
 from app.extensions import db
 from app.models import Person, Report, SavedQuery, Workspace
 from app.models.schedule import (

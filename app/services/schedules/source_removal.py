@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext, can_change
 from app.domain.errors import AccessDenied
-from app.domain.report_spec import QueryInUse
+from app.domain.platform.access import RequesterContext, can_change
+from app.domain.sources.report_spec import QueryInUse
 from app.extensions import db
 from app.models import Report, SavedQuery
 from app.services.schedules.schedules import pause_for_removed_report, schedules_using_query

@@ -1,9 +1,9 @@
 """Message templates: listing, creating, editing a draft, publishing, and starting a new version.
 
 Everyone in the workspace sees its templates; administrators and people with schedule-management
-authority manage them (app.domain.access.has_schedule_authority). A template's text lives in
+authority manage them (app.domain.platform.access.has_schedule_authority). A template's text lives in
 numbered versions; a schedule names a published one, which never changes again
-(app/domain/communication_template.py), so editing a template never alters what a schedule sends.
+(app/domain/schedules/communication_template.py), so editing a template never alters what a schedule sends.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
-from app.domain import communication_template
-from app.domain.access import RequesterContext, has_schedule_authority
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.platform.access import RequesterContext, has_schedule_authority
+from app.domain.schedules import communication_template
 from app.extensions import db
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
 from app.models.types import utcnow

@@ -8,9 +8,9 @@ from typing import Any
 
 from app.data.query_runner import count_rows, request_dataset
 from app.data.report_aggregates import first_rows, group_counts
-from app.domain.access import RequesterContext
-from app.domain.print_params import PrintParams
-from app.domain.stored_request import FileRequest
+from app.domain.platform.access import RequesterContext
+from app.domain.sources.print_params import PrintParams
+from app.domain.sources.stored_request import FileRequest
 from app.models.report import ReportKind
 from app.rendering.pdf import PdfColumn, PdfLayout, add_to, format_value, rows_label
 from app.services.files.report_file_production import coded_groups, printed_columns, projector, report_page, summarise

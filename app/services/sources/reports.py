@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext, can_change
-from app.domain.catalog import DATASETS
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.report_spec import validate_report
-from app.domain.text_rules import database_id
+from app.domain.platform.access import RequesterContext, can_change
+from app.domain.platform.text_rules import database_id
+from app.domain.sources.catalog import DATASETS
+from app.domain.sources.report_spec import validate_report
 from app.extensions import db, execute_dml
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS, ReportKind

@@ -2,7 +2,7 @@
 
 A member sees the workspace's queries on datasets they may read; the others do not exist for
 them. Only the owner or an administrator changes a query. Every definition is validated by
-app.domain.query_spec before it is saved or run, and every read is scoped by workspace id.
+app.domain.sources.query_spec before it is saved or run, and every read is scoped by workspace id.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.data import query_runner
-from app.domain.access import RequesterContext, can_change
-from app.domain.catalog import DATASETS, Column, Dataset
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.query_spec import validate_definition
-from app.domain.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.platform.access import RequesterContext, can_change
+from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.sources.catalog import DATASETS, Column, Dataset
+from app.domain.sources.query_spec import validate_definition
 from app.extensions import db, execute_dml
 from app.models import Person, SavedQuery
 from app.models.types import utcnow

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from app.domain.coverage import DECLARATIONS, EXCLUDED_TABLES
+from app.domain.workspace_export.coverage import DECLARATIONS, EXCLUDED_TABLES
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
 

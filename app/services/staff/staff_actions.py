@@ -14,9 +14,9 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry
 from sqlalchemy.exc import IntegrityError
 
-from app.domain import export_execution, export_suspension
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.text_rules import refuse_unstorable
+from app.domain.platform.text_rules import refuse_unstorable
+from app.domain.workspace_export import export_execution, export_suspension
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, Workspace
 from app.models.export_notice import NoticeKind

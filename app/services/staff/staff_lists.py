@@ -17,7 +17,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.data.days import within_days
-from app.domain.text_rules import database_id
+from app.domain.platform.text_rules import database_id
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFile, ExportPackage, Schedule, ScheduleRun, Workspace
 from app.models.export_execution import ExecutionStatus

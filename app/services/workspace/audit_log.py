@@ -12,10 +12,10 @@ from datetime import datetime
 from sqlalchemy import select
 
 from app.data import audit_events
-from app.domain.access import RequesterContext
-from app.domain.audit_vocabulary import Change, action_sentence, changes, reason_sentence
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.stored_request import AuditSelection
+from app.domain.platform.access import RequesterContext
+from app.domain.platform.audit_vocabulary import Change, action_sentence, changes, reason_sentence
+from app.domain.sources.stored_request import AuditSelection
 from app.extensions import db
 from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileFormat, FileKind

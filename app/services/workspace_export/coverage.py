@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select, text
 
-from app.domain.coverage import DECLARATIONS, CoverageDeclaration
+from app.domain.workspace_export.coverage import DECLARATIONS, CoverageDeclaration
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
 

@@ -20,8 +20,8 @@ from typing import NamedTuple
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain import export_execution
 from app.domain.errors import Conflict, TransitionRefused
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_execution import (

@@ -14,7 +14,7 @@ from functools import partial
 
 from sqlalchemy import select
 
-from app.domain import export_execution
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue

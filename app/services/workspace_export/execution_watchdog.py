@@ -27,9 +27,9 @@ from functools import partial
 
 from sqlalchemy import or_, select
 
-from app.domain import export_execution
 from app.domain.errors import TransitionRefused
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExecutionStatus, ExportExecution
 from app.models.export_package import ExportPackage

@@ -20,8 +20,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, select, update
 
 from app.domain.errors import ValidationError
-from app.domain.export_cadence import cadence_key_at, cadence_timetable
-from app.domain.timetable import due_occurrences, next_occurrence
+from app.domain.platform.timetable import due_occurrences, next_occurrence
+from app.domain.workspace_export.export_cadence import cadence_key_at, cadence_timetable
 from app.extensions import db
 from app.models import Workspace
 from app.models.export_execution import ExecutionTrigger, ExportExecution

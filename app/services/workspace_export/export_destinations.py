@@ -15,9 +15,14 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
-from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
-from app.domain.export_settings_rules import CheckedDestination, DestinationInput, check_destination, check_secret
+from app.domain.platform.access import RequesterContext
+from app.domain.workspace_export.export_settings_rules import (
+    CheckedDestination,
+    DestinationInput,
+    check_destination,
+    check_secret,
+)
 from app.extensions import db, execute_dml
 from app.models import Workspace
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination

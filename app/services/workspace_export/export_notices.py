@@ -24,9 +24,9 @@ from sqlalchemy import select
 
 from app.communications import Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
-from app.domain import export_notice
 from app.domain.errors import TransitionRefused
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.workspace_export import export_notice
 from app.extensions import db
 from app.models import AuditEvent, Membership, Person, Workspace
 from app.models.export_destination import ExportDestination

@@ -11,10 +11,15 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import RequesterContext
 from app.domain.errors import ValidationError
-from app.domain.export_cadence import next_cadence_at
-from app.domain.export_settings_rules import CheckedSettings, SettingsInput, active_datasets, check_settings
+from app.domain.platform.access import RequesterContext
+from app.domain.workspace_export.export_cadence import next_cadence_at
+from app.domain.workspace_export.export_settings_rules import (
+    CheckedSettings,
+    SettingsInput,
+    active_datasets,
+    check_settings,
+)
 from app.extensions import db, execute_dml
 from app.models import Workspace
 from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSettings, SettingsStatus

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from sqlalchemy import select
 
-from app.domain import export_volume
+from app.domain.workspace_export import export_volume
 from app.extensions import db
 from app.models.export_package import ExportPackage, ExportVolume, VolumeStatus
 from app.services.workspace_export.package_keys import package_prefix

@@ -31,9 +31,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_notice import NoticeKind

@@ -1,6 +1,6 @@
 """What people do to a package delivery: an administrator's Retry of a failed delivery and Deliver
 of a withheld one, and staff's view of a delivery and their supersede-and-replace. Each is a
-guarded transition (app/domain/package_delivery.py), audited in its transaction, then dispatched
+guarded transition (app/domain/workspace_export/package_delivery.py), audited in its transaction, then dispatched
 through the delivery's own dispatch (app/services/workspace_export/package_delivery.py)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_destination import ExportDestination

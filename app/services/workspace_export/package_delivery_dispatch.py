@@ -11,8 +11,8 @@ from datetime import datetime
 from sqlalchemy import or_, select
 
 from app.destinations import DeliveryFailure, open_destination
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus

@@ -9,8 +9,8 @@ import time
 
 from sqlalchemy import select
 
-from app.domain import export_execution
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExecutionPhase

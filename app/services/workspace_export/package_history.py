@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from sqlalchemy import Select, String, cast, literal, select
 from sqlalchemy.orm import selectinload
 
-from app.domain.access import RequesterContext
 from app.domain.errors import Conflict
+from app.domain.platform.access import RequesterContext
 from app.extensions import db
 from app.models import Person
 from app.models.export_execution import ExportExecution, ExportJobEvent

@@ -32,8 +32,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.data.package_snapshot import PackagedDataset, PackageSnapshot, open_snapshot, packaged_datasets
-from app.domain import export_execution
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionPhase, ExportExecution
 from app.models.export_notice import NoticeKind

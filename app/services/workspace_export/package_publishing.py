@@ -1,6 +1,6 @@
 """The uploading phase of producing a workspace-export package: SHA256SUMS (every volume's checksum,
 for `sha256sum -c`), then the manifest, last; then the package becomes `available`, fenced on the
-attempt (app/domain/export_package.py).
+attempt (app/domain/workspace_export/export_package.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import uuid
 from datetime import datetime
 
-from app.domain import export_execution, export_package
+from app.domain.workspace_export import export_execution, export_package
 from app.models.export_execution import ExecutionPhase
 from app.models.types import utcnow
 from app.rendering.package.checksums import build_checksums

@@ -1,6 +1,6 @@
 """Retention of workspace-export packages (seed 001): early deletion and the expiry sweep.
 
-A package leaves `available` once, by one guarded transition (app/domain/export_package.py):
+A package leaves `available` once, by one guarded transition (app/domain/workspace_export/export_package.py):
 `deleted` by an administrator or by Rhythm staff (app/services/staff/staff_actions.py), audited in the
 same transaction (INV-11), or `expired` by the sweep after its retention deadline. Removing its
 stored objects and expiring its unfinished deliveries come after that commit, as separate steps
@@ -21,9 +21,9 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from app.domain import export_package
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import export_package
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import Person
 from app.models.export_package import ExportPackage, PackageStatus

@@ -2,7 +2,7 @@
 into volumes no larger than the volume size (zipped CSV or JSON Lines, or Parquet files:
 app/rendering/package), each volume uploaded through a multipart upload as it is written.
 
-A volume is recorded (app/domain/export_volume.py) before its upload opens and completed with its
+A volume is recorded (app/domain/workspace_export/export_volume.py) before its upload opens and completed with its
 size, row count and SHA-256; every part is recorded too. Progress is recorded at most every
 PROGRESS_INTERVAL. pyarrow is imported only to write a Parquet package: it costs every process
 that loads it about 50 MB.
@@ -15,7 +15,7 @@ import functools
 from collections.abc import Generator
 
 from app.data.package_snapshot import PackagedDataset, PackageSnapshot
-from app.domain import export_execution, export_volume
+from app.domain.workspace_export import export_execution, export_volume
 from app.models.export_execution import ExecutionPhase
 from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestDataset, ManifestVolume

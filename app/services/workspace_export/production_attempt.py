@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from flask import current_app
 from sqlalchemy import select
 
-from app.domain import export_execution
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExportExecution
 from app.services.workspace_export.package_cleanup import remove_attempt_leftovers

@@ -29,11 +29,15 @@ def test_an_upward_import_between_layers_and_between_capabilities_breaks_the_con
     _add_import(
         code / "app" / "services" / "files" / "file_cancellation.py", "from app.services.schedules import schedules"
     )
+    _add_import(
+        code / "app" / "domain" / "files" / "export_file.py", "from app.domain.workspace_export import export_package"
+    )
 
     checked = subprocess.run(
         [str(LINT_IMPORTS), "--no-cache"], cwd=code, capture_output=True, text=True, env={"PYTHONPATH": str(code)}
     )
 
     assert checked.returncode != 0
-    assert "app.domain.text_rules -> app.blueprints.guards" in checked.stdout
+    assert "app.domain.platform.text_rules -> app.blueprints.guards" in checked.stdout
     assert "app.services.files.file_cancellation -> app.services.schedules.schedules" in checked.stdout
+    assert "app.domain.files.export_file -> app.domain.workspace_export.export_package" in checked.stdout

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app.data.audit_events import iter_events
-from app.domain.access import current_context
 from app.domain.errors import AccessDenied
-from app.domain.stored_request import AuditSelection
+from app.domain.platform.access import current_context
+from app.domain.sources.stored_request import AuditSelection
 from app.extensions import db
 from app.models import ExportFile, Membership
 from app.models.types import utcnow

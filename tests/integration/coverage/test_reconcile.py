@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import func, select
 
-from app.domain.coverage import DECLARATIONS, CoverageStatus
+from app.domain.workspace_export.coverage import DECLARATIONS, CoverageStatus
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
 from app.services.workspace_export.coverage import CoverageConflict, reconcile_coverage

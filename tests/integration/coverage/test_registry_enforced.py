@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import delete, select, update
 
-from app.domain.coverage import DECLARATIONS
+from app.domain.workspace_export.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import ExportExecution
 from app.models.coverage import CoverageDataset, CoverageVersion

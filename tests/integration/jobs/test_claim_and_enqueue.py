@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from rq.job import Job
 
-from app.domain import export_execution
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.types import utcnow

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.files.sweeps import sweep_expired_files

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files import export_runner

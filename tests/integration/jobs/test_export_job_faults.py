@@ -9,7 +9,7 @@ from flask import current_app
 from redis import Redis
 from rq.job import Job
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow

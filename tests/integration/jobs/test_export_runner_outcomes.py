@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile, Membership
 from app.services.files.export_runner import run_export_file

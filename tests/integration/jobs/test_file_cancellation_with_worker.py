@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rq.job import Job
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.models import TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.file_cancellation import cancel_file

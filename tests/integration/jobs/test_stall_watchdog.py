@@ -8,7 +8,7 @@ import pytest
 from flask import current_app
 from rq.job import Job
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, redis_connection, work_queue

@@ -12,7 +12,7 @@ from flask import current_app
 from redis import Redis
 from sqlalchemy.exc import OperationalError
 
-from app.domain.retry_policy import RetryPolicy
+from app.domain.platform.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ScheduleRun
 from app.models.types import utcnow

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.models.types import utcnow
 from app.services.platform import list_pages
 from app.services.schedules import schedules

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.files import file_library

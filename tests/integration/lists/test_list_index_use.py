@@ -11,7 +11,7 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import text
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
 from app.services.files import file_library

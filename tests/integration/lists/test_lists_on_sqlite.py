@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
 from app.services.files import file_library

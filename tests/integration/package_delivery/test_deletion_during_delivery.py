@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, text
 
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, Person
 from app.models.export_notice import ExportNotice

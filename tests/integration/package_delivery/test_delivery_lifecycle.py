@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from app.domain import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeKind
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass

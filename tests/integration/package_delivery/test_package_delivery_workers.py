@@ -10,7 +10,7 @@ from moto.server import ThreadedMotoServer
 from rq.job import Job
 from sqlalchemy import text
 
-from app.domain import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_notice import ExportNotice

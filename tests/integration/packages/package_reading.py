@@ -19,7 +19,7 @@ from decimal import Decimal
 
 from sqlalchemy import select, text
 
-from app.domain.catalog import DATASETS
+from app.domain.sources.catalog import DATASETS
 from app.extensions import db
 from app.models import ExportPackage, TeamMember, Workspace
 from app.storage import Storage

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, text
 
-from app.domain import export_execution
 from app.domain.errors import TransitionRefused
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_execution import ExecutionTrigger, ExportExecution

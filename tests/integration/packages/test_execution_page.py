@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from app.domain import export_execution
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.types import utcnow

@@ -17,7 +17,7 @@ from flask import current_app
 from rq.job import Job
 from sqlalchemy import select, text
 
-from app.domain import export_execution
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow

@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain import export_execution
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
+from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.export_package import ExportPackage, ExportVolume

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import select, text
 
-from app.domain.catalog import DATASETS
+from app.domain.sources.catalog import DATASETS
 from app.extensions import db
 from app.models import ExportPackage
 from app.services.workspace_export.package_production import run_execution

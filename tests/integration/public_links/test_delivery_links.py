@@ -14,7 +14,7 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import delete, func, select, update
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile, Membership, RecipientDelivery, ScheduleUnsubscribe
 from app.models.types import utcnow

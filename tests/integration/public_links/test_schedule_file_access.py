@@ -7,7 +7,7 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile
 from app.storage import get_storage

@@ -14,11 +14,11 @@ from sqlalchemy import Text, literal_column, select, text
 from app import create_app
 from app.data.csv_copy import copy_records, copy_statement
 from app.data.query_runner import iter_rows, request_columns
-from app.domain.access import RequesterContext, current_context
-from app.domain.catalog import Column, get_dataset
 from app.domain.errors import AccessDenied
-from app.domain.formula_guard import CELL_BREAKS, LEADING_CHARACTERS
-from app.domain.stored_request import FileRequest
+from app.domain.files.formula_guard import CELL_BREAKS, LEADING_CHARACTERS
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.sources.catalog import Column, get_dataset
+from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.rendering import csv_writer
 from app.rendering.csv_writer import BOM, write_csv, write_csv_records

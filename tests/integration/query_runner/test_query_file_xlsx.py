@@ -10,8 +10,8 @@ import pytest
 from openpyxl import load_workbook
 from sqlalchemy import select
 
-from app.domain.access import current_context
-from app.domain.catalog import get_dataset
+from app.domain.platform.access import current_context
+from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import TimesheetEntry
 from app.rendering import TooManyRows, xlsx_writer

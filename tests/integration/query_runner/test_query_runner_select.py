@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import text
 
 from app.data.query_runner import build_select, count_rows, iter_rows
-from app.domain.access import RequesterContext, current_context
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.query_spec import substitute, validate_definition
-from app.domain.stored_request import FileRequest
+from app.domain.platform.access import RequesterContext, current_context
+from app.domain.sources.query_spec import substitute, validate_definition
+from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from tests import factories
 

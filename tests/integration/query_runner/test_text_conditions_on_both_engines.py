@@ -12,7 +12,7 @@ from sqlalchemy import Column as SqlColumn
 from sqlalchemy import Integer, MetaData, Table, Text, create_engine, insert, select
 
 from app.data.query_runner import filter_condition
-from app.domain.catalog import Column
+from app.domain.sources.catalog import Column
 from app.extensions import letter_lower
 from tests.factories import hostile_values
 

@@ -7,7 +7,7 @@ from markupsafe import escape
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.report_spec import QueryInUse
+from app.domain.sources.report_spec import QueryInUse
 from app.extensions import db
 from app.models import ExportFile, Report, SavedQuery, Workspace
 from app.services.platform.queue import WorkPriority, work_queue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import delete, func, select, update
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile, Membership, Report, TimesheetEntry
 from app.services.files.export_runner import run_export_file

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from app.domain import schedule as schedule_domain
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
+from app.domain.schedules import schedule as schedule_domain
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.access import current_context
-from app.domain.text_rules import new_request_token, request_key
+from app.domain.platform.access import current_context
+from app.domain.platform.text_rules import new_request_token, request_key
 from app.extensions import db
 from app.models import AuditEvent, Report, SavedQuery
 from app.models.schedule import (

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from app.domain import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import ExportDeliveryAttempt
 from app.models.types import utcnow

@@ -10,10 +10,10 @@ import pytest
 from flask import current_app
 from sqlalchemy import func, select
 
-from app.domain.catalog import DATASETS
-from app.domain.query_spec import validate_definition
-from app.domain.report_spec import validate_report
-from app.domain.timetable import Timetable, next_occurrence
+from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.sources.catalog import DATASETS
+from app.domain.sources.query_spec import validate_definition
+from app.domain.sources.report_spec import validate_report
 from app.extensions import db
 from app.models import (
     AuditEvent,

@@ -25,7 +25,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from app.config import Settings
-from app.domain.coverage import DECLARATIONS
+from app.domain.workspace_export.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import CoverageDataset, CoverageVersion, ExportFile, SavedQuery, TimesheetEntry, Workspace
 from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE

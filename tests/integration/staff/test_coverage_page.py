@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.domain.coverage import DECLARATIONS
+from app.domain.workspace_export.coverage import DECLARATIONS
 from app.services.workspace_export.coverage import reconcile_coverage
 
 

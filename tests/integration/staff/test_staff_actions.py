@@ -9,8 +9,8 @@ import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
-from app.domain import export_execution
-from app.domain import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import export_execution
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun

@@ -9,8 +9,8 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.domain import package_delivery as delivery_lifecycle
 from app.domain.errors import AccessDenied
+from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.package_delivery import DeliveryStatus, ExportDelivery

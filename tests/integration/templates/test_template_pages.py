@@ -6,8 +6,8 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import func, select
 
-from app.domain import communication_template
 from app.domain.errors import TransitionRefused
+from app.domain.schedules import communication_template
 from app.extensions import db
 from app.models import AuditEvent, CommunicationTemplate, CommunicationTemplateVersion
 from tests import factories

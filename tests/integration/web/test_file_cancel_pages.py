@@ -6,7 +6,7 @@ import re
 
 from sqlalchemy import select
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import AuditEvent, ExportFile
 from app.models.export_file import FailureCode

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from app.domain import export_file
-from app.domain.query_spec import resolve_range
+from app.domain.files import export_file
+from app.domain.sources.query_spec import resolve_range
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode

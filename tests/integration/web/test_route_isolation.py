@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from app.domain import export_file
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import Report, SavedQuery
 from app.storage import get_storage

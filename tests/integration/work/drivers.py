@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.domain.access import current_context
+from app.domain.platform.access import current_context
 from app.extensions import db
 from app.models import ExportExecution, ExportFile, ExportPackage, Membership, Person, ScheduleRun
 from app.models.export_destination import ExportDestination

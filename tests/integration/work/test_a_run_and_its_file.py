@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from app.domain import export_file
 from app.domain.errors import TransitionRefused
+from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile
 from app.models.schedule import ScheduleRun

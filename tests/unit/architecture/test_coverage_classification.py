@@ -9,7 +9,7 @@ from __future__ import annotations
 from sqlalchemy import Column, Integer, MetaData, Table
 
 import app.models  # noqa: F401  (registers every table on db.metadata)
-from app.domain.coverage import EXCLUDED_TABLES, classification_problems
+from app.domain.workspace_export.coverage import EXCLUDED_TABLES, classification_problems
 from app.extensions import db
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from app.data import package_snapshot
 from app.data.package_snapshot import DatasetNotCovered, packaged_datasets
-from app.domain.coverage import DECLARATIONS, CoverageStatus
+from app.domain.workspace_export.coverage import DECLARATIONS, CoverageStatus
 
 
 def test_active_datasets_come_with_their_declaration_in_the_order_asked():

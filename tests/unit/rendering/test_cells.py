@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.domain.catalog import get_dataset
+from app.domain.sources.catalog import get_dataset
 from app.rendering.cells import format_cell, formatters_for
 
 

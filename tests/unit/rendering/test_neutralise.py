@@ -1,4 +1,4 @@
-"""Formula-injection neutralising of spreadsheet-safe CSV text (rule: app/domain/formula_guard.py)."""
+"""Formula-injection neutralising of spreadsheet-safe CSV text (rule: app/domain/files/formula_guard.py)."""
 
 import pytest
 

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 
 from openpyxl import Workbook, load_workbook
 
-from app.domain.catalog import get_dataset
+from app.domain.sources.catalog import get_dataset
 from app.rendering.report_xlsx import _Sheet
 from app.rendering.xlsx_cells import MAX_CELL_CHARS, TRUNCATION_MARKER
 from tests.factories import hostile_values

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from openpyxl import load_workbook
 
-from app.domain.catalog import get_dataset
+from app.domain.sources.catalog import get_dataset
 from app.rendering.pdf import Group, PdfLayout
 from app.rendering.report_xlsx import write_report_xlsx
 from app.rendering.xlsx_cells import MAX_COLUMN_WIDTH, WIDTH_SAMPLE_ROWS

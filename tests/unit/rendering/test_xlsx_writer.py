@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 from openpyxl import load_workbook
 
-from app.domain.catalog import get_dataset
-from app.domain.file_warnings import DATE_OUT_OF_RANGE, describe
+from app.domain.files.file_warnings import DATE_OUT_OF_RANGE, describe
+from app.domain.sources.catalog import get_dataset
 from app.rendering import TooManyRows, xlsx_cells, xlsx_writer
 from app.rendering.xlsx_writer import MAX_CELL_CHARS, TRUNCATION_MARKER, column_letters, write_xlsx
 

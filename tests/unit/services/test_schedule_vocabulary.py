@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from app.blueprints.schedules.routes import FREQUENCIES
-from app.domain.email_address import check_address
 from app.domain.errors import ValidationError
-from app.domain.report_spec import QueryInUse
-from app.domain.timetable import TimetableKind
+from app.domain.platform.email_address import check_address
+from app.domain.platform.timetable import TimetableKind
+from app.domain.sources.report_spec import QueryInUse
 from app.services.schedules.schedules import Recipient
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from app.domain.column_shape import ColumnShape
+from app.domain.workspace_export.column_shape import ColumnShape
 from app.rendering.package.encoders import CsvEncoder
 from app.rendering.package.parquet_volumes import (
     CSV_BLOCK_BYTES,

@@ -1,0 +1,133 @@
+"""The rules a schedule's definition obeys wherever it comes from: the schedule form or a legacy import.
+
+Pure functions over plain values: the caller looks up the workspace's people and the saver's
+grants and passes them in, so the same rules give the same messages on both paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from app.domain.errors import ValidationError
+from app.domain.platform.email_address import check_address
+from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
+from app.models.export_file import FileFormat
+from app.models.report import ReportKind
+from app.models.schedule import MAX_RECIPIENTS, ScheduleKind
+
+MAX_NAME_LENGTH = 200
+MAX_MESSAGE_LENGTH = 5000
+QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
+FORMAT_LABELS: dict[str, str] = {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}
+
+
+@dataclass(frozen=True)
+class RecipientChoice:
+    """One recipient as stored: a person of the workspace or an email address, never both."""
+
+    person_id: int | None = None
+    email: str | None = None
+
+    @property
+    def address_key(self) -> str:
+        """What makes recipients distinct: "person:<id>" or the address in lower case."""
+        return f"person:{self.person_id}" if self.person_id is not None else str(self.email).lower()
+
+
+def valid_name(value: object) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise ValidationError("Give the schedule a name.", "name")
+    if len(text) > MAX_NAME_LENGTH:
+        raise ValidationError(f"A schedule's name is at most {MAX_NAME_LENGTH} characters.", "name")
+    refuse_unstorable(text, "name", "the name")
+    refuse_line_breaks(text, "name", "the name")
+    return text
+
+
+def valid_custom_message(value: object) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError("The message must be text.", "custom_message")
+    text = value.strip()
+    if len(text) > MAX_MESSAGE_LENGTH:
+        raise ValidationError(f"The message is at most {MAX_MESSAGE_LENGTH} characters.", "custom_message")
+    refuse_unstorable(text, "custom_message", "the message")
+    return text
+
+
+def allowed_formats(kind: str, report_kind: str | None = None) -> tuple[str, ...]:
+    """Query schedules make CSV or XLSX; report schedules PDF, or XLSX for table and coded reports."""
+    if kind == ScheduleKind.QUERY:
+        return QUERY_FORMATS
+    return (FileFormat.PDF,) if report_kind == ReportKind.SUMMARY else (FileFormat.PDF, FileFormat.XLSX)
+
+
+def valid_format(value: object, kind: str, report_kind: str | None = None) -> str:
+    allowed = allowed_formats(kind, report_kind)
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text not in allowed:
+        choices = " or ".join(FORMAT_LABELS[fmt] for fmt in allowed)
+        source = "a saved query" if kind == ScheduleKind.QUERY else f"a {report_kind} report"
+        raise ValidationError(f"A schedule of {source} makes {choices} files.", "format")
+    return text
+
+
+def valid_address(value: object) -> str:
+    """The address as typed, trimmed; ValidationError unless the mailer could send to it."""
+    return check_address(value, "recipients").typed
+
+
+def checked_recipients(
+    entries: Sequence[int | str],
+    *,
+    member_ids: Collection[int],
+    members_by_email: Mapping[str, int],
+    may_add_external: bool,
+    saver: str = "you",
+) -> list[RecipientChoice]:
+    """The recipients in order, each a person or an address, after every recipient rule.
+
+    `entries` are person ids (picked from a list) or addresses (typed); an address that is a
+    workspace person's (compared in lower case through `members_by_email`) becomes that person.
+    Refused: no recipient, an id that is not a member, a malformed address, the same recipient
+    twice (addresses compared without case), more than MAX_RECIPIENTS, and an outside address
+    when the person saving may not add one (the external-recipients grant, INV-06); `saver` names
+    that person in the message ("you", or "the owner …" for an import).
+    """
+    if not entries:
+        raise ValidationError("Add at least one recipient.", "recipients")
+    chosen: list[RecipientChoice] = []
+    seen: set[str] = set()
+    for entry in entries:
+        if isinstance(entry, int) and not isinstance(entry, bool):
+            if entry not in member_ids:
+                raise ValidationError("A chosen recipient is not a person of this workspace.", "recipients")
+            choice = RecipientChoice(person_id=entry)
+            shown = "A person"
+        else:
+            address = valid_address(entry)
+            person_id = members_by_email.get(address.lower())
+            choice = RecipientChoice(person_id=person_id) if person_id is not None else RecipientChoice(email=address)
+            shown = f"“{address}”"
+        if choice.address_key in seen:
+            raise ValidationError(
+                f"{shown} is listed twice among the recipients (addresses are compared without regard to case).",
+                "recipients",
+            )
+        seen.add(choice.address_key)
+        chosen.append(choice)
+    if len(chosen) > MAX_RECIPIENTS:
+        raise ValidationError(
+            f"A schedule has at most {MAX_RECIPIENTS} recipients; this one has {len(chosen)}.", "recipients"
+        )
+    outside = [choice.email for choice in chosen if choice.email is not None]
+    if outside and not may_add_external:
+        raise ValidationError(
+            f"“{outside[0]}” is not a person of this workspace; sending to outside addresses needs {saver} "
+            "to hold the external-recipients grant (schedules.external_recipients).",
+            "recipients",
+        )
+    return chosen

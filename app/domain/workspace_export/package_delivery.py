@@ -1,0 +1,394 @@
+"""The workspace-export delivery lifecycle (STATE-PFM-QRY-011, seed 000): one function per transition.
+
+    pending → delivering → delivered | failed
+    failed → delivering (a transient failure once its retry time has come, or any failure an
+                         administrator retried: `retry_now` makes it due)
+    pending → withheld → pending (`release`: its destination enabled again, Deliver)
+    pending | failed | withheld → expired;  failed → superseded
+
+Each transition is one conditional UPDATE whose WHERE clause names the statuses it starts from
+(INV-12), so two workers, the retry dispatcher and the sweep can race without reopening a
+settled row: a delivered or superseded row never starts again. `start` allocates the attempt
+number inside that UPDATE (the row's lock holds it) and appends the attempt row; the outcome of
+an attempt names its number, so a stale attempt (its lease lapsed and the row moved on) changes
+nothing. A refused transition raises TransitionRefused.
+
+A permanent failure is not retried by itself: `start` accepts a failed row only when it is due,
+and only a transient failure gets a retry time from the backoff. An administrator's Retry
+(`retry_now`) makes any failed row due; staff may instead supersede it and make a new row
+(`replaces_id`).
+
+Commits: `claim_dispatch`, `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact
+the next process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`,
+`expire_unfinished`, `supersede` and `create_replacement` do not: their callers commit them with
+related rows or an audit event.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.domain.errors import TransitionRefused
+from app.extensions import db
+from app.models.export_destination import ExportDestination
+from app.models.export_package import ExportPackage, PackageStatus
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, FailureClass
+from app.models.types import SUMMARY_LIMIT, utcnow
+
+CODE_LIMIT = 60
+UNFINISHED = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)
+
+
+def _update(delivery_id: int, guard: list, values: dict):
+    return db.session.execute(
+        update(ExportDelivery)
+        .where(ExportDelivery.id == delivery_id, *guard)
+        .values(**values)
+        .returning(ExportDelivery.attempt_count)
+        .execution_options(synchronize_session=False)
+    ).one_or_none()
+
+
+def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True) -> TransitionRefused:
+    if rollback:
+        db.session.rollback()
+    return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
+
+
+def copying(now: datetime):
+    """Delivering under a live lease: a worker is copying the package now, so its bytes must stay
+    (app/domain/workspace_export/export_package.py refuses to settle the package meanwhile)."""
+    return and_(
+        ExportDelivery.status == DeliveryStatus.DELIVERING,
+        ExportDelivery.lease_expires_at.is_not(None),
+        ExportDelivery.lease_expires_at >= now,
+    )
+
+
+def startable(now: datetime):
+    """Pending, or failed with its retry time come: a transient failure's backoff, or the moment
+    an administrator pressed Retry (`retry_now`); a permanent failure has no retry time otherwise."""
+    return or_(
+        ExportDelivery.status == DeliveryStatus.PENDING,
+        and_(
+            ExportDelivery.status == DeliveryStatus.FAILED,
+            or_(
+                ExportDelivery.next_attempt_at <= now,
+                and_(ExportDelivery.failure_class == FailureClass.TRANSIENT, ExportDelivery.next_attempt_at.is_(None)),
+            ),
+        ),
+    )
+
+
+def _deliverable_now(now: datetime) -> list:
+    """A person may ask for an attempt only while the package is available inside its retention
+    and the destination is enabled (and not removed)."""
+    return [
+        ExportDelivery.package_id.in_(
+            select(ExportPackage.id).where(
+                ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now
+            )
+        ),
+        ExportDelivery.destination_id.in_(
+            select(ExportDestination.id).where(
+                ExportDestination.enabled.is_(True), ExportDestination.removed_at.is_(None)
+            )
+        ),
+    ]
+
+
+def create(
+    *,
+    workspace_id: int,
+    package_id: int,
+    destination_id: int,
+    replaces_id: int | None = None,
+    now: datetime | None = None,
+) -> int | None:
+    """Insert a pending delivery of the package to the destination; returns its id, or None when
+    the pair already has a live (not superseded) delivery, which the partial unique index keeps
+    to one however many processes try at once. Not committed."""
+    now = now or utcnow()
+    # ON CONFLICT DO NOTHING with no target covers the partial index, in either dialect.
+    dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
+    return db.session.execute(
+        dialect.insert(ExportDelivery.__table__)
+        .on_conflict_do_nothing()
+        .values(
+            workspace_id=workspace_id,
+            package_id=package_id,
+            destination_id=destination_id,
+            replaces_id=replaces_id,
+            status=DeliveryStatus.PENDING,
+            attempt_count=0,
+            created_at=now,
+            updated_at=now,
+        )
+        .returning(ExportDelivery.__table__.c.id)
+    ).scalar_one_or_none()
+
+
+def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
+    """Record that `job_id` carries the delivery's next attempt, from the job id the dispatcher saw,
+    so two dispatchers never both enqueue it. Only a startable row is claimed. Committed."""
+    now = now or utcnow()
+    seen = ExportDelivery.job_id.is_(None) if seen_job_id is None else ExportDelivery.job_id == seen_job_id
+    if _update(delivery_id, [startable(now), seen], {"job_id": job_id, "dispatched_at": now}) is None:
+        raise _refused(delivery_id, "be dispatched", "waiting for an attempt under that job")
+    db.session.commit()
+
+
+def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+    """pending → delivering, or failed (transient, due) → delivering: allocate the next attempt
+    number under the row's lock, append the attempt and take the lease. Returns the number every
+    later transition of this attempt names. Committed.
+
+    The package's row is share-locked first and must be available: a settlement (deletion,
+    expiry) either waits for this start to commit and then sees the copy, or commits first and
+    this start is refused, so no copy begins under a package whose bytes are being removed."""
+    now = now or utcnow()
+    package_status = db.session.scalar(
+        select(ExportPackage.status)
+        .where(
+            ExportPackage.id
+            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery()
+        )
+        .with_for_update(read=True)
+    )
+    if package_status != PackageStatus.AVAILABLE:
+        raise _refused(delivery_id, "start", "a delivery of an available package")
+    row = _update(
+        delivery_id,
+        [startable(now)],
+        {
+            "status": DeliveryStatus.DELIVERING,
+            "attempt_count": ExportDelivery.attempt_count + 1,
+            "next_attempt_at": None,
+            "lease_holder": holder,
+            "lease_expires_at": lease_expires_at,
+            "updated_at": now,
+        },
+    )
+    if row is None:
+        raise _refused(delivery_id, "start", "pending, nor failed transiently and due for a retry")
+    db.session.add(ExportDeliveryAttempt(delivery_id=delivery_id, number=row.attempt_count, started_at=now))
+    db.session.commit()
+    return row.attempt_count
+
+
+def _current(attempt: int) -> list:
+    return [ExportDelivery.status == DeliveryStatus.DELIVERING, ExportDelivery.attempt_count == attempt]
+
+
+def renew_lease(delivery_id: int, attempt: int, lease_expires_at: datetime) -> None:
+    if _update(delivery_id, _current(attempt), {"lease_expires_at": lease_expires_at}) is None:
+        raise _refused(delivery_id, "renew its lease", f"delivering at attempt {attempt}")
+    db.session.commit()
+
+
+def _end_attempt(delivery_id: int, attempt: int, now: datetime, **values) -> None:
+    db.session.execute(
+        update(ExportDeliveryAttempt)
+        .where(
+            ExportDeliveryAttempt.delivery_id == delivery_id,
+            ExportDeliveryAttempt.number == attempt,
+            ExportDeliveryAttempt.ended_at.is_(None),
+        )
+        .values(ended_at=now, **values)
+    )
+
+
+def delivered(delivery_id: int, attempt: int, location: str, now: datetime | None = None) -> None:
+    """delivering → delivered for the current attempt, with where the package landed. Committed."""
+    now = now or utcnow()
+    row = _update(
+        delivery_id,
+        _current(attempt),
+        {
+            "status": DeliveryStatus.DELIVERED,
+            "location": location[:600],
+            "delivered_at": now,
+            "failure_class": None,
+            "failure_code": None,
+            "failure_summary": None,
+            "next_attempt_at": None,
+            "lease_expires_at": None,
+            "updated_at": now,
+        },
+    )
+    if row is None:
+        raise _refused(delivery_id, "be delivered", f"delivering at attempt {attempt}")
+    _end_attempt(delivery_id, attempt, now, outcome="delivered")
+    db.session.commit()
+
+
+def failed(
+    delivery_id: int,
+    attempt: int,
+    failure_class: FailureClass | str,
+    code: str,
+    summary: str,
+    next_attempt_at: datetime | None = None,
+    now: datetime | None = None,
+    lease_lapsed_before: datetime | None = None,
+) -> None:
+    """delivering → failed for the current attempt, with the class, code and bounded summary.
+
+    A transient failure names when to retry (`next_attempt_at`) and frees the row for a new
+    dispatch; a permanent one must not. `lease_lapsed_before` adds the guard the watchdog needs
+    (the holder's lease lapsed by then), so a live attempt is never failed on its behalf.
+    Committed.
+    """
+    now = now or utcnow()
+    failure_class = FailureClass(failure_class)
+    if (failure_class == FailureClass.TRANSIENT) != (next_attempt_at is not None):
+        raise ValueError("a transient failure needs a retry time, and only a transient one")
+    guard = _current(attempt)
+    if lease_lapsed_before is not None:
+        guard.append(
+            or_(ExportDelivery.lease_expires_at.is_(None), ExportDelivery.lease_expires_at < lease_lapsed_before)
+        )
+    values = {
+        "status": DeliveryStatus.FAILED,
+        "failure_class": failure_class,
+        "failure_code": code[:CODE_LIMIT],
+        "failure_summary": summary[:SUMMARY_LIMIT],
+        "next_attempt_at": next_attempt_at,
+        "lease_expires_at": None,
+        "updated_at": now,
+    }
+    if next_attempt_at is not None:  # the retry is dispatched afresh once it is due
+        values.update(job_id=None, dispatched_at=None)
+    if _update(delivery_id, guard, values) is None:
+        raise _refused(delivery_id, "fail", f"delivering at attempt {attempt}")
+    _end_attempt(
+        delivery_id,
+        attempt,
+        now,
+        outcome="failed",
+        failure_class=failure_class,
+        failure_code=code[:CODE_LIMIT],
+        summary=summary[:SUMMARY_LIMIT],
+    )
+    db.session.commit()
+
+
+def withhold(delivery_id: int, now: datetime | None = None) -> None:
+    """pending → withheld (its destination is disabled). Not committed."""
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status == DeliveryStatus.PENDING],
+            {"status": DeliveryStatus.WITHHELD, "updated_at": now or utcnow()},
+        )
+        is None
+    ):
+        raise _refused(delivery_id, "be withheld", "pending", rollback=False)
+
+
+def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) -> None:
+    """A failed delivery, as the administrator saw it (at `seen_attempt`), becomes due for a retry
+    now, whatever its failure class: the next dispatch claims it and `start` moves it
+    failed → delivering as the next attempt. Refused unless it is still failed at that attempt,
+    its package available inside its retention and its destination enabled. Not committed: the
+    caller records the audit event in the same transaction. Refused too when it is already due
+    (a retry asked for, or a backoff whose time came), so a second press makes no second retry."""
+    now = now or utcnow()
+    guard = [
+        ExportDelivery.status == DeliveryStatus.FAILED,
+        ExportDelivery.attempt_count == seen_attempt,
+        # Not due already (a second press, or a backoff whose time came): one retry per intent.
+        or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > now),
+        *_deliverable_now(now),
+    ]
+    if (
+        _update(delivery_id, guard, {"next_attempt_at": now, "job_id": None, "dispatched_at": None, "updated_at": now})
+        is None
+    ):
+        raise _refused(delivery_id, "be retried", f"failed at attempt {seen_attempt} and deliverable", rollback=False)
+
+
+def release(delivery_id: int, now: datetime | None = None) -> None:
+    """withheld → pending, once its destination is enabled again, for an administrator's Deliver;
+    the next dispatch then starts it. Refused unless it is withheld, its package available inside
+    its retention and its destination enabled. Not committed: the caller records the audit event
+    in the same transaction."""
+    now = now or utcnow()
+    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(now)]
+    values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": now}
+    if _update(delivery_id, guard, values) is None:
+        raise _refused(delivery_id, "be delivered", "withheld and deliverable", rollback=False)
+
+
+def expire(delivery_id: int, now: datetime | None = None) -> None:
+    """pending | failed | withheld → expired (its package is no longer available). Not committed."""
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status.in_(UNFINISHED)],
+            {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": now or utcnow()},
+        )
+        is None
+    ):
+        raise _refused(delivery_id, "expire", "pending, failed or withheld", rollback=False)
+
+
+def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
+    """`expire` for every pending, failed or withheld delivery of the package (the sweep, after
+    the package expired or was deleted); returns how many. Not committed."""
+    expired = db.session.execute(
+        update(ExportDelivery)
+        .where(ExportDelivery.package_id == package_id, ExportDelivery.status.in_(UNFINISHED))
+        .values(status=DeliveryStatus.EXPIRED, next_attempt_at=None, updated_at=now or utcnow())
+        .returning(ExportDelivery.id)
+        .execution_options(synchronize_session=False)
+    ).all()
+    return len(expired)
+
+
+def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> None:
+    """failed → superseded by a person (staff with execute permission). Not committed: the caller
+    records the audit event and the replacement in the same transaction."""
+    if (
+        _update(
+            delivery_id,
+            [ExportDelivery.status == DeliveryStatus.FAILED],
+            {
+                "status": DeliveryStatus.SUPERSEDED,
+                "superseded_by_id": person_id,
+                "next_attempt_at": None,
+                "updated_at": now or utcnow(),
+            },
+        )
+        is None
+    ):
+        raise _refused(delivery_id, "be superseded", "failed", rollback=False)
+
+
+def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
+    """A new pending row for a superseded delivery's package and destination (`replaces_id`);
+    returns its id. Refused unless the row is superseded and has no replacement yet. Not committed."""
+    old = db.session.execute(
+        select(ExportDelivery)
+        .where(ExportDelivery.id == delivery_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)  # `supersede` changed it behind the session's back
+    ).scalar_one_or_none()
+    if old is None or old.status != DeliveryStatus.SUPERSEDED:
+        raise _refused(delivery_id, "be replaced", "superseded", rollback=False)
+    replaced = db.session.execute(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id)).first()
+    if replaced is not None:
+        raise TransitionRefused(f"delivery {delivery_id} already has a replacement (delivery {replaced.id})")
+    replacement_id = create(
+        workspace_id=old.workspace_id,
+        package_id=old.package_id,
+        destination_id=old.destination_id,
+        replaces_id=delivery_id,
+        now=now,
+    )
+    if replacement_id is None:
+        raise TransitionRefused(f"delivery {delivery_id}: its package already has a live delivery to that destination")
+    return replacement_id
