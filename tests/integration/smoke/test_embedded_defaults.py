@@ -29,7 +29,7 @@ from app.domain.workspace_export.coverage import DECLARATIONS
 from app.extensions import db
 from app.models import CoverageDataset, CoverageVersion, ExportFile, SavedQuery, TimesheetEntry, Workspace
 from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE
-from tests.fixtures.apps import testing_app
+from tests.fixtures.apps import app_in_testing_mode
 from tests.fixtures.workers import (
     PROJECT_ROOT,
     SCHEDULER_COMMAND,
@@ -110,7 +110,7 @@ def test_embedded_defaults_make_a_whole_csv_export(test_environment, tmp_path):
     try:
         processes.append(BackgroundProcess(WORKER_COMMAND, env, tmp_path / "worker.log"))
         processes.append(BackgroundProcess(SCHEDULER_COMMAND, env, tmp_path / "scheduler.log"))
-        web = testing_app(Settings.from_environment(env))
+        web = app_in_testing_mode(Settings.from_environment(env))
         assert web.config["SQLALCHEMY_DATABASE_URI"] == embedded["DATABASE_URL"]
         client = web.test_client()
         with web.app_context():
@@ -207,7 +207,7 @@ def test_serve_all_restarts_a_killed_worker_and_files_are_still_produced(test_en
         assert f"worker restarted (pid {restarted[0]})." in supervisor.output()
         assert supervisor.process.poll() is None
 
-        web = testing_app(Settings.from_environment({**os.environ, **embedded}))
+        web = app_in_testing_mode(Settings.from_environment({**os.environ, **embedded}))
         with web.app_context():
             workspace_id = db.session.scalar(select(Workspace.id).where(Workspace.name == DEMO_WORKSPACE))
             export_id = request_csv_as_admin(web.test_client(), workspace_id)
