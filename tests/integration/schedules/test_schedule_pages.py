@@ -178,6 +178,20 @@ def test_the_upcoming_fragment_explains_a_timetable_that_would_fire_too_often(cl
     assert "at most once an hour" in html
 
 
+def test_the_upcoming_fragment_shows_every_mistake_in_the_timetable_at_once(client, auth, world):
+    auth.login(world.member.email)
+    response = client.post(
+        schedules_url(world, "upcoming"),
+        data={"frequency": "weekly", "time": "25:99", "days": [], "zone": "Mars/Olympus_Mons"},
+    )
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    assert html.count('<p class="field-error">') == 3
+    assert "Enter the time as hours and minutes on the 24-hour clock" in html
+    assert "Choose at least one day of the week." in html
+    assert "“Mars/Olympus_Mons” is not a time zone" in html
+
+
 def test_the_upcoming_fragment_says_a_date_no_chosen_month_has_never_occurs(client, auth, world):
     """`0 9 31 4 *` is well formed field by field; the form says April has no 31st, not that the field is bad."""
     auth.login(world.member.email)
