@@ -45,6 +45,24 @@ def pause(schedule_id: int, reason: PauseReason, now: datetime | None = None) ->
     )
 
 
+def pause_those_sending_report(workspace_id: int, report_id: int, now: datetime | None = None) -> list[int]:
+    """Every active schedule of the report → paused with `source_removed`; their ids. Not committed."""
+    paused_at = now or utcnow()
+    return list(
+        db.session.scalars(
+            update(Schedule)
+            .where(
+                Schedule.workspace_id == workspace_id,
+                Schedule.report_id == report_id,
+                Schedule.status == ScheduleStatus.ACTIVE,
+            )
+            .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.SOURCE_REMOVED, paused_at=paused_at)
+            .returning(Schedule.id)
+            .execution_options(synchronize_session=False)
+        )
+    )
+
+
 def resume(schedule_id: int, reason: PauseReason, next_occurrence_at: datetime | None) -> None:
     """paused (for `reason`) → active, with the next occurrence counted from now.
 

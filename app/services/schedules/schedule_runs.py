@@ -43,8 +43,9 @@ from app.models.types import utcnow
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.platform import audit, leases
+from app.services.platform import leases
 from app.services.schedules import schedule_delivery
+from app.services.schedules.schedules import audit_pause
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +216,7 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
-        _audit_pause(workspace_id, schedule_id, reason, {"run_id": run_id})
+        audit_pause(workspace_id, schedule_id, reason, None, {"run_id": run_id})
     schedule_domain.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
@@ -376,17 +377,4 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 
 def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
     if schedule_domain.record_run_outcome(schedule_id, failed):
-        _audit_pause(workspace_id, schedule_id, PauseReason.FAILURE_STREAK, {})
-
-
-def _audit_pause(workspace_id: int, schedule_id: int, reason: PauseReason, details: dict) -> None:
-    """The audit event of a pause the runs made, not a person (no actor)."""
-    audit.record(
-        workspace_id=workspace_id,
-        actor_id=None,
-        action="schedule.paused",
-        subject_type="schedule",
-        subject_id=schedule_id,
-        reason=reason,
-        details=details,
-    )
+        audit_pause(workspace_id, schedule_id, PauseReason.FAILURE_STREAK, None)

@@ -291,14 +291,7 @@ def pause_schedule(access: RequesterContext, schedule: Schedule) -> None:
         lifecycle.pause(schedule.id, PauseReason.USER)
     except TransitionRefused:
         raise ValidationError("This schedule is paused already.", "status") from None
-    audit.record(
-        workspace_id=access.workspace_id,
-        actor_id=access.person_id,
-        action="schedule.paused",
-        subject_type="schedule",
-        subject_id=schedule.id,
-        reason=PauseReason.USER,
-    )
+    audit_pause(access.workspace_id, schedule.id, PauseReason.USER, access.person_id)
     db.session.commit()
 
 
@@ -463,25 +456,20 @@ def schedules_using_query(workspace_id: int, query_id: int) -> list[str]:
 
 def pause_for_removed_report(workspace_id: int, actor_id: int, report_id: int) -> None:
     """Pause the active schedules of a report being deleted with `source_removed` (not committed)."""
-    now = utcnow()
-    paused = db.session.scalars(
-        update(Schedule)
-        .where(
-            Schedule.workspace_id == workspace_id,
-            Schedule.report_id == report_id,
-            Schedule.status == ScheduleStatus.ACTIVE,
-        )
-        .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.SOURCE_REMOVED, paused_at=now)
-        .returning(Schedule.id)
-        .execution_options(synchronize_session=False)
-    ).all()
-    for schedule_id in paused:
-        audit.record(
-            workspace_id=workspace_id,
-            actor_id=actor_id,
-            action="schedule.paused",
-            subject_type="schedule",
-            subject_id=schedule_id,
-            reason=PauseReason.SOURCE_REMOVED,
-            details={"report_id": report_id},
-        )
+    for schedule_id in lifecycle.pause_those_sending_report(workspace_id, report_id):
+        audit_pause(workspace_id, schedule_id, PauseReason.SOURCE_REMOVED, actor_id, {"report_id": report_id})
+
+
+def audit_pause(
+    workspace_id: int, schedule_id: int, reason: PauseReason, actor_id: int | None, details: dict | None = None
+) -> None:
+    """The audit event of a schedule's pause, by a person (`actor_id`) or by its runs (None). Not committed."""
+    audit.record(
+        workspace_id=workspace_id,
+        actor_id=actor_id,
+        action="schedule.paused",
+        subject_type="schedule",
+        subject_id=schedule_id,
+        reason=reason,
+        details=details,
+    )
