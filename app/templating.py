@@ -8,6 +8,7 @@ from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
 from app.domain.platform import audit_vocabulary, progress_pace
+from app.domain.platform.sizes import size_label
 from app.domain.schedules import attachment_policy
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.report import ReportKind
@@ -25,14 +26,7 @@ def format_datetime_seconds(value: datetime | None) -> str:
 
 
 def format_bytes(size: int | None) -> str:
-    if size is None:
-        return "—"
-    amount = float(size)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if amount < 1024 or unit == "GB":
-            return f"{int(amount)} bytes" if unit == "bytes" else f"{amount:.1f} {unit}"
-        amount /= 1024
-    return f"{size} bytes"
+    return "—" if size is None else size_label(size)
 
 
 def format_duration(seconds: int | None) -> str:

@@ -22,6 +22,7 @@ from app.domain.errors import (
     ValidationError,
     ValidationErrors,
 )
+from app.domain.platform.sizes import size_label
 from app.extensions import htmx
 
 # Each category of DomainError and its HTTP status; a unit test fails for a DomainError outside them.
@@ -60,7 +61,8 @@ def register_error_pages(app: Flask) -> None:
         limit = app.config.get("MAX_CONTENT_LENGTH")
         if not limit:
             return _page(413)
-        size = _readable_size(limit)
+        # A limit is set in whole units: "1 MB", not "1.0 MB".
+        size = size_label(limit).replace(".0 ", " ")
         return _page(413, f"The request is larger than {size}, the most this site accepts. Send less at once.")
 
     @app.errorhandler(CSRFError)
@@ -96,10 +98,3 @@ def _page(code: int, detail: str | None = None):
     # An error page names no workspace: a 404 must not tell whose workspace the address is in.
     page = render_template("errors/error.html", code=code, title=title, message=detail or message, plain_header=True)
     return page, code
-
-
-def _readable_size(size: int) -> str:
-    for unit, scale in (("MB", 1024 * 1024), ("KB", 1024)):
-        if size >= scale:
-            return f"{size / scale:,.1f}".removesuffix(".0") + f" {unit}"
-    return f"{size:,} bytes"

@@ -24,6 +24,7 @@ from app.communications import Attachment, Link, MessageText, OutgoingMessage, R
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
 from app.domain.platform.access import RequesterContext
+from app.domain.platform.sizes import size_label
 from app.domain.platform.timetable import Timetable, wall_clock_label
 from app.domain.schedules import attachment_policy as attachment_rules
 from app.domain.schedules import recipient_delivery
@@ -255,7 +256,7 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
         ("Schedule", schedule.name),
         ("Occurrence", occurrence),
         ("Rows", f"{export.row_count or 0:,}"),
-        ("Size", file_size_label(export.size_bytes or 0)),
+        ("Size", size_label(export.size_bytes or 0)),
         ("File", export.file_name),
     ]
     if export.expires_at is not None:
@@ -267,13 +268,6 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
         facts=tuple(facts),
         footer=f"You receive this because you are a recipient of the schedule “{schedule.name}”.",
     )
-
-
-def file_size_label(size: int) -> str:
-    for unit, step in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if size >= step:
-            return f"{size / step:.1f} {unit}"
-    return f"{size} bytes"
 
 
 def fail_pending(run_id: int, attempt: int, error: str) -> None:

@@ -26,6 +26,7 @@ from app.communications import Link, MessageText, OutgoingMessage, Recipient, ge
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
 from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.platform.sizes import size_label
 from app.domain.workspace_export import export_notice
 from app.extensions import db
 from app.models import AuditEvent, Membership, Person, Workspace
@@ -230,15 +231,6 @@ def _package_link(workspace_id: int, package_id: int) -> Link:
     return Link("Open the package", public_link(f"/w/{workspace_id}/export/packages/{package_id}"))
 
 
-def _size(size_bytes: int) -> str:
-    size = float(size_bytes)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size_bytes:,} bytes" if unit == "bytes" else f"{size:,.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
 def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
@@ -270,7 +262,7 @@ def _content(notice: ExportNotice) -> NoticeContent:
                 ("Workspace", workspace.name),
                 ("Data as of", _time(package.cutoff_at)),
                 ("Rows", f"{package.row_count:,}"),
-                ("Size", _size(package.size_bytes)),
+                ("Size", size_label(package.size_bytes)),
                 ("Volumes", str(package.volumes_count)),
                 ("Available until", _time(package.expires_at)),
             ),
