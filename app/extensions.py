@@ -1,6 +1,6 @@
 """The Flask extensions, created once and bound to the app in create_app()."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from flask_htmx import HTMX
@@ -9,9 +9,10 @@ from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData, Table, TextClause, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.orm import DeclarativeBase
-from sqlalchemy.sql.dml import UpdateBase
+from sqlalchemy.sql.dml import Insert, UpdateBase
 
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {
@@ -54,6 +55,14 @@ def execute_dml(statement: UpdateBase | TextClause, params: Mapping[str, Any] | 
     statement; for a data-changing statement it is always a CursorResult, which has.
     """
     return cast(CursorResult[Any], db.session.execute(statement, params))
+
+
+def insert_ignoring_duplicates(table: Table, unique_columns: Sequence[str] = ()) -> Insert:
+    """INSERT … ON CONFLICT (unique_columns) DO NOTHING in the engine's own dialect, PostgreSQL
+    (production, tests) or SQLite (the embedded default of `make run`). With no columns, a
+    conflict on any unique index is ignored: the one spelling that covers a partial index in both."""
+    dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table).on_conflict_do_nothing(index_elements=list(unique_columns) or None)
 
 
 @event.listens_for(Engine, "connect")

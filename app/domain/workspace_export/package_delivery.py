@@ -29,10 +29,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from app.domain.errors import TransitionRefused
-from app.extensions import db
+from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, FailureClass
@@ -112,11 +111,9 @@ def create(
     the pair already has a live (not superseded) delivery, which the partial unique index keeps
     to one however many processes try at once. Not committed."""
     now = now or utcnow()
-    # ON CONFLICT DO NOTHING with no target covers the partial index, in either dialect.
-    dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
+    # No conflict target: the live-delivery index is partial.
     return db.session.execute(
-        dialect.insert(ExportDelivery.__table__)
-        .on_conflict_do_nothing()
+        insert_ignoring_duplicates(ExportDelivery.__table__)
         .values(
             workspace_id=workspace_id,
             package_id=package_id,

@@ -28,7 +28,7 @@ from app.domain.platform.sizes import size_label
 from app.domain.platform.timetable import Timetable, wall_clock_label
 from app.domain.schedules import attachment_policy as attachment_rules
 from app.domain.schedules import recipient_delivery
-from app.extensions import db
+from app.extensions import db, insert_ignoring_duplicates
 from app.models import ExportFile, Membership, Person
 from app.models.schedule import (
     CommunicationTemplateVersion,
@@ -42,7 +42,6 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services.files.file_library import MIME_TYPES
-from app.services.platform.portable_sql import insert_ignoring_duplicates
 from app.services.platform.public_link_tokens import link_token, public_link
 from app.services.schedules import attachment_policy
 from app.storage import get_storage

@@ -20,10 +20,9 @@ from sqlalchemy import or_, select
 
 from app.domain.platform.timetable import Due, Timetable, due_occurrences, next_occurrence
 from app.domain.schedules import schedule as schedule_domain
-from app.extensions import db
+from app.extensions import db, insert_ignoring_duplicates
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
-from app.services.platform.portable_sql import insert_ignoring_duplicates
 from app.services.schedules import schedule_run_dispatch
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from app.domain.errors import TransitionRefused
 from app.domain.platform.retry_policy import RetryPolicy
 from app.domain.platform.sizes import size_label
 from app.domain.workspace_export import export_notice
-from app.extensions import db
+from app.extensions import db, insert_ignoring_duplicates
 from app.models import AuditEvent, Membership, Person, Workspace
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExportExecution
@@ -36,7 +36,6 @@ from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.portable_sql import insert_ignoring_duplicates
 from app.services.platform.public_link_tokens import public_link
 from app.services.workspace_export.package_retention import DELETED_ACTION
 
