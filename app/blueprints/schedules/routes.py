@@ -28,6 +28,7 @@ from app.domain.schedules.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT
 from app.domain.schedules.schedule_rules import FORMAT_LABELS
 from app.models.export_file import FileFormat
 from app.models.schedule import MAX_RECIPIENTS
+from app.services.files.file_requests import HEADINGS
 from app.services.platform import list_pages, workspaces
 from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
 from app.services.schedules.schedules import ScheduleListing
@@ -47,7 +48,7 @@ def vocabulary() -> dict:
         "frequencies": FREQUENCIES,
         "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
         "formats": FORMAT_LABELS,
-        "headings": schedules.HEADINGS,
+        "headings": HEADINGS,
         "max_recipients": MAX_RECIPIENTS,
         "in_schedule_zone": _in_schedule_zone,
     }

@@ -27,11 +27,11 @@ from app.models.schedule import (
     ScheduleStatus,
 )
 from app.models.types import utcnow
+from app.services.files.file_requests import HEADINGS
 from app.services.platform import audit
 from app.services.schedules import attachment_policy
 from app.services.schedules.schedules import (
     EXTERNAL_GRANT,
-    HEADINGS,
     MESSAGE_LIMIT,
     NAME_LIMIT,
     Recipient,

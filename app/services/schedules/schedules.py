@@ -47,13 +47,7 @@ MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-HEADINGS: dict[str, str] = {
-    Heading.NAMES: "Column names",
-    Heading.LABELS: "Column labels",
-    Heading.NONE: "No heading row",
-}
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
-# One @, something before it, a dot in the domain, no spaces: the mail server judges the rest.
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from app.models.export_file import FileFormat, FileKind
 from app.models.report import Report, ReportKind
 from app.models.schedule import ScheduleKind
 from app.services.files import export_runner, file_library, file_requests, report_files
-from app.services.schedules import legacy_import, schedules
+from app.services.schedules import legacy_import, schedule_form
 from app.services.sources import reports
 from app.vocabulary import Heading
 
@@ -66,7 +66,7 @@ def test_a_schedules_shape_names_exactly_its_kinds_and_the_file_formats():
     ("offered", "vocabulary"),
     [
         (file_requests.HEADINGS, Heading),
-        (schedules.HEADINGS, Heading),
+        (schedule_form.HEADINGS, Heading),
         (FORMAT_LABELS, FileFormat),
         (file_library.FILE_LIST.filters["format"].choices, FileFormat),
         (file_library.FILE_LIST.filters["source"].choices, FileKind),
