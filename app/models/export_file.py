@@ -62,6 +62,12 @@ class FileFormat(StrEnum):
     PDF = "pdf"
 
 
+# What a file of a query's rows may be, asked for by a person or a schedule.
+QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
+# How pages, lists and refusals name each format.
+FORMAT_LABELS: dict[str, str] = {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}
+
+
 def _one_of(column: str, values: type[StrEnum]) -> str:
     return f"{column} IN ({', '.join(repr(value.value) for value in values)})"
 

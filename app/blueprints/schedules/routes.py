@@ -25,8 +25,7 @@ from app.domain.platform.text_rules import opened_version
 from app.domain.platform.time_zones import zone_suggestions
 from app.domain.platform.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.schedules.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
-from app.domain.schedules.schedule_rules import FORMAT_LABELS
-from app.models.export_file import FileFormat
+from app.models.export_file import FORMAT_LABELS, FileFormat
 from app.models.schedule import MAX_RECIPIENTS
 from app.services.files.file_requests import HEADINGS
 from app.services.platform import list_pages, workspaces

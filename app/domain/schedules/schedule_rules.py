@@ -12,14 +12,12 @@ from dataclasses import dataclass
 from app.domain.errors import ValidationError
 from app.domain.platform.email_address import check_address
 from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
-from app.models.export_file import FileFormat
+from app.models.export_file import FORMAT_LABELS, QUERY_FORMATS, FileFormat
 from app.models.report import ReportKind
 from app.models.schedule import MAX_RECIPIENTS, ScheduleKind
 
 MAX_NAME_LENGTH = 200
 MAX_MESSAGE_LENGTH = 5000
-QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
-FORMAT_LABELS: dict[str, str] = {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from app.domain.errors import Conflict
 from app.domain.platform.access import RequesterContext, has_schedule_authority
 from app.extensions import db
 from app.models import ExportFile
-from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
+from app.models.export_file import FORMAT_LABELS, FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
 from app.services.platform.list_pages import (
@@ -56,7 +56,7 @@ FILE_LIST = ListSpec(
                 FileStatus.FAILED: "Failed or cancelled",
             },
         ),
-        "format": ListFilter("Format", {FileFormat.CSV: "CSV", FileFormat.XLSX: "Excel (XLSX)", FileFormat.PDF: "PDF"}),
+        "format": ListFilter("Format", FORMAT_LABELS),
         "source": ListFilter(
             "Source", {FileKind.QUERY: "Queries", FileKind.REPORT: "Reports", FileKind.AUDIT: "Audit log"}
         ),

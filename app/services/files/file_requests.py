@@ -24,13 +24,12 @@ from app.domain.sources.query_spec import substitute, validate_definition
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, SavedQuery, Workspace
-from app.models.export_file import FileFormat, FileKind, FileStatus
+from app.models.export_file import QUERY_FORMATS, FileFormat, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering.dates import WorkspaceDates
 from app.services.files.outbox import dispatch_admitted
 from app.vocabulary import Heading
 
-QUERY_FORMATS = (FileFormat.CSV, FileFormat.XLSX)
 HEADINGS: dict[str, str] = {
     Heading.NAMES: "Column names",
     Heading.LABELS: "Column labels",

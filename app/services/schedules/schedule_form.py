@@ -16,9 +16,10 @@ from app.domain.platform.email_address import check_address
 from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.platform.timetable import Timetable, next_occurrence
 from app.domain.schedules.attachment_policy import NOT_ALLOWED
-from app.domain.schedules.schedule_rules import FORMAT_LABELS, allowed_formats
+from app.domain.schedules.schedule_rules import allowed_formats
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
+from app.models.export_file import FORMAT_LABELS
 from app.models.schedule import (
     MAX_RECIPIENTS,
     Schedule,
