@@ -9,11 +9,13 @@ Used by the query files' streaming writer (app/rendering/xlsx_writer.py) and by 
   formula (no `<f>` element is written).
 - **Characters XML cannot carry** (control characters other than tab, line feed and carriage
   return, and U+FFFE/U+FFFF) are written as OOXML's `_xHHHH_` escapes, and the underscore of a
-  literal `_xHHHH_` in the data is written `_x005F_`, so Excel shows the text as stored
-  (`ooxml_text`). A carriage return is XML's own character reference `&#13;` instead (a literal
-  CR would reach readers as a line feed), written by the XML layer: the streaming writer's
-  escaping, and openpyxl's serialiser for report files. openpyxl and pandas do not decode
-  `_xHHHH_`, so it is kept for what XML has no other way to carry.
+  literal `_xHHHH_` in the data is written `_x005F_`, so Excel and LibreOffice show the text as
+  stored (`ooxml_text`). A carriage return is XML's own character reference `&#13;` instead (a
+  literal CR would reach readers as a line feed), written by the XML layer: the streaming
+  writer's escaping, and openpyxl's serialiser for report files. openpyxl and pandas do not
+  decode `_xHHHH_` (they show `_x0001_`, and `_x005F_x0041_` for a literal `_x0041_`), so it is
+  kept for what XML has no other way to carry; LibreOffice keeps a lone CR but reads CR LF as
+  one LF. docs/architecture.md says what each reader shows.
 - **Excel's 32,767 characters per cell** (UTF-16 code units, as Excel counts them): a longer
   text is cut to fit and ends with TRUNCATION_MARKER, counted as `cell_truncated`.
 - **Dates** are serial numbers in Excel's 1900 system, from 1900-03-01 (serial 61) on. Excel
