@@ -6,7 +6,8 @@ Cells are typed values with number formats (the workspace's date pattern turned 
 never formulas. Each cell follows the XLSX cell rules of app/rendering/xlsx_cells.py, shared with
 the query files' writer: text exact with the quote-prefix style, CR as `&#13;` (openpyxl writes
 it), other control characters as `_xHHHH_`, text past Excel's 32,767 characters cut and counted,
-dates as Excel's serials (what Excel cannot hold as counted ISO text). openpyxl's write-only mode
+dates as Excel's serials (as counted ISO text where a serial cannot carry them alike in Excel and
+LibreOffice, or a time stamp falls in the hour the clocks repeat). openpyxl's write-only mode
 holds one row at a time; the workbook is zipped into a temporary file and copied out. Columns are
 as wide as their headings and the first data rows need (xlsx_cells.column_width, capped): a
 write-only sheet takes its widths before its first row, so those rows are read ahead and written

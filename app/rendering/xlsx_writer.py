@@ -17,8 +17,9 @@ What the file holds:
 - integers and decimals as numbers (a decimal's digits are written as stored, and its cell gets
   a number format with the same number of decimal places, so 7.50 shows as 7.50);
 - dates as date serials formatted yyyy-mm-dd, time stamps as serials in the file's time zone
-  formatted yyyy-mm-dd hh:mm:ss (both by xlsx_cells.py, which writes what Excel cannot hold as
-  counted ISO text), booleans as booleans; a missing value leaves the cell empty.
+  formatted yyyy-mm-dd hh:mm:ss (both by xlsx_cells.py, which writes as counted ISO text what
+  a serial cannot carry alike in Excel and LibreOffice, and a time stamp in the hour the clocks
+  repeat), booleans as booleans; a missing value leaves the cell empty.
 - columns as wide as the heading and the first rows need (xlsx_cells.column_width, capped): the
   first WIDTH_SAMPLE_ROWS rows are read before the sheet starts, since its widths come first.
 

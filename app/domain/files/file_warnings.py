@@ -12,10 +12,11 @@ from collections.abc import Mapping
 
 CELL_TRUNCATED = "cell_truncated"
 DATE_OUT_OF_RANGE = "date_out_of_range"
+REPEATED_LOCAL_TIME = "repeated_local_time"
 GLYPH_MISSING = "glyph_missing"
 CELL_CLIPPED = "cell_clipped"
 
-WARNING_CODES = (CELL_TRUNCATED, DATE_OUT_OF_RANGE, GLYPH_MISSING, CELL_CLIPPED)
+WARNING_CODES = (CELL_TRUNCATED, DATE_OUT_OF_RANGE, REPEATED_LOCAL_TIME, GLYPH_MISSING, CELL_CLIPPED)
 
 
 def describe(code: str, count: int) -> str:
@@ -30,9 +31,17 @@ def describe(code: str, count: int) -> str:
     if code == DATE_OUT_OF_RANGE:
         dates = "1 date or time" if one else f"{count:,} dates or times"
         return (
-            f"{dates} could not be held by Excel (before 1900-01-01, or past 9999-12-31 in the file's "
+            f"{dates} could not be written as Excel dates that every spreadsheet reads alike (before "
+            "1900-03-01, where Excel and LibreOffice count days differently, or past 9999-12-31 in the file's "
             f"time zone) and {'is' if one else 'are'} written as ISO text: a date as YYYY-MM-DD, a time stamp "
             "as YYYY-MM-DDTHH:MM:SS followed by its offset from UTC (such as +05:30, or Z for UTC)."
+        )
+    if code == REPEATED_LOCAL_TIME:
+        stamps = "1 time stamp" if one else f"{count:,} time stamps"
+        return (
+            f"{stamps} in an hour the file's time zone shows twice (when the clocks go back) "
+            f"{'is' if one else 'are'} written as text with {'its' if one else 'their'} offset from UTC, such as "
+            "2024-10-27 01:30:00+01:00 and 2024-10-27 01:30:00+00:00, so the two hours can be told apart."
         )
     if code == GLYPH_MISSING:
         characters = "1 character" if one else f"{count:,} characters"

@@ -3,8 +3,8 @@
 The TrueType files are committed under app/rendering/fonts/ with their licences (the README
 there says where each came from). NotoSans draws Latin, Greek and Cyrillic; each other script
 has a font of its own, and Symbola draws emoji and symbols, tried in the order of FAMILIES. Scripts whose letters change
-shape or order with their neighbours are shaped with HarfBuzz (uharfbuzz); reportlab embeds
-only the glyphs used.
+shape or order with their neighbours are shaped with HarfBuzz (uharfbuzz), and in any font so is
+text with combining marks (app/rendering/pdf/lines.py); reportlab embeds only the glyphs used.
 
 Fonts are registered with reportlab once per process, on first use.
 """
@@ -24,7 +24,7 @@ class _Family:
     name: str
     regular: str
     bold: str | None  # None: the regular face prints bold text too
-    shaped: bool  # letters join, reorder or stack: HarfBuzz lays them out
+    shaped: bool  # letters join, reorder or stack: HarfBuzz lays out all its text, not only marks
     right_to_left: bool = False
 
 
@@ -80,7 +80,8 @@ def _register(name: str, filename: str, shaped: bool) -> frozenset[int]:
 
     path = FONT_DIR / filename
     options = {"subfontIndex": 0} if filename.endswith(".ttc") else {}
-    font = TTFont(name, str(path), shapable=shaped, **options)
+    # Every face may be shaped: the unshaped families still shape a run that carries combining marks.
+    font = TTFont(name, str(path), shapable=True, **options)
     pdfmetrics.registerFont(font)
     # Glyph 0 is the font's "missing" box: a character mapped to it (NotoSans maps U+FFFF there)
     # is one the font cannot draw.

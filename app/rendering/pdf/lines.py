@@ -4,10 +4,14 @@ A line is a list of pieces in visual order, each in one font. Characters go to t
 that has a glyph for them (app/rendering/pdf/fonts.py). Right-to-left text (Arabic, Hebrew) is
 put in visual order with the Unicode bidi algorithm: levels resolved on the whole paragraph,
 then each wrapped line reordered with its share of them (app/rendering/pdf/reordering.py), and
-each right-to-left piece is shaped by HarfBuzz, so the glyphs join. Shaped glyphs do not map back to their characters
-one by one (a joined Arabic letter maps to a presentation form, an Indic conjunct to nothing
-useful), so every shaped piece, and every run of characters no font has, carries its
-characters as the PDF's ActualText, and copying and pdftotext give the letters as written.
+each right-to-left piece is shaped by HarfBuzz, so the glyphs join. So is every piece holding a
+combining mark (`a` + U+0308, `q` + U+0307 + U+0323), whatever its font: a mark has no width of
+its own, and the shaper's offsets, which reportlab applies when it draws a shaped piece (a `TJ`
+adjustment and a text rise per glyph), put it over or under its letter instead of after it.
+Shaped glyphs do not map back to their characters one by one (a joined Arabic letter maps to a
+presentation form, an Indic conjunct to nothing useful, `a` + U+0308 to the glyph of `ä`), so
+every shaped piece, and every run of characters no font has, carries its characters as the
+PDF's ActualText, and copying and pdftotext give the letters as written.
 
 ActualText holds a piece's characters in the order its glyphs are drawn, left to right, as
 the glyphs' own text would be: text extractors (poppler's pdftotext among them) read a line
@@ -54,7 +58,7 @@ CELL_CLIPPED = "cell_clipped"
 # the per-character font lookup.
 _PRIMARY_ONLY = re.compile(
     r"[ -~\u00a0-\u024f\u0370-\u0377\u037a-\u037f\u0384-\u038a\u038c\u038e-\u03a1\u03a3-\u03e1\u03f0-\u03ff"
-    r"\u0400-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
+    r"\u0400-\u0482\u048a-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
 )
 #: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
 _LAYOUT_CACHE_SIZE = 8_192
@@ -67,6 +71,9 @@ _BREAK_AFTER = re.compile(r"(?<=[@./\\_:;,?&=+\-])")
 _BREAK_CHARACTERS = re.compile(r"[@./\\_:;,?&=+\-]+")
 _BEYOND_BASIC_PLANE = re.compile(r"[\U00010000-\U0010ffff]")
 _RIGHT_TO_LEFT = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+# Combining marks of the scripts the unshaped fonts draw (Latin, Greek, Cyrillic, symbols): a mark
+# has no width of its own, and only the shaper's offsets put it over or under its letter.
+_COMBINING_MARK = re.compile(r"[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 _NEUTRAL = -2  # a space: joins the piece it is in
 _FORMAT = -3  # a format character: drawn only where the piece's font has it
@@ -203,7 +210,7 @@ class TextStyle:
                 pieces.append(Piece(primary, drawn, stringWidth(drawn, primary, self.size), actual))
                 continue
             face = faces[index]
-            if not face.shaped:
+            if not face.shaped and not _COMBINING_MARK.search(drawn):
                 # reportlab's ToUnicode map keeps 16 bits of a code point (U+1F642 would extract as
                 # U+1F64): a character past U+FFFF keeps its text through ActualText.
                 actual = None if drawn == run and not _BEYOND_BASIC_PLANE.search(run) else run

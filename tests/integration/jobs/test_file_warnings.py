@@ -42,6 +42,15 @@ def test_cut_cells_and_dates_excel_cannot_hold_are_stored_on_the_file(world, iso
     assert file_row(export.id).warnings == {"cell_truncated": 1, "date_out_of_range": 2}
 
 
+def test_time_stamps_in_the_repeated_hour_of_a_london_file_are_stored_as_warnings(world, isolated_storage):
+    """00:30 and 01:30 UTC on 2024-10-27 both read 01:30 in London: the file counts two repeated local times."""
+    for hour in (0, 1):
+        factories.make_timesheet_entry(world.employees[0], recorded_at=datetime(2024, 10, 27, hour, 30, tzinfo=UTC))
+    export = _xlsx_export(world, time_zone="Europe/London")
+    assert run_export_file(export.id) == "succeeded"
+    assert file_row(export.id).warnings == {"repeated_local_time": 2}
+
+
 def test_a_file_without_limits_met_stores_no_warnings(world, isolated_storage):
     """A CSV of the same rows changes nothing, so its warnings stay empty (NULL)."""
     factories.make_timesheet_entry(world.employees[0], note="x" * 40_000)
@@ -55,9 +64,15 @@ def test_a_file_without_limits_met_stores_no_warnings(world, isolated_storage):
 
 
 def test_the_file_page_shows_one_message_per_warning_code(client, auth, world):
-    """Each of the four codes is shown as its own readable sentence with its count."""
+    """Each code is shown as its own readable sentence with its count."""
     export = _xlsx_export(world)
-    counts = {"cell_truncated": 3, "date_out_of_range": 1, "glyph_missing": 12, "cell_clipped": 2}
+    counts = {
+        "cell_truncated": 3,
+        "date_out_of_range": 1,
+        "repeated_local_time": 2,
+        "glyph_missing": 12,
+        "cell_clipped": 2,
+    }
     attempt = export_file.start(export.id)
     export_file.succeed(export.id, attempt, size_bytes=10, row_count=1, retention_days=30, warnings=Counter(counts))
     auth.login(world.admin.email)

@@ -1,4 +1,5 @@
-"""Files as LibreOffice Calc opens them (headless `soffice`): no CSV text becomes a formula, XLSX text is exact.
+"""Files as LibreOffice Calc opens them (headless `soffice`): no CSV text becomes a formula, XLSX text,
+dates and time stamps read as written.
 
 CSV files are imported under `,` and `;` as the separator, with "trim spaces" off and on, and
 converted to XLSX; the converted sheets must hold no formula cell. The same check on a file
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import zipfile
 from collections import Counter
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import pytest
@@ -134,3 +136,44 @@ def test_an_xlsx_of_hostile_values_reads_back_exactly_in_libreoffice(soffice, wo
     assert [record[1] for record in records[1:]] == factories.hostile_values()
     relayed = _convert(soffice, [source], "xlsx", None, tmp_path / "again")
     assert _formula_cells(relayed / "hostile.xlsx") == 0
+
+
+def _xlsx_dates_in_libreoffice(soffice, world, tmp_path: Path, time_zone: str) -> dict[str, list[str]]:
+    """The world's XLSX of notes, work dates and time stamps in `time_zone`, as LibreOffice shows it: by note."""
+    query = factories.make_query(world.workspace, world.admin, columns=["note", "work_date", "recorded_at"])
+    export = factories.make_export(query, world.admin, format="xlsx", time_zone=time_zone)
+    source = tmp_path / "dates.xlsx"
+    with source.open("wb") as out:
+        write_query_file(export, current_context(world.workspace.id, world.admin.id), out, lambda n, t: None, Counter())
+    out = _convert(soffice, [source], "csv:Text - txt - csv (StarCalc):44,34,76,1", None, tmp_path)
+    records = csv.reader(io.StringIO((out / "dates.csv").read_bytes().decode("utf-8-sig"), newline=""))
+    return {note: shown for note, *shown in records}
+
+
+def test_dates_before_march_1900_read_as_written_in_libreoffice(soffice, world, tmp_path):
+    """LibreOffice reads Excel's serials 1 to 59 a day early: 1900-01-01 to 1900-02-28 must show as themselves."""
+    employee = world.employees[0]
+    days = {"new year": date(1900, 1, 1), "february": date(1900, 2, 28), "march": date(1900, 3, 1)}
+    for note, day in days.items():
+        factories.make_timesheet_entry(
+            employee, note=note, work_date=day, recorded_at=datetime.combine(day, time(9), UTC)
+        )
+    shown = _xlsx_dates_in_libreoffice(soffice, world, tmp_path, "UTC")
+    assert [shown[note] for note in days] == [
+        ["1900-01-01", "1900-01-01T09:00:00+00:00"],
+        ["1900-02-28", "1900-02-28T09:00:00+00:00"],
+        ["1900-03-01", "1900-03-01 09:00:00"],
+    ]
+
+
+def test_two_instants_in_the_hour_the_clocks_repeat_read_apart_in_libreoffice(soffice, world, tmp_path):
+    """In London 00:30 and 01:30 UTC on 2024-10-27 are both 01:30: each shows its offset; 02:30 UTC is plain."""
+    employee = world.employees[0]
+    for note, hour in {"first": 0, "second": 1, "after": 2}.items():
+        factories.make_timesheet_entry(employee, note=note, recorded_at=datetime(2024, 10, 27, hour, 30, tzinfo=UTC))
+    shown = _xlsx_dates_in_libreoffice(soffice, world, tmp_path, "Europe/London")
+    assert [shown[note][1] for note in ("first", "second", "after")] == [
+        "2024-10-27 01:30:00+01:00",
+        "2024-10-27 01:30:00+00:00",
+        "2024-10-27 02:30:00",
+    ]

@@ -74,14 +74,17 @@ def test_over_long_text_is_cut_with_the_marker_and_counted():
     assert warnings == Counter({"cell_truncated": 1})
 
 
-def test_dates_use_excels_serials_and_dates_before_1900_are_counted_text():
-    """1900-01-01 reads back as that day; 1899-12-31 is ISO text, counted."""
+def test_dates_use_excels_serials_and_dates_before_march_1900_are_counted_text():
+    """1900-03-01 reads back as that day; 1900-02-28 (one day early in LibreOffice) and 1899-12-31 are ISO text."""
     warnings = Counter()
-    data = _sheet_file([(None, date(1900, 1, 1), None, None), (None, date(1899, 12, 31), None, None)], warnings)
-    sheet = _read(data)
-    assert sheet["B2"].value == datetime(1900, 1, 1) and sheet["B2"].number_format == "dd/mm/yyyy"
-    assert (sheet["B3"].value, sheet["B3"].data_type) == ("1899-12-31", "s")
-    assert warnings == Counter({"date_out_of_range": 1})
+    days = [date(1900, 3, 1), date(1900, 2, 28), date(1899, 12, 31)]
+    sheet = _read(_sheet_file([(None, day, None, None) for day in days], warnings))
+    assert sheet["B2"].value == datetime(1900, 3, 1) and sheet["B2"].number_format == "dd/mm/yyyy"
+    assert [(sheet[ref].value, sheet[ref].data_type) for ref in ("B3", "B4")] == [
+        ("1900-02-28", "s"),
+        ("1899-12-31", "s"),
+    ]
+    assert warnings == Counter({"date_out_of_range": 2})
 
 
 def test_the_last_instant_stays_on_its_day_and_the_heading_names_the_zone():
@@ -96,3 +99,13 @@ def test_time_stamps_follow_the_sheets_time_zone():
     """In Europe/Paris 18:00 UTC in November is 19:00."""
     data = _sheet_file([(None, None, datetime(2026, 11, 2, 18, 0, tzinfo=UTC), None)], time_zone="Europe/Paris")
     assert _read(data)["C2"].value == datetime(2026, 11, 2, 19, 0)
+
+
+def test_a_time_stamp_in_the_hour_the_clocks_repeat_is_text_with_its_offset():
+    """In London 00:30 and 01:30 UTC on 2024-10-27 both read 01:30: the report tells them apart, counted."""
+    warnings = Counter()
+    moments = [datetime(2024, 10, 27, 0, 30, tzinfo=UTC), datetime(2024, 10, 27, 1, 30, tzinfo=UTC)]
+    data = _sheet_file([(None, None, moment, None) for moment in moments], warnings, time_zone="Europe/London")
+    sheet = _read(data)
+    assert [sheet["C2"].value, sheet["C3"].value] == ["2024-10-27 01:30:00+01:00", "2024-10-27 01:30:00+00:00"]
+    assert warnings == Counter({"repeated_local_time": 2})

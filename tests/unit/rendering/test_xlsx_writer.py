@@ -146,17 +146,40 @@ def test_text_longer_than_excel_allows_is_counted_as_a_warning():
 @pytest.mark.parametrize(
     ("day", "serial"),
     [
-        (date(1900, 1, 1), 1),
-        (date(1900, 2, 28), 59),
         (date(1900, 3, 1), 61),
         (date(2026, 11, 2), 46328),
         (date(9999, 12, 31), 2958465),
     ],
 )
 def test_date_serials_follow_excels_1900_system(day, serial):
-    """1900-01-01 is serial 1 and 1900-02-28 is 59 (Excel's phantom 1900-02-29 is 60), 1900-03-01 is 61."""
+    """1900-03-01 is serial 61 (after Excel's phantom 1900-02-29, serial 60), and so on to 9999-12-31."""
     sheet_xml = _part(_write([(1, None, None, day, None, None)]), "xl/worksheets/sheet1.xml")
     assert f'<c r="D2" s="3"><v>{serial}</v></c>' in sheet_xml
+
+
+def test_dates_and_time_stamps_before_march_1900_are_counted_iso_text():
+    """Serials 1 to 59 read one day early in LibreOffice: 1900-01-01 to 1900-02-28 are ISO text, counted."""
+    warnings = Counter()
+    rows = [
+        (1, None, None, date(1900, 1, 1), datetime(1900, 2, 28, 23, 0, tzinfo=UTC), None),
+        (2, None, None, date(1900, 2, 28), None, None),
+    ]
+    sheet = _sheet(_write(rows, warnings=warnings))
+    assert [(cell.value, cell.data_type) for cell in (sheet["D2"], sheet["E2"], sheet["D3"])] == [
+        ("1900-01-01", "s"),
+        ("1900-02-28T23:00:00+00:00", "s"),
+        ("1900-02-28", "s"),
+    ]
+    assert warnings == Counter({"date_out_of_range": 3})
+
+
+def test_a_time_stamp_on_february_28th_1900_in_the_files_zone_is_text():
+    """1900-03-01 02:00 UTC is 1900-02-28 21:00 in New York: the wall time's day decides, so it is text."""
+    warnings = Counter()
+    moment = datetime(1900, 3, 1, 2, 0, tzinfo=UTC)
+    sheet = _sheet(_write([(1, None, None, None, moment, None)], time_zone="America/New_York", warnings=warnings))
+    assert sheet["E2"].value == "1900-02-28T21:00:00-05:00"
+    assert warnings == Counter({"date_out_of_range": 1})
 
 
 def test_the_last_instant_excel_can_hold_stays_on_its_day():
@@ -194,6 +217,20 @@ def test_a_time_stamp_past_year_9999_in_the_zone_is_counted_text():
     sheet = _sheet(_write([(1, None, None, None, late, None)], time_zone="Asia/Tokyo", warnings=warnings))
     assert sheet["E2"].value == "9999-12-31T23:00:00Z"
     assert warnings == Counter({"date_out_of_range": 1})
+
+
+def test_time_stamps_in_the_hour_the_clocks_repeat_are_text_with_their_offset():
+    """In London 00:30 and 01:30 UTC on 2024-10-27 both read 01:30: each is written with its offset, counted."""
+    warnings = Counter()
+    moments = [datetime(2024, 10, 27, hour, 30, tzinfo=UTC) for hour in (0, 1, 2)]
+    rows = [(i, None, None, None, moment, None) for i, moment in enumerate(moments)]
+    sheet = _sheet(_write(rows, time_zone="Europe/London", warnings=warnings))
+    assert [sheet[f"E{row}"].value for row in (2, 3, 4)] == [
+        "2024-10-27 01:30:00+01:00",
+        "2024-10-27 01:30:00+00:00",
+        datetime(2024, 10, 27, 2, 30),
+    ]
+    assert warnings == Counter({"repeated_local_time": 2})
 
 
 def test_text_longer_than_excel_allows_is_truncated_with_a_marker():
