@@ -143,20 +143,24 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
     number under the row's lock, append the attempt and take the lease. Returns the number every
     later transition of this attempt names. Committed.
 
-    The package's row is share-locked first and must be available: a settlement (deletion,
-    expiry) either waits for this start to commit and then sees the copy, or commits first and
-    this start is refused, so no copy begins under a package whose bytes are being removed."""
+    The package's row is share-locked first and must be available inside its retention, as for
+    Retry and Deliver: a settlement (deletion, expiry) either waits for this start to commit and
+    then sees the copy, or commits first and this start is refused, so no copy begins under a
+    package whose bytes are being removed; nor of a package past its deadline that the sweep has
+    not expired yet."""
     now = now or utcnow()
-    package_status = db.session.scalar(
-        select(ExportPackage.status)
+    deliverable_package = db.session.scalar(
+        select(ExportPackage.id)
         .where(
             ExportPackage.id
-            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery()
+            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery(),
+            ExportPackage.status == PackageStatus.AVAILABLE,
+            ExportPackage.expires_at > now,
         )
         .with_for_update(read=True)
     )
-    if package_status != PackageStatus.AVAILABLE:
-        raise _refused(delivery_id, "start", "a delivery of an available package")
+    if deliverable_package is None:
+        raise _refused(delivery_id, "start", "a delivery of an available package inside its retention")
     row = _update(
         delivery_id,
         [startable(now)],
