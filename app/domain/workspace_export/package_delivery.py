@@ -82,15 +82,18 @@ def startable(now: datetime):
     )
 
 
+def _package_inside_retention(now: datetime):
+    """The delivery's package is available, its retention deadline ahead."""
+    return ExportDelivery.package_id.in_(
+        select(ExportPackage.id).where(ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now)
+    )
+
+
 def _deliverable_now(now: datetime) -> list:
     """A person may ask for an attempt only while the package is available inside its retention
     and the destination is enabled (and not removed)."""
     return [
-        ExportDelivery.package_id.in_(
-            select(ExportPackage.id).where(
-                ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now
-            )
-        ),
+        _package_inside_retention(now),
         ExportDelivery.destination_id.in_(
             select(ExportDestination.id).where(
                 ExportDestination.enabled.is_(True), ExportDestination.removed_at.is_(None)
@@ -351,22 +354,24 @@ def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
 
 
 def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> None:
-    """failed → superseded by a person (staff with execute permission). Not committed: the caller
-    records the audit event and the replacement in the same transaction."""
+    """failed → superseded by a person (staff with execute permission), while its package is
+    available inside its retention (its replacement could not be delivered otherwise). Not
+    committed: the caller records the audit event and the replacement in the same transaction."""
+    now = now or utcnow()
     if (
         _update(
             delivery_id,
-            [ExportDelivery.status == DeliveryStatus.FAILED],
+            [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(now)],
             {
                 "status": DeliveryStatus.SUPERSEDED,
                 "superseded_by_id": person_id,
                 "next_attempt_at": None,
-                "updated_at": now or utcnow(),
+                "updated_at": now,
             },
         )
         is None
     ):
-        raise _refused(delivery_id, "be superseded", "failed", rollback=False)
+        raise _refused(delivery_id, "be superseded", "failed, of a package inside its retention", rollback=False)
 
 
 def create_replacement(delivery_id: int, now: datetime | None = None) -> int:

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 
 REASON_LIMIT = 500
 STAFF_EXECUTE = "staff.execute"
+PAST_RETENTION = (
+    "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+)
 
 
 # An administrator's Retry and Deliver
@@ -97,11 +100,15 @@ def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: i
         and delivery.next_attempt_at <= utcnow()
     ):
         return "This delivery is already being retried; its next attempt shows here in a moment."
-    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
-        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if _past_retention(package):
+        return PAST_RETENTION
     if destination.removed_at is not None:
         return f"The destination {destination.name} was removed, so this delivery can no longer be made."
     return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
+
+
+def _past_retention(package: ExportPackage) -> bool:
+    return package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow()
 
 
 # Staff page and action
@@ -165,8 +172,7 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         delivery_lifecycle.supersede(delivery_id, actor.id)
         replacement_id = delivery_lifecycle.create_replacement(delivery_id)
     except TransitionRefused:
-        db.session.rollback()
-        raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
+        raise TransitionRefused(_why_not_superseded(delivery_id)) from None
     audit.record(
         workspace_id=delivery.workspace_id,
         actor_id=actor.id,
@@ -183,3 +189,16 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
     db.session.commit()
     dispatch(replacement_id, None)
     return replacement_id
+
+
+def _why_not_superseded(delivery_id: int) -> str:
+    """The sentence for a refused supersede, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery_id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != DeliveryStatus.FAILED:
+        return "Only a failed delivery can be superseded; this one is not failed now."
+    if _past_retention(package):
+        return PAST_RETENTION
+    return "Another delivery of this package to that destination exists already, so no replacement was made."

@@ -13,6 +13,7 @@ from app.domain.errors import AccessDenied
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.queue import WorkPriority, work_queue
@@ -129,6 +130,24 @@ def test_a_delivery_that_is_not_failed_cannot_be_superseded(client, auth, world)
     assert response.status_code == 400
     assert "Only a failed delivery can be superseded" in response.get_data(as_text=True)
     assert _row(delivery.id).status == DeliveryStatus.DELIVERED
+    assert db.session.scalars(select(AuditEvent)).all() == []
+
+
+@pytest.mark.parametrize("past_retention", [{"status": "deleted"}, {"expires_at": utcnow() - timedelta(minutes=1)}])
+def test_a_delivery_of_a_package_past_its_retention_cannot_be_superseded(client, auth, failed_delivery, past_retention):
+    """Its replacement could never be delivered (it would expire at once): refused, as Retry is."""
+    package = db.session.get(ExportPackage, failed_delivery.package_id)
+    for name, value in past_retention.items():
+        setattr(package, name, value)
+    db.session.commit()
+    auth.login(_staff("staff.execute").email)
+
+    response = client.post(_url(failed_delivery.id), data={"reason": "Customer fixed the bucket policy"})
+
+    assert response.status_code == 400
+    assert "The package is past its retention (expired or deleted)" in response.get_data(as_text=True)
+    assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
+    assert db.session.scalars(select(ExportDelivery).where(ExportDelivery.replaces_id.is_not(None))).all() == []
     assert db.session.scalars(select(AuditEvent)).all() == []
 
 
