@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.errors import TransitionRefused
+from app.domain.platform import staff_rules
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import Person, Workspace
@@ -23,8 +24,6 @@ from app.services.workspace_export.package_delivery_dispatch import dispatch
 
 log = logging.getLogger(__name__)
 
-REASON_LIMIT = 500
-STAFF_EXECUTE = "staff.execute"
 PAST_RETENTION = (
     "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
 )
@@ -150,21 +149,17 @@ def staff_view(delivery_id: int) -> StaffDeliveryView | None:
 
 
 def can_supersede(person: Person) -> bool:
-    return bool(person.is_staff and STAFF_EXECUTE in (person.staff_permissions or ()))
+    return staff_rules.may_act(person)
 
 
 def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
     """Supersede a failed delivery and start its replacement (a new row), for staff with
     `staff.execute`; the audit event with the reason is written in the same transaction.
-    Returns the replacement's id. Raises AccessDenied, ValidationError (no reason) or
-    TransitionRefused (the delivery is not failed), each with a sentence for the page."""
-    if not can_supersede(actor):
-        raise AccessDenied("Only Rhythm staff with the staff.execute permission can supersede a delivery.")
-    reason = " ".join((reason or "").split())
-    if not reason:
-        raise ValidationError("Give the reason for superseding this delivery; it is kept in the audit log.", "reason")
-    if len(reason) > REASON_LIMIT:
-        raise ValidationError(f"The reason is too long: at most {REASON_LIMIT} characters.", "reason")
+    Returns the replacement's id. Raises AccessDenied, ValidationError (the reason, as for every
+    staff action) or TransitionRefused (the delivery is not failed, or its package is past its
+    retention), each with a sentence for the page."""
+    staff_rules.refuse_unless_staff_executor(actor)
+    reason = staff_rules.staff_reason(reason)
     delivery = db.session.get(ExportDelivery, delivery_id)
     if delivery is None:
         raise TransitionRefused("This delivery does not exist.")

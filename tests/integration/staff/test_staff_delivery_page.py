@@ -9,7 +9,7 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.domain.errors import AccessDenied
+from app.domain.errors import AccessDenied, ValidationError
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
@@ -115,9 +115,27 @@ def test_superseding_without_a_reason_is_refused_with_a_message(client, auth, fa
     response = client.post(_url(failed_delivery.id), data={"reason": "   "})
 
     assert response.status_code == 400
-    assert "Give the reason" in response.get_data(as_text=True)
+    assert "Give a reason" in response.get_data(as_text=True)
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
     assert db.session.scalars(select(AuditEvent)).all() == []
+
+
+def test_supersede_takes_a_reason_as_long_as_every_staff_action_does(client, auth, failed_delivery):
+    auth.login(_staff("staff.execute").email)
+    page = client.get(_url(failed_delivery.id)).get_data(as_text=True)
+
+    response = client.post(_url(failed_delivery.id), data={"reason": "r" * 1000})
+
+    assert 'maxlength="1000"' in page
+    assert response.status_code == 302
+    assert _row(failed_delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert db.session.scalars(select(AuditEvent)).one().reason == "r" * 1000
+
+
+def test_a_reason_over_the_staff_limit_is_refused_by_the_service_too(world, failed_delivery):
+    with pytest.raises(ValidationError, match="at most 1,000 characters"):
+        package_delivery_actions.supersede_and_replace(failed_delivery.id, _staff("staff.execute"), "r" * 1001)
+    assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
 
 
 def test_a_delivery_that_is_not_failed_cannot_be_superseded(client, auth, world):
