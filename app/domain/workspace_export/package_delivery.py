@@ -152,17 +152,17 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
     package whose bytes are being removed; nor of a package past its deadline that the sweep has
     not expired yet."""
     now = now or utcnow()
-    deliverable_package = db.session.scalar(
-        select(ExportPackage.id)
+    # None when the package's deadline has passed.
+    package_status = db.session.scalar(
+        select(ExportPackage.status)
         .where(
             ExportPackage.id
             == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery(),
-            ExportPackage.status == PackageStatus.AVAILABLE,
             ExportPackage.expires_at > now,
         )
         .with_for_update(read=True)
     )
-    if deliverable_package is None:
+    if package_status != PackageStatus.AVAILABLE:
         raise _refused(delivery_id, "start", "a delivery of an available package inside its retention")
     row = _update(
         delivery_id,
