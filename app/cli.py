@@ -228,10 +228,11 @@ def _reconcile_coverage_or_exit() -> None:
 
 @coverage_group.command("reconcile")
 def reconcile_coverage_command() -> None:
-    """Record the datasets declared in app/domain/workspace_export/coverage.py; refuse changed columns
-    under a recorded version.
+    """Record the datasets declared in app/domain/workspace_export/coverage.py and retire recorded
+    versions no longer declared; refuse changed columns under a recorded version.
 
-    Exits with 1, changing nothing, when a recorded (dataset, schema version) would change its content hash.
+    Exits with 1, changing nothing, when a recorded (dataset, schema version) would change its content
+    hash, or when one dataset is declared active at two schema versions.
     """
     _reconcile_coverage_or_exit()
 

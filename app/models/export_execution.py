@@ -30,9 +30,38 @@ class ExecutionStatus(StrEnum):
 
 
 ACTIVE_EXECUTION_STATUSES = (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING)
-# Failure codes of executions the platform failed, not the workspace's settings or data: its
-# worker died at every attempt (`stalled`), or staff stopped it. They use none of the allowance.
-PLATFORM_FAILURE_CODES = ("stalled", "stopped_by_staff")
+
+
+class ExecutionFailure(StrEnum):
+    """Every code an execution may fail with (app/services/workspace_export/production_failures.py,
+    the watchdog, staff), each classified once by PLATFORM_FAILURE_CODES below."""
+
+    STALLED = "stalled"
+    STOPPED_BY_STAFF = "stopped_by_staff"
+    STORAGE_ERROR = "storage_error"
+    SNAPSHOT_FAILED = "snapshot_failed"
+    TIMEOUT = "timeout"
+    COVERAGE_OUT_OF_DATE = "coverage_out_of_date"
+    INTERNAL = "internal"
+    DATASET_NOT_COVERED = "dataset_not_covered"
+    VOLUME_TOO_SMALL = "volume_too_small"
+
+
+# Failures on our side, which use none of the allowance: everything that happens inside Rhythm
+# (the worker died at every attempt, staff stopped it, our storage or database refused, a job ran
+# out of time, the coverage registry is being updated, an unexpected error). The customer's are
+# the rest, which their settings cause and a change of settings cures: a dataset the settings
+# still include after it left coverage, a volume size too small for the rows. (A destination
+# refusing a copy fails the delivery, never the execution, so it uses no allowance either.)
+PLATFORM_FAILURE_CODES = (
+    ExecutionFailure.STALLED,
+    ExecutionFailure.STOPPED_BY_STAFF,
+    ExecutionFailure.STORAGE_ERROR,
+    ExecutionFailure.SNAPSHOT_FAILED,
+    ExecutionFailure.TIMEOUT,
+    ExecutionFailure.COVERAGE_OUT_OF_DATE,
+    ExecutionFailure.INTERNAL,
+)
 
 
 class ExecutionPhase(StrEnum):

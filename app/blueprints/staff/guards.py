@@ -10,6 +10,7 @@ from flask import render_template
 from flask_login import current_user, login_required
 
 from app.domain.errors import NotVisible
+from app.domain.platform.staff_rules import STAFF_EXECUTE
 
 
 def is_staff_with(permission: str) -> bool:
@@ -17,7 +18,7 @@ def is_staff_with(permission: str) -> bool:
     if not (current_user.is_authenticated and current_user.is_staff):
         return False
     held = set(current_user.staff_permissions or [])
-    return permission in held or (permission == "staff.view" and "staff.execute" in held)
+    return permission in held or (permission == "staff.view" and STAFF_EXECUTE in held)
 
 
 def staff_viewer(view: Callable) -> Callable:
@@ -37,7 +38,7 @@ def staff_executor(view: Callable) -> Callable:
     def wrapped(*args, **kwargs):
         if not is_staff_with("staff.view"):
             raise NotVisible("the staff console is for Rhythm staff with staff.view")
-        if not is_staff_with("staff.execute"):
+        if not is_staff_with(STAFF_EXECUTE):
             message = "Staff actions need the staff.execute permission; with staff.view you can only look."
             return render_template("errors/error.html", code=403, title="Not allowed", message=message), 403
         return view(*args, **kwargs)

@@ -10,6 +10,7 @@ from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
 from app.domain.errors import AccessDenied, Conflict, NotVisible, TransitionRefused, ValidationError
+from app.domain.platform.staff_rules import REASON_LIMIT, STAFF_EXECUTE
 from app.domain.platform.text_rules import database_id
 from app.models import (
     ExportExecution,
@@ -32,7 +33,7 @@ def _record_or_404(model, record_id: int):
 
 @bp.app_context_processor
 def staff_permissions():
-    return {"staff_can_act": is_staff_with("staff.execute")}
+    return {"staff_can_act": is_staff_with(STAFF_EXECUTE), "staff_reason_limit": REASON_LIMIT}
 
 
 @bp.get("/")

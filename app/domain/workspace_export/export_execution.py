@@ -22,6 +22,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
+    ExecutionFailure,
     ExecutionPhase,
     ExecutionStatus,
     ExecutionTrigger,
@@ -226,7 +227,7 @@ def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> Non
     db.session.commit()
 
 
-def fail(execution_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
+def fail(execution_id: int, attempt: int, code: ExecutionFailure, detail: str, now: datetime | None = None) -> None:
     """running → failed for the current attempt, with an `error` event."""
     now = now or utcnow()
     _apply_uncommitted(
@@ -245,7 +246,9 @@ def fail(execution_id: int, attempt: int, code: str, detail: str, now: datetime 
     db.session.commit()
 
 
-def _settle_active(execution_id: int, seen_attempt: int, code: str, detail: str, now: datetime | None) -> None:
+def _settle_active(
+    execution_id: int, seen_attempt: int, code: ExecutionFailure, detail: str, now: datetime | None
+) -> None:
     """queued, or running at the attempt the caller saw → failed with `code`, and an `error` event."""
     now = now or utcnow()
     row = db.session.execute(
@@ -278,14 +281,14 @@ def settle_stalled(execution_id: int, seen_attempt: int, detail: str, now: datet
     """The watchdog's settlement of an execution whose worker died at every attempt it was given:
     running (at the attempt it saw) or queued → failed with `stalled`, so the workspace can
     export again."""
-    _settle_active(execution_id, seen_attempt, "stalled", detail, now)
+    _settle_active(execution_id, seen_attempt, ExecutionFailure.STALLED, detail, now)
     db.session.commit()
 
 
 def stop_by_staff(execution_id: int, seen_attempt: int, detail: str, now: datetime | None = None) -> None:
     """Staff mark a stuck execution failed (`stopped_by_staff`). Not committed: the caller records
     the audit event, with the reason, in the same transaction."""
-    _settle_active(execution_id, seen_attempt, "stopped_by_staff", detail, now)
+    _settle_active(execution_id, seen_attempt, ExecutionFailure.STOPPED_BY_STAFF, detail, now)
 
 
 def cancel(execution_id: int, person_id: int | None, now: datetime | None = None) -> None:

@@ -111,7 +111,7 @@ def _copying_to(package_id: int, now: datetime) -> list[str]:
     )
 
 
-def _settle(package_id: int, values: dict, action: str, now: datetime) -> None:
+def _settle(package_id: int, values: dict, action: str, now: datetime, *guard) -> None:
     # The row lock comes first; the copy check after it, in its own statement, sees every
     # delivery that started before the lock was granted.
     db.session.execute(select(ExportPackage.id).where(ExportPackage.id == package_id).with_for_update())
@@ -124,7 +124,7 @@ def _settle(package_id: int, values: dict, action: str, now: datetime) -> None:
         )
     row = db.session.execute(
         update(ExportPackage)
-        .where(ExportPackage.id == package_id, ExportPackage.status == PackageStatus.AVAILABLE)
+        .where(ExportPackage.id == package_id, ExportPackage.status == PackageStatus.AVAILABLE, *guard)
         .values(**values)
         .returning(ExportPackage.id)
         .execution_options(synchronize_session=False)
@@ -142,11 +142,16 @@ def expire(package_id: int, now: datetime | None = None) -> None:
 
 
 def delete(package_id: int, person_id: int | None, now: datetime | None = None) -> None:
-    """available → deleted early; DeliveryInProgress while a delivery copies it. Not committed:
-    the caller records the audit event in the same transaction (INV-11)."""
+    """available → deleted early, before its retention deadline (past it, the package is the
+    sweep's to expire); DeliveryInProgress while a delivery copies it. Not committed: the caller
+    records the audit event in the same transaction (INV-11)."""
     now = now or utcnow()
     _settle(
-        package_id, {"status": PackageStatus.DELETED, "settled_at": now, "deleted_by_id": person_id}, "deleted", now
+        package_id,
+        {"status": PackageStatus.DELETED, "settled_at": now, "deleted_by_id": person_id},
+        "deleted",
+        now,
+        ExportPackage.expires_at > now,
     )
 
 

@@ -11,11 +11,10 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
+from app.domain.platform.staff_rules import REASON_LIMIT
 from app.extensions import db
 from app.models.export_settings import ExportSettings, SettingsStatus
 from app.models.types import utcnow
-
-REASON_LIMIT = 1000
 
 
 def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None:

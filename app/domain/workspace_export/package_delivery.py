@@ -82,15 +82,18 @@ def startable(now: datetime):
     )
 
 
+def _package_inside_retention(now: datetime):
+    """The delivery's package is available, its retention deadline ahead."""
+    return ExportDelivery.package_id.in_(
+        select(ExportPackage.id).where(ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now)
+    )
+
+
 def _deliverable_now(now: datetime) -> list:
     """A person may ask for an attempt only while the package is available inside its retention
     and the destination is enabled (and not removed)."""
     return [
-        ExportDelivery.package_id.in_(
-            select(ExportPackage.id).where(
-                ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now
-            )
-        ),
+        _package_inside_retention(now),
         ExportDelivery.destination_id.in_(
             select(ExportDestination.id).where(
                 ExportDestination.enabled.is_(True), ExportDestination.removed_at.is_(None)
@@ -143,20 +146,24 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
     number under the row's lock, append the attempt and take the lease. Returns the number every
     later transition of this attempt names. Committed.
 
-    The package's row is share-locked first and must be available: a settlement (deletion,
-    expiry) either waits for this start to commit and then sees the copy, or commits first and
-    this start is refused, so no copy begins under a package whose bytes are being removed."""
+    The package's row is share-locked first and must be available inside its retention, as for
+    Retry and Deliver: a settlement (deletion, expiry) either waits for this start to commit and
+    then sees the copy, or commits first and this start is refused, so no copy begins under a
+    package whose bytes are being removed; nor of a package past its deadline that the sweep has
+    not expired yet."""
     now = now or utcnow()
+    # None when the package's deadline has passed.
     package_status = db.session.scalar(
         select(ExportPackage.status)
         .where(
             ExportPackage.id
-            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery()
+            == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery(),
+            ExportPackage.expires_at > now,
         )
         .with_for_update(read=True)
     )
     if package_status != PackageStatus.AVAILABLE:
-        raise _refused(delivery_id, "start", "a delivery of an available package")
+        raise _refused(delivery_id, "start", "a delivery of an available package inside its retention")
     row = _update(
         delivery_id,
         [startable(now)],
@@ -347,22 +354,24 @@ def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
 
 
 def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> None:
-    """failed → superseded by a person (staff with execute permission). Not committed: the caller
-    records the audit event and the replacement in the same transaction."""
+    """failed → superseded by a person (staff with execute permission), while its package is
+    available inside its retention (its replacement could not be delivered otherwise). Not
+    committed: the caller records the audit event and the replacement in the same transaction."""
+    now = now or utcnow()
     if (
         _update(
             delivery_id,
-            [ExportDelivery.status == DeliveryStatus.FAILED],
+            [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(now)],
             {
                 "status": DeliveryStatus.SUPERSEDED,
                 "superseded_by_id": person_id,
                 "next_attempt_at": None,
-                "updated_at": now or utcnow(),
+                "updated_at": now,
             },
         )
         is None
     ):
-        raise _refused(delivery_id, "be superseded", "failed", rollback=False)
+        raise _refused(delivery_id, "be superseded", "failed, of a package inside its retention", rollback=False)
 
 
 def create_replacement(delivery_id: int, now: datetime | None = None) -> int:

@@ -3,9 +3,11 @@ the change it makes (DESIGN section 10): suspend and resume a workspace's export
 workspace export failed, delete a package early (its workspace's administrators told), and
 requeue a failed job through the product's own dispatch (the work engine's, for every kind).
 
-A refusal is the error of its category (app/domain/errors.py), with a sentence for the staff
-member: TransitionRefused when the record's status moved on, RequeueRefused when a job cannot be
-dispatched again, ValidationError for the reason."""
+Each checks, itself, that the person holds `staff.execute` and gave a reason
+(app/domain/platform/staff_rules.py), whoever calls it: a route, a job or the command line. A
+refusal is the error of its category (app/domain/errors.py), with a sentence for the staff
+member: AccessDenied without the permission, TransitionRefused when the record's status moved on,
+RequeueRefused when a job cannot be dispatched again, ValidationError for the reason."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from rq.job import Job
 from rq.registry import FailedJobRegistry
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.platform.text_rules import refuse_unstorable
+from app.domain.errors import TransitionRefused
+from app.domain.platform.staff_rules import refuse_unless_staff_executor, staff_reason
 from app.domain.workspace_export import export_execution, export_suspension
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, Workspace
@@ -28,22 +30,17 @@ from app.services.work.engine import record_of
 from app.services.workspace_export import export_notices, package_retention
 from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
 
-REASON_LIMIT = 1000
 _NOT_DISPATCHED = "Another dispatch got there first, or Redis refused; the periodic dispatcher retries it."
 
 
-def _reason(text: str | None) -> str:
-    reason = (text or "").strip()
-    if not reason:
-        raise ValidationError("Give a reason: it is kept in the audit log with the action.", field="reason")
-    if len(reason) > REASON_LIMIT:
-        raise ValidationError(f"Keep the reason under {REASON_LIMIT} characters.", field="reason")
-    refuse_unstorable(reason, "reason", "the reason")
-    return reason
+def _reason(actor: Person, text: str | None) -> str:
+    """The action's reason, once the actor is known to hold `staff.execute`."""
+    refuse_unless_staff_executor(actor)
+    return staff_reason(text)
 
 
 def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
-    reason = _reason(reason_text)
+    reason = _reason(actor, reason_text)
     try:
         export_suspension.suspend(workspace.id, reason)
         audit.record(
@@ -61,7 +58,7 @@ def suspend_export(workspace: Workspace, actor: Person, reason_text: str | None)
 
 
 def resume_export(workspace: Workspace, actor: Person, reason_text: str | None) -> None:
-    reason = _reason(reason_text)
+    reason = _reason(actor, reason_text)
     export_suspension.resume(workspace.id)
     audit.record(
         workspace_id=workspace.id,
@@ -79,7 +76,7 @@ def stop_execution(execution: ExportExecution, seen_attempt: int, actor: Person,
     what its attempts left unpublished in storage is removed, and its people get the
     EXECUTION_FAILED notice, as for every failure. A worker still producing it finds its next
     update refused and removes its own objects too (app/services/workspace_export/package_production.py)."""
-    reason = _reason(reason_text)
+    reason = _reason(actor, reason_text)
     export_execution.stop_by_staff(execution.id, seen_attempt, f"Marked failed by Rhythm staff: {reason}")
     audit.record(
         workspace_id=execution.workspace_id,
@@ -99,7 +96,7 @@ def delete_package(package: ExportPackage, actor: Person, reason_text: str | Non
     """Delete an available package before its retention deadline, through the administrators'
     own early deletion (so not while a delivery copies it), audited with the reason; then the
     workspace's administrators and the export's notification people are told by a notice."""
-    reason = _reason(reason_text)
+    reason = _reason(actor, reason_text)
     package_retention.delete_early(package.workspace_id, package.id, actor, reason=reason)
     export_notices.notify(NoticeKind.PACKAGE_DELETED, "package", package.id, package.workspace_id)
 
@@ -107,7 +104,7 @@ def delete_package(package: ExportPackage, actor: Person, reason_text: str | Non
 def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> str:
     """Dispatch again, through the product's own dispatch, the record a failed RQ job worked on,
     then drop the failed job from its registry. Returns a sentence saying what happened."""
-    reason = _reason(reason_text)
+    reason = _reason(actor, reason_text)
     registry = next((r for r in _failed_registries() if job_id in r.get_job_ids()), None)
     if registry is None:
         raise RequeueRefused("That job is no longer among the failed jobs (it was requeued or expired).")

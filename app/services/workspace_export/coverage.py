@@ -1,9 +1,11 @@
 """Reconcile the coverage registry with the declarations in code (INV-13), in one transaction.
 
 A (dataset, schema version) not yet recorded is inserted; a declared status that differs
-from the recorded one is updated; a recorded version whose content hash differs from the
-declaration is refused, and then nothing at all is written. A new registry version is
-added only when something changed, with a summary of what.
+from the recorded one is updated; a recorded version no longer declared (its dataset removed
+from the declarations, or given a new schema version) is retired, and the summary says so. A
+recorded version whose content hash differs from the declaration is refused, and so are
+declarations making two schema versions of one dataset active; then nothing at all is written.
+A new registry version is added only when something changed, with a summary of what.
 
 The registry is enforced, not only kept: package production asks `verified_registry_version`
 first and refuses to produce while the registry and the declarations disagree (a deploy whose
@@ -18,13 +20,14 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select, text
 
-from app.domain.workspace_export.coverage import DECLARATIONS, CoverageDeclaration
+from app.domain.workspace_export.coverage import DECLARATIONS, CoverageDeclaration, CoverageStatus
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
 
 
 class CoverageConflict(Exception):
-    """A declaration changed its columns without a new schema version.
+    """A declaration changed its columns without a new schema version, or two schema versions of
+    one dataset are declared active.
 
     Outside DomainError: a release's mistake, reported by `flask coverage reconcile`, not a person's."""
 
@@ -65,12 +68,19 @@ class _Comparison:
     conflicts: list[CoverageDeclaration] = field(default_factory=list)  # recorded with other columns
     unrecorded: list[CoverageDeclaration] = field(default_factory=list)
     status_changed: list[tuple[CoverageDeclaration, CoverageDataset]] = field(default_factory=list)
+    # Recorded, not retired, and declared no more: reconcile retires them.
+    undeclared: list[CoverageDataset] = field(default_factory=list)
+    # Datasets declared active at more than one schema version, with those versions.
+    active_twice: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _compare(declarations: Sequence[CoverageDeclaration]) -> _Comparison:
     recorded = {(row.dataset, row.schema_version): row for row in db.session.scalars(select(CoverageDataset))}
     comparison = _Comparison()
+    active_versions: dict[str, list[int]] = {}
     for declaration in declarations:
+        if declaration.status == CoverageStatus.ACTIVE:
+            active_versions.setdefault(declaration.dataset, []).append(declaration.schema_version)
         row = recorded.get((declaration.dataset, declaration.schema_version))
         if row is None:
             comparison.unrecorded.append(declaration)
@@ -78,7 +88,21 @@ def _compare(declarations: Sequence[CoverageDeclaration]) -> _Comparison:
             comparison.conflicts.append(declaration)
         elif row.status != declaration.status.value:
             comparison.status_changed.append((declaration, row))
+    declared = {(declaration.dataset, declaration.schema_version) for declaration in declarations}
+    comparison.undeclared = [
+        row
+        for key, row in sorted(recorded.items())
+        if key not in declared and row.status != CoverageStatus.RETIRED.value
+    ]
+    comparison.active_twice = {dataset: sorted(v) for dataset, v in sorted(active_versions.items()) if len(v) > 1}
     return comparison
+
+
+def _active_twice_sentences(comparison: _Comparison) -> list[str]:
+    return [
+        f"dataset {dataset!r} is declared active at schema versions {', '.join(map(str, versions))}"
+        for dataset, versions in comparison.active_twice.items()
+    ]
 
 
 def _current_version() -> int | None:
@@ -90,19 +114,21 @@ def _reconcile(declarations: Sequence[CoverageDeclaration]) -> ReconcileOutcome:
         # Two reconciles at once (two start-ups) would both insert version N+1; the second waits.
         db.session.execute(text("LOCK TABLE export_coverage_versions IN SHARE ROW EXCLUSIVE MODE"))
     comparison = _compare(declarations)
-    if comparison.conflicts:
+    if comparison.conflicts or comparison.active_twice:
         recorded = {
             (row.dataset, row.schema_version): row.content_hash for row in db.session.scalars(select(CoverageDataset))
         }
-        raise CoverageConflict(
-            "; ".join(
-                f"dataset {d.dataset!r} schema version {d.schema_version} is recorded with content hash "
-                f"{recorded[(d.dataset, d.schema_version)]} but its columns now hash to {d.content_hash}; "
-                f"give the changed columns a new schema version (now {d.schema_version}) instead"
-                for d in comparison.conflicts
-            )
-            + ". Nothing was changed."
-        )
+        problems = [
+            f"dataset {d.dataset!r} schema version {d.schema_version} is recorded with content hash "
+            f"{recorded[(d.dataset, d.schema_version)]} but its columns now hash to {d.content_hash}; "
+            f"give the changed columns a new schema version (now {d.schema_version}) instead"
+            for d in comparison.conflicts
+        ]
+        problems += [
+            f"{sentence}; a package carries one version of a dataset, so declare only one active"
+            for sentence in _active_twice_sentences(comparison)
+        ]
+        raise CoverageConflict("; ".join(problems) + ". Nothing was changed.")
 
     outcome = ReconcileOutcome()
     for declaration in comparison.unrecorded:
@@ -122,6 +148,11 @@ def _reconcile(declarations: Sequence[CoverageDeclaration]) -> ReconcileOutcome:
             f"{declaration.dataset} v{declaration.schema_version} {row.status} → {declaration.status.value}"
         )
         row.status = declaration.status.value
+    for row in comparison.undeclared:
+        outcome.status_changes.append(
+            f"{row.dataset} v{row.schema_version} {row.status} → {CoverageStatus.RETIRED.value} (no longer declared)"
+        )
+        row.status = CoverageStatus.RETIRED.value
 
     current = _current_version()
     if outcome.changes:
@@ -143,6 +174,11 @@ def registry_disagreement(declarations: Sequence[CoverageDeclaration] = DECLARAT
         f"{d.dataset} v{d.schema_version} is recorded {row.status} but declared {d.status.value}"
         for d, row in comparison.status_changed
     ]
+    problems += [
+        f"{row.dataset} v{row.schema_version} is recorded {row.status} but no longer declared"
+        for row in comparison.undeclared
+    ]
+    problems += _active_twice_sentences(comparison)
     if not problems and _current_version() is None:
         problems.append("no registry version is recorded")
     if not problems:

@@ -68,8 +68,8 @@ class Allowance(NamedTuple):
 
 def allowance(workspace_id: int, now: datetime | None = None) -> Allowance:
     """Executions admitted in the rolling 30 days against the plan's allowance. Cancelled ones
-    don't count, nor those the platform failed (PLATFORM_FAILURE_CODES: the worker died at
-    every attempt, or staff stopped it)."""
+    don't count, nor those that failed on our side (PLATFORM_FAILURE_CODES, the one
+    classification of every failure code, which the execution page's wording follows too)."""
     now = now or utcnow()
     limit = db.session.scalar(select(Workspace.export_allowance).where(Workspace.id == workspace_id)) or 0
     used, oldest = db.session.execute(

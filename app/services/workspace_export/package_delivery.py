@@ -171,7 +171,9 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
             delivery_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
         )
     except TransitionRefused:
-        return "not_due"  # another worker has it, it settled, or its retry time has not come
+        # Another worker has it, it settled, its retry time has not come, or its package is past its
+        # retention (the sweep expires both).
+        return "not_due"
 
     def renew(lease_expires_at: datetime) -> None:
         delivery_lifecycle.renew_lease(delivery_id, attempt, lease_expires_at)

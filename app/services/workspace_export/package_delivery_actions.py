@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
+from app.domain.errors import TransitionRefused
+from app.domain.platform import staff_rules
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import Person, Workspace
@@ -23,8 +24,9 @@ from app.services.workspace_export.package_delivery_dispatch import dispatch
 
 log = logging.getLogger(__name__)
 
-REASON_LIMIT = 500
-STAFF_EXECUTE = "staff.execute"
+PAST_RETENTION = (
+    "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+)
 
 
 # An administrator's Retry and Deliver
@@ -97,11 +99,15 @@ def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: i
         and delivery.next_attempt_at <= utcnow()
     ):
         return "This delivery is already being retried; its next attempt shows here in a moment."
-    if package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow():
-        return "The package is past its retention (expired or deleted), so it can no longer be delivered. Export again."
+    if _past_retention(package):
+        return PAST_RETENTION
     if destination.removed_at is not None:
         return f"The destination {destination.name} was removed, so this delivery can no longer be made."
     return f"The destination {destination.name} is disabled. Enable it in the export settings, then try again."
+
+
+def _past_retention(package: ExportPackage) -> bool:
+    return package.status != PackageStatus.AVAILABLE or package.expires_at <= utcnow()
 
 
 # Staff page and action
@@ -143,21 +149,17 @@ def staff_view(delivery_id: int) -> StaffDeliveryView | None:
 
 
 def can_supersede(person: Person) -> bool:
-    return bool(person.is_staff and STAFF_EXECUTE in (person.staff_permissions or ()))
+    return staff_rules.may_act(person)
 
 
 def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
     """Supersede a failed delivery and start its replacement (a new row), for staff with
     `staff.execute`; the audit event with the reason is written in the same transaction.
-    Returns the replacement's id. Raises AccessDenied, ValidationError (no reason) or
-    TransitionRefused (the delivery is not failed), each with a sentence for the page."""
-    if not can_supersede(actor):
-        raise AccessDenied("Only Rhythm staff with the staff.execute permission can supersede a delivery.")
-    reason = " ".join((reason or "").split())
-    if not reason:
-        raise ValidationError("Give the reason for superseding this delivery; it is kept in the audit log.", "reason")
-    if len(reason) > REASON_LIMIT:
-        raise ValidationError(f"The reason is too long: at most {REASON_LIMIT} characters.", "reason")
+    Returns the replacement's id. Raises AccessDenied, ValidationError (the reason, as for every
+    staff action) or TransitionRefused (the delivery is not failed, or its package is past its
+    retention), each with a sentence for the page."""
+    staff_rules.refuse_unless_staff_executor(actor)
+    reason = staff_rules.staff_reason(reason)
     delivery = db.session.get(ExportDelivery, delivery_id)
     if delivery is None:
         raise TransitionRefused("This delivery does not exist.")
@@ -165,8 +167,7 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         delivery_lifecycle.supersede(delivery_id, actor.id)
         replacement_id = delivery_lifecycle.create_replacement(delivery_id)
     except TransitionRefused:
-        db.session.rollback()
-        raise TransitionRefused("Only a failed delivery can be superseded; this one is not failed now.") from None
+        raise TransitionRefused(_why_not_superseded(delivery_id)) from None
     audit.record(
         workspace_id=delivery.workspace_id,
         actor_id=actor.id,
@@ -183,3 +184,16 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
     db.session.commit()
     dispatch(replacement_id, None)
     return replacement_id
+
+
+def _why_not_superseded(delivery_id: int) -> str:
+    """The sentence for a refused supersede, read after the refusal."""
+    db.session.rollback()
+    delivery = db.session.get_one(ExportDelivery, delivery_id, populate_existing=True)
+    package = db.session.get_one(ExportPackage, delivery.package_id, populate_existing=True)
+    db.session.rollback()
+    if delivery.status != DeliveryStatus.FAILED:
+        return "Only a failed delivery can be superseded; this one is not failed now."
+    if _past_retention(package):
+        return PAST_RETENTION
+    return "Another delivery of this package to that destination exists already, so no replacement was made."

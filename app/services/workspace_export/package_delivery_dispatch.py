@@ -51,7 +51,8 @@ def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
 
 
 def _deliverable(now: datetime):
-    """Rows whose next attempt may start now, to an enabled destination, of an available package.
+    """Rows whose next attempt may start now, to an enabled destination, of an available package
+    inside its retention (`start` refuses the others).
     A fresh pending row is left to `deliver_package`, which made it and runs it; one still pending
     after LOST_AFTER was left behind (its process died) and is dispatched."""
     return (
@@ -64,6 +65,7 @@ def _deliverable(now: datetime):
             ExportDestination.enabled.is_(True),
             ExportDestination.removed_at.is_(None),
             ExportPackage.status == PackageStatus.AVAILABLE,
+            ExportPackage.expires_at > now,
         )
     )
 

@@ -18,7 +18,7 @@ from app.domain.errors import Conflict
 from app.domain.platform.access import RequesterContext
 from app.extensions import db
 from app.models import Person
-from app.models.export_execution import ExportExecution, ExportJobEvent
+from app.models.export_execution import PLATFORM_FAILURE_CODES, ExecutionFailure, ExportExecution, ExportJobEvent
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.export_settings import ExportSettings
 from app.models.package_delivery import ExportDelivery
@@ -73,19 +73,24 @@ MIME_TYPES = {
     "parquet": "application/vnd.apache.parquet",
 }
 
-# One readable sentence per failure code an execution may end with; the detail follows it.
+# One readable sentence per failure code an execution may end with; the detail follows it, and
+# whose failure it was (PLATFORM_FAILURE_CODES) says whether it used one of the allowance.
 FAILURE_SENTENCES = {
-    "stalled": "The worker producing the export stopped at every attempt it was given, so it was given up. "
-    "The failure was ours: it does not count against the export allowance, and the workspace can export again.",
-    "stopped_by_staff": "Rhythm staff stopped the export. It does not count against the export allowance, and the "
-    "workspace can export again.",
-    "storage_error": "The package could not be written to storage.",
-    "dataset_not_covered": "A dataset the settings include is no longer covered by workspace export.",
-    "volume_too_small": "The volume size is too small for the rows of a dataset.",
-    "timeout": "The export took longer than a job may run and was stopped.",
-    "snapshot_failed": "The consistent snapshot of the workspace's data could not be taken.",
-    "internal": "Something went wrong on our side; the error was logged.",
+    ExecutionFailure.STALLED: "The worker producing the export stopped at every attempt it was given, so it was "
+    "given up.",
+    ExecutionFailure.STOPPED_BY_STAFF: "Rhythm staff stopped the export.",
+    ExecutionFailure.STORAGE_ERROR: "The package could not be written to storage.",
+    ExecutionFailure.SNAPSHOT_FAILED: "The consistent snapshot of the workspace's data could not be taken.",
+    ExecutionFailure.TIMEOUT: "The export took longer than a job may run and was stopped.",
+    ExecutionFailure.COVERAGE_OUT_OF_DATE: "The list of datasets a package may carry was being updated on our side.",
+    ExecutionFailure.INTERNAL: "Something went wrong on our side; the error was logged.",
+    ExecutionFailure.DATASET_NOT_COVERED: "A dataset the settings include is no longer covered by workspace export.",
+    ExecutionFailure.VOLUME_TOO_SMALL: "The volume size is too small for the rows of a dataset.",
 }
+OUR_FAILURE = (
+    "The failure was ours: it does not count against the export allowance, and the workspace can export again."
+)
+CUSTOMER_FAILURE = "It counts against the export allowance: change the export settings before exporting again."
 UNKNOWN_FAILURE = "The export could not be completed."
 
 
@@ -105,7 +110,11 @@ class PackageUnavailable(Conflict):
 
 
 def failure_sentence(code: str | None) -> str:
-    return FAILURE_SENTENCES.get(code or "", UNKNOWN_FAILURE)
+    """What the failure `code` was, and whether it used one of the allowance."""
+    if code not in FAILURE_SENTENCES:
+        return UNKNOWN_FAILURE
+    side = OUR_FAILURE if code in PLATFORM_FAILURE_CODES else CUSTOMER_FAILURE
+    return f"{FAILURE_SENTENCES[ExecutionFailure(code)]} {side}"
 
 
 def settings_of(workspace_id: int) -> ExportSettings | None:

@@ -35,7 +35,7 @@ from app.data.package_snapshot import PackagedDataset, PackageSnapshot, open_sna
 from app.domain.errors import TransitionRefused
 from app.domain.workspace_export import export_execution
 from app.extensions import db
-from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionPhase, ExportExecution
+from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionFailure, ExecutionPhase, ExportExecution
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage
 from app.models.types import utcnow
@@ -251,7 +251,7 @@ def _notify_ready(attempt: ProductionAttempt, package_id: int) -> None:
     )
 
 
-def _fail(attempt: ProductionAttempt, code: str, detail: str) -> str:
+def _fail(attempt: ProductionAttempt, code: ExecutionFailure, detail: str) -> str:
     try:
         export_execution.fail(attempt.execution_id, attempt.number, code, detail)
     except TransitionRefused:

@@ -39,9 +39,15 @@ _BATCH = 100
 DELETED_ACTION = "export.package_deleted"
 
 
+PAST_DEADLINE = (
+    "This package had reached its retention deadline, so it has expired instead of being deleted: its files "
+    "are removed and its unfinished deliveries stopped."
+)
+
+
 class PackageNotDeletable(TransitionRefused):
-    """The package is no longer available (already deleted or expired), or a delivery is copying
-    it now; the message says which."""
+    """The package is no longer available (already deleted or expired, or expired now because its
+    deadline had passed), or a delivery is copying it now; the message says which."""
 
 
 def delete_early(
@@ -50,7 +56,8 @@ def delete_early(
     """available → deleted by an administrator of the workspace or by Rhythm staff (who give a
     `reason`), audited in the same transaction; then its bytes are removed and its unfinished
     deliveries expired. PackageNotDeletable when it is no longer available or while a delivery
-    copies it."""
+    copies it; and once its retention deadline has passed, when it is expired now, as the sweep
+    would, instead of being recorded as deleted."""
     now = now or utcnow()
     package = db.session.scalar(
         select(ExportPackage).where(ExportPackage.id == package_id, ExportPackage.workspace_id == workspace_id)
@@ -63,6 +70,9 @@ def delete_early(
         raise PackageNotDeletable(str(busy)) from None
     except TransitionRefused:
         status = db.session.get_one(ExportPackage, package_id, populate_existing=True).status
+        if status == PackageStatus.AVAILABLE:  # refused for its deadline
+            _expire_past_deadline(package_id, now)
+            raise PackageNotDeletable(PAST_DEADLINE) from None
         raise PackageNotDeletable(f"This package cannot be deleted: it is already {status}.") from None
     audit.record(
         workspace_id=workspace_id,
@@ -75,12 +85,28 @@ def delete_early(
     )
     db.session.commit()
     log.info("workspace export package %s (%s) deleted early by person %s", package_id, package.prefix, person.id)
+    _finish_now_or_at_the_sweep(package_id)
+
+
+def _expire_past_deadline(package_id: int, now: datetime) -> None:
+    """available → expired, as the sweep would, for a package whose deadline passed before the
+    sweep's turn; PackageNotDeletable while a delivery copies it."""
+    try:
+        export_package.expire(package_id, now)
+    except export_package.DeliveryInProgress as busy:
+        raise PackageNotDeletable(str(busy)) from None
+    db.session.commit()
+    log.info("workspace export package %s expired when asked to be deleted after its deadline", package_id)
+    _finish_now_or_at_the_sweep(package_id)
+
+
+def _finish_now_or_at_the_sweep(package_id: int) -> None:
     try:
         finish_settled_package(package_id)
     except StorageError:
-        # The deletion stands; the sweep removes the bytes once the store answers again.
+        # The settlement stands; the sweep removes the bytes once the store answers again.
         log.exception(
-            "workspace export package %s: deleted, but its stored objects could not be removed yet", package_id
+            "workspace export package %s: settled, but its stored objects could not be removed yet", package_id
         )
 
 

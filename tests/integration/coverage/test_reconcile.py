@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from app.domain.workspace_export.coverage import DECLARATIONS, CoverageStatus
 from app.extensions import db
 from app.models.coverage import CoverageDataset, CoverageVersion
-from app.services.workspace_export.coverage import CoverageConflict, reconcile_coverage
+from app.services.workspace_export.coverage import CoverageConflict, reconcile_coverage, registry_disagreement
 from tests.fixtures.workers import table_lock_waiters
 
 
@@ -65,6 +65,65 @@ def test_new_schema_version_is_inserted_beside_the_old_and_advances_the_registry
     assert [tuple(v) for v in versions] == [(1, shifts.content_hash), (2, new_hash)]
     assert _registry_versions() == [1, 2]
     assert outcome.inserted == ["shifts v2 recorded (active)"]
+
+
+def _active_versions(dataset: str) -> list[int]:
+    return list(
+        db.session.scalars(
+            select(CoverageDataset.schema_version)
+            .where(CoverageDataset.dataset == dataset, CoverageDataset.status == "active")
+            .order_by(CoverageDataset.schema_version)
+        )
+    )
+
+
+def test_a_new_schema_version_retires_the_old_one_so_one_stays_active(app_context):
+    reconcile_coverage()
+    shifts = next(d for d in DECLARATIONS if d.dataset == "shifts")
+
+    outcome = reconcile_coverage(_with("shifts", schema_version=2, columns=(*shifts.columns, ("note", "text"))))
+
+    assert _active_versions("shifts") == [2]
+    assert outcome.status_changes == ["shifts v1 active → retired (no longer declared)"]
+    assert "shifts v1 active → retired (no longer declared)" in db.session.get(CoverageVersion, 2).summary
+
+
+def test_a_removed_declaration_is_retired_and_reported(app_context):
+    reconcile_coverage()
+
+    outcome = reconcile_coverage(tuple(d for d in DECLARATIONS if d.dataset != "timesheet_entries"))
+
+    status = db.session.scalar(select(CoverageDataset.status).where(CoverageDataset.dataset == "timesheet_entries"))
+    assert status == "retired"
+    assert outcome.status_changes == ["timesheet_entries v1 active → retired (no longer declared)"]
+    assert _registry_versions() == [1, 2]
+
+
+def test_a_removed_declaration_is_noticed_until_reconciled(app_context):
+    reconcile_coverage()
+    declarations = tuple(d for d in DECLARATIONS if d.dataset != "timesheet_entries")
+
+    before = registry_disagreement(declarations)
+    reconcile_coverage(declarations)
+
+    assert before is not None and "timesheet_entries v1 is recorded active but no longer declared" in before
+    assert registry_disagreement(declarations) is None
+
+
+def test_two_active_versions_of_one_dataset_are_refused_and_nothing_is_written(app_context):
+    reconcile_coverage()
+    before = _recorded()
+    shifts = next(d for d in DECLARATIONS if d.dataset == "shifts")
+    second = replace(shifts, schema_version=2, columns=(*shifts.columns, ("note", "text")))
+
+    with pytest.raises(CoverageConflict) as refusal:
+        reconcile_coverage((*DECLARATIONS, second))
+
+    message = str(refusal.value)
+    assert "'shifts' is declared active at schema versions 1, 2" in message and "Nothing was changed" in message
+    assert _recorded() == before
+    assert _registry_versions() == [1]
+    assert "'shifts' is declared active at schema versions 1, 2" in registry_disagreement((*DECLARATIONS, second))
 
 
 def test_changed_columns_under_a_recorded_version_are_refused_and_nothing_is_written(app_context):

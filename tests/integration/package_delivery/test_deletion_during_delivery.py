@@ -75,9 +75,9 @@ def test_a_delivery_whose_worker_died_does_not_hold_the_deletion_back(stored_pac
 
 def test_the_sweep_leaves_a_due_package_being_copied_for_a_later_turn(stored_package, world, destinations_root):
     package = stored_package.package
+    delivery = _copying(package, factories.make_destination(world.workspace))  # started inside its retention
     package.expires_at = utcnow() - timedelta(minutes=1)
     db.session.commit()
-    delivery = _copying(package, factories.make_destination(world.workspace))
 
     package_retention.sweep_expired_packages(utcnow())
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from app.domain.errors import TransitionRefused
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
+from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
 from tests import factories
@@ -87,6 +88,18 @@ def test_a_delivering_row_cannot_start_again(delivery):
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
     assert len(_attempts(delivery.id)) == 1
+
+
+def test_a_delivery_of_a_package_past_its_retention_does_not_start(delivery):
+    """Not yet expired by the sweep, but past its deadline: as Retry and Deliver refuse, so does start."""
+    package = db.session.get(ExportPackage, delivery.package_id)
+    package.expires_at = utcnow() - timedelta(minutes=1)
+    db.session.commit()
+
+    with pytest.raises(TransitionRefused):
+        _start(delivery.id)
+    assert _status(delivery.id) == DeliveryStatus.PENDING
+    assert _attempts(delivery.id) == []
 
 
 def test_delivered_records_the_location_and_ends_the_attempt(delivery):

@@ -143,6 +143,18 @@ def test_a_delivery_of_a_package_no_longer_available_expires(stored_package, wor
     assert list(destinations_root.iterdir()) == []
 
 
+def test_a_pending_delivery_of_a_package_past_its_retention_is_not_copied(stored_package, world, destinations_root):
+    """A minute past its deadline and not yet swept: its download already says it expired."""
+    delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
+    stored_package.package.expires_at = utcnow() - timedelta(minutes=1)
+    db.session.commit()
+
+    package_delivery.run_delivery(delivery.id)
+
+    assert delivery_row(delivery.id).attempt_count == 0
+    assert list(destinations_root.iterdir()) == []
+
+
 def test_a_destination_disabled_before_its_pending_delivery_ran_withholds_it(stored_package, world, destinations_root):
     destination = factories.make_destination(world.workspace)
     delivery = factories.make_package_delivery(stored_package.package, destination)

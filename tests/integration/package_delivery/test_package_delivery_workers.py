@@ -149,6 +149,18 @@ def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_disp
     assert work_queue(WorkPriority.BULK).job_ids == []
 
 
+def test_a_delivery_of_a_package_past_its_retention_is_not_dispatched(stored_package, world, destinations_root):
+    """Past its deadline and not yet swept: its start would be refused, so no job is made for it."""
+    factories.make_package_delivery(
+        stored_package.package, factories.make_destination(world.workspace), created_at=_left_behind()
+    )
+    stored_package.package.expires_at = utcnow() - timedelta(minutes=1)
+    db.session.commit()
+
+    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
+    assert work_queue(WorkPriority.BULK).job_ids == []
+
+
 def test_the_scheduler_and_a_worker_deliver_a_pending_delivery_nobody_ran(
     stored_package, world, destinations_root, start_worker, start_scheduler
 ):

@@ -97,6 +97,19 @@ def test_staff_cannot_delete_a_package_a_delivery_is_copying(client, auth, store
     assert db.session.scalars(select(ExportNotice)).all() == []
 
 
+def test_a_staff_deletion_after_the_deadline_expires_the_package_instead(client, auth, stored_package, staff):
+    stored_package.package.expires_at = utcnow() - timedelta(minutes=1)
+    db.session.commit()
+    auth.login(staff.email)
+
+    response = _delete(client, stored_package.package)
+
+    assert "it has expired instead of being deleted" in response.text
+    assert _package(stored_package.package.id).status == "expired"
+    assert _deletions() == []
+    assert db.session.scalars(select(ExportNotice)).all() == []
+
+
 def test_staff_with_view_only_cannot_delete_a_package(client, auth, stored_package, world):
     viewer = factories.make_person(is_staff=True, staff_permissions=["staff.view"])
     auth.login(viewer.email)

@@ -12,13 +12,14 @@ from app.domain.errors import TransitionRefused
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import AuditEvent
-from app.models.export_execution import ExecutionTrigger, ExportExecution
+from app.models.export_execution import ExecutionFailure, ExecutionTrigger, ExportExecution
 from app.models.types import utcnow
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_admission
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit, allowance, cancel
 from tests import factories
 from tests.fixtures.workers import wait_for
+from tests.integration.packages.failure_codes import FAILED_BY_THE_SETTINGS, FAILED_ON_OUR_SIDE
 from tests.integration.packages.threads import in_thread
 
 
@@ -183,8 +184,12 @@ def test_cancelled_and_older_executions_do_not_count_against_the_allowance(expor
     assert allowance(export_world.workspace.id).left == 0
 
 
-@pytest.mark.parametrize("code", ["stalled", "stopped_by_staff"])
-def test_an_execution_the_platform_failed_does_not_count_against_the_allowance(export_world, code):
+def test_every_failure_code_is_either_ours_or_the_customers():
+    assert sorted(FAILED_ON_OUR_SIDE + FAILED_BY_THE_SETTINGS) == sorted(ExecutionFailure)
+
+
+@pytest.mark.parametrize("code", FAILED_ON_OUR_SIDE)
+def test_an_execution_that_failed_on_our_side_does_not_count_against_the_allowance(export_world, code):
     export_world.workspace.export_allowance = 1
     db.session.commit()
     factories.make_execution(export_world.workspace, export_world.admin, status="failed", failure_code=code)
@@ -192,6 +197,16 @@ def test_an_execution_the_platform_failed_does_not_count_against_the_allowance(e
     execution = admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 
     assert execution.allowance_used == 1
+
+
+@pytest.mark.parametrize("code", FAILED_BY_THE_SETTINGS)
+def test_an_execution_its_settings_failed_counts_against_the_allowance(export_world, code):
+    export_world.workspace.export_allowance = 1
+    db.session.commit()
+    factories.make_execution(export_world.workspace, export_world.admin, status="failed", failure_code=code)
+
+    with pytest.raises(AdmissionRefused, match="used all 1 exports"):
+        admit(export_world.workspace.id, export_world.admin, ExecutionTrigger.MANUAL)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from app.extensions import db
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.types import utcnow
 from tests import factories
+from tests.integration.packages.failure_codes import FAILED_BY_THE_SETTINGS, FAILED_ON_OUR_SIDE
 
 
 def _page(client, export_world, execution: ExportExecution, live: bool = False) -> str:
@@ -70,6 +71,41 @@ def test_a_counted_execution_says_which_of_the_allowance_it_is(admin_client, exp
     )
 
     assert "export 2 of 10 in its 30 days" in _page(admin_client, export_world, execution)
+
+
+@pytest.mark.parametrize("code", FAILED_ON_OUR_SIDE)
+def test_an_execution_that_failed_on_our_side_says_it_uses_none_of_the_allowance(admin_client, export_world, code):
+    execution = factories.make_execution(
+        export_world.workspace,
+        export_world.admin,
+        status="failed",
+        failure_code=code,
+        allowance_used=2,
+        allowance_limit=10,
+    )
+
+    page = _page(admin_client, export_world, execution)
+
+    assert "<dt>Allowance</dt><dd>not counted: it failed on our side</dd>" in page
+    assert "The failure was ours: it does not count against the export allowance" in page
+
+
+@pytest.mark.parametrize("code", FAILED_BY_THE_SETTINGS)
+def test_an_execution_its_settings_failed_says_it_counts_against_the_allowance(admin_client, export_world, code):
+    execution = factories.make_execution(
+        export_world.workspace,
+        export_world.admin,
+        status="failed",
+        failure_code=code,
+        allowance_used=2,
+        allowance_limit=10,
+    )
+
+    page = _page(admin_client, export_world, execution)
+
+    assert "export 2 of 10 in its 30 days" in page
+    assert "It counts against the export allowance" in page
+    assert "does not count" not in page
 
 
 def test_the_event_log_shows_each_event_to_the_second(admin_client, export_world):

@@ -81,6 +81,19 @@ def test_an_expired_package_cannot_be_deleted(export_world):
         delete_early(export_world.workspace.id, package.id, export_world.admin)
 
 
+def test_a_deletion_after_the_deadline_expires_the_package_instead(export_world):
+    """Past its deadline, not yet swept: the package expires, as the sweep would; nothing says deleted."""
+    package = _stored_package(export_world, expires_at=utcnow() - timedelta(minutes=1))
+
+    with pytest.raises(PackageNotDeletable, match="it has expired instead of being deleted"):
+        delete_early(export_world.workspace.id, package.id, export_world.admin)
+
+    stored = _package(package.id)
+    assert (stored.status, stored.deleted_by_id) == ("expired", None)
+    assert get_storage().list_keys(package.prefix) == []
+    assert db.session.scalars(select(AuditEvent).where(AuditEvent.action == "export.package_deleted")).all() == []
+
+
 def test_another_workspaces_package_cannot_be_deleted(export_world):
     package = _stored_package(export_world)
 

@@ -9,16 +9,18 @@ import pytest
 from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
+from app.domain.errors import AccessDenied
 from app.domain.workspace_export import export_execution
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
-from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportSettings
+from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportPackage, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules.schedule_admission import admit_run
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.staff import staff_actions
 from app.services.work import engine as work_engine
 from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from app.services.workspace_export.package_keys import package_prefix
@@ -80,6 +82,18 @@ def test_an_action_without_a_usable_reason_changes_nothing(client, auth, world, 
     assert audit_actions() == []
 
 
+def test_a_reason_as_long_as_every_staff_action_takes_is_kept_whole(client, auth, world, staff):
+    factories.make_export_settings(world.workspace)
+    auth.login(staff.email)
+    page = client.get(f"/staff/workspaces/{world.workspace.id}").text
+
+    client.post(f"/staff/workspaces/{world.workspace.id}/export/suspend", data={"reason": "r" * 1000})
+
+    assert 'maxlength="1000"' in page
+    assert settings_of(world.workspace).suspended_reason == "r" * 1000
+    assert audit_actions() == [("export.suspended", "r" * 1000)]
+
+
 def test_resuming_makes_the_export_active_again(client, auth, world, staff):
     factories.make_export_settings(world.workspace, status="suspended", suspended_reason="Checked")
     auth.login(staff.email)
@@ -106,6 +120,32 @@ def test_staff_with_view_only_cannot_suspend(client, auth, world, viewer):
     assert response.status_code == 403
     assert "staff.execute" in response.text
     assert settings_of(world.workspace).status == "active"
+
+
+@pytest.mark.parametrize("who", ["viewer", "admin"])
+@pytest.mark.parametrize("action", ["suspend", "resume", "stop", "delete", "requeue"])
+def test_every_staff_action_refuses_a_person_without_the_execute_permission(world, viewer, who, action):
+    """The service checks it too, not only the route: a job or the command line could call it."""
+    person = viewer if who == "viewer" else world.admin
+    suspended = {"status": "suspended", "suspended_reason": "Checked"} if action == "resume" else {}
+    factories.make_export_settings(world.workspace, **suspended)
+    package = factories.make_package(factories.make_execution(world.workspace))
+    execution = factories.make_execution(world.workspace, status="running", attempt_count=1)
+    calls = {
+        "suspend": lambda: staff_actions.suspend_export(world.workspace, person, "Unpaid invoice"),
+        "resume": lambda: staff_actions.resume_export(world.workspace, person, "Invoice paid"),
+        "stop": lambda: staff_actions.stop_execution(execution, 1, person, "Worker host lost"),
+        "delete": lambda: staff_actions.delete_package(package, person, "Customer asked"),
+        "requeue": lambda: staff_actions.requeue_failed_job("any-job", person, "Try again"),
+    }
+
+    with pytest.raises(AccessDenied, match="staff.execute"):
+        calls[action]()
+
+    assert settings_of(world.workspace).status == ("suspended" if action == "resume" else "active")
+    assert execution_row(execution.id).status == "running"
+    assert db.session.get(ExportPackage, package.id, populate_existing=True).status == "available"
+    assert audit_actions() == []
 
 
 def execution_row(execution_id: int) -> ExportExecution:

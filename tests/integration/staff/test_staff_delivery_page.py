@@ -9,10 +9,11 @@ import pytest
 from markupsafe import escape
 from sqlalchemy import select
 
-from app.domain.errors import AccessDenied
+from app.domain.errors import AccessDenied, ValidationError
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
+from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.queue import WorkPriority, work_queue
@@ -114,9 +115,27 @@ def test_superseding_without_a_reason_is_refused_with_a_message(client, auth, fa
     response = client.post(_url(failed_delivery.id), data={"reason": "   "})
 
     assert response.status_code == 400
-    assert "Give the reason" in response.get_data(as_text=True)
+    assert "Give a reason" in response.get_data(as_text=True)
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
     assert db.session.scalars(select(AuditEvent)).all() == []
+
+
+def test_supersede_takes_a_reason_as_long_as_every_staff_action_does(client, auth, failed_delivery):
+    auth.login(_staff("staff.execute").email)
+    page = client.get(_url(failed_delivery.id)).get_data(as_text=True)
+
+    response = client.post(_url(failed_delivery.id), data={"reason": "r" * 1000})
+
+    assert 'maxlength="1000"' in page
+    assert response.status_code == 302
+    assert _row(failed_delivery.id).status == DeliveryStatus.SUPERSEDED
+    assert db.session.scalars(select(AuditEvent)).one().reason == "r" * 1000
+
+
+def test_a_reason_over_the_staff_limit_is_refused_by_the_service_too(world, failed_delivery):
+    with pytest.raises(ValidationError, match="at most 1,000 characters"):
+        package_delivery_actions.supersede_and_replace(failed_delivery.id, _staff("staff.execute"), "r" * 1001)
+    assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
 
 
 def test_a_delivery_that_is_not_failed_cannot_be_superseded(client, auth, world):
@@ -129,6 +148,24 @@ def test_a_delivery_that_is_not_failed_cannot_be_superseded(client, auth, world)
     assert response.status_code == 400
     assert "Only a failed delivery can be superseded" in response.get_data(as_text=True)
     assert _row(delivery.id).status == DeliveryStatus.DELIVERED
+    assert db.session.scalars(select(AuditEvent)).all() == []
+
+
+@pytest.mark.parametrize("past_retention", [{"status": "deleted"}, {"expires_at": utcnow() - timedelta(minutes=1)}])
+def test_a_delivery_of_a_package_past_its_retention_cannot_be_superseded(client, auth, failed_delivery, past_retention):
+    """Its replacement could never be delivered (it would expire at once): refused, as Retry is."""
+    package = db.session.get(ExportPackage, failed_delivery.package_id)
+    for name, value in past_retention.items():
+        setattr(package, name, value)
+    db.session.commit()
+    auth.login(_staff("staff.execute").email)
+
+    response = client.post(_url(failed_delivery.id), data={"reason": "Customer fixed the bucket policy"})
+
+    assert response.status_code == 400
+    assert "The package is past its retention (expired or deleted)" in response.get_data(as_text=True)
+    assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
+    assert db.session.scalars(select(ExportDelivery).where(ExportDelivery.replaces_id.is_not(None))).all() == []
     assert db.session.scalars(select(AuditEvent)).all() == []
 
 
