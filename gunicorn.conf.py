@@ -25,6 +25,14 @@ errorlog = "-"
 logger_class = "app.observability.gunicorn_logging.JsonLogger"
 
 
+def on_starting(server):
+    """The master refuses settings the app refuses (keys missing on a shared database) before it
+    boots workers, which would otherwise exit and be booted again without end."""
+    from app.config import settings_of_this_process
+
+    settings_of_this_process()
+
+
 def child_exit(server, worker):
     """A worker process that ended leaves its metrics file; live gauges of it are dropped."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

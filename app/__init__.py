@@ -19,11 +19,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     """The app with these settings; without any, with those this process's environment gives."""
     from flask import Flask
 
-    from app.config import Settings
+    from app.config import settings_of_this_process
     from app.extensions import csrf, db, htmx, login_manager, migrate
 
     if settings is None:
-        settings = Settings.from_environment()
+        settings = settings_of_this_process()
     app = Flask(__name__, instance_path=str(settings.instance_path), instance_relative_config=True)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.from_mapping(settings.as_flask_config())

@@ -1,5 +1,5 @@
 """Command-line entry points: `flask seed-demo`, `flask scheduler`, `flask serve-all`, `flask remove-member`,
-`flask schedules import-legacy`, `flask coverage reconcile`."""
+`flask schedules import-legacy`, `flask coverage reconcile`, `flask credentials rotate`."""
 
 from __future__ import annotations
 
@@ -237,8 +237,33 @@ def reconcile_coverage_command() -> None:
     _reconcile_coverage_or_exit()
 
 
+credentials_group = AppGroup("credentials", help="Stored destination secrets and CREDENTIALS_KEY.")
+
+
+@credentials_group.command("rotate")
+def rotate_credentials_command() -> None:
+    """Re-encrypt every stored destination secret with the first key of CREDENTIALS_KEY.
+
+    Run it once every machine has the new key first and the old ones after it; then the old keys
+    may be dropped. Exits with 1 when a secret none of the keys reads is left (named by destination).
+    """
+    from app.services.workspace_export.destination_secrets import reencrypt_destination_secrets
+
+    rotation = reencrypt_destination_secrets()
+    click.echo(f"{rotation.reencrypted} stored secret(s) re-encrypted with the first key of CREDENTIALS_KEY.")
+    if rotation.unreadable:
+        named = ", ".join(str(destination_id) for destination_id in rotation.unreadable)
+        click.echo(
+            f"No key of CREDENTIALS_KEY reads the secret of destination(s) {named}; keep the key they were "
+            "stored under in CREDENTIALS_KEY and run this again, or have their administrators enter them again.",
+            err=True,
+        )
+        sys.exit(1)
+
+
 def register(app: Flask) -> None:
     app.cli.add_command(schedules_group)
     app.cli.add_command(coverage_group)
+    app.cli.add_command(credentials_group)
     for command in (seed_demo_command, scheduler_command, serve_all_command, remove_member_command):
         app.cli.add_command(command)

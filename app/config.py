@@ -30,6 +30,48 @@ def _instance_secret(instance_path: Path, name: str) -> str:
     return value
 
 
+class KeysRequired(ValueError):
+    """Settings a process must not start with: outside the embedded SQLite default, every machine
+    needs the same SECRET_KEY and CREDENTIALS_KEY, or each would generate keys of its own.
+
+    Outside DomainError: an operator's setting, refused as the process starts, not a person's input."""
+
+
+# How an operator makes a key (README "Adding machines").
+MAKE_A_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+# Signs sessions and CSRF tokens; encrypts stored secrets. Every machine must hold the same two.
+SHARED_KEYS = ("SECRET_KEY", "CREDENTIALS_KEY")
+
+
+def _shared_keys(env: _Lookup, database_url: str, instance_path: Path) -> tuple[str, str]:
+    """SECRET_KEY and CREDENTIALS_KEY; on the embedded SQLite default, a key kept in the instance
+    folder for one not set (one machine: web, worker and scheduler share that folder). Any other
+    database may be shared by several machines, whose keys must then be one: a key each would sign
+    sessions another web machine refuses and encrypt secrets another worker cannot read."""
+    values = {name: (env(name) or "").strip() for name in SHARED_KEYS}
+    missing = [name for name, value in values.items() if not value]
+    if missing and not database_url.startswith("sqlite"):
+        raise KeysRequired(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set. With a database other "
+            f"than the embedded SQLite file (DATABASE_URL), every machine needs the same SECRET_KEY and "
+            f"CREDENTIALS_KEY; make each one with: {MAKE_A_KEY}"
+        )
+    secret_key, credentials_key = (
+        value or _instance_secret(instance_path, name.lower()) for name, value in values.items()
+    )
+    return secret_key, credentials_key
+
+
+def _credentials_keys(raw: str) -> tuple[str, ...]:
+    """CREDENTIALS_KEY's keys, newest first: the first encrypts, any of them decrypts (rotation)."""
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if not keys:
+        raise KeysRequired(f"CREDENTIALS_KEY names no key; make one with: {MAKE_A_KEY}")
+    return keys
+
+
 # Flask's own default: `instance/` beside the code.
 _DEFAULT_INSTANCE_PATH = Path(__file__).resolve().parent.parent / "instance"
 
@@ -84,8 +126,10 @@ class Settings:
     mail_url: str = field(repr=False)
     # MAIL_URL, MAIL_FROM, MAIL_USERNAME, MAIL_PASSWORD and MAIL_TIMEOUT, parsed once.
     mail: MailSettings
-    secret_key: str
-    credentials_key: str
+    secret_key: str = field(repr=False)
+    # CREDENTIALS_KEY, comma-separated, newest first: the first encrypts stored secrets, every one
+    # decrypts them, so a new key goes first and the old ones follow until `credentials rotate` ran.
+    credentials_keys: tuple[str, ...] = field(repr=False)
     export_queue: str
     file_retention_days: int
     storage_part_size: int
@@ -138,9 +182,11 @@ class Settings:
         instance_path = Path(configured_instance).resolve() if configured_instance else _DEFAULT_INSTANCE_PATH
         port = _int(env, "PORT", 5000)
         mail_url = env("MAIL_URL") or (instance_path / "outbox").as_uri()
+        database_url = env("DATABASE_URL") or f"sqlite:///{instance_path / 'rhythm.db'}"
+        secret_key, credentials_key = _shared_keys(env, database_url, instance_path)
         return cls(
             instance_path=instance_path,
-            database_url=env("DATABASE_URL") or f"sqlite:///{instance_path / 'rhythm.db'}",
+            database_url=database_url,
             redis_url=env("REDIS_URL") or "redis://127.0.0.1:6379/0",
             storage_url=env("STORAGE_URL") or (instance_path / "storage").as_uri(),
             mail_url=mail_url,
@@ -151,8 +197,8 @@ class Settings:
                 password=env("MAIL_PASSWORD") or None,
                 timeout_seconds=_float(env, "MAIL_TIMEOUT", 30.0),
             ),
-            secret_key=env("SECRET_KEY") or _instance_secret(instance_path, "secret_key"),
-            credentials_key=env("CREDENTIALS_KEY") or _instance_secret(instance_path, "credentials_key"),
+            secret_key=secret_key,
+            credentials_keys=_credentials_keys(credentials_key),
             export_queue=env("EXPORT_QUEUE") or "exports",
             file_retention_days=_int(env, "FILE_RETENTION_DAYS", 30),
             storage_part_size=_int(env, "STORAGE_PART_SIZE", 8 * 1024 * 1024),
@@ -200,6 +246,15 @@ class Settings:
         else:
             config["SQLALCHEMY_ENGINE_OPTIONS"] = {"pool_pre_ping": True}
         return config
+
+
+def settings_of_this_process() -> Settings:
+    """This process's settings, for a process starting (web, worker, scheduler, the CLI): settings
+    it must not start with stop it with the sentence saying what to set, not a traceback."""
+    try:
+        return Settings.from_environment()
+    except KeysRequired as refusal:
+        raise SystemExit(str(refusal)) from None
 
 
 def environment_for_children(defaults: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import re
 import secrets
 import socket
@@ -51,11 +52,17 @@ from app.models.package_delivery import FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
 
+log = logging.getLogger(__name__)
+
+# The sentence for an error nothing above explains; whoever shows it logs the error with its record.
+UNEXPECTED_ERROR = "An unexpected error stopped the transfer; the server's log has the details."
+
 __all__ = [
     "DeliveryFailure",
     "DestinationRefused",
     "DestinationStore",
     "ENDPOINT_REFUSED",
+    "UNEXPECTED_ERROR",
     "ProbeResult",
     "classify_error",
     "describe_error",
@@ -130,17 +137,25 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
         store = open_destination(destination)
         store.put_bytes(probe_key, payload)
     except Exception as exc:  # any failure is the answer to the test, described for a person
-        return ProbeResult(False, describe_error(exc))
+        return _failed_probe(destination, exc)
     try:
         read_back = store.read_bytes(probe_key)
         store.delete(probe_key)
     except Exception as exc:
         with contextlib.suppress(Exception):  # leave no probe behind if the store lets us delete it
             store.delete(probe_key)
-        return ProbeResult(False, describe_error(exc))
+        return _failed_probe(destination, exc)
     if read_back != payload:
         return ProbeResult(False, "The probe object read back differs from the one written.")
     return ProbeResult(True, f"Wrote, read back and deleted a test object in {store.location()}.")
+
+
+def _failed_probe(destination: ExportDestination, exc: Exception) -> ProbeResult:
+    message = describe_error(exc)
+    if message == UNEXPECTED_ERROR:
+        # The sentence sends the administrator to the log: the details are there, under the record.
+        log.error("export_destination %s: Test connection failed unexpectedly", destination.id, exc_info=exc)
+    return ProbeResult(False, message)
 
 
 # Its name starts with "test": keep pytest from collecting it where a test module imports it.
@@ -271,7 +286,7 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, OSError):  # a directory destination: the system's reason, and which file
         reason = exc.strerror or "The directory could not be written"
         return bounded(f"{reason}: {exc.filename}" if exc.filename else reason)
-    return "An unexpected error stopped the transfer; the server's log has the details."
+    return UNEXPECTED_ERROR
 
 
 def classify_error(exc: BaseException) -> DeliveryFailure:

@@ -4,7 +4,8 @@ An administrator types the endpoint, and the server connects to it: left uncheck
 connection" would let them probe the server's own network (a database port, the cloud metadata
 service at 169.254.169.254). So an endpoint is refused when its server resolves to a loopback,
 link-local, private, shared, multicast, unspecified or reserved address, IPv4 or IPv6 (an IPv4
-address inside an IPv6 one is judged as the IPv4 one), unless the operator names the host in
+address inside an IPv6 one is judged as the IPv4 one; `localhost` and every name under it are
+loopback, RFC 6761), unless the operator names the host in
 DESTINATION_ALLOWED_HOSTS (an on-premises MinIO, say).
 
 The rule is applied three times, always through `refuse_internal_endpoint` / `refused_reason`:
@@ -87,8 +88,15 @@ def _refusal(host: str, reason: str) -> DestinationRefused:
     )
 
 
+# RFC 6761: "localhost" and every name under it are the loopback addresses, whatever this
+# server's resolver answers for them (or fails to answer) today.
+_LOOPBACK_ADDRESSES: list[IPAddress] = [ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv6Address("::1")]
+
+
 def _resolve(host: str, port: int) -> list[IPAddress]:
     """Every address `host` resolves to, in the resolver's order. socket.gaierror when none."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return list(_LOOPBACK_ADDRESSES)
     addresses: list[IPAddress] = []
     for *_, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
         address = ipaddress.ip_address(str(sockaddr[0]).split("%", 1)[0])

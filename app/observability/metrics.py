@@ -114,11 +114,11 @@ class QueueCollector:
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from datetime import UTC, datetime
 
-        from rq import Worker
+        from app.services.platform.queue import live_workers
 
         depth = GaugeMetricFamily("rhythm_queue_depth", "Jobs waiting in the queue", labels=["queue"])
         oldest = GaugeMetricFamily("rhythm_queue_oldest_age_seconds", "Age of the oldest waiting job", labels=["queue"])
-        workers = GaugeMetricFamily("rhythm_queue_workers", "Workers listening on the queue", labels=["queue"])
+        workers = GaugeMetricFamily("rhythm_queue_workers", "Live workers listening on the queue", labels=["queue"])
         now = datetime.now(UTC)
         for queue in self._queues():
             depth.add_metric([queue.name], queue.count)
@@ -128,7 +128,7 @@ class QueueCollector:
             if enqueued_at is not None and enqueued_at.tzinfo is None:
                 enqueued_at = enqueued_at.replace(tzinfo=UTC)
             oldest.add_metric([queue.name], (now - enqueued_at).total_seconds() if enqueued_at else 0.0)
-            workers.add_metric([queue.name], Worker.count(queue=queue))
+            workers.add_metric([queue.name], len(live_workers(queue)))
         yield depth
         yield oldest
         yield workers

@@ -87,6 +87,13 @@ def validate_endpoint_url(url: str | None) -> str | None:
         raise ValidationError(
             "The endpoint must name a server, as in https://host or https://host:port.", "endpoint_url"
         )
+    if "%" in parts.netloc:
+        # A resolver reads %2e as three characters, a browser or an HTTP library as a dot: the
+        # server this names is not one thing, so it is refused rather than judged one way.
+        raise ValidationError(
+            "The endpoint's server must be written plainly, without %-escapes (such as %2e for a dot).",
+            "endpoint_url",
+        )
     if parts.query or parts.fragment or "?" in url or "#" in url:
         raise ValidationError("The endpoint must not have a query (“?…”) or fragment (“#…”).", "endpoint_url")
     if parts.path not in ("", "/"):

@@ -35,7 +35,8 @@ from enum import StrEnum
 from flask import Flask, current_app
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import Queue
+from rq import Queue, Worker
+from rq.worker import BaseWorker
 
 from app.domain.errors import TransitionRefused
 
@@ -108,6 +109,15 @@ def work_queue(priority: WorkPriority) -> Queue:
 def work_queues() -> list[Queue]:
     """Every queue, highest priority first."""
     return [work_queue(priority) for priority in WorkPriority]
+
+
+def live_workers(queue: Queue) -> list[BaseWorker]:
+    """The workers listening on `queue` whose heartbeat is live: the one count readiness, the
+    `rhythm_queue_workers` metric and the staff's queue page give. RQ keeps a killed worker in the
+    queue's worker set (`Worker.count` counts it) until a clean shutdown that never comes; its own
+    key, which each heartbeat renews, expires (WORKER_TTL_SECONDS + 60 s after the last one), and
+    `Worker.all` reads only the workers whose key is there."""
+    return Worker.all(queue=queue)
 
 
 @dataclass(frozen=True)

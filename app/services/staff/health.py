@@ -63,9 +63,7 @@ def readiness() -> tuple[bool, dict[str, object]]:
     """Ready to serve: the engines answer, the database is migrated to the code's head, the
     coverage registry matches the declarations (else packages are refused), and at least one
     worker listens on every queue (else work of that priority would wait forever)."""
-    from rq import Worker
-
-    from app.services.platform.queue import work_queues
+    from app.services.platform.queue import live_workers, work_queues
 
     checks: dict[str, object] = dict(check_all())
     ready = all(value == "ok" for value in checks.values())
@@ -82,7 +80,7 @@ def readiness() -> tuple[bool, dict[str, object]]:
         checks["coverage"] = _coverage()
         ready = ready and checks["coverage"] == "ok"
     try:
-        listening = {queue.name: Worker.count(queue=queue) for queue in work_queues()}
+        listening = {queue.name: len(live_workers(queue)) for queue in work_queues()}
     except Exception as exc:  # Redis down is reported above; the count is simply unknown
         checks["workers"] = f"error: {type(exc).__name__}"
         ready = False

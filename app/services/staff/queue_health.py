@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from rq import Queue, Worker
+from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from app.services.platform.queue import work_queues
+from app.services.platform.queue import live_workers, work_queues
 from app.services.platform.work import RequeueRefused, WorkKind
 from app.services.work.engine import record_of
 
@@ -92,7 +92,7 @@ def queue_view(queue: Queue, now: datetime | None = None) -> QueueView:
             current_job=worker.get_current_job_id(),
             last_heartbeat=_aware(worker.last_heartbeat),
         )
-        for worker in sorted(Worker.all(queue=queue), key=lambda w: w.name)
+        for worker in sorted(live_workers(queue), key=lambda w: w.name)
     ]
     failed_registry = FailedJobRegistry(queue=queue)
     failed_ids = failed_registry.get_job_ids(0, FAILED_JOBS_SHOWN - 1)

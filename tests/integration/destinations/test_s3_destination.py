@@ -82,6 +82,20 @@ def test_probe_with_a_secret_encrypted_under_another_key_asks_for_the_secret_aga
     assert "enter the secret again" in result.message
 
 
+def test_probe_failing_unexpectedly_logs_the_details_it_sends_people_to_under_the_destination(
+    world, s3_destination, caplog
+):
+    # Saved before endpoints with %-escapes were refused: boto3 refuses to make a client for it.
+    destination = s3_destination(world.workspace, endpoint_url="http://127%2e0%2e0%2e1:5127")
+
+    result = destinations.test_connection(destination)
+
+    assert (result.ok, result.message) == (False, destinations.UNEXPECTED_ERROR)
+    logged = [record for record in caplog.records if f"export_destination {destination.id}" in record.getMessage()]
+    assert len(logged) == 1
+    assert logged[0].exc_info is not None and "Invalid endpoint" in str(logged[0].exc_info[1])
+
+
 def test_large_object_is_uploaded_in_parts_and_arrives_whole(world, s3_destination, s3_account, app):
     destination = s3_destination(world.workspace, path="drop")
     part_size = app.config["SETTINGS"].storage_part_size

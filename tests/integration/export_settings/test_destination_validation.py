@@ -49,6 +49,8 @@ BAD_DESTINATIONS = [
     ({"endpoint_url": "https://"}, "must name a server"),
     ({"endpoint_url": "https://exa mple.com"}, "must not contain spaces"),
     ({"endpoint_url": "https://" + "h" * 300 + ".com"}, "at most 300 characters"),
+    ({"endpoint_url": "http://127%2e0%2e0%2e1:5127"}, "without %-escapes (such as %2e for a dot)"),
+    ({"endpoint_url": "http://minio.localhost:5127"}, "minio.localhost leads to a loopback address"),
     ({"access_key_id": ""}, "Enter the access key id."),
     ({"access_key_id": "has space"}, "printable characters without spaces"),
     ({"access_key_id": "k" * 129}, "printable characters without spaces"),

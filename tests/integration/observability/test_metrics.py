@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, work_queue
 from tests.fixtures.apps import configuring_fixture
-from tests.fixtures.workers import file_row, wait_for
+from tests.fixtures.workers import file_row, let_the_heartbeat_run_out, wait_for
 
 TOKEN = "metrics-token-for-tests"
 
@@ -82,6 +82,16 @@ def test_queue_depth_and_oldest_age_are_reported(client, app_context, metrics_di
     assert samples[("rhythm_queue_depth", queue)] == 1
     assert samples[("rhythm_queue_oldest_age_seconds", queue)] >= 0
     assert samples[("rhythm_queue_workers", queue)] == 0
+
+
+def test_a_killed_worker_is_not_counted_once_its_heartbeat_ran_out(client, app_context, metrics_directory, rq_worker):
+    queue = (("queue", work_queue(WorkPriority.INTERACTIVE).name),)
+    wait_for(lambda: scrape(client)[("rhythm_queue_workers", queue)] == 1, timeout=30, what="the worker to register")
+
+    rq_worker.kill()
+    let_the_heartbeat_run_out(rq_worker)
+
+    assert scrape(client)[("rhythm_queue_workers", queue)] == 0
 
 
 def test_the_scheduler_counts_what_its_periodic_tasks_handled(

@@ -10,7 +10,7 @@ from app.extensions import db
 from app.services.platform.queue import redis_connection
 from app.services.staff.health import migration_heads
 from app.services.workspace_export.coverage import reconcile_coverage
-from tests.fixtures.workers import wait_for
+from tests.fixtures.workers import let_the_heartbeat_run_out, wait_for
 
 
 @contextlib.contextmanager
@@ -67,3 +67,17 @@ def test_a_worker_registers_again_after_redis_lost_its_data(app_context, client,
     wait_for(lambda: "registering it again" in worker.output(), timeout=30, what="the worker to notice")
     wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register again")
     assert set(client.get("/readyz").json["checks"]["workers_by_queue"].values()) == {1}
+
+
+def test_a_killed_worker_is_not_counted_once_its_heartbeat_ran_out(app_context, client, rq_worker):
+    """RQ keeps a killed worker in each queue's worker set; only a live heartbeat counts."""
+    reconcile_coverage()
+    wait_for(lambda: client.get("/readyz").status_code == 200, timeout=30, what="the worker to register")
+
+    rq_worker.kill()
+    let_the_heartbeat_run_out(rq_worker)
+
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json["checks"]["workers"] == 0
+    assert set(response.json["checks"]["workers_by_queue"].values()) == {0}

@@ -290,7 +290,7 @@ def test_owner_no_longer_a_member_pauses_the_schedule(run_scenario, mail_to_smtp
 
 def test_third_failed_run_in_a_row_pauses_the_schedule(run_scenario, mail_to_smtp_server, smtp_server):
     schedule = run_scenario.make_schedule(recipients=("colleague",))
-    smtp_server.refuse(100)
+    smtp_server.refuse(3 * MAIL_ATTEMPTS)
     for hour in range(3):
         run = run_scenario.admit(schedule) if hour == 0 else _admit_at(schedule, hour)
         later = utcnow()

@@ -7,7 +7,7 @@ from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch
 from tests import factories
-from tests.fixtures.workers import fail_job_as_a_worker_would, wait_for
+from tests.fixtures.workers import fail_job_as_a_worker_would, let_the_heartbeat_run_out, wait_for, worker_name
 
 
 def test_a_real_worker_shows_with_its_state_and_heartbeat(client, auth, staff, rq_worker):
@@ -19,6 +19,18 @@ def test_a_real_worker_shows_with_its_state_and_heartbeat(client, auth, staff, r
     )
     assert "No worker listens" not in page
     assert "exports-" in page
+
+
+def test_a_killed_worker_is_not_shown_once_its_heartbeat_ran_out(client, auth, staff, rq_worker):
+    auth.login(staff.email)
+    wait_for(lambda: worker_name(rq_worker) in client.get("/staff/queues").text, timeout=30, what="the worker")
+
+    rq_worker.kill()
+    let_the_heartbeat_run_out(rq_worker)
+
+    page = client.get("/staff/queues").text
+    assert worker_name(rq_worker) not in page
+    assert "No worker listens on this queue" in page
 
 
 def test_without_workers_the_page_warns_that_nothing_will_run(client, auth, staff, export_scenario):

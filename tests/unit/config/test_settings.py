@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import Settings, environment_for_children
+from app.config import KeysRequired, Settings, environment_for_children
 from tests.fixtures.apps import settings_for
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
@@ -36,7 +36,9 @@ def test_sqlite_gets_a_busy_timeout_so_processes_can_share_the_file(tmp_path):
 
 def test_postgresql_connections_are_checked_before_use(tmp_path):
     """On PostgreSQL a pooled connection the server dropped is replaced, not handed out."""
-    config = settings_for(tmp_path, DATABASE_URL="postgresql+psycopg://postgres@127.0.0.1/x").as_flask_config()
+    config = settings_for(
+        tmp_path, DATABASE_URL="postgresql+psycopg://postgres@127.0.0.1/x", SECRET_KEY="k", CREDENTIALS_KEY="k"
+    ).as_flask_config()
     assert config["SQLALCHEMY_ENGINE_OPTIONS"] == {"pool_pre_ping": True}
 
 
@@ -117,3 +119,14 @@ def test_a_started_process_gets_defaults_only_for_what_this_one_does_not_set(mon
     assert children["SESSION_COOKIE_SECURE"] == "false"
     assert children["FLASK_APP"] == "wsgi"
     assert children["PATH"] == os.environ["PATH"]
+
+
+def test_a_shared_database_without_one_of_the_keys_names_it_and_writes_no_key_of_its_own(tmp_path):
+    with pytest.raises(KeysRequired, match=r"^CREDENTIALS_KEY is not set\. .*secrets\.token_urlsafe"):
+        settings_for(tmp_path, DATABASE_URL="postgresql+psycopg://postgres@127.0.0.1/x", SECRET_KEY="k")
+    assert not (tmp_path / "secret_key").exists()
+
+
+def test_credentials_key_lists_its_keys_newest_first(tmp_path):
+    settings = settings_for(tmp_path, CREDENTIALS_KEY=" newest , older,oldest ")
+    assert settings.credentials_keys == ("newest", "older", "oldest")

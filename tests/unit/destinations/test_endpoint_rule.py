@@ -54,12 +54,20 @@ def test_an_endpoint_on_the_servers_own_network_is_refused_with_a_sentence(endpo
     assert "DESTINATION_ALLOWED_HOSTS" in str(refused.value)
 
 
+@pytest.mark.parametrize("endpoint", ["http://minio.localhost:5127", "https://a.b.LOCALHOST.", "http://localhost"])
+def test_a_localhost_name_is_refused_as_loopback_however_the_resolver_answers(endpoint):
+    """RFC 6761: localhost and every name under it are loopback, though a resolver may not know them."""
+    with pytest.raises(DestinationRefused, match="loopback"):
+        refuse_internal_endpoint(endpoint, frozenset())
+
+
 def test_a_host_the_operator_allows_passes_by_name_or_address():
     allowed = parse_allowed_hosts(" MinIO.internal , 127.0.0.1,[::1]")
     assert allowed == frozenset({"minio.internal", "127.0.0.1", "::1"})
     refuse_internal_endpoint("http://127.0.0.1:9000", allowed)
     refuse_internal_endpoint("http://[::1]:9000", allowed)
     refuse_internal_endpoint("http://localhost:9000", allowed)  # resolves to an allowed address
+    refuse_internal_endpoint("http://minio.localhost:9000", allowed)  # so does every name under localhost
 
 
 def test_no_endpoint_is_aws_itself_and_passes():

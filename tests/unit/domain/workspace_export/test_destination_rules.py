@@ -84,6 +84,9 @@ def test_server_addresses_are_accepted(raw, expected):
         ("https://", "name a server"),
         ("https://exa mple.org", "spaces"),
         ("https://example.org\r\nX: y", "spaces"),
+        ("http://127%2e0%2e0%2e1:5127", "without %-escapes"),
+        ("https://exa%6dple.org", "without %-escapes"),
+        ("https://[::1%25eth0]:9000", "without %-escapes"),
     ],
 )
 def test_hostile_endpoints_are_refused_with_a_sentence_saying_why(url, says):
