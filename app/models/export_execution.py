@@ -13,7 +13,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, one_of, utcnow
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, database_now, newest_first_indexes, one_of, utcnow
 
 
 class ExecutionTrigger(StrEnum):
@@ -132,6 +132,7 @@ class ExportJobEvent(Model):
     phase: Mapped[str | None] = mapped_column(String(12))
     message: Mapped[str] = mapped_column(String(DETAIL_LIMIT))
     details: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The database's clock, as every time a worker records (app/models/types.py database_now).
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
 
     execution: Mapped[ExportExecution] = relationship(back_populates="events")

@@ -80,6 +80,7 @@ FAILURE_SENTENCES = {
     "stopped_by_staff": "Rhythm staff stopped the export. It does not count against the export allowance, and the "
     "workspace can export again.",
     "storage_error": "The package could not be written to storage.",
+    "storage_full": "The file storage was full; export again once space has been freed.",
     "dataset_not_covered": "A dataset the settings include is no longer covered by workspace export.",
     "volume_too_small": "The volume size is too small for the rows of a dataset.",
     "timeout": "The export took longer than a job may run and was stopped.",
