@@ -14,7 +14,7 @@ from datetime import datetime
 
 from flask import Flask
 
-from app.models.types import utcnow
+from app.models.types import database_clock
 from app.observability.metrics import count_periodic_actions
 from app.services.files.sweeps import sweep_expired_files
 from app.services.schedules.schedule_ticker import tick
@@ -54,7 +54,7 @@ def run_task(app: Flask, task: PeriodicTask) -> int | None:
     """Run one task in a fresh app context; a failure is logged and the loop goes on."""
     try:
         with app.app_context():
-            count = task.run(utcnow())
+            count = task.run(database_clock())
     except Exception:  # one task's failure (Redis down, storage unreachable…) must not stop the others
         log.exception("periodic task %r failed; it runs again at its next turn", task.name)
         return None

@@ -6,12 +6,20 @@ says the error's sentence (never SQL, parameters or a stack trace: the sentences
 people); an htmx request gets a fragment with the sentence instead of a whole page. Whatever is
 not visible, or not the person's to use, answers the plain 404 page. The log gets the error with
 the request's path and the ids in its URL.
+
+A database or Redis that cannot be reached answers 503 with a page of its own and `Retry-After`,
+rendered straight from its template: no context processor runs, so nothing asks the database who
+is signed in (which would fail again, leaving the server's bare "Internal Server Error").
 """
 
 from __future__ import annotations
 
 from flask import Flask, current_app, render_template, request
 from flask_wtf.csrf import CSRFError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from app.domain.errors import (
     AccessDenied,
@@ -23,7 +31,12 @@ from app.domain.errors import (
     ValidationErrors,
 )
 from app.domain.platform.sizes import size_label
-from app.extensions import htmx
+from app.extensions import db, htmx
+
+# What a lost database or Redis raises: the connection refused or dropped, the pool exhausted.
+SERVICE_OUTAGES = (OperationalError, InterfaceError, PoolTimeoutError, RedisConnectionError, RedisTimeoutError)
+# How long a browser or a client is asked to wait before trying again.
+RETRY_AFTER_SECONDS = 60
 
 # Each category of DomainError and its HTTP status; a unit test fails for a DomainError outside them.
 ANSWERS: dict[type[DomainError], int] = {
@@ -70,6 +83,8 @@ def register_error_pages(app: Flask) -> None:
         return _page(400, "The form expired or was sent from elsewhere. Reload the page and try again.")
 
     app.register_error_handler(DomainError, _refusal)
+    for outage in SERVICE_OUTAGES:
+        app.register_error_handler(outage, _unavailable)
 
 
 def _refusal(error: DomainError):
@@ -91,6 +106,20 @@ def _refusal(error: DomainError):
         fragment = render_template("errors/_refusal.html", refusals=refusals)
         return fragment, status
     return _page(status, " ".join(str(refusal) for refusal in refusals))
+
+
+def _unavailable(error: Exception):
+    current_app.logger.error(
+        "%s %s answered 503: a service is unreachable: %s: %s (%s)",
+        request.method,
+        request.path,
+        type(error).__name__,
+        error,
+        request.view_args or {},
+    )
+    db.session.remove()  # the broken connection goes back to the pool to be discarded, not reused
+    page = current_app.jinja_env.get_template("errors/unavailable.html").render()
+    return page, 503, {"Retry-After": str(RETRY_AFTER_SECONDS)}
 
 
 def _page(code: int, detail: str | None = None):

@@ -13,7 +13,7 @@ from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, Index, Str
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, one_of, utcnow
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, database_now, newest_first_indexes, one_of, utcnow
 
 
 class ExecutionTrigger(StrEnum):
@@ -39,6 +39,7 @@ class ExecutionFailure(StrEnum):
     STALLED = "stalled"
     STOPPED_BY_STAFF = "stopped_by_staff"
     STORAGE_ERROR = "storage_error"
+    STORAGE_FULL = "storage_full"
     SNAPSHOT_FAILED = "snapshot_failed"
     TIMEOUT = "timeout"
     COVERAGE_OUT_OF_DATE = "coverage_out_of_date"
@@ -57,6 +58,7 @@ PLATFORM_FAILURE_CODES = (
     ExecutionFailure.STALLED,
     ExecutionFailure.STOPPED_BY_STAFF,
     ExecutionFailure.STORAGE_ERROR,
+    ExecutionFailure.STORAGE_FULL,
     ExecutionFailure.SNAPSHOT_FAILED,
     ExecutionFailure.TIMEOUT,
     ExecutionFailure.COVERAGE_OUT_OF_DATE,
@@ -161,6 +163,7 @@ class ExportJobEvent(Model):
     phase: Mapped[str | None] = mapped_column(String(12))
     message: Mapped[str] = mapped_column(String(DETAIL_LIMIT))
     details: Mapped[dict] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The database's clock, as every time a worker records (app/models/types.py database_now).
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
 
     execution: Mapped[ExportExecution] = relationship(back_populates="events")

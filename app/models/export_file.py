@@ -39,6 +39,8 @@ class FailureCode(StrEnum):
     SOURCE_MISSING = "source_missing"
     INVALID_REQUEST = "invalid_request"
     STORAGE_ERROR = "storage_error"
+    # The store had no room left: nothing the person can change; a retry waits for space.
+    STORAGE_FULL = "storage_full"
     TIMEOUT = "timeout"
     TOO_MANY_ROWS = "too_many_rows"
     INTERNAL = "internal"

@@ -15,7 +15,15 @@ from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstra
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import SUMMARY_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, one_of, utcnow
+from app.models.types import (
+    SUMMARY_LIMIT,
+    LeaseColumns,
+    UTCDateTime,
+    database_now,
+    newest_first_indexes,
+    one_of,
+    utcnow,
+)
 
 if TYPE_CHECKING:
     from app.models.export_destination import ExportDestination
@@ -100,7 +108,7 @@ class ExportDeliveryAttempt(Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     delivery_id: Mapped[int] = mapped_column(ForeignKey("data_export_deliveries.id", ondelete="CASCADE"), index=True)
     number: Mapped[int]
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     outcome: Mapped[str | None] = mapped_column(String(10))
     failure_class: Mapped[str | None] = mapped_column(String(10))

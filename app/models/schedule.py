@@ -19,7 +19,7 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, newest_first_indexes, utcnow
+from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, database_now, newest_first_indexes, utcnow
 from app.vocabulary import Heading
 
 MAX_RECIPIENTS = 50
@@ -292,7 +292,7 @@ class ScheduleRunAttempt(Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
     number: Mapped[int]
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     outcome: Mapped[str | None] = mapped_column(String(10))
     error_code: Mapped[str | None] = mapped_column(String(40))

@@ -27,8 +27,9 @@ class JsonLogger(glogging.Logger):
         headers = dict((name.lower(), value) for name, value in (resp.headers or []))
         status = resp.status.split(None, 1)[0] if isinstance(resp.status, str) else str(resp.status)
         http = {
-            "method": environ.get("REQUEST_METHOD"),
-            "path": environ.get("PATH_INFO"),
+            "method": environ.get("REQUEST_METHOD") or req.method,
+            # gunicorn's own 500 (the app raised past its handlers) comes with an environ without a path.
+            "path": environ.get("PATH_INFO") or req.path,
             "status": int(status) if status.isdigit() else status,
             "bytes": getattr(resp, "sent", None),
             "duration_ms": round(request_time.total_seconds() * 1000, 1),

@@ -22,6 +22,7 @@ from app.storage.base import (
     PartWriter,
     Storage,
     StorageError,
+    StorageFull,
     check_key,
     check_key_under,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "PartWriter",
     "Storage",
     "StorageError",
+    "StorageFull",
     "check_key",
     "check_key_under",
     "get_storage",

@@ -23,6 +23,11 @@ class StorageError(Exception):
     route that reads the store answers 503 with a sentence of its own, and the log has the key."""
 
 
+class StorageFull(StorageError):
+    """The store has no room left for what is written (a full disk, a quota, a full MinIO): jobs
+    record it as `storage_full`, which a retry can get past only once space is freed."""
+
+
 class InvalidKey(StorageError):
     """A key that would escape its prefix or is not a plain relative path."""
 

@@ -10,6 +10,7 @@ which no key may contain, so `list_keys` can never return them.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import shutil
@@ -25,6 +26,7 @@ from app.storage.base import (
     ObjectMissing,
     Storage,
     StorageError,
+    StorageFull,
     check_key,
 )
 
@@ -35,6 +37,12 @@ _DATA_FILE = "data~"
 
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
+
+
+def _refused(message: str, exc: OSError) -> StorageError:
+    """The StorageError for an operating-system error: StorageFull when the disk or quota is full."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return (StorageFull if full else StorageError)(f"{message}: {_reason(exc)}")
 
 
 class FilesystemStorage(Storage):
@@ -73,7 +81,7 @@ class FilesystemStorage(Storage):
             (staging / _DATA_FILE).touch()  # an upload with no bytes is an empty object
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
-            raise StorageError(f"cannot start an upload to {key!r} in {self.root}: {_reason(exc)}") from exc
+            raise _refused(f"cannot start an upload to {key!r} in {self.root}", exc) from exc
         return FilesystemUpload(self, key, upload_id, staging)
 
     def abort_uploads(self, key: str) -> int:
@@ -98,7 +106,7 @@ class FilesystemStorage(Storage):
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomically(target, [data])
         except OSError as exc:
-            raise StorageError(f"cannot write {key!r} in {self.root}: {_reason(exc)}") from exc
+            raise _refused(f"cannot write {key!r} in {self.root}", exc) from exc
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -109,7 +117,7 @@ class FilesystemStorage(Storage):
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
             raise ObjectMissing(f"no stored object {key!r}") from exc
         except OSError as exc:
-            raise StorageError(f"cannot read {key!r}: {_reason(exc)}") from exc
+            raise _refused(f"cannot read {key!r}", exc) from exc
         return ChunkStream(self._chunks(key, handle, chunk_size), handle.close)
 
     @staticmethod
@@ -117,7 +125,7 @@ class FilesystemStorage(Storage):
         try:
             yield from iter(functools.partial(handle.read, chunk_size), b"")
         except OSError as exc:
-            raise StorageError(f"cannot read {key!r}: {_reason(exc)}") from exc
+            raise _refused(f"cannot read {key!r}", exc) from exc
 
     def size(self, key: str) -> int:
         path = self._path(key)
@@ -126,7 +134,7 @@ class FilesystemStorage(Storage):
         try:
             return path.stat().st_size
         except OSError as exc:
-            raise StorageError(f"cannot read {key!r}: {_reason(exc)}") from exc
+            raise _refused(f"cannot read {key!r}", exc) from exc
 
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
@@ -146,7 +154,7 @@ class FilesystemStorage(Storage):
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:
-            raise StorageError(f"cannot delete {key!r}: {_reason(exc)}") from exc
+            raise _refused(f"cannot delete {key!r}", exc) from exc
 
     def list_keys(self, prefix: str) -> list[str]:
         if prefix:
@@ -174,7 +182,7 @@ class FilesystemStorage(Storage):
             probe.write_bytes(b"ok")
             probe.unlink()
         except OSError as exc:
-            raise StorageError(f"storage folder {str(self.root)!r} is not writable: {_reason(exc)}") from exc
+            raise _refused(f"storage folder {str(self.root)!r} is not writable", exc) from exc
 
 
 def _is_object_key(candidate: str) -> bool:
@@ -203,7 +211,7 @@ class FilesystemUpload(MultipartUpload):
             with open(self._data, "ab") as out:
                 out.write(data)
         except OSError as exc:
-            raise StorageError(f"cannot write a part of {self.key!r}: {_reason(exc)}") from exc
+            raise _refused(f"cannot write a part of {self.key!r}", exc) from exc
         self._size += len(data)
 
     def complete(self) -> int:
@@ -222,7 +230,7 @@ class FilesystemUpload(MultipartUpload):
         except FileNotFoundError as exc:
             raise StorageError(f"the upload to {self.key!r} was aborted") from exc
         except OSError as exc:
-            raise StorageError(f"cannot write {self.key!r} in {self._storage.root}: {_reason(exc)}") from exc
+            raise _refused(f"cannot write {self.key!r} in {self._storage.root}", exc) from exc
         self._finished = True
         shutil.rmtree(self._staging, ignore_errors=True)
         return self._size

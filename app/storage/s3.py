@@ -20,11 +20,15 @@ from app.storage.base import (
     ObjectMissing,
     Storage,
     StorageError,
+    StorageFull,
     check_key,
 )
 from app.storage.content_disposition import attachment_disposition
 
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
+# What an S3-compatible store answers when it has no room: MinIO's code, or HTTP 507.
+_FULL_CODES = {"XMinioStorageFull"}
+_INSUFFICIENT_STORAGE = 507
 
 
 def make_client(endpoint_url: str | None, region: str | None):
@@ -54,7 +58,9 @@ def _translated(action: str, location: str, key: str | None = None):
         if key is not None and code in _MISSING_CODES:
             raise ObjectMissing(f"no stored object {key!r} ({location})") from exc
         detail = " ".join(part for part in (code, error.get("Message", "")) if part)
-        raise StorageError(f"S3 could not {action} {location}: {detail or exc}") from exc
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        refusal = StorageFull if code in _FULL_CODES or status == _INSUFFICIENT_STORAGE else StorageError
+        raise refusal(f"S3 could not {action} {location}: {detail or exc}") from exc
     except BotoCoreError as exc:  # connection refused, timeouts, missing credentials, …
         raise StorageError(f"S3 could not {action} {location}: {exc}") from exc
 

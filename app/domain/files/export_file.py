@@ -22,7 +22,7 @@ from app.domain.files import file_warnings
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
-from app.models.types import DETAIL_LIMIT, lease_lapsed, utcnow
+from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_lapsed, moment_after
 
 
 def _apply(
@@ -59,7 +59,7 @@ def start(
     export_id: int,
     now: datetime | None = None,
     holder: str | None = None,
-    lease_expires_at: datetime | None = None,
+    lease_expires_at: Moment | None = None,
 ) -> int:
     """queued → running, or running → running on redelivery once the holder's lease lapsed by
     `now` (production restarts into the same key). A second job for a file whose holder still
@@ -67,17 +67,17 @@ def start(
 
     Returns the number of this attempt, which every later transition of the attempt names. The
     starting attempt takes the lease (app/services/platform/leases.py); without one the watchdog counts
-    the file as abandoned.
+    the file as abandoned. Times are the database's clock's unless the caller gives `now`.
     """
-    now = now or utcnow()
+    at = database_time(now)
     return _apply(
         export_id,
         (FileStatus.QUEUED, FileStatus.RUNNING),
         None,
         {
             "status": FileStatus.RUNNING,
-            "started_at": now,
-            "heartbeat_at": now,
+            "started_at": at,
+            "heartbeat_at": at,
             "rows_written": 0,
             "attempt_count": ExportFile.attempt_count + 1,
             "lease_holder": holder,
@@ -88,7 +88,7 @@ def start(
     )
 
 
-def renew_lease(export_id: int, attempt: int, lease_expires_at: datetime) -> None:
+def renew_lease(export_id: int, attempt: int, lease_expires_at: Moment) -> None:
     """Extend the lease of the running attempt; refused once the file settled or a newer attempt restarted it."""
     _apply(export_id, (FileStatus.RUNNING,), attempt, {"lease_expires_at": lease_expires_at}, "renew its lease")
 
@@ -101,7 +101,7 @@ def record_progress(
         export_id,
         (FileStatus.RUNNING,),
         attempt,
-        {"rows_written": rows_written, "rows_total": rows_total, "heartbeat_at": now or utcnow()},
+        {"rows_written": rows_written, "rows_total": rows_total, "heartbeat_at": database_time(now)},
         "record progress",
     )
 
@@ -117,7 +117,7 @@ def succeed(
 ) -> None:
     """running → succeeded for the current attempt: size, rows, completion, the completion-based expiry
     and the file's warnings."""
-    now = now or utcnow()
+    at = database_time(now)
     _apply(
         export_id,
         (FileStatus.RUNNING,),
@@ -127,9 +127,9 @@ def succeed(
             "size_bytes": size_bytes,
             "row_count": row_count,
             "rows_written": row_count,
-            "completed_at": now,
-            "expires_at": now + timedelta(days=retention_days),
-            "heartbeat_at": now,
+            "completed_at": at,
+            "expires_at": moment_after(at, timedelta(days=retention_days)),
+            "heartbeat_at": at,
             "warnings": file_warnings.stored(warnings) or null(),
         },
         "succeed",
@@ -142,7 +142,7 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
     `attempt` is the attempt number the caller saw (0 for a file that never started): a file
     restarted since is not failed on that attempt's behalf.
     """
-    now = now or utcnow()
+    at = database_time(now)
     _apply(
         export_id,
         (FileStatus.QUEUED, FileStatus.RUNNING),
@@ -151,8 +151,8 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
             "status": FileStatus.FAILED,
             "failure_code": FailureCode(code),
             "failure_detail": detail[:DETAIL_LIMIT],
-            "completed_at": now,
-            "heartbeat_at": now,
+            "completed_at": at,
+            "heartbeat_at": at,
         },
         "fail",
     )
@@ -165,7 +165,7 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
     attempt learns it at its next fenced write (progress, lease, completion), which is refused,
     and it aborts its upload (app/services/files/export_runner.py).
     """
-    now = now or utcnow()
+    at = database_time(now)
     _apply(
         export_id,
         (FileStatus.QUEUED, FileStatus.RUNNING),
@@ -175,8 +175,8 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
             "failure_code": FailureCode.CANCELLED,
             "failure_detail": detail[:DETAIL_LIMIT],
             "cancelled_by_id": cancelled_by_id,
-            "completed_at": now,
-            "heartbeat_at": now,
+            "completed_at": at,
+            "heartbeat_at": at,
         },
         "be cancelled",
     )

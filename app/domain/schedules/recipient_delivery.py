@@ -23,7 +23,7 @@ from app.domain.errors import TransitionRefused
 from app.domain.schedules import schedule_run
 from app.extensions import db, execute_dml
 from app.models.schedule import DeliveryStatus, RecipientDelivery
-from app.models.types import utcnow
+from app.models.types import database_time
 
 ERROR_LIMIT = 500
 
@@ -44,21 +44,24 @@ def _apply(delivery_id: int, guard: list, values: dict, action: str) -> None:
 def _still_held(attempt: int, now: datetime | None) -> list:
     return [
         RecipientDelivery.status == DeliveryStatus.PENDING,
-        schedule_run.held_by(RecipientDelivery.run_id, attempt, now or utcnow()),
+        schedule_run.held_by(RecipientDelivery.run_id, attempt, now),
     ]
 
 
 def claim(delivery_id: int, attempt: int, now: datetime | None = None) -> None:
     """Take a pending row for sending, for run attempt `attempt`, which must still hold the run;
     refused while the row is claimed by this attempt or a newer one."""
-    now = now or utcnow()
     _apply(
         delivery_id,
         [
             *_still_held(attempt, now),
             or_(RecipientDelivery.claimed_attempt.is_(None), RecipientDelivery.claimed_attempt < attempt),
         ],
-        {"claimed_at": now, "claimed_attempt": attempt, "send_attempts": RecipientDelivery.send_attempts + 1},
+        {
+            "claimed_at": database_time(now),
+            "claimed_attempt": attempt,
+            "send_attempts": RecipientDelivery.send_attempts + 1,
+        },
         "be claimed",
     )
 
@@ -89,7 +92,7 @@ def submit(delivery_id: int, attempt: int, submission_id: str, now: datetime | N
         {
             "status": DeliveryStatus.SUBMITTED,
             "submission_id": submission_id[:200],
-            "submitted_at": now or utcnow(),
+            "submitted_at": database_time(now),
             "next_attempt_at": None,
             "last_error": None,
         },

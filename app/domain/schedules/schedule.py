@@ -17,7 +17,7 @@ from sqlalchemy import text, update
 from app.domain.errors import TransitionRefused
 from app.extensions import db, execute_dml
 from app.models.schedule import PauseReason, Schedule, ScheduleStatus
-from app.models.types import utcnow
+from app.models.types import database_now, database_time
 
 #: Consecutive failed runs after which a schedule pauses itself.
 FAILURE_STREAK_LIMIT = 3
@@ -40,14 +40,14 @@ def pause(schedule_id: int, reason: PauseReason, now: datetime | None = None) ->
     _apply(
         schedule_id,
         [Schedule.status == ScheduleStatus.ACTIVE],
-        {"status": ScheduleStatus.PAUSED, "pause_reason": reason, "paused_at": now or utcnow()},
+        {"status": ScheduleStatus.PAUSED, "pause_reason": reason, "paused_at": database_time(now)},
         "pause",
     )
 
 
 def pause_those_sending_report(workspace_id: int, report_id: int, now: datetime | None = None) -> list[int]:
     """Every active schedule of the report → paused with `source_removed`; their ids. Not committed."""
-    paused_at = now or utcnow()
+    paused_at = database_time(now)
     return list(
         db.session.scalars(
             update(Schedule)
@@ -119,7 +119,7 @@ def record_run_outcome(schedule_id: int, failed: bool, now: datetime | None = No
             Schedule.status == ScheduleStatus.ACTIVE,
             Schedule.failure_streak >= FAILURE_STREAK_LIMIT,
         )
-        .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.FAILURE_STREAK, paused_at=now or utcnow())
+        .values(status=ScheduleStatus.PAUSED, pause_reason=PauseReason.FAILURE_STREAK, paused_at=database_time(now))
         .execution_options(synchronize_session=False)
     )
     return result.rowcount == 1
@@ -131,7 +131,7 @@ def transfer_ownership(schedule_id: int, from_owner_id: int, to_owner_id: int) -
     _apply(
         schedule_id,
         [Schedule.owner_id == from_owner_id],
-        {"owner_id": to_owner_id, "version": Schedule.version + 1, "updated_at": utcnow()},
+        {"owner_id": to_owner_id, "version": Schedule.version + 1, "updated_at": database_now()},
         "change owner",
     )
 

@@ -25,7 +25,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
-from app.models.types import DETAIL_LIMIT, utcnow
+from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
@@ -54,7 +54,7 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
     _apply(
         run_id,
         [ScheduleRun.status.in_(_ACTIVE), seen],
-        {"job_id": job_id, "dispatched_at": now or utcnow()},
+        {"job_id": job_id, "dispatched_at": database_time(now)},
         "be dispatched",
     )
     db.session.commit()
@@ -68,7 +68,7 @@ def claim_dispatches(job_ids: Mapping[int, str], now: datetime | None = None) ->
     claimed = db.session.execute(
         update(ScheduleRun)
         .where(ScheduleRun.id.in_(list(job_ids)), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
-        .values(job_id=case(dict(job_ids), value=ScheduleRun.id), dispatched_at=now or utcnow())
+        .values(job_id=case(dict(job_ids), value=ScheduleRun.id), dispatched_at=database_time(now))
         .returning(ScheduleRun.id, ScheduleRun.job_id)
         .execution_options(synchronize_session=False)
     ).all()
@@ -76,29 +76,29 @@ def claim_dispatches(job_ids: Mapping[int, str], now: datetime | None = None) ->
     return [(row.id, row.job_id) for row in claimed]
 
 
-def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+def start_attempt(run_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
     """queued → running once any retry delay has passed, or running → running on redelivery once
     the holder's lease lapsed (a live holder keeps the run, even when its job is delivered again).
 
     Appends the attempt row, ends an attempt left open by a dead worker, and takes the lease.
-    Returns the attempt number.
+    Returns the attempt number. Times are the database's clock's unless the caller gives `now`.
     """
-    now = now or utcnow()
+    at = database_time(now)
     number = _apply(
         run_id,
         [
             or_(
                 and_(
                     ScheduleRun.status == RunStatus.QUEUED,
-                    or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now),
+                    or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= at),
                 ),
-                and_(ScheduleRun.status == RunStatus.RUNNING, ~_lease_live(now)),
+                and_(ScheduleRun.status == RunStatus.RUNNING, ~lease_live(ScheduleRun.lease_expires_at, now)),
             )
         ],
         {
             "status": RunStatus.RUNNING,
             "attempt_count": ScheduleRun.attempt_count + 1,
-            "started_at": now,
+            "started_at": at,
             "next_attempt_at": None,
             "lease_holder": holder,
             "lease_expires_at": lease_expires_at,
@@ -109,13 +109,13 @@ def start_attempt(run_id: int, holder: str, lease_expires_at: datetime, now: dat
         update(ScheduleRunAttempt)
         .where(ScheduleRunAttempt.run_id == run_id, ScheduleRunAttempt.ended_at.is_(None))
         .values(
-            ended_at=now,
+            ended_at=at,
             outcome="failed",
             error_code=WORKER_STOPPED,
             error_detail="The worker running this attempt stopped (it was killed or its machine went away).",
         )
     )
-    db.session.add(ScheduleRunAttempt(run_id=run_id, number=number, started_at=now))
+    db.session.add(ScheduleRunAttempt(run_id=run_id, number=number, started_at=at))
     db.session.commit()
     return number
 
@@ -124,25 +124,21 @@ def _current(attempt: int) -> list:
     return [ScheduleRun.status == RunStatus.RUNNING, ScheduleRun.attempt_count == attempt]
 
 
-def _lease_live(now: datetime) -> ColumnElement[bool]:
-    # The negation of app/services/platform/leases.py lease_lapsed, which the domain layer cannot import.
-    return and_(ScheduleRun.lease_expires_at.is_not(None), ScheduleRun.lease_expires_at >= now)
-
-
 def held_by(
-    run_id: ColumnElement[int] | InstrumentedAttribute[int], attempt: int, now: datetime
+    run_id: ColumnElement[int] | InstrumentedAttribute[int], attempt: int, now: datetime | None = None
 ) -> ColumnElement[bool]:
-    """The SQL condition "attempt `attempt` of run `run_id` still holds it at `now`": the run is
-    running at that attempt and its lease has not lapsed. While it holds, no newer attempt can
-    start, so whatever this attempt claimed stays its own."""
+    """The SQL condition "attempt `attempt` of run `run_id` still holds it at `now`" (by the
+    database's clock when no `now` is given): the run is running at that attempt and its lease has
+    not lapsed. While it holds, no newer attempt can start, so whatever this attempt claimed stays
+    its own."""
     return exists().where(
         ScheduleRun.id == run_id,
         *_current(attempt),
-        _lease_live(now),
+        lease_live(ScheduleRun.lease_expires_at, now),
     )
 
 
-def renew_lease(run_id: int, attempt: int, lease_expires_at: datetime) -> None:
+def renew_lease(run_id: int, attempt: int, lease_expires_at: Moment) -> None:
     _apply(run_id, _current(attempt), {"lease_expires_at": lease_expires_at}, "renew its lease")
     db.session.commit()
 
@@ -162,19 +158,18 @@ def _end_attempt_values(run_id: int, attempt: int, **values) -> None:
 
 
 def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | None = None) -> None:
-    now = now or utcnow()
+    at = database_time(now)
     _apply(
         run_id,
         _current(attempt),
-        {"status": RunStatus.SUCCEEDED, "row_count": row_count, "completed_at": now, "lease_expires_at": None},
+        {"status": RunStatus.SUCCEEDED, "row_count": row_count, "completed_at": at, "lease_expires_at": None},
         "succeed",
     )
-    _end_attempt_values(run_id, attempt, ended_at=now, outcome="succeeded")
+    _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
 
 
 def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_at: datetime) -> None:
     """End a transiently failed attempt; the run waits in `queued` until `next_attempt_at`."""
-    now = utcnow()
     _apply(
         run_id,
         _current(attempt),
@@ -189,12 +184,17 @@ def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_
         "wait for a retry",
     )
     _end_attempt_values(
-        run_id, attempt, ended_at=now, outcome="failed", error_code=code, error_detail=detail[:DETAIL_LIMIT]
+        run_id,
+        attempt,
+        ended_at=database_time(None),
+        outcome="failed",
+        error_code=code,
+        error_detail=detail[:DETAIL_LIMIT],
     )
 
 
 def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
-    now = now or utcnow()
+    at = database_time(now)
     _apply(
         run_id,
         _current(attempt),
@@ -202,11 +202,11 @@ def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None
             "status": RunStatus.FAILED,
             "failure_code": code,
             "failure_detail": detail[:DETAIL_LIMIT],
-            "completed_at": now,
+            "completed_at": at,
             "lease_expires_at": None,
         },
         "fail",
     )
     _end_attempt_values(
-        run_id, attempt, ended_at=now, outcome="failed", error_code=code, error_detail=detail[:DETAIL_LIMIT]
+        run_id, attempt, ended_at=at, outcome="failed", error_code=code, error_detail=detail[:DETAIL_LIMIT]
     )

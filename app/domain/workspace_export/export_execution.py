@@ -29,7 +29,7 @@ from app.models.export_execution import (
     ExportExecution,
     ExportJobEvent,
 )
-from app.models.types import DETAIL_LIMIT, lease_lapsed, utcnow
+from app.models.types import DETAIL_LIMIT, Moment, database_now, database_time, lease_lapsed
 
 
 def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:
@@ -82,18 +82,18 @@ def admit(
 ) -> ExportExecution:
     """Add a queued execution to the session and flush it; the partial unique index refuses a
     second queued or running one (IntegrityError), so the caller's check cannot race. Not committed."""
-    now = now or utcnow()
+    at = database_time(now)
     execution = ExportExecution(
         workspace_id=workspace_id,
         trigger=trigger,
         cadence_key=cadence_key,
         requested_by_id=requested_by_id,
-        cutoff_at=now,
+        cutoff_at=at,
         settings_snapshot=settings_snapshot,
         allowance_used=allowance_used,
         allowance_limit=allowance_limit,
         status=ExecutionStatus.QUEUED,
-        created_at=now,
+        created_at=at,
     )
     db.session.add(execution)
     db.session.flush()
@@ -114,17 +114,17 @@ def claim_dispatch(execution_id: int, seen_job_id: str | None, job_id: str, now:
     _apply(
         execution_id,
         [ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES), seen],
-        {"job_id": job_id, "dispatched_at": now or utcnow()},
+        {"job_id": job_id, "dispatched_at": database_time(now)},
         "be dispatched",
     )
 
 
-def start_attempt(execution_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+def start_attempt(execution_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
     """queued → running, or running → running once the holder's lease lapsed by `now` (its worker
     died and the watchdog redelivered it); takes the lease. A second job for an execution whose
     holder still renews its lease is refused: the live attempt keeps it, however slow it is.
     Returns the attempt number every later transition of this attempt must name."""
-    now = now or utcnow()
+    at = database_time(now)
     number = _apply(
         execution_id,
         [
@@ -132,15 +132,15 @@ def start_attempt(execution_id: int, holder: str, lease_expires_at: datetime, no
                 ExportExecution.status == ExecutionStatus.QUEUED,
                 and_(
                     ExportExecution.status == ExecutionStatus.RUNNING,
-                    lease_lapsed(ExportExecution.lease_expires_at, now),
+                    lease_lapsed(ExportExecution.lease_expires_at, at),
                 ),
             )
         ],
         {
             "status": ExecutionStatus.RUNNING,
             "attempt_count": ExportExecution.attempt_count + 1,
-            "started_at": now,
-            "progress_at": now,
+            "started_at": at,
+            "progress_at": at,
             "phase": ExecutionPhase.SNAPSHOT,
             "lease_holder": holder,
             "lease_expires_at": lease_expires_at,
@@ -154,19 +154,20 @@ def _current(attempt: int) -> list:
     return [ExportExecution.status == ExecutionStatus.RUNNING, ExportExecution.attempt_count == attempt]
 
 
-def renew_lease(execution_id: int, attempt: int, lease_expires_at: datetime) -> None:
+def renew_lease(execution_id: int, attempt: int, lease_expires_at: Moment) -> None:
     _apply(execution_id, _current(attempt), {"lease_expires_at": lease_expires_at}, "renew its lease")
 
 
 def record_cutoff(execution_id: int, attempt: int, cutoff_at: datetime) -> None:
     """The moment this attempt's snapshot was taken: the data cutoff the package describes."""
-    _apply(execution_id, _current(attempt), {"cutoff_at": cutoff_at, "progress_at": utcnow()}, "record its cutoff")
+    _apply(
+        execution_id, _current(attempt), {"cutoff_at": cutoff_at, "progress_at": database_now()}, "record its cutoff"
+    )
 
 
 def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message: str | None = None) -> None:
     """Move to `phase` and log it (the previous phase's end is logged by `finish_phase`)."""
-    now = utcnow()
-    _apply_uncommitted(execution_id, attempt, {"phase": phase, "progress_at": now}, "enter a phase")
+    _apply_uncommitted(execution_id, attempt, {"phase": phase, "progress_at": database_now()}, "enter a phase")
     append_event(execution_id, attempt, "phase_started", message or f"Phase {phase} started.", phase=phase)
     db.session.commit()
 
@@ -174,7 +175,7 @@ def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message:
 def finish_phase(
     execution_id: int, attempt: int, phase: ExecutionPhase, message: str, details: dict[str, Any] | None = None
 ) -> None:
-    _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "finish a phase")
+    _apply_uncommitted(execution_id, attempt, {"progress_at": database_now()}, "finish a phase")
     append_event(execution_id, attempt, "phase_finished", message, phase=phase, details=details)
     db.session.commit()
 
@@ -186,7 +187,7 @@ def record_progress(execution_id: int, attempt: int, **counts: int | None) -> No
     unknown = set(counts) - allowed
     if unknown:
         raise ValueError(f"unknown execution counts: {sorted(unknown)}")
-    _apply(execution_id, _current(attempt), {**counts, "progress_at": utcnow()}, "record progress")
+    _apply(execution_id, _current(attempt), {**counts, "progress_at": database_now()}, "record progress")
 
 
 def log_event(
@@ -198,7 +199,7 @@ def log_event(
     details: dict[str, Any] | None = None,
 ) -> None:
     """Append a warning or counts event for the current attempt; refused once the attempt is stale."""
-    _apply_uncommitted(execution_id, attempt, {"progress_at": utcnow()}, "log an event")
+    _apply_uncommitted(execution_id, attempt, {"progress_at": database_now()}, "log an event")
     append_event(execution_id, attempt, kind, message, phase=phase, details=details)
     db.session.commit()
 
@@ -217,11 +218,11 @@ def _apply_uncommitted(execution_id: int, attempt: int, values: dict, action: st
 
 
 def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> None:
-    now = now or utcnow()
+    at = database_time(now)
     _apply_uncommitted(
         execution_id,
         attempt,
-        {"status": ExecutionStatus.SUCCEEDED, "completed_at": now, "lease_expires_at": None, "progress_at": now},
+        {"status": ExecutionStatus.SUCCEEDED, "completed_at": at, "lease_expires_at": None, "progress_at": at},
         "succeed",
     )
     db.session.commit()
@@ -229,7 +230,7 @@ def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> Non
 
 def fail(execution_id: int, attempt: int, code: ExecutionFailure, detail: str, now: datetime | None = None) -> None:
     """running → failed for the current attempt, with an `error` event."""
-    now = now or utcnow()
+    at = database_time(now)
     _apply_uncommitted(
         execution_id,
         attempt,
@@ -237,7 +238,7 @@ def fail(execution_id: int, attempt: int, code: ExecutionFailure, detail: str, n
             "status": ExecutionStatus.FAILED,
             "failure_code": code,
             "failure_detail": detail[:DETAIL_LIMIT],
-            "completed_at": now,
+            "completed_at": at,
             "lease_expires_at": None,
         },
         "fail",
@@ -250,7 +251,7 @@ def _settle_active(
     execution_id: int, seen_attempt: int, code: ExecutionFailure, detail: str, now: datetime | None
 ) -> None:
     """queued, or running at the attempt the caller saw → failed with `code`, and an `error` event."""
-    now = now or utcnow()
+    at = database_time(now)
     row = db.session.execute(
         update(ExportExecution)
         .where(
@@ -262,7 +263,7 @@ def _settle_active(
             status=ExecutionStatus.FAILED,
             failure_code=code,
             failure_detail=detail[:DETAIL_LIMIT],
-            completed_at=now,
+            completed_at=at,
             lease_expires_at=None,
         )
         .returning(ExportExecution.id)
@@ -293,11 +294,11 @@ def stop_by_staff(execution_id: int, seen_attempt: int, detail: str, now: dateti
 
 def cancel(execution_id: int, person_id: int | None, now: datetime | None = None) -> None:
     """queued → cancelled, before any attempt started. Not committed: the caller audits it first."""
-    now = now or utcnow()
+    at = database_time(now)
     row = db.session.execute(
         update(ExportExecution)
         .where(ExportExecution.id == execution_id, ExportExecution.status == ExecutionStatus.QUEUED)
-        .values(status=ExecutionStatus.CANCELLED, completed_at=now, cancelled_by_id=person_id)
+        .values(status=ExecutionStatus.CANCELLED, completed_at=at, cancelled_by_id=person_id)
         .returning(ExportExecution.id)
         .execution_options(synchronize_session=False)
     ).one_or_none()

@@ -16,7 +16,7 @@ from sqlalchemy import or_, update
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeStatus
-from app.models.types import SUMMARY_LIMIT, utcnow
+from app.models.types import SUMMARY_LIMIT, database_time, moment_after
 
 # How long a claimed notice belongs to its sender before another may take it over.
 CLAIM_PERIOD = timedelta(minutes=5)
@@ -40,14 +40,14 @@ def _apply(notice_id: int, guard: list, values: dict, action: str) -> int:
 def claim(notice_id: int, now: datetime | None = None) -> int:
     """A pending notice that is due (never tried, its retry time come, or its sender's claim
     lapsed) is this sender's for CLAIM_PERIOD. Returns the attempt number."""
-    now = now or utcnow()
+    at = database_time(now)
     return _apply(
         notice_id,
         [
             ExportNotice.status == NoticeStatus.PENDING,
-            or_(ExportNotice.next_attempt_at.is_(None), ExportNotice.next_attempt_at <= now),
+            or_(ExportNotice.next_attempt_at.is_(None), ExportNotice.next_attempt_at <= at),
         ],
-        {"attempt_count": ExportNotice.attempt_count + 1, "next_attempt_at": now + CLAIM_PERIOD},
+        {"attempt_count": ExportNotice.attempt_count + 1, "next_attempt_at": moment_after(at, CLAIM_PERIOD)},
         "be claimed",
     )
 
@@ -62,7 +62,7 @@ def mark_sent(notice_id: int, attempt: int, message_id: str, now: datetime | Non
         _claimed(attempt),
         {
             "status": NoticeStatus.SENT,
-            "sent_at": now or utcnow(),
+            "sent_at": database_time(now),
             "message_id": message_id[:300],
             "next_attempt_at": None,
             "last_error": None,

@@ -22,7 +22,7 @@ from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExecutionStatus, ExportExecution
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import ExportDelivery
-from app.models.types import utcnow
+from app.models.types import Moment, database_time, moment_after
 
 
 class DeliveryInProgress(TransitionRefused):
@@ -50,7 +50,7 @@ def make_available(
 ) -> ExportPackage:
     """Insert the package as `available` with its retention deadline, if `attempt` is still the
     execution's current running attempt (checked under the execution's row lock). Committed."""
-    now = now or utcnow()
+    at = database_time(now)
     current = db.session.execute(
         select(ExportExecution.id)
         .where(
@@ -79,8 +79,8 @@ def make_available(
         size_bytes=size_bytes,
         volumes_count=volumes_count,
         retention_days=retention_days,
-        expires_at=now + timedelta(days=retention_days),
-        created_at=now,
+        expires_at=moment_after(at, timedelta(days=retention_days)),
+        created_at=at,
     )
     db.session.add(package)
     db.session.commit()
@@ -100,7 +100,7 @@ def being_copied(package_ids: Collection[int], now: datetime) -> set[int]:
     )
 
 
-def _copying_to(package_id: int, now: datetime) -> list[str]:
+def _copying_to(package_id: int, now: Moment) -> list[str]:
     return list(
         db.session.scalars(
             select(ExportDestination.name)
@@ -111,7 +111,7 @@ def _copying_to(package_id: int, now: datetime) -> list[str]:
     )
 
 
-def _settle(package_id: int, values: dict, action: str, now: datetime, *guard) -> None:
+def _settle(package_id: int, values: dict, action: str, now: Moment, *guard) -> None:
     # The row lock comes first; the copy check after it, in its own statement, sees every
     # delivery that started before the lock was granted.
     db.session.execute(select(ExportPackage.id).where(ExportPackage.id == package_id).with_for_update())
@@ -137,21 +137,21 @@ def _settle(package_id: int, values: dict, action: str, now: datetime, *guard) -
 def expire(package_id: int, now: datetime | None = None) -> None:
     """available → expired (the sweep, after the deadline); DeliveryInProgress while a delivery
     copies it. Not committed."""
-    now = now or utcnow()
-    _settle(package_id, {"status": PackageStatus.EXPIRED, "settled_at": now}, "expired", now)
+    at = database_time(now)
+    _settle(package_id, {"status": PackageStatus.EXPIRED, "settled_at": at}, "expired", at)
 
 
 def delete(package_id: int, person_id: int | None, now: datetime | None = None) -> None:
     """available → deleted early, before its retention deadline (past it, the package is the
     sweep's to expire); DeliveryInProgress while a delivery copies it. Not committed: the caller
     records the audit event in the same transaction (INV-11)."""
-    now = now or utcnow()
+    at = database_time(now)
     _settle(
         package_id,
-        {"status": PackageStatus.DELETED, "settled_at": now, "deleted_by_id": person_id},
+        {"status": PackageStatus.DELETED, "settled_at": at, "deleted_by_id": person_id},
         "deleted",
-        now,
-        ExportPackage.expires_at > now,
+        at,
+        ExportPackage.expires_at > at,
     )
 
 
@@ -160,7 +160,7 @@ def record_bytes_removed(package_id: int, now: datetime | None = None) -> None:
     db.session.execute(
         update(ExportPackage)
         .where(ExportPackage.id == package_id, ExportPackage.status != PackageStatus.AVAILABLE)
-        .values(bytes_removed_at=now or utcnow())
+        .values(bytes_removed_at=database_time(now))
         .execution_options(synchronize_session=False)
     )
     db.session.commit()

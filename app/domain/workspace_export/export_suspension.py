@@ -14,12 +14,12 @@ from app.domain.errors import TransitionRefused
 from app.domain.platform.staff_rules import REASON_LIMIT
 from app.extensions import db
 from app.models.export_settings import ExportSettings, SettingsStatus
-from app.models.types import utcnow
+from app.models.types import database_time
 
 
 def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None:
     """Suspend the workspace's export; a workspace without settings gets suspended ones."""
-    now = now or utcnow()
+    at = database_time(now)
     exists = db.session.scalar(select(ExportSettings.id).where(ExportSettings.workspace_id == workspace_id))
     if exists is None:
         db.session.add(
@@ -27,8 +27,8 @@ def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None
                 workspace_id=workspace_id,
                 status=SettingsStatus.SUSPENDED,
                 suspended_reason=reason[:REASON_LIMIT],
-                created_at=now,
-                updated_at=now,
+                created_at=at,
+                updated_at=at,
             )
         )
         db.session.flush()
@@ -43,7 +43,7 @@ def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None
             status=SettingsStatus.SUSPENDED,
             suspended_reason=reason[:REASON_LIMIT],
             version=ExportSettings.version + 1,
-            updated_at=now,
+            updated_at=at,
         )
         .returning(ExportSettings.id)
         .execution_options(synchronize_session=False)
@@ -61,7 +61,7 @@ def resume(workspace_id: int, now: datetime | None = None) -> None:
             status=SettingsStatus.ACTIVE,
             suspended_reason=None,
             version=ExportSettings.version + 1,
-            updated_at=now or utcnow(),
+            updated_at=database_time(now),
         )
         .returning(ExportSettings.id)
         .execution_options(synchronize_session=False)

@@ -15,7 +15,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.export_execution import ExecutionStatus, ExportExecution
 from app.models.export_package import ExportPart, ExportVolume, VolumeStatus
-from app.models.types import utcnow
+from app.models.types import database_now
 
 
 def _attempt_is_current(execution_id: int, attempt: int):
@@ -28,7 +28,6 @@ def _attempt_is_current(execution_id: int, attempt: int):
 
 def open_volume(execution_id: int, attempt: int, dataset: str, sequence: int, key: str) -> int:
     """Record a volume about to be uploaded by `attempt`; refused once the attempt is stale."""
-    now = utcnow()
     values = select(
         literal(execution_id),
         literal(attempt),
@@ -36,7 +35,7 @@ def open_volume(execution_id: int, attempt: int, dataset: str, sequence: int, ke
         literal(sequence),
         literal(key),
         literal(VolumeStatus.UPLOADING.value),
-        literal(now, ExportVolume.created_at.type),
+        database_now(),
     ).where(_attempt_is_current(execution_id, attempt))
     row = db.session.execute(
         insert(ExportVolume)
@@ -80,7 +79,7 @@ def complete(volume_id: int, execution_id: int, attempt: int, *, size_bytes: int
             size_bytes=size_bytes,
             sha256=sha256,
             row_count=row_count,
-            completed_at=utcnow(),
+            completed_at=database_now(),
         )
         .returning(ExportVolume.id)
         .execution_options(synchronize_session=False)

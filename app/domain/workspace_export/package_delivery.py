@@ -35,7 +35,7 @@ from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, FailureClass
-from app.models.types import SUMMARY_LIMIT, utcnow
+from app.models.types import SUMMARY_LIMIT, Moment, database_time, lease_live
 
 CODE_LIMIT = 60
 UNFINISHED = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)
@@ -57,17 +57,13 @@ def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True
     return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
 
 
-def copying(now: datetime):
+def copying(now: Moment | None = None):
     """Delivering under a live lease: a worker is copying the package now, so its bytes must stay
     (app/domain/workspace_export/export_package.py refuses to settle the package meanwhile)."""
-    return and_(
-        ExportDelivery.status == DeliveryStatus.DELIVERING,
-        ExportDelivery.lease_expires_at.is_not(None),
-        ExportDelivery.lease_expires_at >= now,
-    )
+    return and_(ExportDelivery.status == DeliveryStatus.DELIVERING, lease_live(ExportDelivery.lease_expires_at, now))
 
 
-def startable(now: datetime):
+def startable(now: Moment):
     """Pending, or failed with its retry time come: a transient failure's backoff, or the moment
     an administrator pressed Retry (`retry_now`); a permanent failure has no retry time otherwise."""
     return or_(
@@ -82,14 +78,14 @@ def startable(now: datetime):
     )
 
 
-def _package_inside_retention(now: datetime):
+def _package_inside_retention(now: Moment):
     """The delivery's package is available, its retention deadline ahead."""
     return ExportDelivery.package_id.in_(
         select(ExportPackage.id).where(ExportPackage.status == PackageStatus.AVAILABLE, ExportPackage.expires_at > now)
     )
 
 
-def _deliverable_now(now: datetime) -> list:
+def _deliverable_now(now: Moment) -> list:
     """A person may ask for an attempt only while the package is available inside its retention
     and the destination is enabled (and not removed)."""
     return [
@@ -113,7 +109,7 @@ def create(
     """Insert a pending delivery of the package to the destination; returns its id, or None when
     the pair already has a live (not superseded) delivery, which the partial unique index keeps
     to one however many processes try at once. Not committed."""
-    now = now or utcnow()
+    at = database_time(now)
     # No conflict target: the live-delivery index is partial.
     return db.session.execute(
         insert_ignoring_duplicates(ExportDelivery.__table__)
@@ -124,8 +120,8 @@ def create(
             replaces_id=replaces_id,
             status=DeliveryStatus.PENDING,
             attempt_count=0,
-            created_at=now,
-            updated_at=now,
+            created_at=at,
+            updated_at=at,
         )
         .returning(ExportDelivery.__table__.c.id)
     ).scalar_one_or_none()
@@ -134,14 +130,14 @@ def create(
 def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
     """Record that `job_id` carries the delivery's next attempt, from the job id the dispatcher saw,
     so two dispatchers never both enqueue it. Only a startable row is claimed. Committed."""
-    now = now or utcnow()
+    at = database_time(now)
     seen = ExportDelivery.job_id.is_(None) if seen_job_id is None else ExportDelivery.job_id == seen_job_id
-    if _update(delivery_id, [startable(now), seen], {"job_id": job_id, "dispatched_at": now}) is None:
+    if _update(delivery_id, [startable(at), seen], {"job_id": job_id, "dispatched_at": at}) is None:
         raise _refused(delivery_id, "be dispatched", "waiting for an attempt under that job")
     db.session.commit()
 
 
-def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: datetime | None = None) -> int:
+def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
     """pending → delivering, or failed (transient, due) → delivering: allocate the next attempt
     number under the row's lock, append the attempt and take the lease. Returns the number every
     later transition of this attempt names. Committed.
@@ -151,14 +147,14 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
     then sees the copy, or commits first and this start is refused, so no copy begins under a
     package whose bytes are being removed; nor of a package past its deadline that the sweep has
     not expired yet."""
-    now = now or utcnow()
+    at = database_time(now)
     # None when the package's deadline has passed.
     package_status = db.session.scalar(
         select(ExportPackage.status)
         .where(
             ExportPackage.id
             == select(ExportDelivery.package_id).where(ExportDelivery.id == delivery_id).scalar_subquery(),
-            ExportPackage.expires_at > now,
+            ExportPackage.expires_at > at,
         )
         .with_for_update(read=True)
     )
@@ -166,19 +162,19 @@ def start(delivery_id: int, holder: str, lease_expires_at: datetime, now: dateti
         raise _refused(delivery_id, "start", "a delivery of an available package inside its retention")
     row = _update(
         delivery_id,
-        [startable(now)],
+        [startable(at)],
         {
             "status": DeliveryStatus.DELIVERING,
             "attempt_count": ExportDelivery.attempt_count + 1,
             "next_attempt_at": None,
             "lease_holder": holder,
             "lease_expires_at": lease_expires_at,
-            "updated_at": now,
+            "updated_at": at,
         },
     )
     if row is None:
         raise _refused(delivery_id, "start", "pending, nor failed transiently and due for a retry")
-    db.session.add(ExportDeliveryAttempt(delivery_id=delivery_id, number=row.attempt_count, started_at=now))
+    db.session.add(ExportDeliveryAttempt(delivery_id=delivery_id, number=row.attempt_count, started_at=at))
     db.session.commit()
     return row.attempt_count
 
@@ -187,13 +183,13 @@ def _current(attempt: int) -> list:
     return [ExportDelivery.status == DeliveryStatus.DELIVERING, ExportDelivery.attempt_count == attempt]
 
 
-def renew_lease(delivery_id: int, attempt: int, lease_expires_at: datetime) -> None:
+def renew_lease(delivery_id: int, attempt: int, lease_expires_at: Moment) -> None:
     if _update(delivery_id, _current(attempt), {"lease_expires_at": lease_expires_at}) is None:
         raise _refused(delivery_id, "renew its lease", f"delivering at attempt {attempt}")
     db.session.commit()
 
 
-def _end_attempt(delivery_id: int, attempt: int, now: datetime, **values) -> None:
+def _end_attempt(delivery_id: int, attempt: int, now: Moment, **values) -> None:
     db.session.execute(
         update(ExportDeliveryAttempt)
         .where(
@@ -207,25 +203,25 @@ def _end_attempt(delivery_id: int, attempt: int, now: datetime, **values) -> Non
 
 def delivered(delivery_id: int, attempt: int, location: str, now: datetime | None = None) -> None:
     """delivering → delivered for the current attempt, with where the package landed. Committed."""
-    now = now or utcnow()
+    at = database_time(now)
     row = _update(
         delivery_id,
         _current(attempt),
         {
             "status": DeliveryStatus.DELIVERED,
             "location": location[:600],
-            "delivered_at": now,
+            "delivered_at": at,
             "failure_class": None,
             "failure_code": None,
             "failure_summary": None,
             "next_attempt_at": None,
             "lease_expires_at": None,
-            "updated_at": now,
+            "updated_at": at,
         },
     )
     if row is None:
         raise _refused(delivery_id, "be delivered", f"delivering at attempt {attempt}")
-    _end_attempt(delivery_id, attempt, now, outcome="delivered")
+    _end_attempt(delivery_id, attempt, at, outcome="delivered")
     db.session.commit()
 
 
@@ -246,7 +242,7 @@ def failed(
     (the holder's lease lapsed by then), so a live attempt is never failed on its behalf.
     Committed.
     """
-    now = now or utcnow()
+    at = database_time(now)
     failure_class = FailureClass(failure_class)
     if (failure_class == FailureClass.TRANSIENT) != (next_attempt_at is not None):
         raise ValueError("a transient failure needs a retry time, and only a transient one")
@@ -262,7 +258,7 @@ def failed(
         "failure_summary": summary[:SUMMARY_LIMIT],
         "next_attempt_at": next_attempt_at,
         "lease_expires_at": None,
-        "updated_at": now,
+        "updated_at": at,
     }
     if next_attempt_at is not None:  # the retry is dispatched afresh once it is due
         values.update(job_id=None, dispatched_at=None)
@@ -271,7 +267,7 @@ def failed(
     _end_attempt(
         delivery_id,
         attempt,
-        now,
+        at,
         outcome="failed",
         failure_class=failure_class,
         failure_code=code[:CODE_LIMIT],
@@ -286,7 +282,7 @@ def withhold(delivery_id: int, now: datetime | None = None) -> None:
         _update(
             delivery_id,
             [ExportDelivery.status == DeliveryStatus.PENDING],
-            {"status": DeliveryStatus.WITHHELD, "updated_at": now or utcnow()},
+            {"status": DeliveryStatus.WITHHELD, "updated_at": database_time(now)},
         )
         is None
     ):
@@ -300,16 +296,16 @@ def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) 
     its package available inside its retention and its destination enabled. Not committed: the
     caller records the audit event in the same transaction. Refused too when it is already due
     (a retry asked for, or a backoff whose time came), so a second press makes no second retry."""
-    now = now or utcnow()
+    at = database_time(now)
     guard = [
         ExportDelivery.status == DeliveryStatus.FAILED,
         ExportDelivery.attempt_count == seen_attempt,
         # Not due already (a second press, or a backoff whose time came): one retry per intent.
-        or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > now),
-        *_deliverable_now(now),
+        or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > at),
+        *_deliverable_now(at),
     ]
     if (
-        _update(delivery_id, guard, {"next_attempt_at": now, "job_id": None, "dispatched_at": None, "updated_at": now})
+        _update(delivery_id, guard, {"next_attempt_at": at, "job_id": None, "dispatched_at": None, "updated_at": at})
         is None
     ):
         raise _refused(delivery_id, "be retried", f"failed at attempt {seen_attempt} and deliverable", rollback=False)
@@ -320,9 +316,9 @@ def release(delivery_id: int, now: datetime | None = None) -> None:
     the next dispatch then starts it. Refused unless it is withheld, its package available inside
     its retention and its destination enabled. Not committed: the caller records the audit event
     in the same transaction."""
-    now = now or utcnow()
-    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(now)]
-    values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": now}
+    at = database_time(now)
+    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(at)]
+    values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": at}
     if _update(delivery_id, guard, values) is None:
         raise _refused(delivery_id, "be delivered", "withheld and deliverable", rollback=False)
 
@@ -333,7 +329,7 @@ def expire(delivery_id: int, now: datetime | None = None) -> None:
         _update(
             delivery_id,
             [ExportDelivery.status.in_(UNFINISHED)],
-            {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": now or utcnow()},
+            {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": database_time(now)},
         )
         is None
     ):
@@ -346,7 +342,7 @@ def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
     expired = db.session.execute(
         update(ExportDelivery)
         .where(ExportDelivery.package_id == package_id, ExportDelivery.status.in_(UNFINISHED))
-        .values(status=DeliveryStatus.EXPIRED, next_attempt_at=None, updated_at=now or utcnow())
+        .values(status=DeliveryStatus.EXPIRED, next_attempt_at=None, updated_at=database_time(now))
         .returning(ExportDelivery.id)
         .execution_options(synchronize_session=False)
     ).all()
@@ -357,16 +353,16 @@ def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> 
     """failed → superseded by a person (staff with execute permission), while its package is
     available inside its retention (its replacement could not be delivered otherwise). Not
     committed: the caller records the audit event and the replacement in the same transaction."""
-    now = now or utcnow()
+    at = database_time(now)
     if (
         _update(
             delivery_id,
-            [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(now)],
+            [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(at)],
             {
                 "status": DeliveryStatus.SUPERSEDED,
                 "superseded_by_id": person_id,
                 "next_attempt_at": None,
-                "updated_at": now,
+                "updated_at": at,
             },
         )
         is None

@@ -19,7 +19,6 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from datetime import datetime
 
 from flask import current_app
 from rq.timeouts import JobTimeoutException
@@ -32,13 +31,13 @@ from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileKind, FileStatus
-from app.models.types import utcnow
+from app.models.types import Moment
 from app.rendering import TooManyRows
 from app.services.files.audit_file_production import write_audit_file
 from app.services.files.query_file_production import write_query_file
 from app.services.files.report_file_production import write_report_file
 from app.services.platform import leases
-from app.storage import StorageError, get_storage
+from app.storage import StorageError, StorageFull, get_storage
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +74,7 @@ def run_export_file(export_id: int) -> str:
     assert access is not None
 
     try:
-        started_at = utcnow()
-        attempt = export_file.start(
-            export_id,
-            now=started_at,
-            holder=leases.holder_name(),
-            lease_expires_at=leases.lease_expiry(started_at),
-        )
+        attempt = export_file.start(export_id, holder=leases.holder_name(), lease_expires_at=leases.lease_expiry())
     except TransitionRefused:
         if _settled(export_id):
             log.info("export file %s settled before it could start; redelivery acknowledged", export_id)
@@ -134,7 +127,7 @@ def _produce(export: ExportFile, access: RequesterContext, attempt: int) -> str:
     progress = _ProgressRecorder(export_id, attempt)
     warnings: Counter[str] = Counter()
 
-    def renew(lease_expires_at: datetime) -> None:
+    def renew(lease_expires_at: Moment) -> None:
         export_file.renew_lease(export_id, attempt, lease_expires_at)
 
     try:
@@ -180,6 +173,12 @@ def _failure(exc: Exception, job_timeout: int, export_id: int) -> tuple[FailureC
     Storage and unexpected errors carry keys, paths, SQL and parameters: those go to the log with
     the file's id, and the person reads a sentence that gives the id as the reference.
     """
+    if isinstance(exc, StorageFull):
+        log.error("export file %s: storage is full: %s", export_id, exc)
+        return FailureCode.STORAGE_FULL, (
+            "The file could not be stored: the file storage is full. Nothing is wrong with the request; "
+            f"request it again once space has been freed (our staff are told). The reference is “file {export_id}”."
+        )
     if isinstance(exc, StorageError):
         log.error("export file %s: storage refused the upload: %s", export_id, exc)
         return FailureCode.STORAGE_ERROR, (

@@ -18,7 +18,7 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db, execute_dml
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FileStatus
-from app.models.types import utcnow
+from app.models.types import database_now
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
 from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
 
@@ -72,7 +72,7 @@ def _claim(request_id: int, seen_dispatch_count: int, job_id: str) -> None:
     claimed = execute_dml(
         update(ExportFileRequest)
         .where(ExportFileRequest.id == request_id, ExportFileRequest.dispatch_count == seen_dispatch_count)
-        .values(dispatch_count=seen_dispatch_count + 1, dispatched_at=utcnow(), job_id=job_id)
+        .values(dispatch_count=seen_dispatch_count + 1, dispatched_at=database_now(), job_id=job_id)
         .execution_options(synchronize_session=False)
     )
     if claimed.rowcount != 1:

@@ -24,7 +24,6 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
 
 from flask import current_app
 from rq import get_current_job
@@ -32,8 +31,8 @@ from rq import get_current_job
 from app.domain.errors import TransitionRefused
 
 # The SQL condition lives beside the lease columns, so that domain transitions can guard on it too.
+from app.models.types import database_now
 from app.models.types import lease_lapsed as lease_lapsed
-from app.models.types import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +52,14 @@ def lease_seconds() -> int:
     return current_app.config["SETTINGS"].lease_seconds
 
 
-def lease_expiry(now: datetime) -> datetime:
-    """When a lease granted or renewed at `now` lapses."""
-    return now + timedelta(seconds=lease_seconds())
+def lease_expiry() -> database_now:
+    """When a lease granted or renewed now lapses, on the database's clock: the statement that
+    writes it reads the time, so the worker's own clock, however wrong, decides nothing."""
+    return database_now(lease_seconds())
 
 
 @contextlib.contextmanager
-def renewed_while_running(renew: Callable[[datetime], None], what: str) -> Iterator[None]:
+def renewed_while_running(renew: Callable[[database_now], None], what: str) -> Iterator[None]:
     """Call `renew(new_expiry)` every sixth of a lease period, from a thread, until the block ends.
 
     `renew` raises TransitionRefused once the lease is no longer this attempt's (the row settled
@@ -75,7 +75,7 @@ def renewed_while_running(renew: Callable[[datetime], None], what: str) -> Itera
         while not stopping.wait(interval):
             try:
                 with app.app_context():
-                    renew(lease_expiry(utcnow()))
+                    renew(lease_expiry())
             except TransitionRefused:
                 log.info("%s: the lease is no longer this attempt's; renewing stops", what)
                 return

@@ -23,7 +23,6 @@ from rq.worker import Worker
 
 from app.domain.errors import Conflict
 from app.domain.platform.retry_policy import RetryPolicy
-from app.services.platform.leases import lease_seconds
 from app.services.platform.queue import WorkPriority
 
 # A job dispatched this recently may still be on its way into Redis: no check judges it lost.
@@ -65,11 +64,14 @@ def job_is_lost(connection: Redis, claimed_job_id: str | None) -> bool:
     return True
 
 
-def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, now: datetime) -> bool:
-    """True while the row's latest job is queued, or was taken by a worker less than a lease ago.
+def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, holder: str | None) -> bool:
+    """True while the row's latest job is queued, or was taken by a live worker other than the
+    row's lapsed holder and has not started the row yet.
 
     Such a job will start the row itself (and take the lease); dispatching again would only
-    queue a second attempt behind it.
+    queue a second attempt behind it. The job taken by the holder itself is the attempt whose
+    lease lapsed, not a redelivery on its way. No time in Redis is read: RQ stamps a job with its
+    worker's own clock, which may run minutes ahead or behind.
     """
     found = _claimed_job(connection, claimed_job_id)
     if found is None:
@@ -77,9 +79,9 @@ def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, now: date
     job, status = found
     if status in _WAITING_JOB_STATUSES:
         return True
-    if status == JobStatus.STARTED and job.started_at is not None:
-        # A job taken by a worker gets one lease period to start the row before it counts as lost.
-        return job.started_at > now - timedelta(seconds=lease_seconds())
+    if status == JobStatus.STARTED and job.worker_name and job.worker_name != holder:
+        # A worker's key expires soon after its last heartbeat: a dead worker's job starts nothing.
+        return bool(connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name))
     return False
 
 

@@ -40,7 +40,7 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
     SkipReason,
 )
-from app.models.types import utcnow
+from app.models.types import database_now
 from app.services.files.file_library import MIME_TYPES
 from app.services.platform.public_link_tokens import link_token, public_link
 from app.services.schedules import attachment_policy
@@ -90,7 +90,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
                 attached=None if reason else attached,
                 attachment_limit_mb=None if reason else limit_mb,
                 link_nonce=secrets.token_urlsafe(32),
-                created_at=utcnow(),
+                created_at=database_now(),
             )
         )
     db.session.commit()

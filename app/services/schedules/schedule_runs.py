@@ -39,7 +39,7 @@ from app.models.schedule import (
     ScheduleRun,
     ScheduleRunAttempt,
 )
-from app.models.types import utcnow
+from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
@@ -49,7 +49,7 @@ from app.services.schedules.schedules import audit_pause
 
 log = logging.getLogger(__name__)
 
-TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.INTERNAL}
+TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.STORAGE_FULL, FailureCode.INTERNAL}
 # The cause of every other transient failure: storage unavailable, an unexpected error.
 OTHER_TRANSIENT = "other_transient"
 # How often a run is tried again, one policy per cause of a transient failure: the n-th attempt
@@ -84,15 +84,13 @@ def process_run(run_id: int, now: datetime | None = None) -> str:
         return "missing"
     if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
         return "already_settled"
-    started_at = now or utcnow()
+    started_at = now or database_clock()
     try:
-        attempt = schedule_run.start_attempt(
-            run_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
-        )
+        attempt = schedule_run.start_attempt(run_id, leases.holder_name(), leases.lease_expiry(), now=started_at)
     except TransitionRefused:
         return "not_due"
 
-    def renew(lease_expires_at: datetime) -> None:
+    def renew(lease_expires_at: Moment) -> None:
         schedule_run.renew_lease(run_id, attempt, lease_expires_at)
 
     with leases.renewed_while_running(renew, f"schedule run {run_id}"):
@@ -250,7 +248,7 @@ def _wait_for_the_file_s_holder(export_id: int) -> None:
         export = db.session.get_one(ExportFile, export_id, populate_existing=True)
         lease_expires_at, settled = export.lease_expires_at, export.is_settled
         db.session.rollback()
-        if settled or lease_expires_at is None or lease_expires_at < utcnow():
+        if settled or lease_expires_at is None or lease_expires_at < database_clock():
             return
         time.sleep(FILE_HOLDER_POLL_SECONDS)
 
@@ -260,7 +258,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     reference to it. Its outbox row is claimed by this run's job (which produces it right away),
     so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
     settings = current_app.config["SETTINGS"]
-    now = utcnow()
+    now = database_clock()
     source_changed = False
     try:
         if schedule.kind == ScheduleKind.QUERY:
@@ -335,9 +333,9 @@ def _file_failed(run: ScheduleRun, export: ExportFile, attempt: int, started_at:
 
 
 def _clock(started_at: datetime) -> datetime:
-    """Now, as the attempt reckons it: the wall clock, or the later moment the attempt was started
-    at (a caller's `now`, as the periodic functions take one)."""
-    return max(started_at, utcnow())
+    """Now, as the attempt reckons it: the database's clock, or the later moment the attempt was
+    started at (a caller's `now`, as the periodic functions take one)."""
+    return max(started_at, database_clock())
 
 
 def attempts_failed_with(run_id: int, codes: set[str], before: int | None = None) -> int:

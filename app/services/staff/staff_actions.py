@@ -22,7 +22,7 @@ from app.domain.workspace_export import export_execution, export_suspension
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, Workspace
 from app.models.export_notice import NoticeKind
-from app.models.types import utcnow
+from app.models.types import database_clock
 from app.services.platform import audit
 from app.services.platform.queue import redis_connection, work_queues
 from app.services.platform.work import RequeueRefused
@@ -115,7 +115,7 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     kind, record_id = record_of(job)
     if kind is None or record_id is None:
         raise RequeueRefused("This job is not one the product can dispatch again.")
-    requeue = kind.requeue(record_id, utcnow())
+    requeue = kind.requeue(record_id, database_clock())
     # Added before the dispatch's claim commits, so the claim and its audit event commit together.
     audit.record(
         workspace_id=requeue.workspace_id,

@@ -20,8 +20,8 @@ from app.data.days import within_days
 from app.domain.platform.text_rules import database_id
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFile, ExportPackage, Schedule, ScheduleRun, Workspace
-from app.models.export_execution import ExecutionStatus
-from app.models.export_file import FileStatus
+from app.models.export_execution import ExecutionFailure, ExecutionStatus
+from app.models.export_file import FailureCode, FileStatus
 from app.models.export_package import PackageStatus
 from app.models.package_delivery import DeliveryStatus
 from app.models.schedule import PauseReason, RunStatus, ScheduleStatus
@@ -238,6 +238,26 @@ def attention(now: datetime | None = None) -> list[Attention]:
                 {"status": status},
             )
         )
+    items.append(
+        Attention(
+            "Files that failed on a full storage in the last day",
+            count(
+                select(ExportFile.id).where(
+                    ExportFile.failure_code == FailureCode.STORAGE_FULL, ExportFile.requested_at >= day_ago
+                )
+            ),
+            "files",
+            {"status": "failed", "code": FailureCode.STORAGE_FULL, "since": since},
+        )
+    )
+    items.append(
+        Attention(
+            "Workspace exports that failed on a full storage",
+            count(select(ExportExecution.id).where(ExportExecution.failure_code == ExecutionFailure.STORAGE_FULL)),
+            "executions",
+            {"status": "failed", "code": ExecutionFailure.STORAGE_FULL},
+        )
+    )
     items.append(
         Attention(
             "Workspace exports stalled",

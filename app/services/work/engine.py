@@ -58,7 +58,7 @@ def _redeliver_lapsed_of(kind: WorkKind) -> Turn:
         connection = redis_connection()
         handled = 0
         for candidate in candidates:
-            if dispatch_is_waiting(connection, candidate.job_id, now):
+            if dispatch_is_waiting(connection, candidate.job_id, candidate.holder):
                 continue  # the redelivery already made is about to start the record itself
             handled += _redeliver(kind, candidate, now)
         return handled

@@ -39,7 +39,7 @@ from app.models.export_destination import ExportDestination
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
-from app.models.types import utcnow
+from app.models.types import Moment, utcnow
 from app.services.platform import leases
 from app.services.workspace_export import export_notices
 from app.services.workspace_export.package_keys import checksums_key
@@ -165,21 +165,18 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
         except TransitionRefused:
             return "not_due"
         return "withheld"
-    started_at = now or utcnow()
     try:
-        attempt = delivery_lifecycle.start(
-            delivery_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
-        )
+        attempt = delivery_lifecycle.start(delivery_id, leases.holder_name(), leases.lease_expiry(), now=now)
     except TransitionRefused:
         # Another worker has it, it settled, its retry time has not come, or its package is past its
         # retention (the sweep expires both).
         return "not_due"
 
-    def renew(lease_expires_at: datetime) -> None:
+    def renew(lease_expires_at: Moment) -> None:
         delivery_lifecycle.renew_lease(delivery_id, attempt, lease_expires_at)
 
     def still_current() -> None:
-        renew(leases.lease_expiry(utcnow()))
+        renew(leases.lease_expiry())
 
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:

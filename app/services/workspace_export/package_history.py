@@ -80,6 +80,7 @@ FAILURE_SENTENCES = {
     "given up.",
     ExecutionFailure.STOPPED_BY_STAFF: "Rhythm staff stopped the export.",
     ExecutionFailure.STORAGE_ERROR: "The package could not be written to storage.",
+    ExecutionFailure.STORAGE_FULL: "The file storage was full; export again once space has been freed.",
     ExecutionFailure.SNAPSHOT_FAILED: "The consistent snapshot of the workspace's data could not be taken.",
     ExecutionFailure.TIMEOUT: "The export took longer than a job may run and was stopped.",
     ExecutionFailure.COVERAGE_OUT_OF_DATE: "The list of datasets a package may carry was being updated on our side.",

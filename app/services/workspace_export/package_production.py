@@ -38,7 +38,7 @@ from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionFailure, ExecutionPhase, ExportExecution
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage
-from app.models.types import utcnow
+from app.models.types import Moment
 from app.services.platform import leases
 from app.services.workspace_export import export_notices, package_delivery
 from app.services.workspace_export.coverage import verified_registry_version
@@ -67,11 +67,8 @@ def run_execution(execution_id: int) -> str:
         log.info("workspace export %s is already %s; redelivery acknowledged", execution_id, execution.status)
         return "already_settled"
     workspace_id, snapshot_settings = execution.workspace_id, dict(execution.settings_snapshot)
-    started_at = utcnow()
     try:
-        number = export_execution.start_attempt(
-            execution_id, leases.holder_name(), leases.lease_expiry(started_at), now=started_at
-        )
+        number = export_execution.start_attempt(execution_id, leases.holder_name(), leases.lease_expiry())
     except TransitionRefused:
         log.info(
             "workspace export %s settled, or its attempt still holds a live lease, before this job could start "
@@ -82,7 +79,7 @@ def run_execution(execution_id: int) -> str:
 
     attempt = ProductionAttempt(execution_id, workspace_id, number, snapshot_settings, get_storage())
 
-    def renew(lease_expires_at) -> None:
+    def renew(lease_expires_at: Moment) -> None:
         export_execution.renew_lease(execution_id, number, lease_expires_at)
 
     with leases.renewed_while_running(renew, f"workspace export {execution_id}"):

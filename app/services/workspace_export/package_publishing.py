@@ -11,7 +11,7 @@ from datetime import datetime
 
 from app.domain.workspace_export import export_execution, export_package
 from app.models.export_execution import ExecutionPhase
-from app.models.types import utcnow
+from app.models.types import database_clock
 from app.rendering.package.checksums import build_checksums
 from app.rendering.package.manifest import ManifestChecksums, ManifestDataset, build_manifest
 from app.services.workspace_export.package_keys import checksums_key, manifest_key, relative_to_package
@@ -35,7 +35,7 @@ def publish(
         execution_id=attempt.execution_id,
         workspace_id=attempt.workspace_id,
         cutoff_at=cutoff_at,
-        created_at=utcnow(),
+        created_at=database_clock(),
         format=attempt.format,
         datasets=datasets,
         registry_version=registry_version,

@@ -14,7 +14,7 @@ from app.data.package_snapshot import DatasetNotCovered
 from app.models.export_execution import ExecutionFailure, ExecutionPhase
 from app.rendering.package.volumes import VolumeOverflow, VolumeTooSmall
 from app.services.workspace_export.coverage import RegistryOutOfDate
-from app.storage import StorageError
+from app.storage import StorageError, StorageFull
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,12 @@ def recorded_failure(exc: Exception, execution_id: int, phase: ExecutionPhase) -
         return ExecutionFailure.VOLUME_TOO_SMALL, (
             "A Parquet volume came out larger than the volume size allows. Choose a larger volume size "
             f"and export again; if it keeps failing, contact support with the reference {reference}."
+        )
+    if isinstance(exc, StorageFull):
+        log.error("workspace export %s: storage is full: %s", execution_id, exc)
+        return ExecutionFailure.STORAGE_FULL, (
+            "The package could not be stored: the file storage is full. Nothing is wrong with your settings; "
+            f"export again once space has been freed (our staff are told). The reference is {reference}."
         )
     if isinstance(exc, StorageError):
         log.error("workspace export %s: storage refused the package: %s", execution_id, exc)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
 from flask import current_app
 from rq.job import Job
+from rq.worker import Worker
 
 from app.domain.files import export_file
 from app.models.types import utcnow
@@ -85,16 +85,45 @@ def test_redelivery_waiting_in_the_queue_is_not_dispatched_twice(export_scenario
     assert work_queue(WorkPriority.INTERACTIVE).get_job_ids() == [file_row(export.id).outbox.job_id]
 
 
-@pytest.mark.environment(LEASE_SECONDS="600")
-def test_job_just_taken_by_a_worker_gets_a_lease_period_to_start_the_file(export_scenario):
-    """A job a worker took less than a lease ago is not redelivered, though the file's lease lapsed."""
+def _registered(worker_name: str) -> None:
+    """The worker's key in Redis, as a live RQ worker keeps it."""
+    redis_connection().hset(Worker.redis_worker_namespace_prefix + worker_name, "state", "busy")
+
+
+def test_job_just_taken_by_another_live_worker_is_left_to_start_the_file(export_scenario):
+    """A job a live worker took is not redelivered, though the file's lease lapsed: it will start the file."""
     export = export_scenario.request_file("csv")
     dispatch_pending()
     export_file.start(export.id)  # an attempt that left no lease: the file has no live holder
     _taken_by_a_worker(export.id, "exports-starting-1")
+    _registered("exports-starting-1")
 
     assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 0
     assert file_row(export.id).outbox.dispatch_count == 1
+
+
+def test_job_taken_by_a_worker_since_gone_is_redelivered(export_scenario):
+    export = export_scenario.request_file("csv")
+    dispatch_pending()
+    export_file.start(export.id)
+    _taken_by_a_worker(export.id, "exports-gone-1")
+
+    assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+    assert file_row(export.id).outbox.dispatch_count == 2
+
+
+def test_the_lapsed_holders_own_job_is_redelivered_whatever_time_its_worker_stamped_on_it(export_scenario):
+    """RQ stamps a job's start with its worker's clock, which may run minutes ahead: the job that
+    started the file and stopped renewing its lease is not a redelivery on its way."""
+    export = _running_file(export_scenario)
+    _registered(DEAD_WORKER)
+    connection = redis_connection()
+    job = Job.fetch(file_row(export.id).outbox.job_id, connection=connection)
+    job.started_at = utcnow() + timedelta(minutes=5)
+    job.save()
+
+    assert redeliver_lapsed(_after_the_lease_lapsed()) == 1
+    assert file_row(export.id).outbox.dispatch_count == 2
 
 
 def test_queued_file_is_not_the_watchdogs_business(export_scenario):

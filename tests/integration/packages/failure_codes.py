@@ -6,6 +6,7 @@ FAILED_ON_OUR_SIDE = [
     "stalled",
     "stopped_by_staff",
     "storage_error",
+    "storage_full",
     "snapshot_failed",
     "timeout",
     "coverage_out_of_date",
