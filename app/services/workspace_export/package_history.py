@@ -66,9 +66,10 @@ PACKAGE_LIST = ListSpec(
 )
 EVENT_LOG_LIMIT = 500
 
+# Werkzeug adds "; charset=utf-8" to the text types, to a presigned URL's type and to a sent file's.
 MIME_TYPES = {
     "manifest": "application/json",
-    "checksums": "text/plain; charset=utf-8",
+    "checksums": "text/plain",
     "zip": "application/zip",
     "parquet": "application/vnd.apache.parquet",
 }
