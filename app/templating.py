@@ -8,6 +8,7 @@ from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
 from app.domain.platform import audit_vocabulary, progress_pace
+from app.domain.platform.durations import duration_label
 from app.domain.platform.sizes import size_label
 from app.domain.schedules import attachment_policy
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
@@ -30,13 +31,7 @@ def format_bytes(size: int | None) -> str:
 
 
 def format_duration(seconds: int | None) -> str:
-    if seconds is None:
-        return "—"
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return "—" if seconds is None else duration_label(seconds)
 
 
 def register(app: Flask) -> None:
