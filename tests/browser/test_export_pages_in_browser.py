@@ -13,6 +13,7 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_package import ExportVolume
 from app.models.types import utcnow
+from app.services.staff import staff_actions
 from tests import factories
 from tests.fixtures.browser import sign_in
 
@@ -139,3 +140,20 @@ def test_a_directory_destination_page_hides_the_bucket_fields_and_remove_asks_fi
     page.get_by_role("button", name="Remove the destination").click()
     page.get_by_text("Destination removed.").wait_for()
     assert browser_console_errors == [] and page.csp_violations == []
+
+
+@pytest.mark.browser
+def test_a_package_deleted_by_staff_says_who_deleted_it_and_why(world, live_server, browser_page):
+    package, _ = _package_with_volume(world)
+    staff = factories.make_person(name="Sam Okafor", is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+    staff_actions.delete_package(package, staff, "Customer asked support to remove it (ticket 4411)")
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
+
+    facts = page.locator("#package-title + dl.facts")
+    status = facts.locator("dt:text-is('Status') + dd").text_content() or ""
+    assert "deleted" in status and "by Rhythm staff, before its retention deadline" in status
+    assert "Sam Okafor" not in (facts.text_content() or "")
+    reason = facts.locator("dt:text-is('Reason for the deletion') + dd")
+    assert reason.text_content() == "Customer asked support to remove it (ticket 4411)"

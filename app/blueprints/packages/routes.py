@@ -21,7 +21,7 @@ from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDe
 from app.domain.errors import TransitionRefused
 from app.domain.platform.access import RequesterContext
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
-from app.models.export_package import ExportPackage, ExportVolume
+from app.models.export_package import ExportPackage, ExportVolume, PackageStatus
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
 from app.models.package_delivery import ExportDelivery
 from app.services.platform import list_pages
@@ -183,6 +183,7 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
         deliverable=package_history.deliverable(package),
+        deletion=package_retention.deletion_of(package.id) if package.status == PackageStatus.DELETED else None,
         error=error,
     ), status
 

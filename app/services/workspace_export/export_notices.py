@@ -29,7 +29,7 @@ from app.domain.platform.retry_policy import RetryPolicy
 from app.domain.platform.sizes import size_label
 from app.domain.workspace_export import export_notice
 from app.extensions import db, insert_ignoring_duplicates
-from app.models import AuditEvent, Membership, Person, Workspace
+from app.models import Membership, Person, Workspace
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExportExecution
 from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
@@ -37,7 +37,7 @@ from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.public_link_tokens import public_link
-from app.services.workspace_export.package_retention import DELETED_ACTION
+from app.services.workspace_export.package_retention import deletion_of
 
 log = logging.getLogger(__name__)
 
@@ -234,17 +234,6 @@ def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _staff_deletion_reason(package_id: int) -> str | None:
-    """The reason in the audit event of the package's deletion (the workspace's audit log shows it too)."""
-    return db.session.scalar(
-        select(AuditEvent.reason).where(
-            AuditEvent.action == DELETED_ACTION,
-            AuditEvent.subject_type == "export_package",
-            AuditEvent.subject_id == package_id,
-        )
-    )
-
-
 def _content(notice: ExportNotice) -> NoticeContent:
     workspace = db.session.get(Workspace, notice.workspace_id)
     if workspace is None:
@@ -275,9 +264,9 @@ def _content(notice: ExportNotice) -> NoticeContent:
             "Rhythm staff deleted this package before its retention deadline; its files are removed and its"
             " deliveries not yet made are stopped. Copies already delivered to your destinations stay there."
         ]
-        reason = _staff_deletion_reason(package.id)
-        if reason:
-            paragraphs.append(f"The reason they gave: {reason}")
+        deletion = deletion_of(package.id)
+        if deletion is not None and deletion.reason:
+            paragraphs.append(f"The reason they gave: {deletion.reason}")
         return NoticeContent(
             subject=f"Workspace export package deleted: {workspace.name}",
             heading="Rhythm staff deleted a workspace export package",
