@@ -157,3 +157,32 @@ def test_a_package_deleted_by_staff_says_who_deleted_it_and_why(world, live_serv
     assert "Sam Okafor" not in (facts.text_content() or "")
     reason = facts.locator("dt:text-is('Reason for the deletion') + dd")
     assert reason.text_content() == "Customer asked support to remove it (ticket 4411)"
+
+
+@pytest.mark.browser
+def test_a_failed_delivery_shows_on_the_overview_the_export_and_the_package_list(world, live_server, browser_page):
+    package, _ = _package_with_volume(world)
+    destination = factories.make_destination(world.workspace)
+    factories.make_package_delivery(
+        package, destination, status="failed", failure_class="permanent", failure_code="NoSuchBucket"
+    )
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/")
+    attention = page.locator("#attention")
+    assert "Nothing needs your attention" not in (attention.text_content() or "")
+    assert attention.locator("#failed-deliveries li").text_content().split()[:5] == [
+        "Package",
+        str(package.id),
+        "1",
+        "delivery",
+        "failed",
+    ]
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/executions/{package.execution_id}")
+    assert page.locator("#failed-deliveries").text_content() == "1 delivery failed"
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=f"Package {package.id}", exact=True))
+    assert "1 delivery failed" in (row.text_content() or "")

@@ -112,10 +112,12 @@ def _execution_page(execution: ExportExecution, error: str | None = None, status
 
 
 def _live_values(execution: ExportExecution) -> dict:
+    package = package_history.package_of(execution)
     return {
         "execution": execution,
         "events": package_history.execution_events(execution),
-        "package": package_history.package_of(execution),
+        "package": package,
+        "failed_deliveries": package_history.failed_deliveries_of(package) if package else 0,
         "requester_name": package_history.requester_name(execution),
         "form": ActionForm(formdata=None),
         "settled": execution.status not in (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING),

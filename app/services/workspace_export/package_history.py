@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, String, cast, literal, select
+from sqlalchemy import Select, String, cast, func, literal, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.errors import Conflict
@@ -21,7 +21,7 @@ from app.models import Person
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.export_settings import ExportSettings
-from app.models.package_delivery import ExportDelivery
+from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.list_pages import (
     ListFilter,
@@ -173,22 +173,59 @@ class PackageListing:
     trigger: str
     cadence_key: str | None
     started_by: str | None
+    # Its deliveries whose last attempt failed (waiting for a retry, or failed for good).
+    failed_deliveries: int
+
+
+def _failed_deliveries(package_id) -> Select:
+    """Counts the package's deliveries that failed; `package_id` a value or the listed package's column."""
+    return (
+        select(func.count())
+        .select_from(ExportDelivery)
+        .where(ExportDelivery.package_id == package_id, ExportDelivery.status == DeliveryStatus.FAILED)
+    )
+
+
+def _failed_deliveries_count():
+    return _failed_deliveries(ExportPackage.id).correlate(ExportPackage).scalar_subquery()
 
 
 def _listing_select(workspace_id: int) -> Select:
     return (
-        select(ExportPackage, ExportExecution.trigger, ExportExecution.cadence_key, Person.name)
+        select(
+            ExportPackage,
+            ExportExecution.trigger,
+            ExportExecution.cadence_key,
+            Person.name,
+            _failed_deliveries_count().label("failed_deliveries"),
+        )
         .join(ExportExecution, ExportExecution.id == ExportPackage.execution_id)
         .outerjoin(Person, Person.id == ExportExecution.requested_by_id)
         .where(ExportPackage.workspace_id == workspace_id)
     )
 
 
-def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
-    rows = db.session.execute(
-        _listing_select(workspace_id).order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc()).limit(limit)
-    )
+def _newest_first(statement: Select, limit: int) -> list[PackageListing]:
+    rows = db.session.execute(statement.order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc()).limit(limit))
     return [PackageListing(*row) for row in rows]
+
+
+def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
+    return _newest_first(_listing_select(workspace_id), limit)
+
+
+def packages_with_failed_deliveries(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
+    """The newest available packages a delivery of which failed: what the Overview asks an
+    administrator to look at (an expired or deleted package can no longer be delivered)."""
+    statement = _listing_select(workspace_id).where(
+        ExportPackage.status == PackageStatus.AVAILABLE, _failed_deliveries_count() > 0
+    )
+    return _newest_first(statement, limit)
+
+
+def failed_deliveries_of(package: ExportPackage) -> int:
+    """How many of the package's deliveries failed, for its export's page."""
+    return db.session.scalar(_failed_deliveries(package.id)) or 0
 
 
 def page_packages(workspace_id: int, request: ListRequest) -> Page:
