@@ -15,7 +15,7 @@ from flask_htmx.responses import HTMXResponseStopPolling
 from flask_login import current_user
 
 from app.blueprints.downloads import stored_file_response
-from app.blueprints.guards import visible_or_404, workspace_administrator
+from app.blueprints.guards import visible_or_404, workspace_administrator, workspace_member
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.errors import TransitionRefused
@@ -27,6 +27,7 @@ from app.models.package_delivery import ExportDelivery
 from app.services.platform import list_pages
 from app.services.workspace_export import (
     execution_admission,
+    export_notices,
     package_delivery_actions,
     package_history,
     package_retention,
@@ -302,3 +303,14 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
     except TransitionRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")
+
+
+# Notices
+
+
+@bp.get("/notices/<int:notice_id>")
+@workspace_member
+def notice(workspace_id: int, notice_id: int):
+    """What an export notice said, for the person it was sent to: the page its email links a
+    notification person who is not an administrator to (the package's page is the administrators')."""
+    return render_template("packages/notice.html", notice=visible_or_404(export_notices.notice_summary, notice_id))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -25,6 +25,7 @@ from sqlalchemy import select
 from app.communications import Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
+from app.domain.platform.access import RequesterContext, current_context
 from app.domain.platform.retry_policy import RetryPolicy
 from app.domain.platform.sizes import size_label
 from app.domain.workspace_export import export_notice
@@ -176,6 +177,11 @@ def _send(notice_id: int, now: datetime) -> bool:
         export_notice.fail(notice_id, attempt, NO_LONGER_A_RECIPIENT)
         return False
     person = db.session.get_one(Person, notice.person_id)
+    access = current_context(notice.workspace_id, person.id)
+    if access is None or not access.is_admin:
+        # The package and export pages are the administrators': anyone else is sent to the
+        # notice's own summary, which they may open.
+        content = replace(content, link=_summary_link(notice))
     mailer = get_mailer()
     message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
     try:
@@ -224,6 +230,31 @@ class NoticeContent(MessageText):
             link=self.link,
             footer="You receive this as an administrator of the workspace or one of its export notification people.",
         )
+
+
+def _summary_link(notice: ExportNotice) -> Link:
+    return Link("Open the summary", public_link(f"/w/{notice.workspace_id}/export/notices/{notice.id}"))
+
+
+def notice_summary(access: RequesterContext, notice_id: int) -> NoticeContent | None:
+    """What a notice said, for the person it was sent to while they still hear about its subject
+    (a notification person who is not an administrator opens this, not the package's page);
+    None for anyone else, or once what it was about is gone."""
+    notice = db.session.scalar(
+        select(ExportNotice).where(
+            ExportNotice.id == notice_id,
+            ExportNotice.workspace_id == access.workspace_id,
+            ExportNotice.person_id == access.person_id,
+        )
+    )
+    if notice is None or access.person_id not in recipients(
+        notice.subject_type, notice.subject_id, notice.workspace_id
+    ):
+        return None
+    try:
+        return _content(notice)
+    except _SubjectGone:
+        return None
 
 
 def _package_link(workspace_id: int, package_id: int) -> Link:
