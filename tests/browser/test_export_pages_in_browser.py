@@ -14,6 +14,7 @@ from app.extensions import db
 from app.models.export_package import ExportVolume
 from app.models.types import utcnow
 from app.services.staff import staff_actions
+from app.services.workspace_export import package_delivery
 from tests import factories
 from tests.fixtures.browser import sign_in
 
@@ -186,3 +187,54 @@ def test_a_failed_delivery_shows_on_the_overview_the_export_and_the_package_list
     page.goto(f"{live_server}/w/{world.workspace.id}/export/packages")
     row = page.get_by_role("row").filter(has=page.get_by_role("link", name=f"Package {package.id}", exact=True))
     assert "1 delivery failed" in (row.text_content() or "")
+
+
+@pytest.mark.browser
+def test_the_package_pages_say_datasets_formats_and_deliveries_in_words(world, live_server, browser_page):
+    factories.make_export_settings(world.workspace)
+    execution = factories.make_execution(world.workspace, world.admin)
+    package = factories.make_package(execution, format="parquet", volumes_count=1)
+    db.session.add(
+        ExportVolume(
+            execution_id=execution.id,
+            attempt=1,
+            dataset="time_off_requests",
+            sequence=1,
+            key=package.prefix + "time_off_requests-0001.parquet",
+            status="complete",
+            row_count=3,
+            size_bytes=10,
+            sha256="0" * 64,
+        )
+    )
+    delivered_to = factories.make_destination(world.workspace, name="Finance archive")
+    factories.make_package_delivery(
+        package,
+        delivered_to,
+        status="delivered",
+        location=f"DESTINATIONS_ROOT/finance/{package_delivery.package_folder(package)}",
+        delivered_at=utcnow(),
+    )
+    refused = factories.make_destination(world.workspace, name="Old bucket")
+    factories.make_package_delivery(
+        package,
+        refused,
+        status="failed",
+        failure_class="permanent",
+        failure_code="NoSuchBucket",
+        failure_summary="NoSuchBucket: The specified bucket does not exist",
+    )
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
+    assert page.locator("#datasets-title + table tbody td").first.text_content() == "Time-off requests"
+    deliveries = page.locator("#deliveries").text_content() or ""
+    assert f"Finance archive, in the folder {package_delivery.package_folder(package)}" in " ".join(deliveries.split())
+    assert "DESTINATIONS_ROOT" not in deliveries
+    assert "permanent" not in deliveries and "NoSuchBucket NoSuchBucket" not in deliveries
+    assert "The copy failed and is not tried again on its own" in deliveries
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=f"Package {package.id}", exact=True))
+    assert "Parquet" in (row.text_content() or "") and "PARQUET" not in (row.text_content() or "")

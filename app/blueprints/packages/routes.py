@@ -28,6 +28,7 @@ from app.services.platform import list_pages
 from app.services.workspace_export import (
     execution_admission,
     export_notices,
+    package_delivery,
     package_delivery_actions,
     package_history,
     package_retention,
@@ -185,6 +186,8 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         volumes=volumes,
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
+        package_folder=package_delivery.package_folder(package),
+        failure_class_words=package_history.DELIVERY_FAILURE_WORDS,
         deliverable=package_history.deliverable(package),
         deletion=package_retention.deletion_of(package.id) if package.status == PackageStatus.DELETED else None,
         error=error,

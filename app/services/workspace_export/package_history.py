@@ -20,8 +20,8 @@ from app.extensions import db
 from app.models import Person
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
-from app.models.export_settings import ExportSettings
-from app.models.package_delivery import DeliveryStatus, ExportDelivery
+from app.models.export_settings import PACKAGE_FORMAT_LABELS, ExportSettings
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
 from app.services.platform.list_pages import (
     ListFilter,
@@ -35,7 +35,6 @@ from app.services.platform.list_pages import (
 from app.services.platform.stored_download import Download, stored_download
 from app.services.workspace_export.package_delivery import stored_checksums_key
 from app.storage.base import check_key_under
-from app.vocabulary import PackageFormat
 
 RECENT_EXECUTIONS = 20
 # The overview shows the newest few; the package list has them all.
@@ -51,9 +50,7 @@ PACKAGE_LIST = ListSpec(
             "Status",
             {PackageStatus.AVAILABLE: "Available", PackageStatus.EXPIRED: "Expired", PackageStatus.DELETED: "Deleted"},
         ),
-        "format": ListFilter(
-            "Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines", PackageFormat.PARQUET: "Parquet"}
-        ),
+        "format": ListFilter("Format", PACKAGE_FORMAT_LABELS),
     },
     # Who pressed Export now, the cadence period ("weekly:2026-W49") the export was for, the
     # package as its page names it ("Package 12"), and its identifier (a prefix is enough).
@@ -88,6 +85,11 @@ FAILURE_SENTENCES = {
     "internal": "Something went wrong on our side; the error was logged.",
 }
 UNKNOWN_FAILURE = "The export could not be completed."
+# A delivery's last failure, in words, by its class.
+DELIVERY_FAILURE_WORDS = {
+    FailureClass.TRANSIENT: "The copy failed for a passing reason; it is tried again on its own",
+    FailureClass.PERMANENT: "The copy failed and is not tried again on its own: fix the destination, then retry",
+}
 
 
 class PackageUnavailable(Conflict):
