@@ -12,6 +12,7 @@ from app.domain.platform.durations import duration_label
 from app.domain.platform.sizes import size_label
 from app.domain.schedules import attachment_policy
 from app.domain.sources.catalog import dataset_label
+from app.domain.sources.query_spec import operator_phrase
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind
@@ -52,6 +53,7 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["ScheduleKind"] = ScheduleKind
     app.jinja_env.globals["workspace_navigation"] = workspace_navigation
     app.jinja_env.globals["dataset_label"] = dataset_label
+    app.jinja_env.globals["operator_phrase"] = operator_phrase
     app.jinja_env.filters["dataset_label"] = dataset_label
     app.jinja_env.globals["PACKAGE_FORMAT_LABELS"] = PACKAGE_FORMAT_LABELS
     # Codes become sentences on every page through the one vocabulary.
