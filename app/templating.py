@@ -8,9 +8,13 @@ from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
 from app.domain.platform import audit_vocabulary, progress_pace
+from app.domain.platform.durations import duration_label
 from app.domain.platform.sizes import size_label
 from app.domain.schedules import attachment_policy
+from app.domain.sources.catalog import dataset_label
+from app.domain.sources.query_spec import operator_phrase
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
+from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind
 from app.models.schedule import ScheduleKind
 from app.models.types import utcnow
@@ -30,13 +34,7 @@ def format_bytes(size: int | None) -> str:
 
 
 def format_duration(seconds: int | None) -> str:
-    if seconds is None:
-        return "—"
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return "—" if seconds is None else duration_label(seconds)
 
 
 def register(app: Flask) -> None:
@@ -54,6 +52,10 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["ReportKind"] = ReportKind
     app.jinja_env.globals["ScheduleKind"] = ScheduleKind
     app.jinja_env.globals["workspace_navigation"] = workspace_navigation
+    app.jinja_env.globals["dataset_label"] = dataset_label
+    app.jinja_env.globals["operator_phrase"] = operator_phrase
+    app.jinja_env.filters["dataset_label"] = dataset_label
+    app.jinja_env.globals["PACKAGE_FORMAT_LABELS"] = PACKAGE_FORMAT_LABELS
     # Codes become sentences on every page through the one vocabulary.
     app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence
     app.jinja_env.globals["reason_sentence"] = audit_vocabulary.reason_sentence

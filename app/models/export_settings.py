@@ -25,6 +25,11 @@ DEFAULT_VOLUME_SIZE_MB = 256
 
 
 # How the settings page offers each format and the package page names it.
+PACKAGE_FORMAT_LABELS: dict[str, str] = {
+    PackageFormat.CSV: "CSV",
+    PackageFormat.JSONL: "JSON Lines",
+    PackageFormat.PARQUET: "Parquet",
+}
 PACKAGE_FORMAT_DESCRIPTIONS: dict[str, str] = {
     PackageFormat.CSV: "CSV, zipped",
     PackageFormat.JSONL: "JSON Lines, zipped",

@@ -13,6 +13,8 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_package import ExportVolume
 from app.models.types import utcnow
+from app.services.staff import staff_actions
+from app.services.workspace_export import package_delivery
 from tests import factories
 from tests.fixtures.browser import sign_in
 
@@ -139,3 +141,100 @@ def test_a_directory_destination_page_hides_the_bucket_fields_and_remove_asks_fi
     page.get_by_role("button", name="Remove the destination").click()
     page.get_by_text("Destination removed.").wait_for()
     assert browser_console_errors == [] and page.csp_violations == []
+
+
+@pytest.mark.browser
+def test_a_package_deleted_by_staff_says_who_deleted_it_and_why(world, live_server, browser_page):
+    package, _ = _package_with_volume(world)
+    staff = factories.make_person(name="Sam Okafor", is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+    staff_actions.delete_package(package, staff, "Customer asked support to remove it (ticket 4411)")
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
+
+    facts = page.locator("#package-title + dl.facts")
+    status = facts.locator("dt:text-is('Status') + dd").text_content() or ""
+    assert "deleted" in status and "by Rhythm staff, before its retention deadline" in status
+    assert "Sam Okafor" not in (facts.text_content() or "")
+    reason = facts.locator("dt:text-is('Reason for the deletion') + dd")
+    assert reason.text_content() == "Customer asked support to remove it (ticket 4411)"
+
+
+@pytest.mark.browser
+def test_a_failed_delivery_shows_on_the_overview_the_export_and_the_package_list(world, live_server, browser_page):
+    package, _ = _package_with_volume(world)
+    destination = factories.make_destination(world.workspace)
+    factories.make_package_delivery(
+        package, destination, status="failed", failure_class="permanent", failure_code="NoSuchBucket"
+    )
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/")
+    attention = page.locator("#attention")
+    assert "Nothing needs your attention" not in (attention.text_content() or "")
+    assert attention.locator("#failed-deliveries li").text_content().split()[:5] == [
+        "Package",
+        str(package.id),
+        "1",
+        "delivery",
+        "failed",
+    ]
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/executions/{package.execution_id}")
+    assert page.locator("#failed-deliveries").text_content() == "1 delivery failed"
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=f"Package {package.id}", exact=True))
+    assert "1 delivery failed" in (row.text_content() or "")
+
+
+@pytest.mark.browser
+def test_the_package_pages_say_datasets_formats_and_deliveries_in_words(world, live_server, browser_page):
+    factories.make_export_settings(world.workspace)
+    execution = factories.make_execution(world.workspace, world.admin)
+    package = factories.make_package(execution, format="parquet", volumes_count=1)
+    db.session.add(
+        ExportVolume(
+            execution_id=execution.id,
+            attempt=1,
+            dataset="time_off_requests",
+            sequence=1,
+            key=package.prefix + "time_off_requests-0001.parquet",
+            status="complete",
+            row_count=3,
+            size_bytes=10,
+            sha256="0" * 64,
+        )
+    )
+    delivered_to = factories.make_destination(world.workspace, name="Finance archive")
+    factories.make_package_delivery(
+        package,
+        delivered_to,
+        status="delivered",
+        location=f"DESTINATIONS_ROOT/finance/{package_delivery.package_folder(package)}",
+        delivered_at=utcnow(),
+    )
+    refused = factories.make_destination(world.workspace, name="Old bucket")
+    factories.make_package_delivery(
+        package,
+        refused,
+        status="failed",
+        failure_class="permanent",
+        failure_code="NoSuchBucket",
+        failure_summary="NoSuchBucket: The specified bucket does not exist",
+    )
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
+    assert page.locator("#datasets-title + table tbody td").first.text_content() == "Time-off requests"
+    deliveries = page.locator("#deliveries").text_content() or ""
+    assert f"Finance archive, in the folder {package_delivery.package_folder(package)}" in " ".join(deliveries.split())
+    assert "DESTINATIONS_ROOT" not in deliveries
+    assert "permanent" not in deliveries and "NoSuchBucket NoSuchBucket" not in deliveries
+    assert "The copy failed and is not tried again on its own" in deliveries
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/packages")
+    row = page.get_by_role("row").filter(has=page.get_by_role("link", name=f"Package {package.id}", exact=True))
+    assert "Parquet" in (row.text_content() or "") and "PARQUET" not in (row.text_content() or "")

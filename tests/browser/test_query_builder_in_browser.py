@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from app.models import SavedQuery
+from tests import factories
 from tests.fixtures.browser import fresh, htmx_swap, sign_in
 
 
@@ -35,3 +36,23 @@ def test_a_scoped_member_picks_is_one_of_values_from_their_own_teams_only(
     query = fresh(select(SavedQuery)).scalar_one()
     assert query.filters == [{"column": "team_name", "op": "in", "value": ["Team A"]}]
     assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_a_saved_querys_filters_read_without_the_builders_hints(world, live_server, browser_page):
+    query = factories.make_query(
+        world.workspace,
+        world.member,
+        filters=[
+            {"column": "project", "op": "eq", "value": "pending"},
+            {"column": "note", "op": "in", "value": ["a", "b"]},
+        ],
+    )
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/queries/{query.id}")
+
+    filters = [" ".join((text or "").split()) for text in page.locator("dd ul li").all_text_contents()]
+    assert "Project is exactly pending" in filters
+    assert "Note is one of a, b" in filters
+    assert not any("(" in text for text in filters)

@@ -171,3 +171,55 @@ def test_a_refused_form_marks_every_wrong_field_with_its_own_message(world, live
     assert page.locator("input[name=zone]").input_value() == "Mars/Olympus"
     assert not page.locator("input[name=minute]").is_visible()
     assert accessibility_violations(page) == []
+
+
+def _field_message(page, selector: str) -> str:
+    field = page.locator(selector)
+    assert field.get_attribute("aria-invalid") == "true", selector
+    return page.locator(f"#{field.get_attribute('aria-describedby')}").text_content() or ""
+
+
+@pytest.mark.browser
+def test_every_address_that_is_not_one_is_named(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    world.member_membership.grants = ["schedules.external_recipients"]
+    db.session.commit()
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    page.locator("textarea[name=addresses]").fill("ann@example.org\nbob.example.org\ncarol@\ndan@example.org")
+    page.get_by_role("button", name="Save schedule").click()
+
+    message = _field_message(page, "textarea[name=addresses]")
+    assert "“bob.example.org” is not an email address." in message
+    assert "“carol@” is not an email address." in message
+
+
+@pytest.mark.browser
+def test_addresses_separated_by_commas_are_told_the_field_takes_one_a_line(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    world.member_membership.grants = ["schedules.external_recipients"]
+    db.session.commit()
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    page.locator("textarea[name=addresses]").fill(", ".join(f"person{n}@example.org" for n in range(60)))
+    page.get_by_role("button", name="Save schedule").click()
+
+    message = _field_message(page, "textarea[name=addresses]")
+    assert "This field takes one address per line" in message
+    assert "is not an email address" not in message
+
+
+@pytest.mark.browser
+def test_a_cron_running_every_minute_is_refused_in_the_preview_saying_so(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    htmx_swap(page, lambda: page.get_by_label("How often").select_option("cron"))
+    page.locator("input[name=expression]").fill("* * * * *")
+    page.get_by_role("button", name="Save schedule").click()
+
+    assert "runs every minute: more often than hourly" in _field_message(page, "input[name=expression]")
+    upcoming = page.locator("#upcoming").text_content() or ""
+    assert "runs every minute: more often than hourly" in upcoming
+    assert "zone ()" not in upcoming
+    assert "never runs again" not in upcoming

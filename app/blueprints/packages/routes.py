@@ -15,18 +15,20 @@ from flask_htmx.responses import HTMXResponseStopPolling
 from flask_login import current_user
 
 from app.blueprints.downloads import stored_file_response
-from app.blueprints.guards import visible_or_404, workspace_administrator
+from app.blueprints.guards import visible_or_404, workspace_administrator, workspace_member
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.errors import TransitionRefused
 from app.domain.platform.access import RequesterContext
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
-from app.models.export_package import ExportPackage, ExportVolume
+from app.models.export_package import ExportPackage, ExportVolume, PackageStatus
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
 from app.models.package_delivery import ExportDelivery
 from app.services.platform import list_pages
 from app.services.workspace_export import (
     execution_admission,
+    export_notices,
+    package_delivery,
     package_delivery_actions,
     package_history,
     package_retention,
@@ -112,10 +114,12 @@ def _execution_page(execution: ExportExecution, error: str | None = None, status
 
 
 def _live_values(execution: ExportExecution) -> dict:
+    package = package_history.package_of(execution)
     return {
         "execution": execution,
         "events": package_history.execution_events(execution),
-        "package": package_history.package_of(execution),
+        "package": package,
+        "failed_deliveries": package_history.failed_deliveries_of(package) if package else 0,
         "requester_name": package_history.requester_name(execution),
         "form": ActionForm(formdata=None),
         "settled": execution.status not in (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING),
@@ -182,7 +186,10 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         volumes=volumes,
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
+        package_folder=package_delivery.package_folder(package),
+        failure_class_words=package_history.DELIVERY_FAILURE_WORDS,
         deliverable=package_history.deliverable(package),
+        deletion=package_retention.deletion_of(package.id) if package.status == PackageStatus.DELETED else None,
         error=error,
     ), status
 
@@ -299,3 +306,14 @@ def deliver_withheld(workspace_id: int, package_id: int, delivery_id: int):
     except TransitionRefused as refusal:
         return _delivery_refused(package_id, str(refusal), 409)
     return _delivery_requested(package, delivery, "The delivery has started. Its attempt shows below.")
+
+
+# Notices
+
+
+@bp.get("/notices/<int:notice_id>")
+@workspace_member
+def notice(workspace_id: int, notice_id: int):
+    """What an export notice said, for the person it was sent to: the page its email links a
+    notification person who is not an administrator to (the package's page is the administrators')."""
+    return render_template("packages/notice.html", notice=visible_or_404(export_notices.notice_summary, notice_id))

@@ -79,7 +79,7 @@ def _render_form(
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
         attachment_limit_mb=attachment_policy.limit_mb(g.workspace_id),
         attachment_not_allowed=ATTACHMENT_NOT_ALLOWED,
-        upcoming=_upcoming(form),
+        **_upcoming(form),
     ), status
 
 

@@ -8,6 +8,7 @@ from app.services.files import file_library
 from app.services.platform import list_pages
 from app.services.platform.workspaces import live_workspaces_of
 from app.services.sources import reports, saved_queries
+from app.services.workspace_export import package_history
 
 
 @bp.get("/")
@@ -25,12 +26,14 @@ def home():
 @bp.get("/w/<int:workspace_id>/")
 @workspace_member
 def overview(workspace_id: int):
-    """What needs attention (failed files, files about to expire), the person's recent files, and the reports."""
+    """What needs attention (failed files, files about to expire, and for an administrator the
+    packages whose delivery failed), the person's recent files, and the reports."""
     now = utcnow()
     recently_changed = list_pages.ListRequest(sort="updated")
     return render_template(
         "workspace/overview.html",
         failed=file_library.failed_files(g.access),
+        failed_deliveries=package_history.packages_with_failed_deliveries(g.workspace_id) if g.access.is_admin else [],
         expiring=file_library.expiring_files(g.access, now),
         expiring_days=file_library.EXPIRING_WITHIN.days,
         recent=file_library.recent_files(g.access),

@@ -24,6 +24,11 @@ from app.domain.errors import ValidationError
 from app.domain.platform.text_rules import has_unstorable_character
 
 MAX_ADDRESS_LENGTH = 254
+# What people put between addresses on one line, as a mail client's "To" field takes them.
+_LIST_SEPARATORS = re.compile(r"[,;]")
+ONE_A_LINE = (
+    "This field takes one address per line: put each address on a line of its own, without commas between them."
+)
 
 _LOCAL_PART = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -86,6 +91,31 @@ def check_address(value: object, field: str = "email") -> EmailAddress:
     if not _ASCII_DOMAIN.fullmatch(ascii_domain):
         raise ValidationError(f"“{shown}” is not an email address.", field)
     return EmailAddress(text, f"{local}@{ascii_domain}")
+
+
+def addresses_one_a_line(text: str, field: str) -> list[EmailAddress]:
+    """The addresses typed one a line (blank lines skipped), each through `check_address`.
+
+    One ValidationError(field) names every line that is not an address, not only the first; a
+    line holding several addresses separated by commas or semicolons is answered with how the
+    field is read (ONE_A_LINE) instead of a refusal of each address.
+    """
+    addresses: list[EmailAddress] = []
+    refusals: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if sum("@" in part for part in _LIST_SEPARATORS.split(line)) > 1:
+            raise ValidationError(ONE_A_LINE, field)
+        try:
+            addresses.append(check_address(line, field))
+        except ValidationError as refused:
+            refusals.append(str(refused))
+    if len(refusals) > 1:
+        raise ValidationError(f"{len(refusals)} addresses need a change. " + " ".join(refusals), field)
+    if refusals:
+        raise ValidationError(refusals[0], field)
+    return addresses
 
 
 def _is_international(domain: str) -> bool:

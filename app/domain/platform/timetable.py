@@ -81,6 +81,7 @@ ONE_HOUR = timedelta(hours=1)
 _OFFSET_BOUND = timedelta(hours=26)
 _TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])(?::00)?")
 _CRON_FIELDS = ("minute", "hour", "day of month", "month", "day of week")
+_MINUTES_IN_AN_HOUR = 60
 _CRONSIM_FIELDS = {"Bad minute": 0, "Bad hour": 1, "Bad day-of-month": 2, "Bad month": 3, "Bad day-of-week": 4}
 
 
@@ -371,10 +372,16 @@ def _valid_expression(value: object) -> str:
         ) from None
     if len(parsed.minutes) != 1:
         minutes = sorted(parsed.minutes)
-        shown = ", ".join(str(minute) for minute in minutes[:4]) + (", …" if len(minutes) > 4 else "")
+        if len(minutes) == _MINUTES_IN_AN_HOUR:
+            runs = "every minute"
+        else:
+            runs = (
+                "at minutes " + ", ".join(str(minute) for minute in minutes[:4]) + (", …" if len(minutes) > 4 else "")
+            )
+            runs += " of every hour"
         raise ValidationError(
-            "A schedule runs at most once an hour, so the minute field must name exactly one minute; "
-            f"this expression runs at minutes {shown} of an hour.",
+            f"That cron expression runs {runs}: more often than hourly. A schedule runs at most once an hour, "
+            "so the minute field must name exactly one minute, such as 0.",
             "expression",
         )
     try:

@@ -7,6 +7,7 @@ One rule for every reader: the settings form, the schedule form and the sending 
 from __future__ import annotations
 
 from app.domain.errors import ValidationError
+from app.domain.platform.sizes import size_label
 
 LIMIT_MB = (1, 20)
 MIB = 1 << 20
@@ -52,15 +53,9 @@ def describe(limit_mb: int | None) -> str:
 def over_limit_sentence(size_bytes: int, limit_mb: int) -> str:
     """Why a file a schedule would attach is linked instead, in its message."""
     return (
-        f"The file is {_whole_mb(size_bytes)} MB encoded for email, over this workspace's {limit_mb} MB "
-        "attachment limit, so it is linked instead."
+        f"The file is {size_label(encoded_size(size_bytes), round_up=True)} encoded for email, over this "
+        f"workspace's {limit_mb} MB attachment limit, so it is linked instead."
     )
-
-
-def _whole_mb(size_bytes: int) -> int:
-    """The file's size as the message states it: the encoded size in MiB, rounded up, so a file
-    just over the limit never reads as equal to it."""
-    return -(-encoded_size(size_bytes) // MIB)
 
 
 def delivery_words(attached: bool | None, limit_mb: int | None) -> str:

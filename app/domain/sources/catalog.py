@@ -159,3 +159,9 @@ DATASETS: dict[str, Dataset] = {
 
 def get_dataset(name: str) -> Dataset | None:
     return DATASETS.get(name)
+
+
+def dataset_label(name: str) -> str:
+    """A dataset as people read it ("Time-off requests"); its key for one the catalog no longer has."""
+    dataset = DATASETS.get(name)
+    return dataset.label if dataset else name

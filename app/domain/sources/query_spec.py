@@ -48,6 +48,14 @@ OPERATORS: dict[str, dict[str, str]] = {
     "boolean": {"is_true": "is yes", "is_false": "is no"},
 }
 VALUELESS = {"is_empty", "not_empty", "is_true", "is_false"}
+
+
+def operator_phrase(column_type: str, op: str) -> str:
+    """A condition as a sentence about a filter says it ("Status is exactly pending"): the
+    builder's choice without its hint in brackets, which is for choosing, not for reading."""
+    return OPERATORS.get(column_type, {}).get(op, op).split(" (", 1)[0]
+
+
 # Text conditions that compare with the value typed; an empty one would compare with nothing.
 TEXT_COMPARISONS = {"ieq", "eq", "ne", "contains", "starts_with"}
 # Decimal() also reads "٣.5", "1_0" and "NaN"; a filter value is written in ASCII digits.

@@ -20,7 +20,7 @@ from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FileStatus
 from app.models.types import database_now
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
+from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
 
 EXPORT_JOB = "jobs.export_file.run"
 EXPORT_JOB_SLUG = "export-file"
@@ -108,16 +108,9 @@ def requeue(export_id: int, now: datetime) -> Requeue:
     if export is None:
         raise RequeueRefused(f"File {export_id} no longer exists.")
     if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
-        raise RequeueRefused(
-            f"File {export_id} is already {export.status}: a settled file never runs again; "
-            "its requester can request a new one."
-        )
-    if export.status == FileStatus.RUNNING and holder_is_alive(export.lease_expires_at, now):
-        raise RequeueRefused(
-            f"File {export_id} is being produced now and its worker is alive (it renewed its lease a moment "
-            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again once "
-            "the lease lapses."
-        )
+        raise RequeueRefused.finished(f"File {export_id}", export.status, " Its requester can request a new one.")
+    if export.status == FileStatus.RUNNING:
+        refuse_while_held(f"File {export_id}", "being produced", export.lease_expires_at, now)
     request_id, seen_dispatch_count = export.outbox.id, export.outbox.dispatch_count
     return Requeue(
         export.workspace_id, "file", f"File {export_id}", lambda: dispatch(request_id, export_id, seen_dispatch_count)

@@ -30,7 +30,7 @@ from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_fig
 from app.domain.platform.access import RequesterContext
 from app.domain.sources.catalog import Column, Dataset
 from app.domain.sources.print_params import PrintParams, ReportLayout
-from app.domain.sources.query_spec import OPERATORS, VALUELESS
+from app.domain.sources.query_spec import VALUELESS, operator_phrase
 from app.domain.sources.report_spec import is_identifier
 from app.domain.sources.stored_request import FileRequest
 from app.models import ExportFile
@@ -137,7 +137,7 @@ def filters_text(request: FileRequest, dataset: Dataset, date_format: str, time_
         column = dataset.column(condition.column)
         if column is None:
             continue
-        operator = OPERATORS[column.type].get(condition.op, condition.op).replace(" (comma-separated)", "")
+        operator = operator_phrase(column.type, condition.op)
         value = condition.value
         if condition.op in VALUELESS:
             parts.append(f"{column.label} {operator}")

@@ -22,6 +22,7 @@ from rq.job import Job, JobStatus
 from rq.worker import Worker
 
 from app.domain.errors import Conflict
+from app.domain.platform.durations import duration_label
 from app.domain.platform.retry_policy import RetryPolicy
 from app.services.platform.queue import WorkPriority
 
@@ -93,6 +94,26 @@ def holder_is_alive(lease_expires_at: datetime | None, now: datetime) -> bool:
 
 class RequeueRefused(Conflict):
     """The record cannot be dispatched again now; the message says why, for the staff member."""
+
+    @classmethod
+    def finished(cls, label: str, status: str, afterwards: str = "") -> RequeueRefused:
+        """Refused for a settled record: "File 21 has already finished (status: succeeded) …"."""
+        return cls(f"{label} has already finished (status: {status}), so it never runs again.{afterwards}")
+
+
+def refuse_while_held(label: str, doing: str, lease_expires_at: datetime | None, now: datetime) -> None:
+    """RequeueRefused while a running record's lease has not lapsed, saying what is known: when its
+    worker last renewed the lease, not that the worker is alive (a killed worker's lease runs on
+    until it lapses)."""
+    if lease_expires_at is None or not holder_is_alive(lease_expires_at, now):
+        return
+    renewed_ago = round((now - (lease_expires_at - timedelta(seconds=lease_seconds()))).total_seconds())
+    lapses_in = round((lease_expires_at - now).total_seconds())
+    raise RequeueRefused(
+        f"{label} is {doing}: its worker last renewed its lease {duration_label(max(0, renewed_ago))} ago, so "
+        f"it was not dispatched again. If that worker has stopped, the lease lapses in {duration_label(lapses_in)} "
+        "and the watchdog dispatches it again then."
+    )
 
 
 @dataclass(frozen=True)

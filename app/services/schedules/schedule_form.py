@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import FieldChecks, ValidationError
 from app.domain.platform.access import RequesterContext
-from app.domain.platform.email_address import check_address
+from app.domain.platform.email_address import addresses_one_a_line
 from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.platform.timetable import Timetable, next_occurrence
 from app.domain.schedules.attachment_policy import NOT_ALLOWED
@@ -317,11 +317,8 @@ def checked_recipients(access: RequesterContext, people: list[str], addresses: s
         if person_id is None or person_id not in members:
             raise ValidationError("Choose recipients from the people of this workspace.", "people")
         add(Recipient(person_id, None), members[person_id], "people")
-    for line in (addresses or "").splitlines():
-        address = line.strip()
-        if not address:
-            continue
-        address = check_address(address, "addresses").typed
+    for typed in addresses_one_a_line(addresses or "", "addresses"):
+        address = typed.typed
         member_id = by_address.get(address.lower())
         if member_id is not None:
             add(Recipient(member_id, None), address, "addresses")

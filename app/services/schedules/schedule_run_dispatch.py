@@ -126,13 +126,9 @@ def requeue(run_id: int, now: datetime) -> work.Requeue:
     if run is None:
         raise work.RequeueRefused(f"Schedule run {run_id} no longer exists.")
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise work.RequeueRefused(f"Schedule run {run_id} is already {run.status}; a settled run never runs again.")
-    if run.status == RunStatus.RUNNING and work.holder_is_alive(run.lease_expires_at, now):
-        raise work.RequeueRefused(
-            f"Schedule run {run_id} is running now and its worker is alive (it renewed its lease a moment "
-            "ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
-            "once the lease lapses."
-        )
+        raise work.RequeueRefused.finished(f"Schedule run {run_id}", run.status)
+    if run.status == RunStatus.RUNNING:
+        work.refuse_while_held(f"Schedule run {run_id}", "running", run.lease_expires_at, now)
     seen_job_id = run.job_id
     return work.Requeue(
         run.workspace_id, "schedule_run", f"Schedule run {run_id}", lambda: dispatch(run_id, seen_job_id)

@@ -18,7 +18,7 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, holder_is_alive, job_id
+from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
 
 EXECUTION_JOB = "jobs.package_execution.run"
 EXECUTION_JOB_SLUG = "package-execution"
@@ -71,20 +71,15 @@ def requeue(execution_id: int, now: datetime) -> Requeue:
     execution = db.session.get(ExportExecution, execution_id)
     if execution is None:
         raise RequeueRefused(f"Workspace export {execution_id} no longer exists.")
+    label = f"Workspace export {execution_id}"
     if execution.status not in ACTIVE_EXECUTION_STATUSES:
-        raise RequeueRefused(
-            f"Workspace export {execution_id} is already {execution.status}; a settled export never runs again."
-        )
-    if execution.status == ExecutionStatus.RUNNING and holder_is_alive(execution.lease_expires_at, now):
-        raise RequeueRefused(
-            f"Workspace export {execution_id} is running now and its worker is alive (it renewed its lease a "
-            "moment ago), so it was not dispatched again. If its worker stops, the watchdog delivers it again "
-            "once the lease lapses."
-        )
+        raise RequeueRefused.finished(label, execution.status)
+    if execution.status == ExecutionStatus.RUNNING:
+        refuse_while_held(label, "running", execution.lease_expires_at, now)
     seen_job_id = execution.job_id
     return Requeue(
         execution.workspace_id,
         "execution",
-        f"Workspace export {execution_id}",
+        label,
         lambda: dispatch(execution_id, seen_job_id),
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -25,11 +25,12 @@ from sqlalchemy import select
 from app.communications import Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
+from app.domain.platform.access import RequesterContext, current_context
 from app.domain.platform.retry_policy import RetryPolicy
 from app.domain.platform.sizes import size_label
 from app.domain.workspace_export import export_notice
 from app.extensions import db, insert_ignoring_duplicates
-from app.models import AuditEvent, Membership, Person, Workspace
+from app.models import Membership, Person, Workspace
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExportExecution
 from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
@@ -37,7 +38,7 @@ from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
 from app.services.platform.public_link_tokens import public_link
-from app.services.workspace_export.package_retention import DELETED_ACTION
+from app.services.workspace_export.package_retention import deletion_of
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +177,11 @@ def _send(notice_id: int, now: datetime) -> bool:
         export_notice.fail(notice_id, attempt, NO_LONGER_A_RECIPIENT)
         return False
     person = db.session.get_one(Person, notice.person_id)
+    access = current_context(notice.workspace_id, person.id)
+    if access is None or not access.is_admin:
+        # The package and export pages are the administrators': anyone else is sent to the
+        # notice's own summary, which they may open.
+        content = replace(content, link=_summary_link(notice))
     mailer = get_mailer()
     message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
     try:
@@ -226,23 +232,37 @@ class NoticeContent(MessageText):
         )
 
 
+def _summary_link(notice: ExportNotice) -> Link:
+    return Link("Open the summary", public_link(f"/w/{notice.workspace_id}/export/notices/{notice.id}"))
+
+
+def notice_summary(access: RequesterContext, notice_id: int) -> NoticeContent | None:
+    """What a notice said, for the person it was sent to while they still hear about its subject
+    (a notification person who is not an administrator opens this, not the package's page);
+    None for anyone else, or once what it was about is gone."""
+    notice = db.session.scalar(
+        select(ExportNotice).where(
+            ExportNotice.id == notice_id,
+            ExportNotice.workspace_id == access.workspace_id,
+            ExportNotice.person_id == access.person_id,
+        )
+    )
+    if notice is None or access.person_id not in recipients(
+        notice.subject_type, notice.subject_id, notice.workspace_id
+    ):
+        return None
+    try:
+        return _content(notice)
+    except _SubjectGone:
+        return None
+
+
 def _package_link(workspace_id: int, package_id: int) -> Link:
     return Link("Open the package", public_link(f"/w/{workspace_id}/export/packages/{package_id}"))
 
 
 def _time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _staff_deletion_reason(package_id: int) -> str | None:
-    """The reason in the audit event of the package's deletion (the workspace's audit log shows it too)."""
-    return db.session.scalar(
-        select(AuditEvent.reason).where(
-            AuditEvent.action == DELETED_ACTION,
-            AuditEvent.subject_type == "export_package",
-            AuditEvent.subject_id == package_id,
-        )
-    )
 
 
 def _content(notice: ExportNotice) -> NoticeContent:
@@ -275,9 +295,9 @@ def _content(notice: ExportNotice) -> NoticeContent:
             "Rhythm staff deleted this package before its retention deadline; its files are removed and its"
             " deliveries not yet made are stopped. Copies already delivered to your destinations stay there."
         ]
-        reason = _staff_deletion_reason(package.id)
-        if reason:
-            paragraphs.append(f"The reason they gave: {reason}")
+        deletion = deletion_of(package.id)
+        if deletion is not None and deletion.reason:
+            paragraphs.append(f"The reason they gave: {deletion.reason}")
         return NoticeContent(
             subject=f"Workspace export package deleted: {workspace.name}",
             heading="Rhythm staff deleted a workspace export package",

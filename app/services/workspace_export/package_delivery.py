@@ -121,6 +121,11 @@ def relative_key(package: ExportPackage, key: str) -> str:
     return f"workspace-{package.workspace_id}/{moment}/{key[len(prefix) :]}"
 
 
+def package_folder(package: ExportPackage) -> str:
+    """The folder a delivery writes the package into, under the destination's path (where its manifest lands)."""
+    return relative_key(package, package.manifest_key).rsplit("/", 1)[0] + "/"
+
+
 def stored_checksums_key(package: ExportPackage) -> str | None:
     """The package's SHA256SUMS, or None for a package made before packages carried one."""
     key = checksums_key(package.prefix.rstrip("/") + "/")
@@ -239,8 +244,7 @@ def _transfer(
         if _still_ours(still_current):
             remove_objects(store, [target for _, target in copies])
         raise
-    top = copies[-1][1].rsplit("/", 1)[0]  # the manifest's folder
-    return store.location(top) + "/"
+    return store.location(package_folder(package).rstrip("/")) + "/"
 
 
 def _still_ours(still_current: Callable[[], None]) -> bool:

@@ -25,9 +25,9 @@ from app.services.platform.work import (
     Candidate,
     Requeue,
     RequeueRefused,
-    holder_is_alive,
     job_id,
     lapsed_candidate,
+    refuse_while_held,
 )
 from app.services.workspace_export import package_delivery
 
@@ -164,18 +164,14 @@ def requeue(delivery_id: int, now: datetime) -> Requeue:
         raise RequeueRefused(f"Package delivery {delivery_id} no longer exists.")
     label = f"Package delivery {delivery_id}"
     if delivery.status in (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED):
-        raise RequeueRefused(f"{label} is already {delivery.status}; a settled delivery never runs again.")
+        raise RequeueRefused.finished(label, delivery.status)
     if delivery.status == DeliveryStatus.WITHHELD:
         raise RequeueRefused(
             f"{label} is withheld because its destination is disabled; once the destination is enabled, "
             "an administrator of the workspace delivers it from its page."
         )
     if delivery.status == DeliveryStatus.DELIVERING:
-        if holder_is_alive(delivery.lease_expires_at, now):
-            raise RequeueRefused(
-                f"{label} is copying now and its worker is alive (it renewed its lease a moment ago), so it "
-                "was not dispatched again."
-            )
+        refuse_while_held(label, "copying", delivery.lease_expires_at, now)
         raise RequeueRefused(
             f"{label}'s worker stopped mid-copy; the watchdog records that attempt as failed within seconds "
             "and retries it. Requeue it again once it shows as failed if the retry should not wait."

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, String, cast, literal, select
+from sqlalchemy import Select, String, cast, func, literal, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.errors import Conflict
@@ -20,8 +20,8 @@ from app.extensions import db
 from app.models import Person
 from app.models.export_execution import PLATFORM_FAILURE_CODES, ExecutionFailure, ExportExecution, ExportJobEvent
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
-from app.models.export_settings import ExportSettings
-from app.models.package_delivery import ExportDelivery
+from app.models.export_settings import PACKAGE_FORMAT_LABELS, ExportSettings
+from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
 from app.services.platform.list_pages import (
     ListFilter,
@@ -35,7 +35,6 @@ from app.services.platform.list_pages import (
 from app.services.platform.stored_download import Download, stored_download
 from app.services.workspace_export.package_delivery import stored_checksums_key
 from app.storage.base import check_key_under
-from app.vocabulary import PackageFormat
 
 RECENT_EXECUTIONS = 20
 # The overview shows the newest few; the package list has them all.
@@ -51,9 +50,7 @@ PACKAGE_LIST = ListSpec(
             "Status",
             {PackageStatus.AVAILABLE: "Available", PackageStatus.EXPIRED: "Expired", PackageStatus.DELETED: "Deleted"},
         ),
-        "format": ListFilter(
-            "Format", {PackageFormat.CSV: "CSV", PackageFormat.JSONL: "JSON Lines", PackageFormat.PARQUET: "Parquet"}
-        ),
+        "format": ListFilter("Format", PACKAGE_FORMAT_LABELS),
     },
     # Who pressed Export now, the cadence period ("weekly:2026-W49") the export was for, the
     # package as its page names it ("Package 12"), and its identifier (a prefix is enough).
@@ -66,9 +63,10 @@ PACKAGE_LIST = ListSpec(
 )
 EVENT_LOG_LIMIT = 500
 
+# Werkzeug adds "; charset=utf-8" to the text types, to a presigned URL's type and to a sent file's.
 MIME_TYPES = {
     "manifest": "application/json",
-    "checksums": "text/plain; charset=utf-8",
+    "checksums": "text/plain",
     "zip": "application/zip",
     "parquet": "application/vnd.apache.parquet",
 }
@@ -93,6 +91,11 @@ OUR_FAILURE = (
 )
 CUSTOMER_FAILURE = "It counts against the export allowance: change the export settings before exporting again."
 UNKNOWN_FAILURE = "The export could not be completed."
+# A delivery's last failure, in words, by its class.
+DELIVERY_FAILURE_WORDS = {
+    FailureClass.TRANSIENT: "The copy failed for a passing reason; it is tried again on its own",
+    FailureClass.PERMANENT: "The copy failed and is not tried again on its own: fix the destination, then retry",
+}
 
 
 class PackageUnavailable(Conflict):
@@ -182,22 +185,59 @@ class PackageListing:
     trigger: str
     cadence_key: str | None
     started_by: str | None
+    # Its deliveries whose last attempt failed (waiting for a retry, or failed for good).
+    failed_deliveries: int
+
+
+def _failed_deliveries(package_id) -> Select:
+    """Counts the package's deliveries that failed; `package_id` a value or the listed package's column."""
+    return (
+        select(func.count())
+        .select_from(ExportDelivery)
+        .where(ExportDelivery.package_id == package_id, ExportDelivery.status == DeliveryStatus.FAILED)
+    )
+
+
+def _failed_deliveries_count():
+    return _failed_deliveries(ExportPackage.id).correlate(ExportPackage).scalar_subquery()
 
 
 def _listing_select(workspace_id: int) -> Select:
     return (
-        select(ExportPackage, ExportExecution.trigger, ExportExecution.cadence_key, Person.name)
+        select(
+            ExportPackage,
+            ExportExecution.trigger,
+            ExportExecution.cadence_key,
+            Person.name,
+            _failed_deliveries_count().label("failed_deliveries"),
+        )
         .join(ExportExecution, ExportExecution.id == ExportPackage.execution_id)
         .outerjoin(Person, Person.id == ExportExecution.requested_by_id)
         .where(ExportPackage.workspace_id == workspace_id)
     )
 
 
-def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
-    rows = db.session.execute(
-        _listing_select(workspace_id).order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc()).limit(limit)
-    )
+def _newest_first(statement: Select, limit: int) -> list[PackageListing]:
+    rows = db.session.execute(statement.order_by(ExportPackage.created_at.desc(), ExportPackage.id.desc()).limit(limit))
     return [PackageListing(*row) for row in rows]
+
+
+def recent_packages(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
+    return _newest_first(_listing_select(workspace_id), limit)
+
+
+def packages_with_failed_deliveries(workspace_id: int, limit: int = RECENT_PACKAGES) -> list[PackageListing]:
+    """The newest available packages a delivery of which failed: what the Overview asks an
+    administrator to look at (an expired or deleted package can no longer be delivered)."""
+    statement = _listing_select(workspace_id).where(
+        ExportPackage.status == PackageStatus.AVAILABLE, _failed_deliveries_count() > 0
+    )
+    return _newest_first(statement, limit)
+
+
+def failed_deliveries_of(package: ExportPackage) -> int:
+    """How many of the package's deliveries failed, for its export's page."""
+    return db.session.scalar(_failed_deliveries(package.id)) or 0
 
 
 def page_packages(workspace_id: int, request: ListRequest) -> Page:

@@ -17,6 +17,7 @@ for a later turn, both before settling it and before removing its bytes.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
@@ -25,7 +26,7 @@ from app.domain.errors import TransitionRefused
 from app.domain.workspace_export import export_package
 from app.domain.workspace_export import package_delivery as delivery_lifecycle
 from app.extensions import db
-from app.models import Person
+from app.models import AuditEvent, Person
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
@@ -48,6 +49,36 @@ PAST_DEADLINE = (
 class PackageNotDeletable(TransitionRefused):
     """The package is no longer available (already deleted or expired, or expired now because its
     deadline had passed), or a delivery is copying it now; the message says which."""
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """Who deleted a package before its deadline, as its page and its notice say it: Rhythm staff
+    (never a staff member's name), or the administrator by name; and the reason staff gave."""
+
+    by: str
+    by_staff: bool
+    reason: str | None
+
+
+def deletion_of(package_id: int) -> Deletion | None:
+    """The package's early deletion, from its audit event; None when it was not deleted early."""
+    row = db.session.execute(
+        select(AuditEvent.reason, Person.name, Person.is_staff)
+        .outerjoin(Person, Person.id == AuditEvent.actor_id)
+        .where(
+            AuditEvent.action == DELETED_ACTION,
+            AuditEvent.subject_type == "export_package",
+            AuditEvent.subject_id == package_id,
+        )
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    reason, name, is_staff = row
+    if is_staff:
+        return Deletion("Rhythm staff", True, reason)
+    return Deletion(name or "a person no longer in Rhythm", False, reason)
 
 
 def delete_early(

@@ -7,6 +7,7 @@ import pytest
 from app.services.workspace_export.package_keys import checksums_key
 from app.services.workspace_export.package_production import run_execution
 from tests import factories
+from tests.fixtures.s3 import fetch
 from tests.integration.packages.package_reading import package_of
 
 
@@ -66,3 +67,21 @@ def test_a_plain_member_cannot_download_the_checksums(client, auth, export_world
     auth.login(export_world.member.email)
 
     assert client.get(_url(export_world, f"packages/{package.id}/checksums")).status_code == 404
+
+
+def test_sha256sums_from_s3_storage_names_its_charset_once(admin_client, export_world, app_on_s3):
+    package = _produced(export_world, "csv")
+
+    response = admin_client.get(_url(export_world, f"packages/{package.id}/checksums"))
+    status, headers, body = fetch(response.headers["Location"])
+
+    assert response.status_code == 303 and status == 200
+    assert headers["Content-Type"] == "text/plain; charset=utf-8"
+
+
+def test_sha256sums_from_a_storage_folder_names_its_charset_once(admin_client, export_world, isolated_storage):
+    package = _produced(export_world, "csv")
+
+    response = admin_client.get(_url(export_world, f"packages/{package.id}/checksums"))
+
+    assert response.headers["Content-Type"] == "text/plain; charset=utf-8"

@@ -8,6 +8,8 @@ other case is one plain invalid-link page, 404 or 410.
 from __future__ import annotations
 
 import re
+import urllib.error
+import urllib.request
 from datetime import timedelta
 
 import pytest
@@ -302,3 +304,41 @@ def test_concurrent_downloads_are_all_counted(app, delivered):
         statuses = [status for batch in pool.map(download_five_times, range(8)) for status in batch]
     assert statuses == [200] * 40
     assert _counted(to_address)[0] == 40
+
+
+def _over_http(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> int:
+    """The status of one real HTTP request (a mail scanner's probe), never through a proxy, redirects not followed."""
+
+    class NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirects())
+    try:
+        with opener.open(urllib.request.Request(url, method=method, headers=headers or {}), timeout=10) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as answer:
+        return answer.code
+
+
+def test_a_mail_scanners_head_over_http_is_not_counted_and_a_get_is(live_server, delivered):
+    world, schedule, run, export, to_person, to_address = delivered
+    url = live_server + _download_url(to_person)
+
+    assert _over_http(url, "HEAD") == 200
+    assert _counted(to_person)[0] == 0
+    assert _over_http(url) == 200
+    assert _counted(to_person)[0] == 1
+
+
+def test_a_head_over_http_on_s3_storage_is_not_counted(live_server, app_on_s3, world):
+    query = factories.make_query(world.workspace, world.member)
+    export = _succeeded_file(query, world.member)
+    to_person = factories.make_delivery(
+        factories.make_run(factories.make_schedule(query, world.member), export), person=world.admin
+    )
+    url = live_server + _download_url(to_person)
+
+    assert _over_http(url, "HEAD") == 303
+    assert _counted(to_person)[0] == 0

@@ -231,6 +231,8 @@ def test_a_report_schedule_offers_pdf_and_keeps_the_report_version(client, auth,
         "pdf",
     )
     assert schedule.query_definition is None
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+    assert "this schedule last read it at its version 2" in page and "last seen" not in page
 
 
 def test_saving_records_an_audit_event(client, auth, world):

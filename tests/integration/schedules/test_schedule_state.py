@@ -374,7 +374,8 @@ def test_the_history_shows_attempts_the_file_and_recipient_rows(client, auth, wo
     page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
     assert "Bucket unavailable" in page
     assert "Not sent: this person unsubscribed from the schedule." in page and "recipient_unsubscribed" not in page
-    assert "&lt;abc@mail&gt;" in page and '<td class="num">3</td>' in page
+    # The mail server's Message-ID is for the log, not the page: "submitted" says it went.
+    assert "&lt;abc@mail&gt;" not in page and '<td class="num">3</td>' in page
     assert f"/w/{world.workspace.id}/files/{export.id}" in page
 
 

@@ -99,4 +99,4 @@ def test_a_failed_job_of_a_settled_record_says_why_it_cannot_be_dispatched_again
 
     assert f"/staff/files/{export.id}" in page
     assert "Dispatch again" not in page
-    assert f"File {export.id} is already failed: a settled file never runs again" in page
+    assert f"File {export.id} has already finished (status: failed), so it never runs again." in page

@@ -244,7 +244,7 @@ def test_a_failed_job_of_a_settled_file_is_not_requeued(client, auth, export_sce
 
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Try"}, follow_redirects=True)
 
-    assert "is already failed" in response.text
+    assert "has already finished (status: failed)" in response.text
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.INTERACTIVE)).get_job_ids()
     assert db.session.scalar(select(func.count()).select_from(AuditEvent)) == 0
 
@@ -323,7 +323,7 @@ def test_requeueing_a_running_schedule_run_with_a_live_lease_is_refused(client, 
 
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
 
-    assert f"Schedule run {run.id} is running now and its worker is alive" in response.text
+    assert f"Schedule run {run.id} is running: its worker last renewed its lease" in response.text
     db.session.rollback()
     assert db.session.get(ScheduleRun, run.id, populate_existing=True).job_id == job_id
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.SCHEDULED)).get_job_ids()
@@ -408,7 +408,7 @@ def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refu
 
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
 
-    assert f"Package delivery {delivery.id} is copying now and its worker is alive" in response.text
+    assert f"Package delivery {delivery.id} is copying: its worker last renewed its lease" in response.text
     assert set(work_queue(WorkPriority.BULK).get_job_ids()) <= {job_id}  # no new dispatch
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
     assert audit_actions() == []
@@ -425,7 +425,7 @@ def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(clie
 
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
 
-    assert f"Workspace export {execution.id} is running now and its worker is alive" in response.text
+    assert f"Workspace export {execution.id} is running: its worker last renewed its lease" in response.text
     assert execution_row(execution.id).job_id == job_id
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
     assert audit_actions() == []

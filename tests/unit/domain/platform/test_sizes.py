@@ -17,3 +17,9 @@ def test_larger_sizes_take_the_largest_binary_unit_they_reach_with_one_decimal()
 
 def test_sizes_past_a_thousand_gigabytes_stay_in_gigabytes():
     assert size_label(2048 << 30) == "2,048.0 GB"
+
+
+def test_a_size_stated_against_a_limit_rounds_its_decimal_up():
+    assert size_label(1024 * 1024 + 1, round_up=True) == "1.1 MB"
+    assert size_label(1536, round_up=True) == "1.5 KB"
+    assert size_label(1_000, round_up=True) == "1,000 bytes"

@@ -184,21 +184,23 @@ def test_a_cron_day_its_months_never_have_is_refused_saying_the_date_never_occur
 
 
 @pytest.mark.parametrize(
-    ("expression", "minutes"),
+    ("expression", "runs"),
     [
-        ("*/30 * * * *", "0, 30"),
-        ("0,30 * * * *", "0, 30"),
-        ("0,30 9 * * 1", "0, 30"),
-        ("* 9 * * *", "0, 1, 2, 3, …"),
-        ("10-12 * * * *", "10, 11, 12"),
+        ("*/30 * * * *", "at minutes 0, 30 of every hour"),
+        ("0,30 * * * *", "at minutes 0, 30 of every hour"),
+        ("0,30 9 * * 1", "at minutes 0, 30 of every hour"),
+        ("*/10 9 * * *", "at minutes 0, 10, 20, 30, … of every hour"),
+        ("10-12 * * * *", "at minutes 10, 11, 12 of every hour"),
+        ("* * * * *", "every minute"),
+        ("* 9 * * *", "every minute"),
     ],
 )
-def test_a_cron_that_could_fire_twice_in_an_hour_is_refused_saying_why(expression, minutes):
+def test_a_cron_that_could_fire_twice_in_an_hour_is_refused_saying_why(expression, runs):
     refused = refusal(kind="cron", expression=expression)
     assert refused.field == "expression"
     assert str(refused) == (
-        "A schedule runs at most once an hour, so the minute field must name exactly one minute; "
-        f"this expression runs at minutes {minutes} of an hour."
+        f"That cron expression runs {runs}: more often than hourly. A schedule runs at most once an hour, "
+        "so the minute field must name exactly one minute, such as 0."
     )
 
 

@@ -58,14 +58,19 @@ def test_an_unknown_choice_is_refused():
     assert refused.value.field == "choice"
 
 
-def test_the_sentence_states_the_encoded_size_rounded_up_and_the_limit():
+def test_the_sentence_states_the_encoded_size_to_one_decimal_and_the_limit():
     assert over_limit_sentence(24 * MIB, 20) == (
-        "The file is 32 MB encoded for email, over this workspace's 20 MB attachment limit, so it is linked instead."
+        "The file is 32.0 MB encoded for email, over this workspace's 20 MB attachment limit, so it is linked instead."
     )
 
 
 def test_a_file_just_over_the_limit_never_reads_as_equal_to_it():
-    assert over_limit_sentence(3 * MIB // 4 + 1, 1).startswith("The file is 2 MB")
+    assert over_limit_sentence(3 * MIB // 4 + 1, 1).startswith("The file is 1.1 MB")
+
+
+def test_a_file_of_a_megabyte_does_not_read_as_two():
+    # 1,006,728 bytes are 1,342,304 encoded: 1.28 MiB.
+    assert over_limit_sentence(1_006_728, 1).startswith("The file is 1.3 MB encoded")
 
 
 def test_the_run_history_says_what_each_message_carried():

@@ -185,3 +185,13 @@ def test_filters_are_described_with_the_workspace_date_format():
     )
     text = filters_text(request, get_dataset("timesheet_entries"), "%d.%m.%Y")
     assert text == "Filters: Date between 01.11.2026 and 07.11.2026; Approved is yes"
+
+
+def test_a_filter_is_described_without_the_builders_hints_in_brackets():
+    request = FileRequest(
+        "timesheet_entries",
+        ("project", "note"),
+        filters=(Filter("project", "eq", "pending"), Filter("note", "in", ("a", "b"))),
+    )
+    text = filters_text(request, get_dataset("timesheet_entries"), "%d.%m.%Y")
+    assert text == "Filters: Project is exactly pending; Note is one of a, b"
