@@ -24,6 +24,7 @@ from rq.worker import Worker
 from app.domain.errors import Conflict
 from app.domain.platform.durations import duration_label
 from app.domain.platform.retry_policy import RetryPolicy
+from app.services.platform.leases import lease_seconds
 from app.services.platform.queue import WorkPriority
 
 # A job dispatched this recently may still be on its way into Redis: no check judges it lost.
