@@ -14,15 +14,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from app.storage.base import (
-    ChunkStream,
-    MultipartUpload,
-    ObjectMissing,
-    Storage,
-    StorageError,
-    StorageFull,
-    check_key,
-)
+from app.storage.base import ChunkStream, MultipartUpload, ObjectMissing, Storage, StorageError, StorageFull, check_key
 from app.storage.content_disposition import attachment_disposition
 
 _MISSING_CODES = {"NoSuchKey", "404", "NotFound"}
