@@ -1,12 +1,18 @@
 """Live updates never take a keyboard user's place: a control that has focus keeps it while the
-page polls around it (the execution page, the Files list, a schedule's run history)."""
+page polls around it (the execution page, the Files list, a schedule's run history, the staff
+queue page), and what a person typed stays typed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from app.services.files.outbox import dispatch_pending
+from app.services.platform.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.browser import sign_in
+from tests.fixtures.workers import fail_job_as_a_worker_would
 
 POLLS = 3
 # The focused element, as a person's screen reader would name it.
@@ -90,4 +96,33 @@ def test_an_older_run_a_person_opened_stays_open_across_polls(world, live_server
 
     assert details.evaluate("d => d.open") is True
     assert page.evaluate("document.activeElement.id") == f"run-{older[0].id}-more"
+    assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_a_reason_being_typed_on_the_queue_page_survives_its_polls(
+    world, live_server, browser_page, browser_console_errors
+):
+    world.admin.is_staff, world.admin.staff_permissions = True, ["staff.view", "staff.execute"]
+    factories.make_export(factories.make_query(world.workspace, world.admin, name="Hours"), world.admin)
+    assert dispatch_pending() == 1
+    job_id = work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0]
+    fail_job_as_a_worker_would(job_id, "WorkHorseKilled: 9")
+    page = browser_page
+    sign_in(page, live_server, world.admin.email, lands_on=r"/$")
+    page.goto(f"{live_server}/staff/queues")
+    reason = page.get_by_label("Reason (kept in the audit log)")
+    reason.focus()
+    page.keyboard.type("Worker restarted after the")
+
+    wait_for_polls(page, 2)
+
+    assert reason.input_value() == "Worker restarted after the"
+    assert page.evaluate("document.activeElement.id") == f"reason-requeue-{job_id}"
+    failed_jobs = page.get_by_role("region", name=re.compile("^Failed jobs of queue "))
+    failed_jobs.focus()
+
+    wait_for_polls(page, 2)
+
+    assert page.evaluate(FOCUSED) == failed_jobs.get_attribute("aria-label")
     assert browser_console_errors == []
