@@ -169,7 +169,6 @@ def request_file(workspace_id: int, query_id: int):
         return file_from_request_form(
             options.choices(),
             lambda key: request_query_file(g.access, listing.query, options, key),
-            "Your file is queued. This page shows its progress.",
         )
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
