@@ -18,17 +18,15 @@ from app.models import ExportFile
 from app.services.files.file_requests import ALREADY_REQUESTED, file_of_request_form
 
 
-def file_from_request_form(
-    choices: Mapping[str, object], admit: Callable[[str | None], ExportFile], queued: str
-) -> Response:
-    """Admit the form's file with `admit(key)` and go to its page, saying `queued`; the same form
-    sent again with the same `choices` goes to the file it already made. ValidationError (a
-    damaged token, or admission's own) and AccessDenied reach the caller."""
+def file_from_request_form(choices: Mapping[str, object], admit: Callable[[str | None], ExportFile]) -> Response:
+    """Admit the form's file with `admit(key)` and go to its page, whose status line says it is
+    queued and follows it from there (no flash that would stay "queued" once it settled); the same
+    form sent again with the same `choices` goes to the file it already made, saying so.
+    ValidationError (a damaged token, or admission's own) and AccessDenied reach the caller."""
     key = text_rules.request_key(request.form.get("request_token"), choices)
     export = file_of_request_form(g.access, key)
     if export is not None:
         flash(ALREADY_REQUESTED)
     else:
         export = admit(key)
-        flash(queued)
     return redirect(url_for("files.detail", workspace_id=g.workspace_id, file_id=export.id))

@@ -1,5 +1,5 @@
-"""axe-core on every page of the console, on a laptop and a phone: no violation of WCAG 2.1's A and
-AA rules anywhere, whatever its impact.
+"""axe-core on every page of the console, on a laptop, a phone and at 320 px: no violation of WCAG
+2.1's A and AA rules anywhere, whatever its impact, a file's page in every state included.
 
 The pages are the app's GET routes, read from its url_map, so a page added later (the workspace
 export pages, say) is checked without touching this test. Each route's path arguments are filled

@@ -73,3 +73,49 @@ def test_sizes_and_durations_get_axes_of_their_own_and_counts_whole_number_ticks
     assert axes == [["size (MB)", "left", "Size (MB)", True], ["duration (s)", "right", "Duration (s)", True]]
     assert ticks and all(value == int(value) for value in ticks), ticks
     assert browser_console_errors == []
+
+
+# How far each canvas and each numbers table reaches past its card's right edge, and how much of each
+# table its box hides below.
+CHART_FIT = """() => [...document.querySelectorAll(".chart-card")].filter(c => c.querySelector("canvas")).map(card => {
+  const right = card.getBoundingClientRect().right;
+  const table = card.querySelector(".chart-table");
+  return {
+    title: card.querySelector("h2").textContent,
+    canvas_past: card.querySelector("canvas").getBoundingClientRect().right - right,
+    table_past: table.getBoundingClientRect().right - right,
+    rows_hidden: table.scrollHeight - table.clientHeight,
+  };
+})"""
+
+
+def test_the_charts_follow_the_window_down_to_a_phone_and_their_tables_show_every_row(
+    browser_page, live_server, world, browser_console_errors
+):
+    """Drawn at 1280 px, then the window narrowed to 390 px (a resize, or 200 % zoom and more): each
+    chart and its table stay inside their card, the page never scrolls sideways, and no numbers table
+    hides a row in a box of its own (12 packages)."""
+    query = factories.make_query(world.workspace, world.admin)
+    for days_ago in (0, 2, 2):
+        factories.make_export(query, world.admin, requested_at=utcnow() - timedelta(days=days_ago))
+    for hours_ago in range(12):
+        started = utcnow() - timedelta(hours=hours_ago + 1)
+        execution = factories.make_execution(
+            world.workspace, status="succeeded", started_at=started, completed_at=started + timedelta(seconds=95)
+        )
+        factories.make_package(execution, size_bytes=2_500_000 + hours_ago)
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/activity/")
+    page.wait_for_function("window.Chart && Object.keys(window.Chart.instances).length === 2")
+    assert all(card["rows_hidden"] <= 1 for card in page.evaluate(CHART_FIT)), page.evaluate(CHART_FIT)
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(500)  # Chart.js redraws on its ResizeObserver's next frame
+
+    fit = page.evaluate(CHART_FIT)
+    assert all(card["canvas_past"] <= 0.5 and card["table_past"] <= 0.5 for card in fit), fit
+    assert all(card["rows_hidden"] <= 1 for card in fit), fit
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert browser_console_errors == []

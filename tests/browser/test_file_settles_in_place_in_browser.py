@@ -1,6 +1,7 @@
 """A file that settles while its page is open shows its outcome in place: no reload throws a
-keyboard user back to the top, focus stays where it was, and the status region, a live region,
-announces "succeeded" with the Download link beside it."""
+keyboard user back to the top, focus stays where it was, the page's status line (its one live
+region) says the file is ready, and one update draws every fact (rows, size, times) with the
+Download link; nothing on the page still says "queued"."""
 
 from __future__ import annotations
 
@@ -10,6 +11,13 @@ from app.services.files.outbox import dispatch_pending
 from tests.fixtures.browser import sign_in
 
 EXPORT_TIMEOUT_MS = 60_000
+# The file card's facts, label to value.
+FACT_VALUES = """() => Object.fromEntries([...document.querySelectorAll("#file-live dt")].map(
+  dt => [dt.textContent.trim(), dt.nextElementSibling.textContent.trim()]))"""
+
+
+def fact_values(page) -> dict[str, str]:
+    return page.evaluate(FACT_VALUES)
 
 
 @pytest.mark.browser
@@ -31,8 +39,13 @@ def test_a_file_that_succeeds_while_watched_shows_its_download_link_without_a_re
 
     status = page.locator("#file-status")
     status.get_by_role("link", name=f"Download {export.file_name}").wait_for(timeout=EXPORT_TIMEOUT_MS)
-    assert status.get_attribute("aria-live") == "polite"
+    assert page.get_by_role("status").filter(has_text="The file is ready to download.").count() == 1
     assert status.locator(".status").text_content() == "succeeded"
+    facts = fact_values(page)
+    assert facts["Rows"] == "20"
+    for fact in ("Size", "Started", "Completed", "Available until"):
+        assert facts[fact] != "—", fact
+    assert "queued" not in page.locator("main").inner_text()
     assert page.evaluate("window.__stillThisPage === true")
     assert page.evaluate("document.activeElement.textContent.trim()") == "Request another file"
     assert page.get_by_role("link", name=f"Download {export.file_name}").count() == 1

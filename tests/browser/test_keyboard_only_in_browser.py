@@ -1,5 +1,6 @@
-"""Three tasks done with the keyboard alone, as a person without a mouse does them: request a file
-of a saved query and download it, create a schedule, and Export now then cancel the export.
+"""Four tasks done with the keyboard alone, as a person without a mouse does them: request a file
+of a saved query and download it, create a schedule, Export now then cancel the export, and build
+a query (change its dataset, tick and move columns, add and remove filters and date ranges).
 
 After sign-in nothing is clicked: Tab moves focus, Enter and Space act, text is typed. Once the
 first Tab of a page has put focus on it, focus is never on BODY again, after any key and across
@@ -63,11 +64,12 @@ def first_tab(page) -> None:
     page.evaluate(NOTE_FOCUS_AFTER_SWAPS)
 
 
-def tab_to(page, name: str | re.Pattern[str]) -> None:
-    """Press Tab until the focused element's accessible name is `name` (or matches it)."""
+def tab_to(page, name: str | re.Pattern[str], key: str = "Tab") -> None:
+    """Press Tab (or `key`: Shift+Tab goes back) until the focused element's accessible name is
+    `name` (or matches it)."""
     seen: list[str] = []
     for _ in range(MAX_TABS):
-        focused = press(page, "Tab")
+        focused = press(page, key)
         seen.append(focused["name"])
         if name.fullmatch(focused["name"]) if isinstance(name, re.Pattern) else focused["name"] == name:
             return
@@ -79,6 +81,16 @@ def type_into(page, name: str, text: str) -> None:
     tab_to(page, name)
     press(page, "Control+A")
     page.keyboard.type(text)
+
+
+def press_to_redraw(page, key: str) -> str:
+    """Press `key` on a control that redraws part of the page through htmx; once the new part has
+    settled, the id of the element focus is on, which is never BODY."""
+    settled = page.evaluate("window.__htmxSettled")
+    press(page, key)
+    page.wait_for_function("n => window.__htmxSettled > n", arg=settled)
+    assert page.evaluate(FOCUSED)["tag"] != "BODY", f"focus fell to BODY once {key} redrew the page"
+    return page.evaluate("document.activeElement.id")
 
 
 def wait_through_polls(page, count: int) -> None:
@@ -164,4 +176,42 @@ def test_an_export_is_started_and_cancelled_by_keyboard(world, live_server, brow
     press_to_leave(page, "Enter", r".*/export/executions/\d+$")
 
     assert fresh(select(ExportExecution.status)).scalar_one() == "cancelled"
+    assert browser_console_errors == []
+
+
+def test_a_query_is_built_by_keyboard(world, live_server, browser_page, browser_console_errors):
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/queries/new")
+    first_tab(page)
+
+    # An arrow key on the dataset list chooses the next dataset; focus stays on the list.
+    tab_to(page, "Dataset")
+    assert press_to_redraw(page, "ArrowDown") == "dataset"
+    assert page.locator("#dataset").input_value() == "people"
+    # Ticking columns: focus stays on each tick box.
+    tab_to(page, re.compile(r"Person ID .*"))
+    assert press_to_redraw(page, "Space") == "column-id"
+    tab_to(page, re.compile(r"Name text .*"))
+    assert press_to_redraw(page, "Space") == "column-full_name"
+    # A moved column's button goes with it; at an end, its other arrow takes focus.
+    tab_to(page, "Move Name up")
+    assert press_to_redraw(page, "Enter") == "move-down-full_name"
+    assert press_to_redraw(page, "Enter") == "move-up-full_name"
+    # A new filter's first field takes focus; a removed filter's place goes to the next one.
+    tab_to(page, "Add a filter")
+    assert press_to_redraw(page, "Enter") == "filters-0-column"
+    tab_to(page, "Add a filter")
+    assert press_to_redraw(page, "Enter") == "filters-1-column"
+    tab_to(page, "Remove filter 1", key="Shift+Tab")
+    assert press_to_redraw(page, "Enter") == "filters-0-column"
+    tab_to(page, "Remove filter 1")
+    assert press_to_redraw(page, "Enter") == "add-filter"
+    # The same for date ranges.
+    tab_to(page, "Add a date range")
+    assert press_to_redraw(page, "Enter") == "parameters-0-column"
+    tab_to(page, "Remove date range 1")
+    assert press_to_redraw(page, "Enter") == "add-parameter"
+
+    assert_focus_kept_across_swaps(page)
     assert browser_console_errors == []

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 
+from app.domain.files import export_file
+from app.extensions import db
 from app.models.types import utcnow
 from tests import factories
 from tests.fixtures.browser import htmx_swap, sign_in
@@ -83,3 +85,26 @@ def test_next_page_shows_the_rest_once_and_back_returns_to_the_first(
     shown = [names.nth(i).text_content() for i in range(names.count())]
     assert shown == sorted(shown, key=str.lower)
     assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_two_files_of_one_query_and_format_have_their_own_download_names_titles_and_headings(
+    world, live_server, browser_page
+):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    twins = [factories.make_export(query, world.member) for _ in range(2)]
+    for export in twins:
+        export_file.succeed(export.id, export_file.start(export.id), size_bytes=3, row_count=1, retention_days=30)
+    db.session.commit()
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/files")
+
+    downloads = page.get_by_role("link", name=re.compile(r"^Download "))
+    names = sorted(downloads.evaluate_all("links => links.map(link => link.textContent.trim())"))
+    assert names == sorted(f"Download {export.file_name}, file {export.id}" for export in twins)
+    seen = set()
+    for export in twins:
+        page.goto(f"{live_server}/w/{world.workspace.id}/files/{export.id}")
+        seen.add((page.title(), page.locator("h1").inner_text()))
+    assert len(seen) == 2

@@ -1,6 +1,7 @@
 """Live regions stay in the page while htmx changes what is in them, so a screen reader announces
 each change: the schedule form's next five runs, a schedule's run history, the Files list's
-progress cells, a destination's "Test connection" outcome."""
+progress cells, a destination's "Test connection" outcome. And a poll that changed nothing
+announces nothing: the file and export pages' polls leave their status line alone."""
 
 from __future__ import annotations
 
@@ -20,6 +21,21 @@ REGION_KEPT = """selector => {
   const region = document.querySelector(selector).closest("[aria-live]");
   return region !== null && region.dataset.keptMark === "kept" && region.getAttribute("aria-live") === "polite";
 }"""
+
+
+# Counts every change inside a live region (aria-live, or a role that is one) from now on.
+COUNT_LIVE_INSERTIONS = """() => {
+  window.__liveInsertions = 0;
+  const live = '[aria-live]:not([aria-live="off"]), [role="status"], [role="alert"], [role="log"]';
+  const inLive = n => { const e = n.nodeType === Node.ELEMENT_NODE ? n : n.parentElement; return !!e?.closest(live); };
+  const holdsLive = n => n.nodeType === Node.ELEMENT_NODE && (n.matches(live) || !!n.querySelector(live));
+  new MutationObserver(records => {
+    for (const record of records) {
+      if (inLive(record.target) || [...record.addedNodes].some(holdsLive)) window.__liveInsertions += 1;
+    }
+  }).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+UNCHANGED_FOR_MS = 10_000
 
 
 def wait_for_polls(page, count: int) -> None:
@@ -88,3 +104,38 @@ def test_a_connection_test_s_outcome_changes_inside_a_status_region_that_stays(
     page.locator("#test-result", has_text="Connected.").wait_for()
     region = page.locator("#test-result")
     assert region.evaluate("r => [r.dataset.keptMark, r.getAttribute('role')]") == ["kept", "status"]
+
+
+def count_live_insertions_while_unchanged(page) -> tuple[int, int]:
+    """Live-region insertions, and polls, over 10 s of a page whose subject does not change."""
+    page.evaluate(COUNT_LIVE_INSERTIONS)
+    settled = page.evaluate("window.__htmxSettled")
+    page.wait_for_timeout(UNCHANGED_FOR_MS)
+    return page.evaluate("window.__liveInsertions"), page.evaluate("window.__htmxSettled") - settled
+
+
+@pytest.mark.browser
+def test_a_queued_file_s_page_announces_nothing_while_it_waits(world, live_server, browser_page):
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    export = factories.make_export(query, world.member)
+    page = browser_page
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/files/{export.id}")
+
+    insertions, polls = count_live_insertions_while_unchanged(page)
+
+    assert polls >= 4
+    assert insertions <= 1
+
+
+@pytest.mark.browser
+def test_a_queued_export_s_page_announces_nothing_while_it_waits(world, live_server, browser_page):
+    execution = factories.make_execution(world.workspace, world.admin)
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/export/executions/{execution.id}")
+
+    insertions, polls = count_live_insertions_while_unchanged(page)
+
+    assert polls >= 3
+    assert insertions <= 1

@@ -1,4 +1,5 @@
-"""Every page of the console fits a laptop (1280 px) and a phone (390 px) without scrolling sideways.
+"""Every page of the console fits a laptop (1280 px), a phone (390 px) and WCAG's reflow width (320 px)
+without scrolling sideways.
 
 The document never grows wider than the window; a wide table scrolls inside its own
 `.table-scroll` container instead. Each page is visited as a visitor (sign-in, email links,

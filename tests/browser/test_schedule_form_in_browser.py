@@ -149,6 +149,21 @@ def test_people_are_found_by_search_and_ticked_with_the_keyboard_nobody_at_first
 
 
 @pytest.mark.browser
+def test_a_search_that_finds_nobody_is_announced(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    # A status region that is in the page before its sentence appears is one a screen reader announces.
+    page.locator("[data-people-none]").evaluate("region => { region.dataset.keptMark = 'kept'; }")
+
+    page.get_by_label("Find people").fill("nobody-by-this-name")
+
+    none = page.locator("[data-people-none]")
+    none.filter(has_text="Nobody matches the search.").wait_for()
+    assert none.evaluate("region => [region.getAttribute('role'), region.dataset.keptMark]") == ["status", "kept"]
+
+
+@pytest.mark.browser
 def test_a_refused_form_marks_every_wrong_field_with_its_own_message(world, live_server, browser_page):
     factories.make_query(world.workspace, world.member, name="Hours")
     page = browser_page

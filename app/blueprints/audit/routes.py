@@ -27,7 +27,6 @@ def request_file(workspace_id: int):
         return file_from_request_form(
             listing.filters,
             lambda key: audit_log.request_csv_file(g.access, listing, key),
-            "Your file of the audit log is queued. This page shows its progress.",
         )
     except ValidationError as error:
         return _log_page(listing, file_error=error), 400

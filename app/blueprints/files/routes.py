@@ -56,15 +56,11 @@ def index(workspace_id: int):
 @workspace_member
 def detail(workspace_id: int, file_id: int):
     export = _readable_file(file_id)
-    source = saved_queries.get_query(g.access, export.source_query_id) if export.source_query_id else None
     return render_template(
         "files/detail.html",
-        file=export,
-        source=source,
         audit_selection=audit_log.selection_facts(export) if export.kind == FileKind.AUDIT else None,
         audit_page_args=audit_log.page_args(export) if export.kind == FileKind.AUDIT else None,
-        schedule=file_library.producing_schedule(export),
-        warning_messages=file_warnings.messages,
+        **_facts(export),
     )
 
 
@@ -77,14 +73,10 @@ def progress(workspace_id: int, file_id: int):
     or why it failed) instead of reloading the page, which would lose the person's place.
     """
     export = _readable_file(file_id)
-    view = "detail" if request.args.get("view") == "detail" else "list"
-    body = render_template(
-        "files/_progress.html",
-        file=export,
-        view=view,
-        settled_now=export.is_settled,
-        warning_messages=file_warnings.messages,
-    )
+    if request.args.get("view") == "detail":
+        body = render_template("files/_file_live.html", settled_now=export.is_settled, **_facts(export))
+    else:
+        body = render_template("files/_progress.html", file=export, view="list")
     return HTMXResponseStopPolling(body) if export.is_settled else body
 
 
@@ -99,14 +91,14 @@ def cancel(workspace_id: int, file_id: int):
         notice = None
     except (CannotCancel, AccessDenied) as refused:
         notice = str(refused)
-    from_htmx = request.headers.get("HX-Request") == "true"
-    if from_htmx and request.form.get("view") != "detail":
+    if request.headers.get("HX-Request") == "true":
+        if request.form.get("view") == "detail":
+            # The page's facts with what happened; the status line says it and takes focus.
+            return render_template(
+                "files/_file_live.html", settled_now=export.is_settled, cancel_notice=notice, **_facts(export)
+            )
         return render_template("files/_progress.html", file=export, view="list", cancel_notice=notice)
     flash(notice or "The file was cancelled.")
-    if from_htmx:
-        response = current_app.response_class(status=204)
-        response.headers["HX-Refresh"] = "true"
-        return response
     return redirect(url_for("files.detail", workspace_id=workspace_id, file_id=file_id))
 
 
@@ -124,6 +116,17 @@ def download(workspace_id: int, file_id: int):
         current_app.logger.exception("download of file %s could not be read from storage", export.id)
         return render_template("files/unavailable.html", file=export, reason="storage"), 503
     return stored_file_response(download)
+
+
+def _facts(export: ExportFile) -> dict:
+    """What the file page's facts (_file_live.html) show, on the page and in each of its polls."""
+    source = saved_queries.get_query(g.access, export.source_query_id) if export.source_query_id else None
+    return {
+        "file": export,
+        "source": source,
+        "schedule": file_library.producing_schedule(export),
+        "warning_messages": file_warnings.messages,
+    }
 
 
 def _readable_file(file_id: int) -> ExportFile:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from werkzeug.datastructures import MultiDict
 
@@ -64,6 +65,10 @@ class QueryForm:
     parameters: list[ParameterRow] = field(default_factory=list)
     row_limit: str = ""
     version: str = ""
+    # Ids of builder controls that focus returns to (a row's controls take its fields' names).
+    DATASET_CONTROL: ClassVar[str] = "dataset"
+    ADD_FILTER_CONTROL: ClassVar[str] = "add-filter"
+    ADD_PARAMETER_CONTROL: ClassVar[str] = "add-parameter"
 
     @classmethod
     def blank(cls, dataset: str) -> QueryForm:
@@ -152,22 +157,36 @@ class QueryForm:
 
     # --- Builder actions (add or remove a row, move a column, switch dataset) -------------------
 
-    def apply(self, action: str) -> None:
-        """Change the form as a builder button asks; unknown actions only re-render."""
+    def apply(self, action: str) -> str | None:
+        """Change the form as a builder button asks; unknown actions only re-render.
+
+        Returns the id of the control focus belongs on once the builder is drawn again: the
+        pressed control's replacement (the moved column's button, the new row's first field, the
+        row that took a removed one's place), so a keyboard user goes on where they were. None
+        when the pressed control itself is drawn again under its own id.
+        """
         verb, _, argument = action.partition(":")
+        focus: str | None = None
         if verb == "dataset":
             self.columns, self.column_order, self.filters, self.sort, self.parameters = [], [], [], [], []
+            focus = self.DATASET_CONTROL
         elif verb == "add_filter":
             self._add_filter()
+            focus = _row_control("filters", len(self.filters), None, self.ADD_FILTER_CONTROL)
         elif verb == "remove_filter":
-            _remove(self.filters, argument)
+            removed = _remove(self.filters, argument)
+            focus = _row_control("filters", len(self.filters), removed, self.ADD_FILTER_CONTROL)
         elif verb == "add_parameter":
             self._add_parameter()
+            focus = _row_control("parameters", len(self.parameters), None, self.ADD_PARAMETER_CONTROL)
         elif verb == "remove_parameter":
-            _remove(self.parameters, argument)
+            removed = _remove(self.parameters, argument)
+            focus = _row_control("parameters", len(self.parameters), removed, self.ADD_PARAMETER_CONTROL)
         elif verb in ("up", "down"):
             self._move(argument, -1 if verb == "up" else 1)
+            focus = self._move_control(argument, verb)
         self._fit_operators()
+        return focus
 
     def _add_filter(self) -> None:
         dataset = self.dataset_object()
@@ -195,6 +214,30 @@ class QueryForm:
             names[i], names[j] = names[j], names[i]
         self.column_order = names
         self.columns = [n for n in names if n in self.columns]
+
+    def _move_control(self, name: str, direction: str) -> str | None:
+        """The moved column's button that still moves it the same way, else the other way (it
+        reached an end), else its tick box (it is the only column chosen)."""
+        chosen = [c.name for c in self.ordered_columns() if c.name in self.columns]
+        if name not in chosen:
+            return None
+        position = chosen.index(name)
+        can_move = {"up": position > 0, "down": position < len(chosen) - 1}
+        other = "down" if direction == "up" else "up"
+        for way in (direction, other):
+            if can_move[way]:
+                return self.move_control(name, way)
+        return self.column_control(name)
+
+    @staticmethod
+    def column_control(name: str) -> str:
+        """The id of a column's tick box."""
+        return f"column-{name}"
+
+    @staticmethod
+    def move_control(name: str, direction: str) -> str:
+        """The id of a column's "Move up" or "Move down" button."""
+        return f"move-{direction}-{name}"
 
     def _fit_operators(self) -> None:
         """After a filter's column changed, offer an operator its type has."""
@@ -262,6 +305,19 @@ def picked_value(posted: str) -> str:
     return value if isinstance(value, str) else posted
 
 
-def _remove(rows: list, index: str) -> None:
+def _remove(rows: list, index: str) -> int | None:
+    """Remove row `index`; the index it had, or None when there is no such row."""
     if re.fullmatch("[0-9]{1,4}", index) and int(index) < len(rows):
         del rows[int(index)]
+        return int(index)
+    return None
+
+
+def _row_control(prefix: str, count: int, removed: int | None, add_control: str) -> str:
+    """Where focus goes after a row of `prefix` ("filters", "parameters") was added (removed
+    None) or removed: the first field of the row now at the removed one's place, else of the
+    last row (the new one, or the one before the removed), else the button that adds a row."""
+    if count == 0:
+        return add_control
+    index = removed if removed is not None and removed < count else count - 1
+    return f"{prefix}-{index}-column"

@@ -107,9 +107,13 @@ def delete(workspace_id: int, query_id: int):
 def builder(workspace_id: int):
     """The builder part of the form, re-rendered after a builder button or a changed choice."""
     form = QueryForm.from_request(request.form)
-    form.apply(request.form.get("action", "refresh"))
+    focus = form.apply(request.form.get("action", "refresh"))
     return render_template(
-        "queries/_builder.html", form=form, datasets=saved_queries.readable_datasets(g.access), error=None
+        "queries/_builder.html",
+        form=form,
+        datasets=saved_queries.readable_datasets(g.access),
+        error=None,
+        focus=focus,
     )
 
 
@@ -165,7 +169,6 @@ def request_file(workspace_id: int, query_id: int):
         return file_from_request_form(
             options.choices(),
             lambda key: request_query_file(g.access, listing.query, options, key),
-            "Your file is queued. This page shows its progress.",
         )
     except ValidationError as error:
         return _show_page(listing, file_error=error, file_options=options), 400
@@ -185,12 +188,15 @@ def _rework(form: QueryForm, action: str, listing: QueryListing | None):
     """A builder button pressed without JavaScript: the page again, changed, nothing saved."""
     if action == "preview":
         return _builder_page(form, listing, preview=_preview(form.definition()))
-    form.apply(action)
-    return _builder_page(form, listing)
+    return _builder_page(form, listing, focus=form.apply(action))
 
 
 def _builder_page(
-    form: QueryForm, listing: QueryListing | None, error: ValidationError | None = None, preview: dict | None = None
+    form: QueryForm,
+    listing: QueryListing | None,
+    error: ValidationError | None = None,
+    preview: dict | None = None,
+    focus: str | None = None,
 ):
     return render_template(
         "queries/form.html",
@@ -199,6 +205,7 @@ def _builder_page(
         datasets=saved_queries.readable_datasets(g.access),
         error=error,
         preview=preview,
+        focus=focus,
     )
 
 

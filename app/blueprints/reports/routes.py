@@ -207,7 +207,6 @@ def request_file(workspace_id: int, report_id: int):
         return file_from_request_form(
             {"format": file_format},
             lambda key: report_files.request_report_file(g.access, listing.report, file_format, key),
-            "Your file is queued. This page shows its progress.",
         )
     except ValidationError as exc:
         return _render_detail(listing, exc, 400)

@@ -83,7 +83,11 @@ function searchPeople(form) {
       item.hidden = !matches;
       shown += matches ? 1 : 0;
     });
-    none.hidden = shown > 0;
+    // A status region that stays in the page, so the sentence is announced when it appears.
+    var nobody = shown > 0 ? "" : "Nobody matches the search.";
+    if (none.textContent !== nobody) {
+      none.textContent = nobody;
+    }
   }
   function count() {
     var ticked = people.filter(function (item) { return item.querySelector("input").checked; });

@@ -176,7 +176,7 @@ def test_the_execution_page_polls_its_live_part_while_it_runs(admin_client, expo
     page = admin_client.get(_url(export_world, f"executions/{execution.id}")).get_data(as_text=True)
 
     assert f'hx-get="/w/{export_world.workspace.id}/export/executions/{execution.id}/live"' in page
-    assert 'hx-trigger="every 2s"' in page and 'aria-live="polite"' in page
+    assert 'hx-trigger="every 2s"' in page and 'id="status-line" role="status"' in page
 
 
 def test_progress_shows_rows_written_against_the_expected_total(admin_client, export_world):

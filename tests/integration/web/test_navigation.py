@@ -122,9 +122,9 @@ def test_the_file_page_announces_its_status_to_screen_readers(client, auth, worl
 
     html = client.get(f"/w/{world.workspace.id}/files/{export.id}").get_data(as_text=True)
 
-    region = re.search(r'<dd aria-live="polite" id="file-status">(.*?)</dd>', html, re.S)
-    assert region, "the file's status is not in a live region"
-    assert f'id="progress-{export.id}"' in region.group(1) and "<progress" in region.group(1)
+    line = re.search(r'<p class="status-line" id="status-line" role="status" tabindex="-1">(.*?)</p>', html, re.S)
+    assert line, "the file's status is not in a live region"
+    assert line.group(1) == "The file is queued, waiting for a worker."
 
 
 ADMINISTRATORS_SECTIONS = (("Workspace export", "export/"), ("Activity", "activity/"), ("Audit log", "audit/"))
