@@ -67,7 +67,6 @@ def serve_all_command(port: int | None) -> None:
 
     from app import create_app
     from app.config import Settings, environment_for_children
-    from app.services.demo.data_workspaces import DEMO_LOGINS
     from app.services.demo.demo_export_seed import seed_demo_export
     from app.services.demo.demo_seed import seed_demo
     from app.supervisor import Child, Supervisor
@@ -112,12 +111,6 @@ def serve_all_command(port: int | None) -> None:
         env,
         say=lambda message: click.echo(message, err=True),
     )
-    supervisor.start_all()
-    click.echo(f"\nRhythm Exports is running at http://127.0.0.1:{port}/  (Ctrl-C stops everything)")
-    click.echo("A worker or scheduler that stops is restarted; the web server stopping stops everything.")
-    click.echo("Demo sign-ins (email, password, who):")
-    for email, password, who in DEMO_LOGINS:
-        click.echo(f"  {email:32} {password:16} {who}")
 
     def stop(*_args) -> None:
         supervisor.stop_all()
@@ -125,10 +118,26 @@ def serve_all_command(port: int | None) -> None:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    while supervisor.check():
-        time.sleep(1)
+    supervisor.start_all()
+    address = f"http://127.0.0.1:{port}/"
+    if supervisor.wait_until_answering(f"{address}healthz"):
+        say_console_ready(address)
+        while supervisor.check():
+            time.sleep(1)
     supervisor.stop_all()
     sys.exit(1)
+
+
+def say_console_ready(address: str) -> None:
+    """What serve-all says once the console answers /healthz: how it behaves, the demo sign-ins, and
+    last the address to open with the first login, so a person knows it is ready without the logs."""
+    from app.services.demo.data_workspaces import ADMIN, DEMO_LOGINS
+
+    click.echo("\nA worker or scheduler that stops is restarted; the web server stopping stops everything.")
+    click.echo("Demo sign-ins (email, password, who):")
+    for email, password, who in DEMO_LOGINS:
+        click.echo(f"  {email:32} {password:16} {who}")
+    click.echo(f"Ready: open {address} and sign in as {ADMIN.email}, password {ADMIN.password}  (Ctrl-C stops all)")
 
 
 @click.command("remove-member")

@@ -10,13 +10,17 @@ kill it again.
 
 from __future__ import annotations
 
+import http.client
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 FIRST_BACKOFF_SECONDS = 1.0
+READY_POLL_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 60.0
 STEADY_SECONDS = 60.0
 STOP_GRACE_SECONDS = 10.0
@@ -84,6 +88,19 @@ class Supervisor:
             child.restart_at = now + delay
             self._say(f"{child.name} {how_it_stopped(returncode)}; restarting it in {delay:g} s.")
         return True
+
+    def wait_until_answering(self, url: str) -> bool:
+        """Supervise until `url` answers 200 (the web server is up and its services answer); False
+        when everything must stop first."""
+        while self.check():
+            try:
+                with urllib.request.urlopen(url, timeout=READY_POLL_SECONDS * 4) as response:
+                    if response.status == 200:
+                        return True
+            except (urllib.error.URLError, http.client.HTTPException, OSError):
+                pass  # not listening yet, or a service it checks not answering yet
+            time.sleep(READY_POLL_SECONDS)
+        return False
 
     def stop_all(self) -> None:
         """SIGTERM to every running child (a worker finishes its job in hand), SIGKILL after the grace."""

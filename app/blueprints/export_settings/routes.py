@@ -19,6 +19,7 @@ from app.blueprints.export_settings.forms import (
     SecretForm,
     SettingsForm,
 )
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.domain.errors import ValidationError
 from app.domain.platform.text_rules import opened_version
@@ -323,6 +324,7 @@ def remove_destination(workspace_id: int, destination_id: int):
 
 
 @bp.post("/destinations/<int:destination_id>/test")
+@fragment_of("export_settings.destination")
 @workspace_administrator
 def test_destination(workspace_id: int, destination_id: int):
     """Write, read back and delete a probe object; with htmx only the outcome fragment answers."""

@@ -12,6 +12,7 @@ from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.downloads import stored_file_response
 from app.blueprints.files import bp
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain.errors import AccessDenied
@@ -65,6 +66,7 @@ def detail(workspace_id: int, file_id: int):
 
 
 @bp.get("/<int:file_id>/progress")
+@fragment_of("files.detail")
 @workspace_member
 def progress(workspace_id: int, file_id: int):
     """The progress fragment; once the file has settled, HTTP 286 tells htmx to stop polling.
@@ -81,6 +83,7 @@ def progress(workspace_id: int, file_id: int):
 
 
 @bp.post("/<int:file_id>/cancel")
+@fragment_of("files.detail")
 @workspace_member
 def cancel(workspace_id: int, file_id: int):
     """Cancel a queued or running file. From the list (htmx) the answer is the file's status cell;

@@ -15,6 +15,7 @@ from flask_htmx.responses import HTMXResponseStopPolling
 from flask_login import current_user
 
 from app.blueprints.downloads import stored_file_response
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator, workspace_member
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
@@ -127,6 +128,7 @@ def _live_values(execution: ExportExecution) -> dict:
 
 
 @bp.get("/executions/<int:execution_id>/live")
+@fragment_of("packages.execution")
 @workspace_administrator
 def execution_live(workspace_id: int, execution_id: int):
     """The live part of the execution page; HTTP 286 tells htmx to stop polling once it settled.

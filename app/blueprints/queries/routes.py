@@ -10,6 +10,7 @@ from __future__ import annotations
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
 from app.blueprints.file_forms import file_from_request_form
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import MAX_FILTER_ROWS, FilterRow, QueryForm
@@ -103,6 +104,7 @@ def delete(workspace_id: int, query_id: int):
 
 
 @bp.post("/builder")
+@fragment_of("queries.new")
 @workspace_member
 def builder(workspace_id: int):
     """The builder part of the form, re-rendered after a builder button or a changed choice."""
@@ -118,12 +120,14 @@ def builder(workspace_id: int):
 
 
 @bp.get("/values")
+@fragment_of("queries.new")
 @workspace_member
 def filter_values(workspace_id: int):
     """One filter row's value field, fetched by htmx when its column or condition is chosen: a
     list of the values the column holds in the rows the person may read, when they are few."""
     try:
-        index = text_rules.whole_number(request.args.get("index"), "index", "not a row", 0, MAX_FILTER_ROWS - 1)
+        # Without a row number (the address typed or shared bare) it is the first row's field.
+        index = text_rules.whole_number(request.args.get("index", "0"), "index", "not a row", 0, MAX_FILTER_ROWS - 1)
     except ValidationError:
         abort(404)
     row = FilterRow(
@@ -141,6 +145,7 @@ def filter_values(workspace_id: int):
 
 
 @bp.post("/preview")
+@fragment_of("queries.new")
 @workspace_member
 def preview_draft(workspace_id: int):
     """Preview of the form as it is now, saved or not."""
@@ -148,6 +153,7 @@ def preview_draft(workspace_id: int):
 
 
 @bp.get("/<int:query_id>/preview")
+@fragment_of("queries.show")
 @workspace_member
 def preview(workspace_id: int, query_id: int):
     listing = _visible_query(query_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from flask import flash, g, redirect, render_template, request, url_for
 
 from app.blueprints.file_forms import file_from_request_form
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
@@ -114,6 +115,7 @@ def new(workspace_id: int):
 
 
 @bp.post("/form")
+@fragment_of("reports.new")
 @workspace_member
 def form_fields(workspace_id: int):
     """The part of the form that depends on the chosen query and kind (htmx)."""
@@ -129,6 +131,7 @@ def form_fields(workspace_id: int):
 
 
 @bp.post("/preview")
+@fragment_of("reports.new")
 @workspace_member
 def draft_preview(workspace_id: int):
     """The first page of the report as the form describes it, before it is saved (htmx)."""
@@ -159,6 +162,7 @@ def _render_detail(listing: ReportListing, error: ValidationError | None = None,
 
 
 @bp.get("/<int:report_id>/preview")
+@fragment_of("reports.detail")
 @workspace_member
 def preview(workspace_id: int, report_id: int):
     listing = _listing_or_404(report_id)

@@ -16,6 +16,7 @@ from flask import flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.form_refusals import form_refusals
+from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
@@ -135,6 +136,7 @@ def new(workspace_id: int):
 
 
 @bp.post("/upcoming")
+@fragment_of("schedules.new")
 @workspace_member
 def upcoming(workspace_id: int):
     """The next five occurrences of the timetable as typed, in its zone and the viewer's (htmx)."""
@@ -192,6 +194,7 @@ def _template_name(schedule) -> str | None:
 
 
 @bp.get("/<int:schedule_id>/runs")
+@fragment_of("schedules.show")
 @workspace_member
 def runs(workspace_id: int, schedule_id: int):
     """The run history's first page (only the first page polls); HTTP 286 stops htmx polling once

@@ -6,6 +6,7 @@ from __future__ import annotations
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from app.blueprints.fragments import fragment_of
 from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
@@ -185,8 +186,15 @@ def stop_execution(execution_id: int):
 @bp.get("/queues")
 @staff_viewer
 def queues():
-    template = "staff/_queues.html" if request.headers.get("HX-Request") else "staff/queues.html"
-    return render_template(template, queues=queue_health.all_queues())
+    return render_template("staff/queues.html", queues=queue_health.all_queues())
+
+
+@bp.get("/queues/live")
+@fragment_of("staff.queues")
+@staff_viewer
+def queues_live():
+    """The queues' figures the page refreshes every few seconds (htmx)."""
+    return render_template("staff/_queues.html", queues=queue_health.all_queues())
 
 
 @bp.post("/queues/requeue")

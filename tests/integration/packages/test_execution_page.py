@@ -15,13 +15,14 @@ from app.extensions import db
 from app.models.export_execution import ExportExecution, ExportJobEvent
 from app.models.types import utcnow
 from tests import factories
+from tests.fixtures.routes import HTMX
 from tests.integration.packages.failure_codes import FAILED_BY_THE_SETTINGS, FAILED_ON_OUR_SIDE
 
 
 def _page(client, export_world, execution: ExportExecution, live: bool = False) -> str:
     tail = "/live" if live else ""
     url = f"/w/{export_world.workspace.id}/export/executions/{execution.id}{tail}"
-    return client.get(url).get_data(as_text=True)
+    return client.get(url, headers=HTMX if live else None).get_data(as_text=True)
 
 
 @pytest.fixture

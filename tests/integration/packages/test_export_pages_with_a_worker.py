@@ -11,6 +11,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.export_package import ExportPackage, ExportVolume
+from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import wait_for
 
 
@@ -30,7 +31,7 @@ def test_export_now_runs_on_a_worker_and_its_package_downloads_and_deletes(
     execution = wait_for(lambda: _settled(execution_id), timeout=120, what="the export to settle")
     assert execution.status == "succeeded", (execution.failure_code, execution.failure_detail)
 
-    live = client.get(f"{base}/executions/{execution_id}/live")
+    live = client.get(f"{base}/executions/{execution_id}/live", headers=HTMX)
     package = db.session.scalars(select(ExportPackage).where(ExportPackage.execution_id == execution_id)).one()
     assert live.status_code == 286
     assert f'href="{base}/packages/{package.id}"' in live.get_data(as_text=True)

@@ -21,6 +21,7 @@ from app.models.types import utcnow
 from app.services.workspace_export import package_history
 from app.storage import get_storage
 from tests import factories
+from tests.fixtures.routes import HTMX
 
 HOSTILE_DETAIL = "<script>alert(1)</script> “Zoë” & =1+2"
 VOLUME_BYTES = b"PK zipped rows of teams"
@@ -161,7 +162,7 @@ def test_the_live_part_shows_each_phase_and_keeps_polling(admin_client, export_w
     execution = _running(export_world)
     export_execution.enter_phase(execution.id, 1, phase)
 
-    response = admin_client.get(_url(export_world, f"executions/{execution.id}/live"))
+    response = admin_client.get(_url(export_world, f"executions/{execution.id}/live"), headers=HTMX)
 
     body = response.get_data(as_text=True)
     assert response.status_code == 200
@@ -184,7 +185,7 @@ def test_progress_shows_rows_written_against_the_expected_total(admin_client, ex
         export_world, rows_expected=200, rows_written=50, datasets_count=2, bytes_written=2048, volumes_count=1
     )
 
-    body = admin_client.get(_url(export_world, f"executions/{execution.id}/live")).get_data(as_text=True)
+    body = admin_client.get(_url(export_world, f"executions/{execution.id}/live"), headers=HTMX).get_data(as_text=True)
 
     assert '<label for="rows-progress">Rows written</label>' in body
     assert 'id="rows-progress" class="progress" max="200" value="50"' in body
@@ -195,7 +196,7 @@ def test_progress_shows_rows_written_against_the_expected_total(admin_client, ex
 def test_progress_is_indeterminate_while_the_total_is_unknown(admin_client, export_world):
     execution = _running(export_world)
 
-    body = admin_client.get(_url(export_world, f"executions/{execution.id}/live")).get_data(as_text=True)
+    body = admin_client.get(_url(export_world, f"executions/{execution.id}/live"), headers=HTMX).get_data(as_text=True)
 
     assert '<progress id="rows-progress" class="progress">' in body
 
@@ -204,7 +205,7 @@ def test_a_failed_execution_shows_its_code_sentence_and_detail_and_stops_polling
     execution = _running(export_world)
     export_execution.fail(execution.id, 1, "storage_error", HOSTILE_DETAIL)
 
-    response = admin_client.get(_url(export_world, f"executions/{execution.id}/live"))
+    response = admin_client.get(_url(export_world, f"executions/{execution.id}/live"), headers=HTMX)
 
     body = response.get_data(as_text=True)
     assert response.status_code == 286
@@ -229,7 +230,7 @@ def test_a_stalled_execution_says_it_uses_none_of_the_allowance_and_the_workspac
 def test_a_succeeded_execution_links_to_its_package(admin_client, export_world):
     package, _ = _package_with_volume(export_world)
 
-    response = admin_client.get(_url(export_world, f"executions/{package.execution_id}/live"))
+    response = admin_client.get(_url(export_world, f"executions/{package.execution_id}/live"), headers=HTMX)
 
     assert response.status_code == 286
     assert f'href="/w/{export_world.workspace.id}/export/packages/{package.id}"' in response.get_data(as_text=True)

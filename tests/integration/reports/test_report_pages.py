@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import ExportFile, Report, SavedQuery, Workspace
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules import source_removal
+from tests.fixtures.routes import HTMX
 
 
 def _count(model) -> int:
@@ -232,7 +233,7 @@ def test_preview_shows_dates_and_times_as_the_pdf_prints_them(client, auth, kit)
     columns = [{"name": "id", "width": 10}, {"name": "work_date", "width": 20}, {"name": "recorded_at", "width": 30}]
     report = kit.report(query, kind="table", columns=columns)
     auth.login(kit.world.member.email)
-    fragment = client.get(_url(kit.world, f"{report.id}/preview")).get_data(as_text=True)
+    fragment = client.get(_url(kit.world, f"{report.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "<td>02.11.2026</td>" in fragment
     assert "<td>02.11.2026 13:00 America/New_York</td>" in fragment
     assert "2026-11-02" not in fragment
@@ -243,7 +244,7 @@ def test_table_preview_shows_title_block_headers_and_first_rows_escaped(client, 
     kit.add_rows(50)
     report = kit.report(kind="table")
     auth.login(kit.world.member.email)
-    fragment = client.get(_url(kit.world, f"{report.id}/preview")).get_data(as_text=True)
+    fragment = client.get(_url(kit.world, f"{report.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "Hours worked — Северный корпус" in fragment and "Printed for the ward managers" in fragment
     assert "Filters: none, all rows" in fragment and "Generated" in fragment
     for heading in ("Entry ID", "Employee", "Date", "Hours", "Note"):
@@ -258,7 +259,7 @@ def test_coded_preview_shows_group_headings_and_subtotals(client, auth, kit):
     """Groups with their descriptions and counts; a group shown whole has its subtotal."""
     report = kit.report(kind="coded")
     auth.login(kit.world.member.email)
-    fragment = client.get(_url(kit.world, f"{report.id}/preview")).get_data(as_text=True)
+    fragment = client.get(_url(kit.world, f"{report.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "Team A — Day ward · " in fragment
     assert "Subtotal Team A · " in fragment
 
@@ -268,7 +269,7 @@ def test_summary_preview_shows_figures_and_bars(client, auth, kit):
     summary = {"group_column": "team_name", "figures": [{"function": "sum", "column": "hours", "label": "Hours"}]}
     report = kit.report(kind="summary", summary=summary)
     auth.login(kit.world.member.email)
-    fragment = client.get(_url(kit.world, f"{report.id}/preview")).get_data(as_text=True)
+    fragment = client.get(_url(kit.world, f"{report.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "Hours by Team" in fragment
     assert fragment.count('class="bar"') == 2
 

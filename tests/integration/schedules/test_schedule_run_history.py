@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from app.extensions import db
 from app.models.schedule import ScheduleRunAttempt
 from tests import factories
+from tests.fixtures.routes import HTMX
 
 NEW_YORK_DAILY = {"kind": "daily", "time": "07:00", "zone": "America/New_York"}
 # 12:00:05 UTC on 1 December 2026 is 07:00:05 in New York (EST) and 21:00:05 in Tokyo (JST).
@@ -23,8 +24,13 @@ def _schedule(world):
     return factories.make_schedule(query, world.member, timetable=NEW_YORK_DAILY)
 
 
-def _page(client, world, schedule, tail: str = "") -> str:
-    return client.get(f"/w/{world.workspace.id}/schedules/{schedule.id}{tail}").get_data(as_text=True)
+def _page(client, world, schedule) -> str:
+    return client.get(f"/w/{world.workspace.id}/schedules/{schedule.id}").get_data(as_text=True)
+
+
+def _runs_fragment(client, world, schedule) -> str:
+    """The run history as the page's poll fetches it."""
+    return client.get(f"/w/{world.workspace.id}/schedules/{schedule.id}/runs", headers=HTMX).get_data(as_text=True)
 
 
 def test_each_run_is_headed_by_its_number_and_its_time_to_the_second(client, auth, world):
@@ -32,7 +38,7 @@ def test_each_run_is_headed_by_its_number_and_its_time_to_the_second(client, aut
     factories.make_run(schedule, occurrence_at=OCCURRENCE - timedelta(days=1))
     newest = factories.make_run(schedule, occurrence_at=OCCURRENCE)
     auth.login(world.member.email)
-    page = _page(client, world, schedule, "/runs")
+    page = _runs_fragment(client, world, schedule)
     heading = page.split(f'id="run-{newest.id}"', 1)[1].split("</h3>", 1)[0]
     assert "Run 2 · " in heading
     assert ">1 Dec 2026 07:00:05 EST</time>" in heading
@@ -114,7 +120,7 @@ def test_a_running_run_shows_the_rows_its_file_has_written(client, auth, world):
     export = factories.make_export(query, world.member, status="running", rows_written=1234)
     factories.make_run(schedule, export, status="running", completed_at=None)
     auth.login(world.member.email)
-    page = _page(client, world, schedule, "/runs")
+    page = _runs_fragment(client, world, schedule)
     assert '<progress class="progress" max="100" aria-label="Progress of run 1"' in page
     assert "1,234 rows written" in page
 
@@ -127,7 +133,7 @@ def test_a_running_run_that_is_sending_shows_recipients_sent_of_those_to_send(cl
     factories.make_delivery(run, status="pending", submission_id=None)
     factories.make_delivery(run, status="skipped", skip_reason="recipient_unsubscribed", submission_id=None)
     auth.login(world.member.email)
-    page = _page(client, world, schedule, "/runs")
+    page = _runs_fragment(client, world, schedule)
     assert "recipients sent 1 of 3" in page
     assert 'aria-label="Progress of run 1" value="33"' in page
 

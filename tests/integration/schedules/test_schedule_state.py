@@ -23,6 +23,7 @@ from app.models.types import utcnow
 from app.services.platform import audit
 from app.services.schedules import schedules
 from tests import factories
+from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import wait_for
 from tests.integration.packages.threads import in_thread
 from tests.integration.schedules.forms import schedules_url
@@ -327,11 +328,11 @@ def test_the_runs_fragment_polls_while_a_run_is_active_and_stops_with_286(client
     schedule = factories.make_schedule(query, world.member)
     run = _run(schedule, "running", attempt_count=1)
     auth.login(world.member.email)
-    active = client.get(schedules_url(world, f"{schedule.id}/runs"))
+    active = client.get(schedules_url(world, f"{schedule.id}/runs"), headers=HTMX)
     assert active.status_code == 200 and 'hx-trigger="every 2s"' in active.get_data(as_text=True)
     run.status, run.failure_code = "failed", "internal"
     db.session.commit()
-    settled = client.get(schedules_url(world, f"{schedule.id}/runs"))
+    settled = client.get(schedules_url(world, f"{schedule.id}/runs"), headers=HTMX)
     assert settled.status_code == 286 and "every 2s" not in settled.get_data(as_text=True)
 
 

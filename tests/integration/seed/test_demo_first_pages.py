@@ -22,6 +22,7 @@ from app.services.demo.demo_export_seed import seed_demo_export
 from app.services.demo.demo_seed import seed_demo
 from app.services.workspace_export.coverage import reconcile_coverage
 from app.storage import get_storage
+from tests.fixtures.routes import HTMX
 from tests.integration.packages.package_reading import read_package
 
 ROWS = 2_000
@@ -85,7 +86,7 @@ def test_the_first_preview_rows_of_the_starter_queries_show_no_hostile_value(adm
     """Every starter query's preview (its first 50 rows), "Approved hours last 7 days" first among them."""
     shown = {}
     for query_id in _starters(SavedQuery):
-        response = admin_client.get(f"/w/{demo.id}/queries/{query_id}/preview")
+        response = admin_client.get(f"/w/{demo.id}/queries/{query_id}/preview", headers=HTMX)
         page = response.get_data(as_text=True)
         assert response.status_code == 200 and "<table" in page, query_id
         shown[query_id] = _hostile_shown(page)
@@ -95,7 +96,9 @@ def test_the_first_preview_rows_of_the_starter_queries_show_no_hostile_value(adm
 
 def test_the_first_preview_rows_of_the_sample_reports_show_no_hostile_value(admin_client, demo):
     shown = {
-        report_id: _hostile_shown(admin_client.get(f"/w/{demo.id}/reports/{report_id}/preview").get_data(as_text=True))
+        report_id: _hostile_shown(
+            admin_client.get(f"/w/{demo.id}/reports/{report_id}/preview", headers=HTMX).get_data(as_text=True)
+        )
         for report_id in _starters(Report)
     }
 
@@ -105,7 +108,7 @@ def test_the_first_preview_rows_of_the_sample_reports_show_no_hostile_value(admi
 def test_the_test_records_query_shows_the_hostile_values_on_purpose(admin_client, demo):
     query_id = db.session.scalar(select(SavedQuery.id).where(SavedQuery.name == TEST_RECORDS_NAME))
 
-    page = admin_client.get(f"/w/{demo.id}/queries/{query_id}/preview").get_data(as_text=True)
+    page = admin_client.get(f"/w/{demo.id}/queries/{query_id}/preview", headers=HTMX).get_data(as_text=True)
 
     assert "=1+2" in _hostile_shown(page)
 

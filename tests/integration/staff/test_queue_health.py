@@ -7,6 +7,7 @@ from app.services.files.outbox import dispatch_pending
 from app.services.platform.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch
 from tests import factories
+from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import fail_job_as_a_worker_would, let_the_heartbeat_run_out, wait_for, worker_name
 
 
@@ -44,7 +45,7 @@ def test_without_workers_the_page_warns_that_nothing_will_run(client, auth, staf
 
 def test_the_htmx_refresh_gets_the_fragment_only(client, auth, staff):
     auth.login(staff.email)
-    fragment = client.get("/staff/queues", headers={"HX-Request": "true"}).text
+    fragment = client.get("/staff/queues/live", headers=HTMX).text
     assert "<html" not in fragment
     assert "Queue “" in fragment
 

@@ -13,6 +13,7 @@ from sqlalchemy import event, func, select
 from app.extensions import db
 from app.models import ExportFile, Person, Report, SavedQuery
 from tests import factories
+from tests.fixtures.routes import HTMX
 
 BEYOND_INTEGER = str(2**31)
 HUGE = "9" * 5000
@@ -239,7 +240,7 @@ def test_a_query_saved_with_a_nul_before_the_fix_previews_and_requests_with_a_me
     saved = factories.make_query(
         world.workspace, world.member, filters=[{"column": "note", "op": "eq", "value": "a\x00b"}]
     )
-    preview = client.get(f"/w/{world.workspace.id}/queries/{saved.id}/preview")
+    preview = client.get(f"/w/{world.workspace.id}/queries/{saved.id}/preview", headers=HTMX)
     assert preview.status_code == 200
     assert "cannot be saved (a NUL or another invalid character) in filter 1." in _page(preview)
 

@@ -20,6 +20,7 @@ from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redispatch_lost
 from app.storage import get_storage
 from tests import factories
+from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import queues_unreachable
 
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -159,12 +160,12 @@ def test_progress_polls_while_running_and_answers_286_once_settled(client, auth,
     export_file.record_progress(export.id, attempt, rows_written=50, rows_total=200)
     auth.login(world.member.email)
     url = _files_url(world, f"{export.id}/progress")
-    running = client.get(url)
+    running = client.get(url, headers=HTMX)
     assert running.status_code == 200
     assert 'hx-trigger="every 2s"' in running.get_data(as_text=True)
     assert "25%" in running.get_data(as_text=True)
     export_file.succeed(export.id, attempt, size_bytes=10, row_count=200, retention_days=30)
-    settled = client.get(url)
+    settled = client.get(url, headers=HTMX)
     assert settled.status_code == 286
     assert "hx-trigger" not in settled.get_data(as_text=True)
     assert "succeeded" in settled.get_data(as_text=True)
@@ -175,7 +176,7 @@ def test_a_file_requested_moments_ago_polls_every_half_second(client, auth, worl
     query = factories.make_query(world.workspace, world.member)
     export = factories.make_export(query, world.member, requested_at=utcnow())
     auth.login(world.member.email)
-    fragment = client.get(_files_url(world, f"{export.id}/progress"))
+    fragment = client.get(_files_url(world, f"{export.id}/progress"), headers=HTMX)
     assert fragment.status_code == 200
     assert 'hx-trigger="every 500ms"' in fragment.get_data(as_text=True)
 
@@ -309,7 +310,7 @@ def test_running_file_page_shows_when_its_attempt_started(client, auth, world):
     export_file.start(export.id, now=started)
     auth.login(world.member.email)
 
-    fragment = client.get(_files_url(world, f"{export.id}/progress?view=detail")).get_data(as_text=True)
+    fragment = client.get(_files_url(world, f"{export.id}/progress?view=detail"), headers=HTMX).get_data(as_text=True)
 
     assert f"started {started:%Y-%m-%d} 03:04 UTC" in fragment
     assert "· attempt" not in fragment
@@ -324,8 +325,12 @@ def test_restarted_file_page_shows_the_attempt_number(client, auth, world):
     export_file.start(export.id, now=restarted)
     auth.login(world.member.email)
 
-    for url in (_files_url(world, str(export.id)), _files_url(world, f"{export.id}/progress?view=detail")):
-        page = client.get(url).get_data(as_text=True)
+    page_and_fragment = (
+        (_files_url(world, str(export.id)), None),
+        (_files_url(world, f"{export.id}/progress?view=detail"), HTMX),
+    )
+    for url, headers in page_and_fragment:
+        page = client.get(url, headers=headers).get_data(as_text=True)
         assert f"started {restarted:%Y-%m-%d} 05:06 UTC · attempt 2" in page
 
 

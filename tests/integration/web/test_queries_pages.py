@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from app.extensions import db
 from app.models import Report, SavedQuery
 from tests import factories
+from tests.fixtures.routes import HTMX
 
 
 def _count_queries() -> int:
@@ -327,7 +328,7 @@ def test_preview_of_a_saved_query_shows_rows_neutralised_and_escaped(client, aut
     """Preview shows rows as a file would hold them: formula-like text prefixed, markup escaped."""
     query = factories.make_query(world.workspace, world.admin, columns=["id", "note"])
     auth.login(world.admin.email)
-    response = client.get(_url(world, f"{query.id}/preview"))
+    response = client.get(_url(world, f"{query.id}/preview"), headers=HTMX)
     fragment = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "<html" not in fragment
@@ -364,7 +365,7 @@ def test_a_scoped_members_preview_hides_other_teams_rows(client, auth, world):
     """A member scoped to team A sees only team A's rows in the preview."""
     query = factories.make_query(world.workspace, world.admin, columns=["team_name", "person_name"])
     auth.login(world.scoped.email)
-    fragment = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
+    fragment = client.get(_url(world, f"{query.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert ">Team A</td>" in fragment
     assert "Team B" not in fragment
 
@@ -394,6 +395,6 @@ def test_preview_of_a_query_saved_with_a_number_beyond_its_column_says_why(clien
         world.workspace, world.admin, filters=[{"column": "id", "op": "eq", "value": 2147483648}]
     )
     auth.login(world.admin.email)
-    response = client.get(_url(world, f"{query.id}/preview"))
+    response = client.get(_url(world, f"{query.id}/preview"), headers=HTMX)
     assert response.status_code < 500
     assert "is outside the range of" in response.get_data(as_text=True)

@@ -12,6 +12,7 @@ from app.extensions import db
 from app.models import SavedQuery
 from app.services.sources.saved_queries import VALUE_LIST_LIMIT
 from tests import factories
+from tests.fixtures.routes import HTMX
 
 
 def _url(world, tail: str = "") -> str:
@@ -20,7 +21,7 @@ def _url(world, tail: str = "") -> str:
 
 def _values(client, world, column: str, op: str = "in", **more) -> str:
     query = {"dataset": "timesheet_entries", "index": "0", "column": column, "op": op, **more}
-    response = client.get(_url(world, "values"), query_string=query)
+    response = client.get(_url(world, "values"), query_string=query, headers=HTMX)
     assert response.status_code == 200
     return response.get_data(as_text=True)
 
@@ -121,7 +122,7 @@ def test_picked_values_are_saved_exactly_as_offered(client, auth, world):
     assert response.status_code == 302
     query = db.session.execute(select(SavedQuery)).scalar_one()
     assert query.filters == [{"column": "project", "op": "in", "value": picked}]
-    preview = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
+    preview = client.get(_url(world, f"{query.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "<strong>2 rows in all</strong>" in preview
 
 
@@ -137,7 +138,7 @@ def test_picked_values_with_line_breaks_arrive_as_stored(client, auth, world):
     assert client.post(_url(world, "new"), data=data).status_code == 302
     query = db.session.execute(select(SavedQuery)).scalar_one()
     assert query.filters == [{"column": "project", "op": "in", "value": picked}]
-    preview = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
+    preview = client.get(_url(world, f"{query.id}/preview"), headers=HTMX).get_data(as_text=True)
     assert "<strong>2 rows in all</strong>" in preview
 
 
@@ -147,7 +148,7 @@ def test_is_any_case_is_saved_and_previewed(client, auth, world):
     response = client.post(_url(world, "new"), data=data)
     assert response.status_code == 302
     query = db.session.execute(select(SavedQuery)).scalar_one()
-    preview = client.get(_url(world, f"{query.id}/preview")).get_data(as_text=True)
+    preview = client.get(_url(world, f"{query.id}/preview"), headers=HTMX).get_data(as_text=True)
     team_a_rows = len(factories.hostile_values()) // 2 + len(factories.hostile_values()) % 2
     assert f"<strong>{team_a_rows} rows in all</strong>" in preview
 
