@@ -15,10 +15,13 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from sqlalchemy import select
 
 from app.domain.files import export_file
 from app.extensions import db
 from app.models import Report, SavedQuery
+from app.models.export_notice import ExportNotice, NoticeKind
+from app.services.workspace_export import export_notices
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
@@ -53,6 +56,7 @@ WORKSPACE_RECORD_IDS = {
     "package_id",
     "destination_id",
     "delivery_id",
+    "notice_id",
 }
 # Workspace export and the audit log are for administrators: a plain member gets 404 from every page of them.
 ADMIN_ONLY_BLUEPRINTS = ("export_settings.", "packages.", "audit.", "activity.")
@@ -77,6 +81,7 @@ class Intrusion:
     package_id: int
     destination_id: int
     delivery_id: int
+    notice_id: int
     admin_email: str
     plain_member_email: str
     outsider_email: str
@@ -117,6 +122,9 @@ def intrusion(world) -> Intrusion:
     get_storage().put_bytes(package.manifest_key, FILE_MARKER)
     delivery = factories.make_package_delivery(package, destination, failure_summary=QUERY_MARKER)
     run = factories.make_run(schedule, export)
+    export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
+    notice_id = db.session.scalars(select(ExportNotice.id)).first()
+    assert notice_id is not None
     return Intrusion(
         workspace_id=world.workspace.id,
         other_workspace_id=world.other_workspace.id,
@@ -131,6 +139,7 @@ def intrusion(world) -> Intrusion:
         package_id=package.id,
         destination_id=destination.id,
         delivery_id=delivery.id,
+        notice_id=notice_id,
         admin_email=world.admin.email,
         plain_member_email=world.member.email,
         outsider_email=world.outsider.email,
@@ -162,6 +171,7 @@ def _values(intrusion: Intrusion, workspace_id: int | None = None, token: str = 
         "package_id": intrusion.package_id,
         "destination_id": intrusion.destination_id,
         "delivery_id": intrusion.delivery_id,
+        "notice_id": intrusion.notice_id,
         # The staff lists share one route; tests/integration/staff tries each kind.
         "kind": "deliveries",
     }
