@@ -34,6 +34,7 @@ import app as app_package
 from app.extensions import db
 from app.models import CommunicationTemplateVersion, Report, SavedQuery
 from app.models.export_destination import ExportDestination
+from app.models.export_notice import ExportNotice, NoticeKind
 from app.models.export_settings import ExportSettings
 from app.models.schedule import Schedule
 from app.security.credentials import encrypt_secret
@@ -44,7 +45,7 @@ from app.services.schedules import schedules
 from app.services.sources import reports, saved_queries
 from app.services.staff import staff_lists
 from app.services.workspace import audit_log
-from app.services.workspace_export import package_history
+from app.services.workspace_export import export_notices, package_history
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.routes import Route, collect_routes
@@ -353,7 +354,10 @@ def member_with_data(world):
     package = factories.make_package(factories.make_execution(world.workspace, world.admin))
     get_storage().put_bytes(package.manifest_key, b'{"format_version": 1}')
     package_delivery = factories.make_package_delivery(package, destination)
+    export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id)
+    notice_id = db.session.scalars(select(ExportNotice.id)).first()
     world.export_ids = {
+        "notice_id": str(notice_id),
         "destination_id": str(destination.id),
         "execution_id": str(package.execution_id),
         "package_id": str(package.id),
