@@ -135,6 +135,15 @@ def test_a_reason_being_typed_on_the_queue_page_survives_its_polls(
     assert browser_console_errors == []
 
 
+def queued_file_page(world, live_server, page) -> int:
+    """A queued file's page open in the browser, signed in as its requester; returns the file's id."""
+    query = factories.make_query(world.workspace, world.member, name="Hours")
+    export = factories.make_export(query, world.member)
+    sign_in(page, live_server, world.member.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/files/{export.id}")
+    return export.id
+
+
 def status_line_has_focus_saying(page, text: str) -> None:
     page.locator("#status-line", has_text=text).wait_for(timeout=30_000)
     page.wait_for_function("() => document.activeElement.id === 'status-line'")
@@ -144,14 +153,11 @@ def status_line_has_focus_saying(page, text: str) -> None:
 def test_focus_goes_to_the_status_line_when_a_file_settles_under_its_cancel_button(
     world, live_server, browser_page, browser_console_errors
 ):
-    query = factories.make_query(world.workspace, world.member, name="Hours")
-    export = factories.make_export(query, world.member)
     page = browser_page
-    sign_in(page, live_server, world.member.email)
-    page.goto(f"{live_server}/w/{world.workspace.id}/files/{export.id}")
+    export_id = queued_file_page(world, live_server, page)
     page.get_by_role("button", name="Cancel file: Hours").focus()
 
-    export_file.succeed(export.id, export_file.start(export.id), size_bytes=15, row_count=1, retention_days=30)
+    export_file.succeed(export_id, export_file.start(export_id), size_bytes=15, row_count=1, retention_days=30)
     db.session.commit()
 
     status_line_has_focus_saying(page, "The file is ready to download.")
@@ -162,11 +168,8 @@ def test_focus_goes_to_the_status_line_when_a_file_settles_under_its_cancel_butt
 def test_enter_on_cancel_file_leaves_focus_on_the_status_line_saying_it_was_cancelled(
     world, live_server, browser_page, browser_console_errors
 ):
-    query = factories.make_query(world.workspace, world.member, name="Hours")
-    export = factories.make_export(query, world.member)
     page = browser_page
-    sign_in(page, live_server, world.member.email)
-    page.goto(f"{live_server}/w/{world.workspace.id}/files/{export.id}")
+    queued_file_page(world, live_server, page)
     page.evaluate("window.__stillThisPage = true")
     page.get_by_role("button", name="Cancel file: Hours").focus()
 

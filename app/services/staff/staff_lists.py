@@ -250,22 +250,18 @@ def attention(now: datetime | None = None) -> list[Attention]:
             {"status": "failed", "code": FailureCode.STORAGE_FULL, "since": since},
         )
     )
-    items.append(
-        Attention(
-            "Workspace exports that failed on a full storage",
-            count(select(ExportExecution.id).where(ExportExecution.failure_code == ExecutionFailure.STORAGE_FULL)),
-            "executions",
-            {"status": "failed", "code": ExecutionFailure.STORAGE_FULL},
+    for code, label in (
+        (ExecutionFailure.STORAGE_FULL, "Workspace exports that failed on a full storage"),
+        (ExecutionFailure.STALLED, "Workspace exports stalled"),
+    ):
+        items.append(
+            Attention(
+                label,
+                count(select(ExportExecution.id).where(ExportExecution.failure_code == code)),
+                "executions",
+                {"status": "failed", "code": code},
+            )
         )
-    )
-    items.append(
-        Attention(
-            "Workspace exports stalled",
-            count(select(ExportExecution.id).where(ExportExecution.failure_code == "stalled")),
-            "executions",
-            {"status": "failed", "code": "stalled"},
-        )
-    )
     items.append(
         Attention(
             "Workspace exports failed in the last day",

@@ -74,8 +74,8 @@ def test_a_counted_execution_says_which_of_the_allowance_it_is(admin_client, exp
     assert "export 2 of 10 in its 30 days" in _page(admin_client, export_world, execution)
 
 
-@pytest.mark.parametrize("code", FAILED_ON_OUR_SIDE)
-def test_an_execution_that_failed_on_our_side_says_it_uses_none_of_the_allowance(admin_client, export_world, code):
+def _failed_page(admin_client, export_world, code: str) -> str:
+    """The page of an execution that failed with `code`, export 2 of the allowance of 10."""
     execution = factories.make_execution(
         export_world.workspace,
         export_world.admin,
@@ -84,8 +84,12 @@ def test_an_execution_that_failed_on_our_side_says_it_uses_none_of_the_allowance
         allowance_used=2,
         allowance_limit=10,
     )
+    return _page(admin_client, export_world, execution)
 
-    page = _page(admin_client, export_world, execution)
+
+@pytest.mark.parametrize("code", FAILED_ON_OUR_SIDE)
+def test_an_execution_that_failed_on_our_side_says_it_uses_none_of_the_allowance(admin_client, export_world, code):
+    page = _failed_page(admin_client, export_world, code)
 
     assert "<dt>Allowance</dt><dd>not counted: it failed on our side</dd>" in page
     assert "The failure was ours: it does not count against the export allowance" in page
@@ -93,16 +97,7 @@ def test_an_execution_that_failed_on_our_side_says_it_uses_none_of_the_allowance
 
 @pytest.mark.parametrize("code", FAILED_BY_THE_SETTINGS)
 def test_an_execution_its_settings_failed_says_it_counts_against_the_allowance(admin_client, export_world, code):
-    execution = factories.make_execution(
-        export_world.workspace,
-        export_world.admin,
-        status="failed",
-        failure_code=code,
-        allowance_used=2,
-        allowance_limit=10,
-    )
-
-    page = _page(admin_client, export_world, execution)
+    page = _failed_page(admin_client, export_world, code)
 
     assert "export 2 of 10 in its 30 days" in page
     assert "It counts against the export allowance" in page
