@@ -228,7 +228,8 @@ def test_the_package_pages_say_datasets_formats_and_deliveries_in_words(world, l
     sign_in(page, live_server, world.admin.email)
 
     page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
-    assert page.locator("#datasets-title + table tbody td").first.text_content() == "Time-off requests"
+    first_dataset = page.locator("section[aria-labelledby=datasets-title] table tbody td").first
+    assert first_dataset.text_content() == "Time-off requests"
     deliveries = page.locator("#deliveries").text_content() or ""
     assert f"Finance archive, in the folder {package_delivery.package_folder(package)}" in " ".join(deliveries.split())
     assert "DESTINATIONS_ROOT" not in deliveries
