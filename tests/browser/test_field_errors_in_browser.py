@@ -84,3 +84,21 @@ def test_the_schedule_forms_frequency_names_its_own_message(world, live_server, 
     page.wait_for_url(re.compile(r"/schedules/new$"))
 
     assert described_error(page.get_by_label("How often")) == "This is too long."
+
+
+@pytest.mark.browser
+def test_a_staff_action_without_a_reason_ties_the_refusal_to_the_reason_field(world, live_server, browser_page):
+    """The form leaves the judging to the server (no browser bubble): the page comes back with the
+    refusal beside the reason field, which has focus."""
+    staff = factories.make_person(name="Sam Okafor", is_staff=True, staff_permissions=["staff.view", "staff.execute"])
+    page = browser_page
+    sign_in(page, live_server, staff.email, lands_on=r"/staff/$")
+    page.goto(f"{live_server}/staff/workspaces/{world.workspace.id}")
+
+    page.get_by_role("button", name="Suspend export").click()
+
+    page.locator("#error-reason-suspend").wait_for()
+    refusal = described_error(page.locator("#reason-suspend"))
+    assert refusal == "Give a reason: it is kept in the audit log with the action."
+    assert page.evaluate("document.activeElement.id") == "reason-suspend"
+    assert page.locator(".flash").count() == 0

@@ -32,9 +32,19 @@ def _record_or_404(model, record_id: int):
     return record
 
 
+def reason_error_category(form_id: str) -> str:
+    """The flash category of a refused reason on the staff form `form_id`: the form shows it beside
+    its field, and the page's own messages leave it out (base.html shows category "message")."""
+    return f"reason:{form_id}"
+
+
 @bp.app_context_processor
 def staff_permissions():
-    return {"staff_can_act": is_staff_with(STAFF_EXECUTE), "staff_reason_limit": REASON_LIMIT}
+    return {
+        "staff_can_act": is_staff_with(STAFF_EXECUTE),
+        "staff_reason_limit": REASON_LIMIT,
+        "reason_error_category": reason_error_category,
+    }
 
 
 @bp.get("/")
@@ -89,6 +99,7 @@ def delete_package(package_id: int):
         lambda: staff_actions.delete_package(found, current_user, request.form.get("reason")),
         "The package is deleted: its files are removed, and the workspace's administrators are told.",
         url_for("staff.package", package_id=found.id),
+        "delete",
     )
 
 
@@ -112,12 +123,12 @@ def delivery(delivery_id: int):
                     delivery_id, current_user, form.reason.data
                 )
             except (AccessDenied, ValidationError, TransitionRefused) as exc:
-                error = str(exc)
+                error = exc
             else:
                 flash(f"Delivery {delivery_id} superseded; its replacement, delivery {replacement_id}, has started.")
                 return redirect(url_for("staff.delivery", delivery_id=replacement_id))
         else:
-            error = next(iter(form.reason.errors), "The form could not be read.")
+            error = ValidationError(next(iter(form.reason.errors), "The form could not be read."), field="reason")
         view = package_delivery_actions.staff_view(delivery_id)
     status = 400 if error else 200
     return render_template(
@@ -132,12 +143,15 @@ def workspace(workspace_id: int):
     return render_template("staff/workspace.html", workspace=found, settings=package_history.settings_of(found.id))
 
 
-def _act(action, done: str, back: str):
-    """Run a staff action; what it did, its refusal or a missing reason is flashed on the page it
-    came from. An action may return its own sentence of what it did instead of `done`."""
+def _act(action, done: str, back: str, form_id: str):
+    """Run a staff action; what it did or its refusal is flashed on the page it came from, and a
+    refused reason beside the reason field of the form `form_id` (staff/_reason.html). An action
+    may return its own sentence of what it did instead of `done`."""
     try:
         said = action()
-    except (ValidationError, TransitionRefused, Conflict) as problem:
+    except ValidationError as refused:
+        flash(str(refused), reason_error_category(form_id) if refused.field == "reason" else "message")
+    except (TransitionRefused, Conflict) as problem:
         flash(str(problem))
     else:
         flash(said or done)
@@ -152,6 +166,7 @@ def suspend_export(workspace_id: int):
         lambda: staff_actions.suspend_export(found, current_user, request.form.get("reason")),
         "The workspace's export is suspended.",
         url_for("staff.workspace", workspace_id=found.id),
+        "suspend",
     )
 
 
@@ -163,6 +178,7 @@ def resume_export(workspace_id: int):
         lambda: staff_actions.resume_export(found, current_user, request.form.get("reason")),
         "The workspace's export is resumed.",
         url_for("staff.workspace", workspace_id=found.id),
+        "resume",
     )
 
 
@@ -180,6 +196,7 @@ def stop_execution(execution_id: int):
         lambda: staff_actions.stop_execution(found, seen, current_user, request.form.get("reason")),
         "The workspace export is marked failed.",
         back,
+        "stop",
     )
 
 
@@ -205,6 +222,7 @@ def requeue():
         lambda: staff_actions.requeue_failed_job(job_id, current_user, request.form.get("reason")),
         "The job's record was dispatched again.",
         url_for("staff.queues"),
+        f"requeue-{job_id}",
     )
 
 

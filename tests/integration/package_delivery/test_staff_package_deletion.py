@@ -79,7 +79,8 @@ def test_a_deletion_without_a_reason_is_refused(client, auth, stored_package, st
 
     response = _delete(client, stored_package.package, reason="  ")
 
-    assert "Give a reason" in response.text
+    refusal = '<p class="field-error" id="error-reason-delete" role="alert">Give a reason'
+    assert refusal in response.text and 'aria-describedby="error-reason-delete"' in response.text
     assert _package(stored_package.package.id).status == "available"
     assert _deletions() == []
 

@@ -115,7 +115,9 @@ def test_superseding_without_a_reason_is_refused_with_a_message(client, auth, fa
     response = client.post(_url(failed_delivery.id), data={"reason": "   "})
 
     assert response.status_code == 400
-    assert "Give a reason" in response.get_data(as_text=True)
+    page = response.get_data(as_text=True)
+    assert '<p class="field-error" id="error-reason" role="alert">Give a reason' in page
+    assert 'aria-invalid="true" aria-describedby="error-reason"' in page
     assert _row(failed_delivery.id).status == DeliveryStatus.FAILED
     assert db.session.scalars(select(AuditEvent)).all() == []
 
