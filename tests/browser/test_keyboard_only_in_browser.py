@@ -87,7 +87,9 @@ def press_to_redraw(page, key: str) -> str:
     """Press `key` on a control that redraws part of the page through htmx; once the new part has
     settled, the id of the element focus is on, which is never BODY."""
     settled = page.evaluate("window.__htmxSettled")
-    press(page, key)
+    # Not `press`: between htmx's swap and its settle (20 ms on) the pressed control is gone and
+    # focus is rightly nowhere; focus is judged once the new part has settled.
+    page.keyboard.press(key)
     page.wait_for_function("n => window.__htmxSettled > n", arg=settled)
     assert page.evaluate(FOCUSED)["tag"] != "BODY", f"focus fell to BODY once {key} redrew the page"
     return page.evaluate("document.activeElement.id")

@@ -55,8 +55,8 @@ def test_a_worker_whose_clock_runs_behind_keeps_its_run_and_mails_each_recipient
     smtp_server.answer_slowly((LOST_AFTER.total_seconds() + 3 * int(LEASE)) / 3)
     scheduler = scheduler_running(start_scheduler, MAIL_URL=mail_url)
     schedule = run_scenario.make_schedule(recipients=("colleague", "owner", "someone@example.org"))
+    # The scheduler, already turning, dispatches the run.
     run = run_scenario.admit(schedule)
-    assert dispatch_queued() == 1
 
     behind = start_worker(clock_shift=-40, MAIL_URL=mail_url)
     wait_for(lambda: run_row(run.id).lease_holder == worker_name(behind), timeout=60, what="the run to start")
