@@ -10,7 +10,7 @@ from app.blueprints.navigation import workspace_navigation
 from app.domain.platform import audit_vocabulary, progress_pace
 from app.domain.platform.durations import duration_label
 from app.domain.platform.sizes import size_label
-from app.domain.schedules import attachment_policy
+from app.domain.schedules import attachment_rules
 from app.domain.sources.catalog import dataset_label
 from app.domain.sources.query_spec import operator_phrase
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
@@ -60,5 +60,5 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence
     app.jinja_env.globals["reason_sentence"] = audit_vocabulary.reason_sentence
     app.jinja_env.globals["skip_sentence"] = audit_vocabulary.skip_sentence
-    app.jinja_env.globals["attachment_delivery_words"] = attachment_policy.delivery_words
+    app.jinja_env.globals["attachment_delivery_words"] = attachment_rules.delivery_words
     app.jinja_env.globals["audit_changes"] = audit_vocabulary.changes

@@ -5,7 +5,7 @@ or a report (by reference, with the version last seen) on a timetable, as its ow
 its recipients a download link. Each occurrence is one run (unique by schedule and occurrence
 time, INV-05); each run keeps its attempts and one delivery row per recipient.
 
-Lifecycles live in app/domain: the schedule's own status in `schedule.py`, runs and attempts in
+Lifecycles live in app/domain: the schedule's own status in `schedule_lifecycle.py`, runs and attempts in
 `schedule_run.py`, recipient deliveries in `recipient_delivery.py`. Run processing never edits
 the definition, only the occurrence tracking, the failure streak and the automatic pause (INV-08).
 """

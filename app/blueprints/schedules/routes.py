@@ -25,7 +25,7 @@ from app.domain.platform import text_rules
 from app.domain.platform.text_rules import opened_version
 from app.domain.platform.time_zones import zone_suggestions
 from app.domain.platform.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
-from app.domain.schedules.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
+from app.domain.schedules import attachment_rules
 from app.models.export_file import FORMAT_LABELS, FileFormat
 from app.models.schedule import MAX_RECIPIENTS
 from app.services.files.file_requests import HEADINGS
@@ -79,7 +79,7 @@ def _render_form(
         zone_suggestions=zone_suggestions(),
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
         attachment_limit_mb=attachment_policy.limit_mb(g.workspace_id),
-        attachment_not_allowed=ATTACHMENT_NOT_ALLOWED,
+        attachment_not_allowed=attachment_rules.NOT_ALLOWED,
         **_upcoming(form),
     ), status
 

@@ -26,8 +26,7 @@ from app.domain.errors import TransitionRefused
 from app.domain.platform.access import RequesterContext
 from app.domain.platform.sizes import size_label
 from app.domain.platform.timetable import Timetable, wall_clock_label
-from app.domain.schedules import attachment_policy as attachment_rules
-from app.domain.schedules import recipient_delivery
+from app.domain.schedules import attachment_rules, recipient_delivery
 from app.extensions import db, insert_ignoring_duplicates
 from app.models import ExportFile, Membership, Person
 from app.models.schedule import (

@@ -15,7 +15,7 @@ from app.domain.platform.access import RequesterContext
 from app.domain.platform.email_address import addresses_one_a_line
 from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules.attachment_policy import NOT_ALLOWED
+from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery

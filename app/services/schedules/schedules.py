@@ -20,7 +20,7 @@ from sqlalchemy import delete, func, select, update
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.platform.access import RequesterContext, current_context
 from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules import schedule as lifecycle
+from app.domain.schedules import schedule_lifecycle
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.extensions import db
 from app.models import Person, Report, SavedQuery, Workspace
@@ -282,7 +282,7 @@ def source_moved_on(schedule: Schedule) -> int | None:
 
 def pause_schedule(access: RequesterContext, schedule: Schedule) -> None:
     try:
-        lifecycle.pause(schedule.id, PauseReason.USER)
+        schedule_lifecycle.pause(schedule.id, PauseReason.USER)
     except TransitionRefused:
         raise ValidationError("This schedule is paused already.", "status") from None
     audit_pause(access.workspace_id, schedule.id, PauseReason.USER, access.person_id)
@@ -338,7 +338,7 @@ def resume_schedule(access: RequesterContext, schedule: Schedule, legacy_confirm
     now = utcnow()
     following = next_occurrence(Timetable.from_json(schedule.timetable, "UTC"), now)
     try:
-        lifecycle.resume(schedule.id, PauseReason(reason), following)
+        schedule_lifecycle.resume(schedule.id, PauseReason(reason), following)
     except TransitionRefused:
         raise ValidationError("The schedule changed meanwhile. Reload the page and try again.", "status") from None
     # From now: the ticker does not catch up on the occurrences missed while paused.
@@ -362,7 +362,7 @@ def take_ownership(access: RequesterContext, schedule: Schedule) -> None:
         raise ValidationError("You own this schedule already.", "owner")
     previous = schedule.owner_id
     try:
-        lifecycle.transfer_ownership(schedule.id, previous, access.person_id)
+        schedule_lifecycle.transfer_ownership(schedule.id, previous, access.person_id)
     except TransitionRefused:
         raise ValidationError("The owner changed meanwhile. Reload the page and try again.", "owner") from None
     audit.record(
@@ -450,7 +450,7 @@ def schedules_using_query(workspace_id: int, query_id: int) -> list[str]:
 
 def pause_for_removed_report(workspace_id: int, actor_id: int, report_id: int) -> None:
     """Pause the active schedules of a report being deleted with `source_removed` (not committed)."""
-    for schedule_id in lifecycle.pause_those_sending_report(workspace_id, report_id):
+    for schedule_id in schedule_lifecycle.pause_those_sending_report(workspace_id, report_id):
         audit_pause(workspace_id, schedule_id, PauseReason.SOURCE_REMOVED, actor_id, {"report_id": report_id})
 
 

@@ -23,7 +23,7 @@ from app.services.platform.queue import (
     work_queue,
 )
 from app.services.platform.work import LOST_AFTER
-from app.services.work import engine as work_engine
+from app.services.work import engine
 from app.services.workspace_export import execution_dispatch
 from tests import factories
 from tests.fixtures.workers import queues_unreachable
@@ -96,7 +96,7 @@ def test_with_redis_down_the_claim_stays_and_the_lost_job_check_enqueues_it_once
 
     assert _claimed_job_id(execution.id) == "package-execution-during-outage"
     assert bulk_jobs() == []
-    assert work_engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
     assert bulk_jobs() == [_claimed_job_id(execution.id)]
 
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_destination import ExportDestination
@@ -42,8 +42,10 @@ def _failed_for_good(package, destination) -> ExportDelivery:
     """A delivery failed permanently at its first attempt (this server had no folder for directory
     destinations then)."""
     delivery = factories.make_package_delivery(package, destination)
-    attempt = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
-    delivery_lifecycle.failed(delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured.")
+    attempt = package_delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
+    package_delivery_lifecycle.failed(
+        delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured."
+    )
     return delivery
 
 

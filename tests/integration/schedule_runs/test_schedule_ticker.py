@@ -13,7 +13,7 @@ from rq.job import Job
 from sqlalchemy import func, select, text
 
 from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules.schedule import record_occurrences
+from app.domain.schedules.schedule_lifecycle import record_occurrences
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow

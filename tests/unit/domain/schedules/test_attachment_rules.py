@@ -8,7 +8,7 @@ import base64
 import pytest
 
 from app.domain.errors import ValidationError
-from app.domain.schedules.attachment_policy import (
+from app.domain.schedules.attachment_rules import (
     ATTACH,
     LINKS_ONLY,
     MIB,
