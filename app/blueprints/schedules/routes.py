@@ -20,7 +20,7 @@ from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
-from app.domain.errors import ValidationError
+from app.domain.errors import Conflict, DomainError, ValidationError
 from app.domain.platform import text_rules
 from app.domain.platform.text_rules import opened_version
 from app.domain.platform.time_zones import zone_suggestions
@@ -65,13 +65,18 @@ def _visible_or_404(schedule_id: int) -> ScheduleListing:
 
 
 def _render_form(
-    form: ScheduleForm, listing: ScheduleListing | None, error: ValidationError | None = None, status: int = 200
+    form: ScheduleForm,
+    listing: ScheduleListing | None,
+    error: DomainError | None = None,
+    status: int = 200,
+    reload_url: str | None = None,
 ):
     return render_template(
         "schedules/form.html",
         form=form,
         listing=listing,
         error=error,
+        reload_url=reload_url,
         sources=schedules.source_choices(g.access),
         people=workspaces.members_by_name(g.workspace_id),
         templates=schedules.published_template_versions(g.workspace_id),
@@ -220,6 +225,11 @@ def edit(workspace_id: int, schedule_id: int):
         schedule = schedule_form.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
     except ValidationError as error:
         return _render_form(form, listing, error, 400)
+    except Conflict as conflict:
+        # Saved by someone else since this form was opened: the person's typing stays on the page,
+        # beside a link to the schedule as it is now.
+        reload_url = url_for(".edit", workspace_id=workspace_id, schedule_id=schedule_id)
+        return _render_form(form, listing, conflict, 409, reload_url)
     flash(f"Schedule “{schedule.name}” saved.")
     return redirect(url_for(".show", workspace_id=workspace_id, schedule_id=schedule.id))
 

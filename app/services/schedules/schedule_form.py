@@ -10,7 +10,7 @@ from typing import cast
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import FieldChecks, ValidationError
+from app.domain.errors import Conflict, FieldChecks, ValidationError
 from app.domain.platform.access import RequesterContext
 from app.domain.platform.email_address import addresses_one_a_line
 from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
@@ -43,6 +43,12 @@ from app.services.schedules.schedules import (
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading
 
+# The person's changes were made to an older version: saving them would undo someone else's.
+CHANGED_MEANWHILE = (
+    "Someone else changed this schedule after you opened it. "
+    "Reload the schedule to see their changes, then make yours again."
+)
+
 
 def input_of(schedule: Schedule) -> ScheduleInput:
     """The form's values for a saved schedule."""
@@ -70,7 +76,8 @@ def save_schedule(
     access: RequesterContext, schedule: Schedule | None, data: ScheduleInput, expected_version: int | None = None
 ) -> Schedule:
     """Create (`schedule` None) or change a schedule; nothing is written when a field is refused, and
-    ValidationErrors then names every refused field at once."""
+    ValidationErrors then names every refused field at once. A change to a schedule someone saved
+    after `expected_version` was opened writes nothing and raises Conflict."""
     refuse_unstorable(
         [
             data.name,
@@ -131,9 +138,7 @@ def save_schedule(
             )
             if result.rowcount != 1:
                 db.session.rollback()
-                raise ValidationError(
-                    "Someone saved this schedule after you opened it. Open it again to see their changes.", "version"
-                )
+                raise Conflict(CHANGED_MEANWHILE)
             action = "schedule.changed"
         _replace_recipients(schedule.id, checked.recipients)
         audit.record(
