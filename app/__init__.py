@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     htmx.init_app(app)
 
     from app import models  # noqa: F401  (every table registered before migrations run)
-    from app.services.platform import queue
+    from app.services.work import queue
 
     queue.init_app(app)
 

@@ -7,12 +7,13 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
-from app.domain.platform import audit_vocabulary, progress_pace
-from app.domain.platform.durations import duration_label
-from app.domain.platform.sizes import size_label
+from app.domain.people import audit_vocabulary
 from app.domain.schedules import attachment_rules
 from app.domain.sources.catalog import dataset_label
 from app.domain.sources.query_spec import operator_phrase
+from app.domain.timing import progress_pace
+from app.domain.values.durations import duration_label
+from app.domain.values.sizes import size_label
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind

@@ -22,9 +22,9 @@ from app.blueprints.export_settings.forms import (
 from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import opened_version
-from app.domain.platform.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.domain.schedules import attachment_rules
+from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
+from app.domain.values.text_rules import opened_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind
@@ -35,7 +35,7 @@ from app.models.export_settings import (
     VOLUME_SIZE_MB,
     Cadence,
 )
-from app.services.platform import workspaces
+from app.services.accounts import workspaces
 from app.services.schedules import attachment_policy
 from app.services.workspace_export import export_destinations, export_settings
 

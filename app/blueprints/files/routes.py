@@ -23,7 +23,7 @@ from app.models.types import utcnow
 from app.services.files import file_cancellation, file_library
 from app.services.files.file_cancellation import CannotCancel
 from app.services.files.file_library import FileExpired, FileNotReady
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import schedules
 from app.services.sources import saved_queries
 from app.services.workspace import audit_log

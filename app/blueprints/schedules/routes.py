@@ -21,15 +21,16 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain.errors import Conflict, DomainError, ValidationError
-from app.domain.platform import text_rules
-from app.domain.platform.text_rules import opened_version
-from app.domain.platform.time_zones import zone_suggestions
-from app.domain.platform.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.schedules import attachment_rules
+from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
+from app.domain.values import text_rules
+from app.domain.values.text_rules import opened_version
+from app.domain.values.time_zones import zone_suggestions
 from app.models.export_file import FORMAT_LABELS, FileFormat
 from app.models.schedule import MAX_RECIPIENTS
+from app.services.accounts import workspaces
 from app.services.files.file_requests import HEADINGS
-from app.services.platform import list_pages, workspaces
+from app.services.pages import list_pages
 from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
 from app.services.schedules.schedules import ScheduleListing
 

@@ -7,7 +7,7 @@ One rule for every reader: the settings form, the schedule form and the sending 
 from __future__ import annotations
 
 from app.domain.errors import ValidationError
-from app.domain.platform.sizes import size_label
+from app.domain.values.sizes import size_label
 
 LIMIT_MB = (1, 20)
 MIB = 1 << 20

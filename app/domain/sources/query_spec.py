@@ -13,9 +13,9 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import DATABASE_INTEGER_MAX, DATABASE_INTEGER_MIN, refuse_unstorable, whole_number
 from app.domain.sources.catalog import Column, Dataset, get_dataset
 from app.domain.sources.stored_request import AppliedRange, FileRequest, Filter, SortKey
+from app.domain.values.text_rules import DATABASE_INTEGER_MAX, DATABASE_INTEGER_MIN, refuse_unstorable, whole_number
 
 MAX_COLUMNS = 60
 MAX_FILTERS = 20

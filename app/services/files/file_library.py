@@ -15,13 +15,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, or_, select
 
 from app.domain.errors import Conflict
-from app.domain.platform.access import RequesterContext, has_schedule_authority
+from app.domain.people.access import RequesterContext, has_schedule_authority
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FORMAT_LABELS, FailureCode, FileFormat, FileKind, FileStatus
 from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
-from app.services.platform.list_pages import (
+from app.services.pages.list_pages import (
     ListFilter,
     ListRequest,
     ListSpec,
@@ -32,7 +32,7 @@ from app.services.platform.list_pages import (
     page_of,
     without_json,
 )
-from app.services.platform.stored_download import Download, stored_download
+from app.services.pages.stored_download import Download, stored_download
 
 # The overview's "about to expire": files whose download ends within this time.
 EXPIRING_WITHIN = timedelta(days=3)

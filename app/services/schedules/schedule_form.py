@@ -11,12 +11,12 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import Conflict, FieldChecks, ValidationError
-from app.domain.platform.access import RequesterContext
-from app.domain.platform.email_address import addresses_one_a_line
-from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
-from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.people.access import RequesterContext
 from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
+from app.domain.timing.timetable import Timetable, next_occurrence
+from app.domain.values.email_address import addresses_one_a_line
+from app.domain.values.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
 from app.models.export_file import FORMAT_LABELS
@@ -28,8 +28,8 @@ from app.models.schedule import (
     ScheduleStatus,
 )
 from app.models.types import utcnow
+from app.services.accounts import audit
 from app.services.files.file_requests import HEADINGS
-from app.services.platform import audit
 from app.services.schedules import attachment_policy
 from app.services.schedules.schedules import (
     EXTERNAL_GRANT,

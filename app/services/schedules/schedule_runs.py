@@ -21,11 +21,11 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.schedules import schedule_lifecycle, schedule_run
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.query_spec import validate_definition
+from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
@@ -42,9 +42,9 @@ from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.platform import leases
 from app.services.schedules import schedule_delivery
 from app.services.schedules.schedules import audit_pause
+from app.services.work import leases
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.domain.platform.timetable import Due, Timetable, due_occurrences, next_occurrence
 from app.domain.schedules import schedule_lifecycle
+from app.domain.timing.timetable import Due, Timetable, due_occurrences, next_occurrence
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, func, select, update
 
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.schedules import schedule_lifecycle
 from app.domain.schedules.schedule_rules import allowed_formats
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
@@ -37,8 +37,8 @@ from app.models.schedule import (
     TemplateStatus,
 )
 from app.models.types import utcnow
-from app.services.platform import audit
-from app.services.platform.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
+from app.services.accounts import audit
+from app.services.pages.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.schedules.schedule_admission import admit_run
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading

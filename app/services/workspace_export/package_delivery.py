@@ -32,7 +32,7 @@ from sqlalchemy import select
 
 from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain.errors import TransitionRefused
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RetryPolicy
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
@@ -40,7 +40,7 @@ from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import Moment, utcnow
-from app.services.platform import leases
+from app.services.work import leases
 from app.services.workspace_export import export_notices
 from app.services.workspace_export.package_keys import checksums_key
 from app.storage import check_key_under, get_storage

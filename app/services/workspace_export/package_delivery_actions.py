@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
-from app.domain.platform import staff_rules
+from app.domain.people import staff_rules
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import Person, Workspace
@@ -20,7 +20,7 @@ from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace_export.package_delivery_dispatch import dispatch
 
 log = logging.getLogger(__name__)

@@ -18,9 +18,9 @@ from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.services.platform import leases
-from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import (
+from app.services.work import leases
+from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.work_kind import (
     LOST_AFTER,
     Candidate,
     Requeue,

@@ -29,7 +29,7 @@ from app.models import AuditEvent, Person
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.storage import get_storage
 from app.storage.base import StorageError, check_key_under
 

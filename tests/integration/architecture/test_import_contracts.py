@@ -25,7 +25,7 @@ def _add_import(module: Path, statement: str) -> None:
 
 def test_an_upward_import_between_layers_and_between_capabilities_breaks_the_contracts(tmp_path):
     code = _copy_of_the_code(tmp_path)
-    _add_import(code / "app" / "domain" / "platform" / "text_rules.py", "from app.blueprints import guards")
+    _add_import(code / "app" / "domain" / "values" / "text_rules.py", "from app.blueprints import guards")
     _add_import(
         code / "app" / "services" / "files" / "file_cancellation.py", "from app.services.schedules import schedules"
     )
@@ -38,6 +38,6 @@ def test_an_upward_import_between_layers_and_between_capabilities_breaks_the_con
     )
 
     assert checked.returncode != 0
-    assert "app.domain.platform.text_rules -> app.blueprints.guards" in checked.stdout
+    assert "app.domain.values.text_rules -> app.blueprints.guards" in checked.stdout
     assert "app.services.files.file_cancellation -> app.services.schedules.schedules" in checked.stdout
     assert "app.domain.files.export_file -> app.domain.workspace_export.export_package" in checked.stdout

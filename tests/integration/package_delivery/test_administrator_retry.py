@@ -17,7 +17,7 @@ from app.models.export_destination import ExportDestination
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET

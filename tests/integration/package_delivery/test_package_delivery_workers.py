@@ -14,7 +14,7 @@ from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, redis_connection, work_queue
+from app.services.work.queue import WorkPriority, redis_connection, work_queue
 from app.services.workspace_export import package_delivery, package_delivery_actions, package_delivery_dispatch
 from tests import factories
 from tests.fixtures.s3 import BUCKET

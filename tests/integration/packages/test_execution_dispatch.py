@@ -10,8 +10,8 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
 from app.services.work import engine
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch
 from tests import factories
 

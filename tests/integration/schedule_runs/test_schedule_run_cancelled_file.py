@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.schedules import schedule_lifecycle
 from app.extensions import db
 from app.models import ExportFile

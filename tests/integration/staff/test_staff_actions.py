@@ -16,11 +16,11 @@ from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules.schedule_admission import admit_run
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.staff import staff_actions
 from app.services.work import engine
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from app.services.workspace_export.package_keys import package_prefix
 from tests import factories

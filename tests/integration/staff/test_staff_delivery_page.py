@@ -16,7 +16,7 @@ from app.models import AuditEvent
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery_actions
 from tests import factories
 

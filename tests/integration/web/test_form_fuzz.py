@@ -38,8 +38,8 @@ from app.models.export_settings import ExportSettings
 from app.models.schedule import Schedule
 from app.security.credentials import encrypt_secret
 from app.services.files import file_library
-from app.services.platform.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
-from app.services.platform.public_link_tokens import link_token
+from app.services.pages.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
+from app.services.pages.public_link_tokens import link_token
 from app.services.schedules import schedules
 from app.services.sources import reports, saved_queries
 from app.services.staff import staff_lists

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import (
+from app.domain.values.text_rules import (
     DATABASE_INTEGER_MAX,
     database_id,
     has_unstorable_character,

@@ -5,7 +5,7 @@ lease of LEASE_SECONDS, and a thread in the job's process renews the lease every
 for as long as the process lives, whatever the job's main thread is doing: a single slow step
 (a long query, a lock wait, a big PDF chunk) keeps its lease, a killed worker loses it within
 one lease period. The work engine then redelivers the row (`lease_lapsed` selects such rows;
-`app.services.platform.work.dispatch_is_waiting` keeps it from redelivering a row whose new job has
+`app.services.work.work_kind.dispatch_is_waiting` keeps it from redelivering a row whose new job has
 not started yet).
 
 The rule does not ask RQ whether the worker is registered: a SIGKILLed worker stays registered

@@ -9,7 +9,7 @@ forms take the same limit (`maxlength`).
 from __future__ import annotations
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.text_rules import refuse_unstorable
+from app.domain.values.text_rules import refuse_unstorable
 from app.models import Person
 
 STAFF_EXECUTE = "staff.execute"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from app.domain.platform.access import SCHEDULE_MANAGEMENT
-from app.domain.platform.audit_vocabulary import (
+from app.domain.people.access import SCHEDULE_MANAGEMENT
+from app.domain.people.audit_vocabulary import (
     ACTION_SENTENCES,
     PAUSE_REASONS,
     SKIP_REASONS,

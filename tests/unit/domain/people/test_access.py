@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.domain.platform.access import SCHEDULE_MANAGEMENT, RequesterContext, has_schedule_authority
+from app.domain.people.access import SCHEDULE_MANAGEMENT, RequesterContext, has_schedule_authority
 
 
 def context(role: str = "member", *, datasets=(), teams=None, grants=()) -> RequesterContext:

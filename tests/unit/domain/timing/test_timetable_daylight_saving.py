@@ -1,6 +1,6 @@
 """Occurrences on the days clocks change, in zones north and south, with odd offsets and none.
 
-The rules (app/domain/platform/timetable.py): a skipped wall-clock time runs at the first valid local
+The rules (app/domain/timing/timetable.py): a skipped wall-clock time runs at the first valid local
 time after the gap; a repeated one runs at the first of the two; a timetable that runs every
 hour runs in every real hour instead; and a clock change never removes a run.
 """
@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from app.domain.platform.timetable import Timetable, next_occurrences
+from app.domain.timing.timetable import Timetable, next_occurrences
 
 # zone, a spring-forward day, a time its clock skips, the first valid local time after that gap,
 # a fall-back day, a time its clock shows twice (2026, and 2027 for a spring day a monthly timetable can name).

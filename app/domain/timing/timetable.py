@@ -39,8 +39,8 @@ from zoneinfo import ZoneInfo
 from cronsim import CronSim, CronSimError
 
 from app.domain.errors import FieldChecks, ValidationError
-from app.domain.platform.text_rules import whole_number
-from app.domain.platform.time_zones import valid_zone
+from app.domain.values.text_rules import whole_number
+from app.domain.values.time_zones import valid_zone
 
 
 class TimetableKind(StrEnum):

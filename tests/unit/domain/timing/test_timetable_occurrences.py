@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from app.domain.errors import ValidationError
-from app.domain.platform.timetable import (
+from app.domain.timing.timetable import (
     Due,
     Timetable,
     due_occurrences,

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from app.communications import InvalidAddress, OutgoingMessage, Recipient, build_message, message_id_for
 from app.domain.errors import ValidationError
-from app.domain.platform.email_address import check_address
 from app.domain.schedules import schedule_rules
+from app.domain.values.email_address import check_address
 from app.seed_data import HOSTILE_VALUES
 
 SENDER = Address("Rhythm Exports", "exports", "rhythm.test")

@@ -2,7 +2,7 @@
 recipient skip reason as a plain sentence, and what an audited change changed (before → after).
 
 The audit log page, its CSV file, a schedule's History and its recipient rows read their words
-here, so people never see a code. tests/unit/domain/platform/test_audit_vocabulary.py collects the actions
+here, so people never see a code. tests/unit/domain/people/test_audit_vocabulary.py collects the actions
 the code writes and fails when one has no sentence.
 """
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RetryPolicy
 
 BACKOFF = (timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.staff_rules import REASON_LIMIT, may_act, refuse_unless_staff_executor, staff_reason
+from app.domain.people.staff_rules import REASON_LIMIT, may_act, refuse_unless_staff_executor, staff_reason
 from app.models import Person
 
 

@@ -1,6 +1,6 @@
 """A size in bytes as people read it: the same words on pages, in emails and on error pages."""
 
-from app.domain.platform.sizes import size_label
+from app.domain.values.sizes import size_label
 
 
 def test_a_size_under_a_kilobyte_is_counted_in_bytes_with_thousands_separated():

@@ -38,7 +38,7 @@ from sqlalchemy.orm import QueryableAttribute, defer
 from sqlalchemy.orm.interfaces import ORMOption
 from sqlalchemy.sql.elements import ColumnElement
 
-from app.domain.platform.text_rules import database_id
+from app.domain.values.text_rules import database_id
 from app.extensions import Model, db
 
 PAGE_SIZE = 25

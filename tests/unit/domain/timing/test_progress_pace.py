@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.domain.platform.progress_pace import rows_per_second, seconds_left
+from app.domain.timing.progress_pace import rows_per_second, seconds_left
 
 STARTED = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """What every kind of background work shares (docs/architecture.md "The work engine").
 
 The database row, not Redis, is the truth about work to do. A dispatcher claims the row with a
-guarded UPDATE naming the new job's id, commits, then enqueues (app/services/platform/queue.py). The
+guarded UPDATE naming the new job's id, commits, then enqueues (app/services/work/queue.py). The
 checks here tell, from Redis, whether a claimed row's job will still run (`job_is_lost`, for
 queued rows) or is about to start the row itself (`dispatch_is_waiting`, for running rows whose
 lease lapsed); each kind's own SQL selects the candidate rows and its own guarded transitions
@@ -22,10 +22,10 @@ from rq.job import Job, JobStatus
 from rq.worker import Worker
 
 from app.domain.errors import Conflict
-from app.domain.platform.durations import duration_label
-from app.domain.platform.retry_policy import RetryPolicy
-from app.services.platform.leases import lease_seconds
-from app.services.platform.queue import WorkPriority
+from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.values.durations import duration_label
+from app.services.work.leases import lease_seconds
+from app.services.work.queue import WorkPriority
 
 # A job dispatched this recently may still be on its way into Redis: no check judges it lost.
 LOST_AFTER = timedelta(seconds=30)

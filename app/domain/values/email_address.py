@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import idna
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import has_unstorable_character
+from app.domain.values.text_rules import has_unstorable_character
 
 MAX_ADDRESS_LENGTH = 254
 # What people put between addresses on one line, as a mail client's "To" field takes them.

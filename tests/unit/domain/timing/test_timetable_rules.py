@@ -7,7 +7,7 @@ from datetime import time
 import pytest
 
 from app.domain.errors import ValidationError, ValidationErrors
-from app.domain.platform.timetable import Timetable
+from app.domain.timing.timetable import Timetable
 from tests.factories import hostile_values
 
 WORKSPACE_ZONE = "Europe/London"

@@ -12,7 +12,7 @@ first claims its row with a guarded UPDATE naming the new job's id, commits, and
 enqueues: two dispatchers on two machines never both enqueue one claim. An enqueue that fails
 after the claim (Redis down) is logged, never raised, and the claim is not released: the row
 names a job Redis does not have, which is exactly what the work engine's lost-job check looks
-for (`platform.work.job_is_lost` once `platform.work.LOST_AFTER` has passed), so the engine's periodic
+for (`work_kind.job_is_lost` once `work_kind.LOST_AFTER` has passed), so the engine's periodic
 `redispatch_lost` enqueues it again once Redis answers. Nothing is lost and nothing waits on a second transition.
 
 Priorities. Work goes on one of three queues by who waits for it (`WorkPriority`): a person's

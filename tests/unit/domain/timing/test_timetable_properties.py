@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.domain.platform.timetable import Due, Timetable, due_occurrences, next_occurrences
+from app.domain.timing.timetable import Due, Timetable, due_occurrences, next_occurrences
 
 ZONES = [
     "Europe/London",
