@@ -48,9 +48,7 @@ def index(workspace_id: int):
     spec = file_library.file_list(schedules.visible_names(g.access))
     listing = list_pages.read_request(spec, request.args)
     page = file_library.page_files(g.access, listing, utcnow())
-    return render_template(
-        "files/index.html", page=page, spec=spec, schedule_names=file_library.schedule_names(page.rows)
-    )
+    return render_template("files/index.html", page=page, spec=spec, schedule_names=schedules.schedule_names(page.rows))
 
 
 @bp.get("/<int:file_id>")
@@ -127,7 +125,7 @@ def _facts(export: ExportFile) -> dict:
     return {
         "file": export,
         "source": source,
-        "schedule": file_library.producing_schedule(export),
+        "schedule": schedules.producing_schedule(export),
         "warning_messages": file_warnings.messages,
     }
 

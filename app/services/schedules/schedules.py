@@ -23,7 +23,7 @@ from app.domain.schedules import schedule_lifecycle
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
-from app.models import Person, Report, SavedQuery, Workspace
+from app.models import ExportFile, Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
     CommunicationTemplate,
     CommunicationTemplateVersion,
@@ -159,6 +159,27 @@ def visible_names(access: RequesterContext) -> dict[int, str]:
         select(Schedule.id, Schedule.name).where(*_visible(access)).order_by(func.lower(Schedule.name), Schedule.id)
     )
     return {schedule_id: name for schedule_id, name in rows}
+
+
+def schedule_names(files: list[ExportFile]) -> dict[int, str]:
+    """The names of the schedules that produced these files (those still in the files' workspace), by id."""
+    ids = {export.schedule_id for export in files if export.schedule_id is not None}
+    if not ids:
+        return {}
+    workspace_ids = {export.workspace_id for export in files}
+    rows = db.session.execute(
+        select(Schedule.id, Schedule.name).where(Schedule.id.in_(ids), Schedule.workspace_id.in_(workspace_ids))
+    )
+    return {schedule_id: name for schedule_id, name in rows}
+
+
+def producing_schedule(export: ExportFile) -> Schedule | None:
+    """The schedule that produced the file, if one did and it still exists in the file's workspace."""
+    if export.schedule_id is None:
+        return None
+    return db.session.execute(
+        select(Schedule).where(Schedule.id == export.schedule_id, Schedule.workspace_id == export.workspace_id)
+    ).scalar_one_or_none()
 
 
 def _latest_runs(schedule_ids: list[int]) -> dict[int, ScheduleRun]:
