@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     htmx.init_app(app)
 
     from app import models  # noqa: F401  (every table registered before migrations run)
-    from app.services.platform import queue
+    from app.services.work import queue
 
     queue.init_app(app)
 
@@ -107,39 +107,41 @@ def _register_request_guards(app: Flask) -> None:
 
 
 def _register_blueprints(app: Flask) -> None:
-    from app.blueprints.activity import bp as activity_bp
-    from app.blueprints.audit import bp as audit_bp
-    from app.blueprints.auth import bp as auth_bp
+    from app.blueprints import (
+        activity,
+        audit,
+        auth,
+        export_settings,
+        files,
+        health,
+        packages,
+        public_links,
+        queries,
+        reports,
+        schedules,
+        staff,
+        templates,
+        workspace,
+    )
     from app.blueprints.errors import register_error_pages
-    from app.blueprints.export_settings import bp as export_settings_bp
-    from app.blueprints.files import bp as files_bp
-    from app.blueprints.health import bp as health_bp
-    from app.blueprints.packages import bp as packages_bp
-    from app.blueprints.public_links import bp as delivery_bp
-    from app.blueprints.queries import bp as queries_bp
-    from app.blueprints.reports import bp as reports_bp
-    from app.blueprints.schedules import bp as schedules_bp
-    from app.blueprints.staff import bp as staff_bp
-    from app.blueprints.templates import bp as templates_bp
-    from app.blueprints.workspace import bp as workspace_bp
 
-    for blueprint in (
-        auth_bp,
-        health_bp,
-        workspace_bp,
-        queries_bp,
-        reports_bp,
-        schedules_bp,
-        templates_bp,
-        files_bp,
-        delivery_bp,
-        staff_bp,
-        audit_bp,
-        activity_bp,
-        export_settings_bp,
-        packages_bp,
+    for pages in (
+        auth,
+        health,
+        workspace,
+        queries,
+        reports,
+        schedules,
+        templates,
+        files,
+        public_links,
+        staff,
+        audit,
+        activity,
+        export_settings,
+        packages,
     ):
-        app.register_blueprint(blueprint)
+        app.register_blueprint(pages.bp)
     register_error_pages(app)
 
 

@@ -39,7 +39,7 @@ def scheduler_command() -> None:
 def _redis_answers() -> bool:
     from redis.exceptions import RedisError
 
-    from app.services.platform.queue import redis_connection
+    from app.services.work.queue import redis_connection
 
     try:
         return bool(redis_connection().ping())
@@ -150,7 +150,7 @@ def remove_member_command(email: str, workspace_id: int) -> None:
 
     from app.extensions import db
     from app.models import Membership, Person
-    from app.services.platform.authentication import remove_membership
+    from app.services.accounts.authentication import remove_membership
 
     membership = db.session.execute(
         select(Membership)

@@ -7,12 +7,13 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
-from app.domain.platform import audit_vocabulary, progress_pace
-from app.domain.platform.durations import duration_label
-from app.domain.platform.sizes import size_label
-from app.domain.schedules import attachment_policy
+from app.domain.people import audit_vocabulary
+from app.domain.schedules import attachment_rules
 from app.domain.sources.catalog import dataset_label
 from app.domain.sources.query_spec import operator_phrase
+from app.domain.timing import progress_pace
+from app.domain.values.durations import duration_label
+from app.domain.values.sizes import size_label
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind
@@ -60,5 +61,5 @@ def register(app: Flask) -> None:
     app.jinja_env.globals["action_sentence"] = audit_vocabulary.action_sentence
     app.jinja_env.globals["reason_sentence"] = audit_vocabulary.reason_sentence
     app.jinja_env.globals["skip_sentence"] = audit_vocabulary.skip_sentence
-    app.jinja_env.globals["attachment_delivery_words"] = attachment_policy.delivery_words
+    app.jinja_env.globals["attachment_delivery_words"] = attachment_rules.delivery_words
     app.jinja_env.globals["audit_changes"] = audit_vocabulary.changes

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from flask import Flask
     from sqlalchemy import Select
 
-    from app.domain.platform.access import RequesterContext
+    from app.domain.people.access import RequesterContext
     from bench.dataset import BenchWorkspace
 
 # How often the children's memory is read while a case that starts processes runs.
@@ -250,7 +250,7 @@ class PackagePlan:
 
 
 def _admin_context(bench: BenchWorkspace) -> RequesterContext:
-    from app.domain.platform.access import RequesterContext
+    from app.domain.people.access import RequesterContext
 
     return RequesterContext(
         workspace_id=bench.workspace_id,
@@ -620,7 +620,7 @@ def run_job(app: Flask, export_id: int, meter: Meter, rows: int, label: str) -> 
 
 def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str) -> int:
     """Admit a query file for the workspace's administrator and produce it through the job body."""
-    from app.domain.platform.access import current_context
+    from app.domain.people.access import current_context
     from app.extensions import db
     from app.models import SavedQuery
     from app.services.files.file_requests import QueryFileOptions, request_query_file
@@ -646,7 +646,7 @@ def xlsx_export(plan: Plan, scratch: Path, meter: Meter) -> int:
 
 def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     """Admit a PDF file of the report for the workspace's administrator and produce it through the job body."""
-    from app.domain.platform.access import current_context
+    from app.domain.people.access import current_context
     from app.extensions import db
     from app.models import Report
     from app.services.files.report_files import request_report_file

@@ -50,7 +50,7 @@ def prepare(app: Flask, password: str) -> tuple[int, int]:
     workspace's id and the number of files its requester owns."""
     from app.extensions import db
     from app.models import ExportFile, Membership, Person, Workspace
-    from app.services.platform.authentication import hash_password
+    from app.services.accounts.authentication import hash_password
 
     with app.app_context():
         people = {}

@@ -357,7 +357,7 @@ def prepare_reports(app: Flask, bench: BenchWorkspace, sizes: tuple[int, ...]) -
     validated as the Reports page would validate it. They are made afresh on every run, so they
     always match the definition here.
     """
-    from app.domain.platform.access import current_context
+    from app.domain.people.access import current_context
     from app.extensions import db
     from app.models import Report, SavedQuery
     from app.services.sources.reports import create_report

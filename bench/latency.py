@@ -63,7 +63,7 @@ def _free_port() -> int:
 def prepare_requester(app: Flask, workspace_id: int, password: str) -> None:
     """A member of the workspace who can sign in with `password` and read the timesheet entries."""
     from app.extensions import db
-    from app.services.platform.authentication import hash_password
+    from app.services.accounts.authentication import hash_password
     from bench.dataset import sign_in_as_member
 
     with app.app_context():

@@ -72,7 +72,7 @@ def _log(message: str) -> None:
 def prepare_people(app: Flask, workspace_id: int, password: str) -> list[str]:
     """USERS administrators of the workspace who sign in with `password`; their emails."""
     from app.extensions import db
-    from app.services.platform.authentication import hash_password
+    from app.services.accounts.authentication import hash_password
 
     emails = [EMAIL.format(number) for number in range(1, USERS + 1)]
     password_hash = hash_password(password)
@@ -86,7 +86,7 @@ def prepare_people(app: Flask, workspace_id: int, password: str) -> list[str]:
 def prepare_schedules(app: Flask, bench) -> None:
     """SCHEDULES weekly schedules of the saved query, saved as the schedule form saves them; their
     day is three days ahead, so the scheduler started with the suite finds none due."""
-    from app.domain.platform.access import current_context
+    from app.domain.people.access import current_context
     from app.services.schedules.schedule_form import save_schedule
     from app.services.schedules.schedules import ScheduleInput
 

@@ -178,7 +178,7 @@ def empty_queue(environment: dict[str, str]) -> None:
     from redis import Redis
     from rq import Queue
 
-    from app.services.platform.queue import WorkPriority, queue_name
+    from app.services.work.queue import WorkPriority, queue_name
 
     connection = Redis.from_url(environment["REDIS_URL"])
     for priority in WorkPriority:

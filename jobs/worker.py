@@ -14,7 +14,7 @@ from rq.job import Job
 
 from app.observability.logs import configure_logging
 from app.observability.metrics import name_this_process
-from app.services.platform.queue import WorkPriority, listening_order, queue_connections
+from app.services.work.queue import WorkPriority, listening_order, queue_connections
 from jobs.app_context import worker_app
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from app.domain.files import export_file
-from app.domain.platform.timetable import Timetable, next_occurrence
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
     CommunicationTemplate,
@@ -42,7 +42,7 @@ from app.models import (
 from app.models.schedule import ScheduleRecipient
 from app.models.types import utcnow
 from app.seed_data import HOSTILE_VALUES
-from app.services.platform.authentication import hash_password
+from app.services.accounts.authentication import hash_password
 from app.services.workspace_export.coverage import reconcile_coverage
 from app.storage import get_storage
 

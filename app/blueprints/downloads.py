@@ -13,7 +13,7 @@ from __future__ import annotations
 from flask import redirect, request, send_file
 from werkzeug.wrappers import Response
 
-from app.services.platform.stored_download import Download, RemoteDownload
+from app.services.pages.stored_download import Download, RemoteDownload
 from app.storage.content_disposition import attachment_disposition
 
 

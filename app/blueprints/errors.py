@@ -30,7 +30,7 @@ from app.domain.errors import (
     ValidationError,
     ValidationErrors,
 )
-from app.domain.platform.sizes import size_label
+from app.domain.values.sizes import size_label
 from app.extensions import db, htmx
 
 # What a lost database or Redis raises: the connection refused or dropped, the pool exhausted.

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from flask import flash, g, redirect, request, url_for
 from werkzeug.wrappers import Response
 
-from app.domain.platform import text_rules
+from app.domain.values import text_rules
 from app.models import ExportFile
 from app.services.files.file_requests import ALREADY_REQUESTED, file_of_request_form
 

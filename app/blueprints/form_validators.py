@@ -5,11 +5,11 @@ from __future__ import annotations
 from wtforms import Field, Form
 from wtforms.validators import ValidationError
 
-from app.domain.platform.text_rules import has_unstorable_character
+from app.domain.values.text_rules import has_unstorable_character
 
 
 class StorableText:
-    """Refuses text the database cannot hold (a NUL, an invalid character): see app.domain.platform.text_rules.
+    """Refuses text the database cannot hold (a NUL, an invalid character): see app.domain.values.text_rules.
 
     Put it on every text field, so such a value gets a message before it reaches a query.
     """

@@ -17,8 +17,8 @@ from flask import g
 from flask_login import current_user, login_required
 
 from app.domain.errors import NotVisible
-from app.domain.platform.access import Owned, RequesterContext, can_change, current_context
-from app.domain.platform.text_rules import database_id
+from app.domain.people.access import Owned, RequesterContext, can_change, current_context
+from app.domain.values.text_rules import database_id
 
 Found = TypeVar("Found")
 

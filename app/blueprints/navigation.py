@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from flask import current_app, g, request, url_for
 from flask_login import current_user
 
-from app.services.platform.workspaces import WorkspaceChoice, live_workspaces_of
+from app.services.accounts.workspaces import WorkspaceChoice, live_workspaces_of
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from app.communications.errors import InvalidAddress
 from app.domain.errors import ValidationError
-from app.domain.platform.email_address import check_address
+from app.domain.values.email_address import check_address
 
 _TEMPLATES = Path(__file__).with_name("templates")
 _html = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=True, undefined=StrictUndefined)

@@ -15,7 +15,7 @@ from sqlalchemy.orm import aliased
 from app.data.days import within_days
 from app.data.query_runner import stream_rows
 from app.domain.errors import AccessDenied
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.stored_request import AuditSelection
 from app.extensions import db
 from app.models import AuditEvent, Person

@@ -26,7 +26,7 @@ from sqlalchemy import ColumnElement, Select, Text, and_, case, cast, func, lite
 
 from app.data.query_runner import build_select, request_columns
 from app.domain.files.formula_guard import CELL_BREAKS, FORMULA_TRIGGERS, GUARDED_BREAK_PATTERN, LEADING_CHARACTERS
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.catalog import Column
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db

@@ -17,7 +17,7 @@ from flask import current_app
 from sqlalchemy import ColumnElement, Connection, Select, String, and_, false, func, literal, or_, select, true
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.catalog import Column, Dataset, get_dataset
 from app.domain.sources.query_spec import OPERATORS, substitute, validate_definition
 from app.domain.sources.stored_request import FileRequest, FilterValue

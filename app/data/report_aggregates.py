@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import Select, func, select
 
 from app.data.query_runner import build_select
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.print_params import Figure, SummarySpec
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db

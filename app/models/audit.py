@@ -16,7 +16,7 @@ from app.models.types import UTCDateTime, utcnow
 class AuditEvent(Model):
     __tablename__ = "audit_events"
     # The audit page reads a workspace's events newest first by (created_at, id), a page at a time
-    # (app/services/platform/list_pages.py): the index gives them in that order, ties included.
+    # (app/services/pages/list_pages.py): the index gives them in that order, ties included.
     __table_args__ = (Index("ix_audit_events_list_newest", "workspace_id", "created_at", "id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)

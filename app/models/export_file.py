@@ -104,7 +104,7 @@ class ExportFile(LeaseColumns, Model):
         UniqueConstraint("requester_id", "request_token", name="query_exports_request_token_uidx"),
         *newest_first_indexes("query_exports", "requested_at"),
         # The Files list reads one person's files a page at a time (keyset pagination in
-        # app/services/platform/list_pages.py): each order it offers walks one of these without sorting.
+        # app/services/pages/list_pages.py): each order it offers walks one of these without sorting.
         Index("ix_query_exports_list_newest", "workspace_id", "requester_id", "requested_at", "id"),
         Index("ix_query_exports_list_status", "workspace_id", "requester_id", "status", "requested_at", "id"),
         Index("ix_query_exports_list_name", "workspace_id", "requester_id", text("lower(source_name)"), "id"),

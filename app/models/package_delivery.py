@@ -1,8 +1,8 @@
 """Package deliveries (DESIGN section 8; seed 000): a package copied to one destination, with
 every transfer attempt.
 
-The lifecycle lives in app/domain/workspace_export/package_delivery.py: each transition is one guarded statement
-there (INV-12); nothing else writes the status column.
+The lifecycle lives in app/domain/workspace_export/package_delivery_lifecycle.py: each transition
+is one guarded statement there (INV-12); nothing else writes the status column.
 """
 
 from __future__ import annotations

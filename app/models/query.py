@@ -15,7 +15,7 @@ class SavedQuery(Model):
     __tablename__ = "saved_queries"
     __table_args__ = (
         UniqueConstraint("workspace_id", "name"),
-        # The orders of the Queries list (keyset pagination, app/services/platform/list_pages.py).
+        # The orders of the Queries list (keyset pagination, app/services/pages/list_pages.py).
         Index("ix_saved_queries_list_name", "workspace_id", text("lower(name)"), "id"),
         Index("ix_saved_queries_list_updated", "workspace_id", "updated_at", "id"),
     )

@@ -42,7 +42,7 @@ class Report(Model):
         CheckConstraint("page_size IN ('A4', 'Letter')", name="page_size"),
         CheckConstraint("orientation IN ('portrait', 'landscape')", name="orientation"),
         CheckConstraint("kind <> 'coded' OR code_column IS NOT NULL", name="coded_has_code_column"),
-        # The orders of the Reports list (keyset pagination, app/services/platform/list_pages.py).
+        # The orders of the Reports list (keyset pagination, app/services/pages/list_pages.py).
         Index("ix_reports_list_name", "workspace_id", text("lower(name)"), "id"),
         Index("ix_reports_list_updated", "workspace_id", "updated_at", "id"),
     )

@@ -5,7 +5,7 @@ or a report (by reference, with the version last seen) on a timetable, as its ow
 its recipients a download link. Each occurrence is one run (unique by schedule and occurrence
 time, INV-05); each run keeps its attempts and one delivery row per recipient.
 
-Lifecycles live in app/domain: the schedule's own status in `schedule.py`, runs and attempts in
+Lifecycles live in app/domain: the schedule's own status in `schedule_lifecycle.py`, runs and attempts in
 `schedule_run.py`, recipient deliveries in `recipient_delivery.py`. Run processing never edits
 the definition, only the occurrence tracking, the failure streak and the automatic pause (INV-08).
 """
@@ -142,7 +142,7 @@ class Schedule(Model):
         ),
         CheckConstraint("failure_streak >= 0", name="failure_streak"),
         Index("ix_schedules_due", "status", "next_occurrence_at"),
-        # The orders of the Schedules list (keyset pagination, app/services/platform/list_pages.py).
+        # The orders of the Schedules list (keyset pagination, app/services/pages/list_pages.py).
         Index("ix_schedules_list_name", "workspace_id", text("lower(name)"), "id"),
         Index("ix_schedules_list_updated", "workspace_id", "updated_at", "id"),
     )
@@ -165,7 +165,7 @@ class Schedule(Model):
     report_id: Mapped[int | None] = mapped_column(ForeignKey("reports.id", ondelete="SET NULL"), index=True)
     report_version_seen: Mapped[int | None]
 
-    # The timetable as app/domain/platform/timetable.py reads and writes it, its zone included.
+    # The timetable as app/domain/timing/timetable.py reads and writes it, its zone included.
     timetable: Mapped[dict] = mapped_column(JSON)
     next_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_occurrence_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -113,7 +113,7 @@ def database_clock() -> datetime:
 
 
 class LeaseColumns:
-    """Columns of a row a job works on under a lease (app/services/platform/leases.py).
+    """Columns of a row a job works on under a lease (app/services/work/leases.py).
 
     The attempt that starts the row records its holder (the RQ worker's name) and an expiry it
     keeps renewing while it lives; the watchdog redelivers a running row whose lease lapsed.

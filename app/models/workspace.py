@@ -36,7 +36,7 @@ class Workspace(Model):
     # IANA time zone that files show time stamps in unless the requester asks for UTC.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     # The administrators' attachment policy for schedule emails: None is "links only"; a number is
-    # the largest attachment in MiB after base64 encoding (app/domain/schedules/attachment_policy.py).
+    # the largest attachment in MiB after base64 encoding (app/domain/schedules/attachment_rules.py).
     attachment_limit_mb: Mapped[int | None] = mapped_column()
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

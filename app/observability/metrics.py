@@ -114,7 +114,7 @@ class QueueCollector:
     def collect(self) -> Iterator[GaugeMetricFamily]:
         from datetime import UTC, datetime
 
-        from app.services.platform.queue import live_workers
+        from app.services.work.queue import live_workers
 
         depth = GaugeMetricFamily("rhythm_queue_depth", "Jobs waiting in the queue", labels=["queue"])
         oldest = GaugeMetricFamily("rhythm_queue_oldest_age_seconds", "Age of the oldest waiting job", labels=["queue"])

@@ -8,7 +8,7 @@ from rq.job import Job
 
 from app.models import TimesheetEntry
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import redis_connection
+from app.services.work.queue import redis_connection
 from tests.fixtures.browser import sign_in
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 

@@ -13,7 +13,7 @@ from app.domain.files import export_file
 from app.extensions import db
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.browser import sign_in
 from tests.fixtures.workers import fail_job_as_a_worker_would

@@ -4,9 +4,9 @@ from app.blueprints.audit import bp
 from app.blueprints.file_forms import file_from_request_form
 from app.blueprints.guards import workspace_administrator
 from app.domain.errors import ValidationError
-from app.domain.platform import text_rules
-from app.services.platform import list_pages
-from app.services.platform.list_pages import ListRequest
+from app.domain.values import text_rules
+from app.services.pages import list_pages
+from app.services.pages.list_pages import ListRequest
 from app.services.workspace import audit_log
 
 

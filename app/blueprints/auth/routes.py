@@ -8,7 +8,7 @@ from app.blueprints.form_refusals import form_refusals
 from app.domain.errors import ValidationError
 from app.extensions import login_manager
 from app.models import Person
-from app.services.platform.authentication import (
+from app.services.accounts.authentication import (
     LoginThrottled,
     authenticate,
     change_password,

@@ -22,9 +22,9 @@ from app.blueprints.export_settings.forms import (
 from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import opened_version
-from app.domain.platform.timetable import WEEKDAY_NAMES, wall_clock_label
-from app.domain.schedules import attachment_policy as policy_rules
+from app.domain.schedules import attachment_rules
+from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
+from app.domain.values.text_rules import opened_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind
@@ -35,7 +35,7 @@ from app.models.export_settings import (
     VOLUME_SIZE_MB,
     Cadence,
 )
-from app.services.platform import workspaces
+from app.services.accounts import workspaces
 from app.services.schedules import attachment_policy
 from app.services.workspace_export import export_destinations, export_settings
 
@@ -57,8 +57,8 @@ def vocabulary() -> dict:
         "retention_bounds": RETENTION_DAYS,
         "max_notify": MAX_NOTIFY_PEOPLE,
         "max_destinations": MAX_DESTINATIONS,
-        "attachment_choices": policy_rules.CHOICES,
-        "attachment_bounds": policy_rules.LIMIT_MB,
+        "attachment_choices": attachment_rules.CHOICES,
+        "attachment_bounds": attachment_rules.LIMIT_MB,
     }
 
 
@@ -112,13 +112,17 @@ def attachment_policy_settings(workspace_id: int):
     except ValidationError as error:
         return _settings_page(settings_form, current, status=400, policy_form=policy_form, policy_error=error)
     limit = attachment_policy.limit_mb(workspace_id)
-    flash(f"Email attachments: {policy_rules.describe(limit)}." if changed else "The attachment policy was already so.")
+    flash(
+        f"Email attachments: {attachment_rules.describe(limit)}."
+        if changed
+        else "The attachment policy was already so."
+    )
     return redirect(url_for(".settings", workspace_id=workspace_id))
 
 
 def _policy_form(workspace_id: int) -> AttachmentPolicyForm:
     limit = attachment_policy.limit_mb(workspace_id)
-    choice = policy_rules.LINKS_ONLY if limit is None else policy_rules.ATTACH
+    choice = attachment_rules.LINKS_ONLY if limit is None else attachment_rules.ATTACH
     return AttachmentPolicyForm(formdata=None, data={"choice": choice, "limit_mb": "" if limit is None else str(limit)})
 
 

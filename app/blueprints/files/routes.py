@@ -23,7 +23,7 @@ from app.models.types import utcnow
 from app.services.files import file_cancellation, file_library
 from app.services.files.file_cancellation import CannotCancel
 from app.services.files.file_library import FileExpired, FileNotReady
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import schedules
 from app.services.sources import saved_queries
 from app.services.workspace import audit_log
@@ -48,9 +48,7 @@ def index(workspace_id: int):
     spec = file_library.file_list(schedules.visible_names(g.access))
     listing = list_pages.read_request(spec, request.args)
     page = file_library.page_files(g.access, listing, utcnow())
-    return render_template(
-        "files/index.html", page=page, spec=spec, schedule_names=file_library.schedule_names(page.rows)
-    )
+    return render_template("files/index.html", page=page, spec=spec, schedule_names=schedules.schedule_names(page.rows))
 
 
 @bp.get("/<int:file_id>")
@@ -127,7 +125,7 @@ def _facts(export: ExportFile) -> dict:
     return {
         "file": export,
         "source": source,
-        "schedule": file_library.producing_schedule(export),
+        "schedule": schedules.producing_schedule(export),
         "warning_messages": file_warnings.messages,
     }
 

@@ -28,7 +28,7 @@ def metrics():
     Without METRICS_TOKEN the endpoint does not exist (404), so nothing is exposed by default.
     """
     from app.observability.metrics import exposition
-    from app.services.platform.queue import work_queues
+    from app.services.work.queue import work_queues
 
     settings = current_app.config["SETTINGS"]
     token = settings.metrics_token

@@ -20,12 +20,12 @@ from app.blueprints.guards import visible_or_404, workspace_administrator, works
 from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.errors import TransitionRefused
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
 from app.models.package_delivery import ExportDelivery
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.workspace_export import (
     execution_admission,
     export_notices,

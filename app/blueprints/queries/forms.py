@@ -15,9 +15,9 @@ from typing import ClassVar
 
 from werkzeug.datastructures import MultiDict
 
-from app.domain.platform.text_rules import opened_version
 from app.domain.sources.catalog import Column, Dataset, get_dataset
 from app.domain.sources.query_spec import MAX_FILTERS, MAX_SORT, OPERATORS, VALUELESS
+from app.domain.values.text_rules import opened_version
 from app.models import SavedQuery
 
 # Beyond the limits query_spec enforces, one extra row is read so its message can be shown.

@@ -16,14 +16,14 @@ from app.blueprints.queries import bp
 from app.blueprints.queries.forms import MAX_FILTER_ROWS, FilterRow, QueryForm
 from app.blueprints.query_vocabulary import query_vocabulary
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform import text_rules
-from app.domain.platform.access import can_change
+from app.domain.people.access import can_change
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.query_spec import VALUELESS
 from app.domain.sources.report_spec import QueryInUse
+from app.domain.values import text_rules
 from app.models.export_file import FileFormat
 from app.services.files.file_requests import QueryFileOptions, request_query_file, workspace_time_zone
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import source_removal
 from app.services.schedules.schedules import schedules_using_query
 from app.services.sources import saved_queries

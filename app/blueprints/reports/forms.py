@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from werkzeug.datastructures import MultiDict
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import opened_version
 from app.domain.sources.catalog import Column, get_dataset
 from app.domain.sources.report_spec import GROUPABLE_TYPES, MAX_FIGURES, NUMERIC_TYPES
+from app.domain.values.text_rules import opened_version
 from app.models import Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS, ReportKind
 

@@ -16,13 +16,13 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform import text_rules
-from app.domain.platform.access import can_change
+from app.domain.people.access import can_change
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
+from app.domain.values import text_rules
 from app.models.report import PAGE_SIZES
 from app.services.files import report_files
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import source_removal
 from app.services.sources import reports
 from app.services.sources.reports import ReportListing

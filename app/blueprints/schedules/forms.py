@@ -9,7 +9,7 @@ from wtforms import BooleanField, HiddenField, SelectMultipleField, StringField,
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.platform.timetable import TimetableKind
+from app.domain.timing.timetable import TimetableKind
 from app.services.schedules.schedules import ScheduleInput
 from app.vocabulary import Heading
 

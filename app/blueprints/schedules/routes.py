@@ -20,16 +20,17 @@ from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
-from app.domain.errors import ValidationError
-from app.domain.platform import text_rules
-from app.domain.platform.text_rules import opened_version
-from app.domain.platform.time_zones import zone_suggestions
-from app.domain.platform.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
-from app.domain.schedules.attachment_policy import NOT_ALLOWED as ATTACHMENT_NOT_ALLOWED
+from app.domain.errors import Conflict, DomainError, ValidationError
+from app.domain.schedules import attachment_rules
+from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
+from app.domain.values import text_rules
+from app.domain.values.text_rules import opened_version
+from app.domain.values.time_zones import zone_suggestions
 from app.models.export_file import FORMAT_LABELS, FileFormat
 from app.models.schedule import MAX_RECIPIENTS
+from app.services.accounts import workspaces
 from app.services.files.file_requests import HEADINGS
-from app.services.platform import list_pages, workspaces
+from app.services.pages import list_pages
 from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
 from app.services.schedules.schedules import ScheduleListing
 
@@ -65,13 +66,18 @@ def _visible_or_404(schedule_id: int) -> ScheduleListing:
 
 
 def _render_form(
-    form: ScheduleForm, listing: ScheduleListing | None, error: ValidationError | None = None, status: int = 200
+    form: ScheduleForm,
+    listing: ScheduleListing | None,
+    error: DomainError | None = None,
+    status: int = 200,
+    reload_url: str | None = None,
 ):
     return render_template(
         "schedules/form.html",
         form=form,
         listing=listing,
         error=error,
+        reload_url=reload_url,
         sources=schedules.source_choices(g.access),
         people=workspaces.members_by_name(g.workspace_id),
         templates=schedules.published_template_versions(g.workspace_id),
@@ -79,7 +85,7 @@ def _render_form(
         zone_suggestions=zone_suggestions(),
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
         attachment_limit_mb=attachment_policy.limit_mb(g.workspace_id),
-        attachment_not_allowed=ATTACHMENT_NOT_ALLOWED,
+        attachment_not_allowed=attachment_rules.NOT_ALLOWED,
         **_upcoming(form),
     ), status
 
@@ -220,6 +226,11 @@ def edit(workspace_id: int, schedule_id: int):
         schedule = schedule_form.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
     except ValidationError as error:
         return _render_form(form, listing, error, 400)
+    except Conflict as conflict:
+        # Saved by someone else since this form was opened: the person's typing stays on the page,
+        # beside a link to the schedule as it is now.
+        reload_url = url_for(".edit", workspace_id=workspace_id, schedule_id=schedule_id)
+        return _render_form(form, listing, conflict, 409, reload_url)
     flash(f"Schedule “{schedule.name}” saved.")
     return redirect(url_for(".show", workspace_id=workspace_id, schedule_id=schedule.id))
 

@@ -7,7 +7,7 @@ from wtforms import TextAreaField
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.platform.staff_rules import REASON_LIMIT
+from app.domain.people.staff_rules import REASON_LIMIT
 
 
 class SupersedeForm(FlaskForm):

@@ -10,7 +10,7 @@ from flask import render_template
 from flask_login import current_user, login_required
 
 from app.domain.errors import NotVisible
-from app.domain.platform.staff_rules import STAFF_EXECUTE
+from app.domain.people.staff_rules import STAFF_EXECUTE
 
 
 def is_staff_with(permission: str) -> bool:

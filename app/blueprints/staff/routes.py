@@ -11,8 +11,8 @@ from app.blueprints.staff import bp
 from app.blueprints.staff.forms import SupersedeForm
 from app.blueprints.staff.guards import is_staff_with, staff_executor, staff_viewer
 from app.domain.errors import AccessDenied, Conflict, NotVisible, TransitionRefused, ValidationError
-from app.domain.platform.staff_rules import REASON_LIMIT, STAFF_EXECUTE
-from app.domain.platform.text_rules import database_id
+from app.domain.people.staff_rules import REASON_LIMIT, STAFF_EXECUTE
+from app.domain.values.text_rules import database_id
 from app.models import (
     ExportExecution,
     ExportFile,
@@ -20,7 +20,7 @@ from app.models import (
     ScheduleRun,
     Workspace,
 )
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.staff import coverage_view, queue_health, staff_actions, staff_lists
 from app.services.workspace_export import package_delivery_actions, package_history
 

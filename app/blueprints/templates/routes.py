@@ -12,7 +12,7 @@ from flask import flash, g, redirect, render_template, request, url_for
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.templates import bp
 from app.domain.errors import NotVisible, TransitionRefused, ValidationError
-from app.domain.platform.text_rules import database_id
+from app.domain.values.text_rules import database_id
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
 from app.services.schedules import templates
 

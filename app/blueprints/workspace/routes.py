@@ -4,9 +4,9 @@ from flask_login import current_user, login_required
 from app.blueprints.guards import workspace_member
 from app.blueprints.workspace import bp
 from app.models.types import utcnow
+from app.services.accounts.workspaces import live_workspaces_of
 from app.services.files import file_library
-from app.services.platform import list_pages
-from app.services.platform.workspaces import live_workspaces_of
+from app.services.pages import list_pages
 from app.services.sources import reports, saved_queries
 from app.services.workspace_export import package_history
 

@@ -66,7 +66,7 @@ def start(
     renews its lease is refused: the live attempt keeps it, however slow it is.
 
     Returns the number of this attempt, which every later transition of the attempt names. The
-    starting attempt takes the lease (app/services/platform/leases.py); without one the watchdog counts
+    starting attempt takes the lease (app/services/work/leases.py); without one the watchdog counts
     the file as abandoned. Times are the database's clock's unless the caller gives `now`.
     """
     at = database_time(now)

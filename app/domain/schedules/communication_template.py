@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import update
 
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models.schedule import CommunicationTemplateVersion, TemplateStatus
 

@@ -10,8 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from app.domain.errors import ValidationError
-from app.domain.platform.email_address import check_address
-from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.values.email_address import check_address
+from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable
 from app.models.export_file import FORMAT_LABELS, QUERY_FORMATS, FileFormat
 from app.models.report import ReportKind
 from app.models.schedule import MAX_RECIPIENTS, ScheduleKind

@@ -13,9 +13,9 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import DATABASE_INTEGER_MAX, DATABASE_INTEGER_MIN, refuse_unstorable, whole_number
 from app.domain.sources.catalog import Column, Dataset, get_dataset
 from app.domain.sources.stored_request import AppliedRange, FileRequest, Filter, SortKey
+from app.domain.values.text_rules import DATABASE_INTEGER_MAX, DATABASE_INTEGER_MIN, refuse_unstorable, whole_number
 
 MAX_COLUMNS = 60
 MAX_FILTERS = 20
@@ -168,13 +168,29 @@ def validate_definition(definition: dict, max_rows: int, saving: bool = False) -
 
     `saving` is for a definition someone is writing now (saved or previewed): it also refuses
     what older definitions were let through with, such as “contains” an empty text.
+    The parts are checked in the order the form shows them; the first refusal is raised.
     """
     _refuse_unstorable_fields(definition)
-    dataset = get_dataset(str(definition.get("dataset", "")))
+    dataset = _checked_dataset(definition.get("dataset", ""))
+    return {
+        "dataset": dataset.name,
+        "columns": _checked_columns(dataset, definition.get("columns") or []),
+        "filters": _checked_filters(dataset, definition.get("filters") or [], saving),
+        "sort": _checked_sort(dataset, definition.get("sort") or []),
+        "parameters": _checked_parameters(dataset, definition.get("parameters") or []),
+        "row_limit": _checked_row_limit(definition.get("row_limit"), max_rows),
+    }
+
+
+def _checked_dataset(name: object) -> Dataset:
+    dataset = get_dataset(str(name))
     if dataset is None:
         raise ValidationError("Choose a dataset.", "dataset")
+    return dataset
 
-    columns = [str(c) for c in definition.get("columns") or []]
+
+def _checked_columns(dataset: Dataset, raw_columns: list) -> list[str]:
+    columns = [str(c) for c in raw_columns]
     if not columns:
         raise ValidationError("Choose at least one column.", "columns")
     if len(columns) > MAX_COLUMNS:
@@ -184,56 +200,61 @@ def validate_definition(definition: dict, max_rows: int, saving: bool = False) -
         raise ValidationError(f"Unknown column “{unknown[0]}” in {dataset.label}.", "columns")
     if len(set(columns)) != len(columns):
         raise ValidationError("Each column can be chosen once.", "columns")
+    return columns
 
-    raw_filters = definition.get("filters") or []
+
+def _checked_filters(dataset: Dataset, raw_filters: list, saving: bool) -> list[dict]:
     if len(raw_filters) > MAX_FILTERS:
         raise ValidationError(f"Use at most {MAX_FILTERS} filters.", "filters")
     if not all(isinstance(f, dict) for f in raw_filters):
         raise ValidationError("Each filter names a column, a condition and a value.", "filters")
-    filters = [_validate_filter(dataset, f, i, saving) for i, f in enumerate(raw_filters)]
+    return [_validate_filter(dataset, f, i, saving) for i, f in enumerate(raw_filters)]
 
+
+def _checked_sort(dataset: Dataset, raw_sort: list) -> list[dict]:
     sort = []
-    for i, raw in enumerate((definition.get("sort") or [])[: MAX_SORT + 1]):
+    # The keys within the limit are judged first: a bad one among them is the refusal to show.
+    for i, raw in enumerate(raw_sort[: MAX_SORT + 1]):
         if i >= MAX_SORT:
             raise ValidationError(f"Sort by at most {MAX_SORT} columns.", "sort")
-        column = dataset.column(str(raw.get("column", "")))
-        if column is None:
-            raise ValidationError(f"Unknown sort column “{raw.get('column', '')}”.", "sort")
-        direction = raw.get("direction", "asc")
-        if direction not in ("asc", "desc"):
-            raise ValidationError("Sort direction is ascending or descending.", "sort")
-        sort.append({"column": column.name, "direction": direction})
+        sort.append(_checked_sort_key(dataset, raw))
+    return sort
 
-    parameters = []
-    for raw in definition.get("parameters") or []:
-        column = dataset.column(str(raw.get("column", "")))
-        if column is None or column.type not in ("date", "datetime"):
-            raise ValidationError("A date range applies to a date or date-time column.", "parameters")
-        if raw.get("range") not in RELATIVE_RANGES:
-            raise ValidationError("Choose one of the offered date ranges.", "parameters")
-        parameters.append({"column": column.name, "range": raw["range"]})
 
-    row_limit = definition.get("row_limit")
+def _checked_sort_key(dataset: Dataset, raw: dict) -> dict:
+    column = dataset.column(str(raw.get("column", "")))
+    if column is None:
+        raise ValidationError(f"Unknown sort column “{raw.get('column', '')}”.", "sort")
+    direction = raw.get("direction", "asc")
+    if direction not in ("asc", "desc"):
+        raise ValidationError("Sort direction is ascending or descending.", "sort")
+    return {"column": column.name, "direction": direction}
+
+
+def _checked_parameters(dataset: Dataset, raw_parameters: list) -> list[dict]:
+    return [_checked_parameter(dataset, raw) for raw in raw_parameters]
+
+
+def _checked_parameter(dataset: Dataset, raw: dict) -> dict:
+    column = dataset.column(str(raw.get("column", "")))
+    if column is None or column.type not in ("date", "datetime"):
+        raise ValidationError("A date range applies to a date or date-time column.", "parameters")
+    if raw.get("range") not in RELATIVE_RANGES:
+        raise ValidationError("Choose one of the offered date ranges.", "parameters")
+    return {"column": column.name, "range": raw["range"]}
+
+
+def _checked_row_limit(row_limit: object, max_rows: int) -> int | None:
     if row_limit in (None, ""):
-        row_limit = None
-    else:
-        row_limit = whole_number(
-            row_limit,
-            "row_limit",
-            "The row limit is a whole number.",
-            1,
-            max_rows,
-            range_message=f"The row limit is between 1 and {max_rows:,}.",
-        )
-
-    return {
-        "dataset": dataset.name,
-        "columns": columns,
-        "filters": filters,
-        "sort": sort,
-        "parameters": parameters,
-        "row_limit": row_limit,
-    }
+        return None
+    return whole_number(
+        row_limit,
+        "row_limit",
+        "The row limit is a whole number.",
+        1,
+        max_rows,
+        range_message=f"The row limit is between 1 and {max_rows:,}.",
+    )
 
 
 def _refuse_unstorable_fields(definition: dict) -> None:

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from app.domain.errors import Conflict, ValidationError
-from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable, whole_number
 from app.domain.sources.catalog import Column, Dataset, get_dataset
 from app.domain.sources.print_params import FIGURE_FUNCTIONS, Figure, ReportColumn, ReportLayout, SummarySpec
 from app.domain.sources.stored_request import FileRequest, SortKey
+from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable, whole_number
 from app.models.report import ORIENTATIONS, PAGE_SIZES, ReportKind
 
 KIND_LABELS = {

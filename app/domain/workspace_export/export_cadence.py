@@ -2,7 +2,7 @@
 
 A cadence is off, daily, weekly (a weekday, 0 = Monday) or monthly (a day from 1 to 28, which
 every month has), at an "HH:MM" wall-clock time in an IANA time zone. The wall-clock times are
-turned into UTC instants by the schedules' timetable (app/domain/platform/timetable.py), so workspace
+turned into UTC instants by the schedules' timetable (app/domain/timing/timetable.py), so workspace
 exports follow the same daylight-saving rules as schedules, stated once there: a time the clock
 skips runs at the first valid local time after the gap, a time the clock shows twice runs at the
 first of the two.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from app.domain.platform.timetable import WEEKDAY_KEYS, Timetable, next_occurrence
+from app.domain.timing.timetable import WEEKDAY_KEYS, Timetable, next_occurrence
 from app.models.export_settings import Cadence
 
 

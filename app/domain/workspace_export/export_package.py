@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
-from app.domain.workspace_export import package_delivery
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_execution import ExecutionStatus, ExportExecution
@@ -94,7 +94,7 @@ def being_copied(package_ids: Collection[int], now: datetime) -> set[int]:
     return set(
         db.session.scalars(
             select(ExportDelivery.package_id).where(
-                ExportDelivery.package_id.in_(package_ids), package_delivery.copying(now)
+                ExportDelivery.package_id.in_(package_ids), package_delivery_lifecycle.copying(now)
             )
         )
     )
@@ -105,7 +105,7 @@ def _copying_to(package_id: int, now: Moment) -> list[str]:
         db.session.scalars(
             select(ExportDestination.name)
             .join(ExportDelivery, ExportDelivery.destination_id == ExportDestination.id)
-            .where(ExportDelivery.package_id == package_id, package_delivery.copying(now))
+            .where(ExportDelivery.package_id == package_id, package_delivery_lifecycle.copying(now))
             .order_by(ExportDestination.name)
         )
     )

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number
-from app.domain.platform.timetable import WEEKDAY_NAMES
+from app.domain.timing.timetable import WEEKDAY_NAMES
+from app.domain.values.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number
 from app.domain.workspace_export.coverage import DECLARATIONS, CoverageStatus
 from app.domain.workspace_export.destination_rules import validate_destination_path, validate_endpoint_url
 from app.domain.workspace_export.export_cadence import cadence_timetable

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 
 from app.domain.errors import TransitionRefused
-from app.domain.platform.staff_rules import REASON_LIMIT
+from app.domain.people.staff_rules import REASON_LIMIT
 from app.extensions import db
 from app.models.export_settings import ExportSettings, SettingsStatus
 from app.models.types import database_time

@@ -11,9 +11,9 @@ from datetime import datetime, timedelta
 
 from flask import current_app
 
-from app.domain.platform.timetable import Timetable, next_occurrence, next_occurrences
 from app.domain.schedules.schedule_rules import RecipientChoice
 from app.domain.sources.query_spec import validate_definition
+from app.domain.timing.timetable import Timetable, next_occurrence, next_occurrences
 from app.extensions import db
 from app.models import (
     CommunicationTemplate,

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from app.extensions import db
 from app.models import Membership, Person, Team, TeamMember, Workspace
+from app.services.accounts.authentication import hash_password
 from app.services.demo.data_workspaces import (
     EMPLOYEES_PER_WORKSPACE,
     LOGINS,
@@ -22,7 +23,6 @@ from app.services.demo.data_workspaces import (
     WorkspacePlan,
 )
 from app.services.demo.dataset_rows import Worker
-from app.services.platform.authentication import hash_password
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from app.domain.platform.access import SCHEDULE_MANAGEMENT
+from app.domain.people.access import SCHEDULE_MANAGEMENT
 from app.domain.sources.catalog import DATASETS
 from app.models.workspace import STAFF_PERMISSIONS
 from app.seed_data import HOSTILE_VALUES, reads_as_a_name

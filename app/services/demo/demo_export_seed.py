@@ -16,7 +16,7 @@ import logging
 from flask import current_app
 from sqlalchemy import select
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.workspace_export.export_settings_rules import DestinationInput, SettingsInput, active_datasets
 from app.extensions import db
 from app.models import Person, Workspace

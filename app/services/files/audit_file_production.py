@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 
 from app.data.audit_events import count_events, iter_events
-from app.domain.platform.access import RequesterContext
-from app.domain.platform.audit_vocabulary import action_sentence, changes, reason_sentence
+from app.domain.people.access import RequesterContext
+from app.domain.people.audit_vocabulary import action_sentence, changes, reason_sentence
 from app.domain.sources.catalog import Column
 from app.domain.sources.stored_request import AuditSelection
 from app.models import ExportFile

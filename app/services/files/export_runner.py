@@ -26,7 +26,7 @@ from sqlalchemy import select
 
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
 from app.domain.files import export_file
-from app.domain.platform.access import RequesterContext, current_context
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import ExportFile
@@ -36,7 +36,7 @@ from app.rendering import TooManyRows
 from app.services.files.audit_file_production import write_audit_file
 from app.services.files.query_file_production import write_query_file
 from app.services.files.report_file_production import write_report_file
-from app.services.platform import leases
+from app.services.work import leases
 from app.storage import StorageError, StorageFull, get_storage
 
 log = logging.getLogger(__name__)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from app.domain.errors import AccessDenied, TransitionRefused
 from app.domain.files import export_file
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.extensions import db
 from app.models import ExportFile, Person
 from app.models.export_file import FailureCode, FileStatus
-from app.services.platform import audit
+from app.services.accounts import audit
 
 
 class CannotCancel(TransitionRefused):

@@ -15,13 +15,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, or_, select
 
 from app.domain.errors import Conflict
-from app.domain.platform.access import RequesterContext, has_schedule_authority
+from app.domain.people.access import RequesterContext, has_schedule_authority
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FORMAT_LABELS, FailureCode, FileFormat, FileKind, FileStatus
-from app.models.schedule import Schedule
 from app.services.files.file_requests import HEADINGS
-from app.services.platform.list_pages import (
+from app.services.pages.list_pages import (
     ListFilter,
     ListRequest,
     ListSpec,
@@ -32,7 +31,7 @@ from app.services.platform.list_pages import (
     page_of,
     without_json,
 )
-from app.services.platform.stored_download import Download, stored_download
+from app.services.pages.stored_download import Download, stored_download
 
 # The overview's "about to expire": files whose download ends within this time.
 EXPIRING_WITHIN = timedelta(days=3)
@@ -145,18 +144,6 @@ def choice_words(export: ExportFile) -> str:
     return " · ".join(words)
 
 
-def schedule_names(files: list[ExportFile]) -> dict[int, str]:
-    """The names of the schedules that produced these files (those still in the files' workspace), by id."""
-    ids = {export.schedule_id for export in files if export.schedule_id is not None}
-    if not ids:
-        return {}
-    workspace_ids = {export.workspace_id for export in files}
-    rows = db.session.execute(
-        select(Schedule.id, Schedule.name).where(Schedule.id.in_(ids), Schedule.workspace_id.in_(workspace_ids))
-    )
-    return {schedule_id: name for schedule_id, name in rows}
-
-
 def recent_files(access: RequesterContext, limit: int = ATTENTION_LIMIT) -> list[ExportFile]:
     """The person's newest files in the workspace."""
     return list(
@@ -207,15 +194,6 @@ def get_file(access: RequesterContext, file_id: int) -> ExportFile | None:
         select(ExportFile).where(
             and_(ExportFile.id == file_id, ExportFile.workspace_id == access.workspace_id, readers)
         )
-    ).scalar_one_or_none()
-
-
-def producing_schedule(export: ExportFile) -> Schedule | None:
-    """The schedule that produced the file, if one did and it still exists in the file's workspace."""
-    if export.schedule_id is None:
-        return None
-    return db.session.execute(
-        select(Schedule).where(Schedule.id == export.schedule_id, Schedule.workspace_id == export.workspace_id)
     ).scalar_one_or_none()
 
 

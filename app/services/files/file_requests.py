@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.query_spec import substitute, validate_definition
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db

@@ -19,8 +19,8 @@ from app.extensions import db, execute_dml
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FileStatus
 from app.models.types import database_now
-from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
+from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.work_kind import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
 
 EXPORT_JOB = "jobs.export_file.run"
 EXPORT_JOB_SLUG = "export-file"

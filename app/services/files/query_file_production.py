@@ -14,7 +14,7 @@ from contextlib import closing
 from app.data.csv_copy import copy_records
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.domain.errors import ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile

@@ -27,7 +27,7 @@ from flask import current_app
 
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.catalog import Column, Dataset
 from app.domain.sources.print_params import PrintParams, ReportLayout
 from app.domain.sources.query_spec import VALUELESS, operator_phrase

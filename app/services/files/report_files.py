@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.print_params import PrintParams
 from app.domain.sources.query_spec import substitute, validate_definition
 from app.domain.sources.report_spec import code_sort_first, validate_layout

@@ -3,7 +3,7 @@ The work engine's lapsed-lease turn runs it through the files' spec (app/service
 
 RQ does not redeliver the job of a killed worker (it ends up failed, much later), so the
 database decides. A running file is stalled when the lease its attempt keeps renewing has
-lapsed (app/services/platform/leases.py): its holder died. A slow but live attempt keeps renewing and is
+lapsed (app/services/work/leases.py): its holder died. A slow but live attempt keeps renewing and is
 never judged stalled, however long one step takes; a hung one is ended by the job timeout.
 A stalled file gets a new job, which restarts it into the same key. A file that stalls again
 and again is failed with `timeout` so that nothing loops forever.
@@ -18,13 +18,13 @@ from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
 from app.domain.files import export_file
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.outbox import dispatch
-from app.services.platform.leases import lease_lapsed
-from app.services.platform.work import LOST_AFTER, Candidate, lapsed_candidate
+from app.services.work.leases import lease_lapsed
+from app.services.work.work_kind import LOST_AFTER, Candidate, lapsed_candidate
 
 # A file whose worker stopped is started again at once, up to five attempts in all.
 RETRIES = RetryPolicy(max_attempts=5)

@@ -1,15 +1,15 @@
 """The workspace's attachment policy: read it, and change it (administrators, audited in the
-same transaction). What the policy means is app/domain/schedules/attachment_policy.py."""
+same transaction). What the policy means is app/domain/schedules/attachment_rules.py."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from app.domain.platform.access import RequesterContext
-from app.domain.schedules.attachment_policy import checked_limit
+from app.domain.people.access import RequesterContext
+from app.domain.schedules.attachment_rules import checked_limit
 from app.extensions import db
 from app.models import Workspace
-from app.services.platform import audit
+from app.services.accounts import audit
 
 
 def limit_mb(workspace_id: int) -> int | None:

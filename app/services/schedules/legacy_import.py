@@ -23,9 +23,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ValidationError
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.text_rules import database_id, refuse_unstorable
-from app.domain.platform.timetable import Timetable, TimetableKind, next_occurrence
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.schedules.schedule_rules import (
     RecipientChoice,
     checked_recipients,
@@ -34,11 +32,13 @@ from app.domain.schedules.schedule_rules import (
     valid_name,
 )
 from app.domain.sources.query_spec import validate_definition
+from app.domain.timing.timetable import Timetable, TimetableKind, next_occurrence
+from app.domain.values.text_rules import database_id, refuse_unstorable
 from app.extensions import db
 from app.models import Membership, Person, Report, SavedQuery, Workspace
 from app.models.schedule import PauseReason, Schedule, ScheduleKind, ScheduleRecipient, ScheduleStatus
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.vocabulary import Heading
 
 MAX_LEGACY_REF_LENGTH = 200

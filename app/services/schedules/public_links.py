@@ -1,6 +1,6 @@
 """Following the links in a schedule's emails, with no sign-in: the download and the unsubscribe.
 
-A link names its recipient delivery by a signed token (app/services/platform/public_link_tokens.py). Whether
+A link names its recipient delivery by a signed token (app/services/pages/public_link_tokens.py). Whether
 it still opens is decided here, on every visit: the delivery still exists (changing or deleting
 it revokes the link), its run's file succeeded and has not expired, the workspace is live, and a
 person recipient is still a member of the workspace (INV-04). What failed is never told: the
@@ -16,14 +16,14 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import NotVisible
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile, Workspace
 from app.models.export_file import FileStatus
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
 from app.services.files.file_library import open_download
-from app.services.platform.public_link_tokens import nonce_from_token
-from app.services.platform.stored_download import Download
+from app.services.pages.public_link_tokens import nonce_from_token
+from app.services.pages.stored_download import Download
 from app.storage import ObjectMissing
 
 PERSON_KEY_PREFIX = "person:"

@@ -23,11 +23,10 @@ from sqlalchemy import select
 from app.communications import Attachment, Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
-from app.domain.platform.access import RequesterContext
-from app.domain.platform.sizes import size_label
-from app.domain.platform.timetable import Timetable, wall_clock_label
-from app.domain.schedules import attachment_policy as attachment_rules
-from app.domain.schedules import recipient_delivery
+from app.domain.people.access import RequesterContext
+from app.domain.schedules import attachment_rules, recipient_delivery
+from app.domain.timing.timetable import Timetable, wall_clock_label
+from app.domain.values.sizes import size_label
 from app.extensions import db, insert_ignoring_duplicates
 from app.models import ExportFile, Membership, Person
 from app.models.schedule import (
@@ -42,7 +41,7 @@ from app.models.schedule import (
 )
 from app.models.types import database_now
 from app.services.files.file_library import MIME_TYPES
-from app.services.platform.public_link_tokens import link_token, public_link
+from app.services.pages.public_link_tokens import link_token, public_link
 from app.services.schedules import attachment_policy
 from app.storage import get_storage
 

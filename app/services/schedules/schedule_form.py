@@ -10,13 +10,13 @@ from typing import cast
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import FieldChecks, ValidationError
-from app.domain.platform.access import RequesterContext
-from app.domain.platform.email_address import addresses_one_a_line
-from app.domain.platform.text_rules import database_id, refuse_line_breaks, refuse_unstorable
-from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules.attachment_policy import NOT_ALLOWED
+from app.domain.errors import Conflict, FieldChecks, ValidationError
+from app.domain.people.access import RequesterContext
+from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
+from app.domain.timing.timetable import Timetable, next_occurrence
+from app.domain.values.email_address import addresses_one_a_line
+from app.domain.values.text_rules import database_id, refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
 from app.models.export_file import FORMAT_LABELS
@@ -28,8 +28,8 @@ from app.models.schedule import (
     ScheduleStatus,
 )
 from app.models.types import utcnow
+from app.services.accounts import audit
 from app.services.files.file_requests import HEADINGS
-from app.services.platform import audit
 from app.services.schedules import attachment_policy
 from app.services.schedules.schedules import (
     EXTERNAL_GRANT,
@@ -42,6 +42,12 @@ from app.services.schedules.schedules import (
 )
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading
+
+# The person's changes were made to an older version: saving them would undo someone else's.
+CHANGED_MEANWHILE = (
+    "Someone else changed this schedule after you opened it. "
+    "Reload the schedule to see their changes, then make yours again."
+)
 
 
 def input_of(schedule: Schedule) -> ScheduleInput:
@@ -70,7 +76,8 @@ def save_schedule(
     access: RequesterContext, schedule: Schedule | None, data: ScheduleInput, expected_version: int | None = None
 ) -> Schedule:
     """Create (`schedule` None) or change a schedule; nothing is written when a field is refused, and
-    ValidationErrors then names every refused field at once."""
+    ValidationErrors then names every refused field at once. A change to a schedule someone saved
+    after `expected_version` was opened writes nothing and raises Conflict."""
     refuse_unstorable(
         [
             data.name,
@@ -131,9 +138,7 @@ def save_schedule(
             )
             if result.rowcount != 1:
                 db.session.rollback()
-                raise ValidationError(
-                    "Someone saved this schedule after you opened it. Open it again to see their changes.", "version"
-                )
+                raise Conflict(CHANGED_MEANWHILE)
             action = "schedule.changed"
         _replace_recipients(schedule.id, checked.recipients)
         audit.record(

@@ -12,15 +12,15 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import aliased
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import refuse_unstorable
-from app.domain.platform.time_zones import is_zone
-from app.domain.platform.timetable import (
+from app.domain.timing.timetable import (
     OccurrenceInZones,
     Timetable,
     moment_label,
     next_occurrences,
     viewer_times,
 )
+from app.domain.values.text_rules import refuse_unstorable
+from app.domain.values.time_zones import is_zone
 from app.extensions import db
 from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileStatus
@@ -32,7 +32,7 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
 )
 from app.models.types import utcnow
-from app.services.platform.list_pages import ListRequest, ListSpec, Page, newest_first, page_of
+from app.services.pages.list_pages import ListRequest, ListSpec, Page, newest_first, page_of
 from app.services.schedules.schedules import ACTIVE_RUN_STATUSES, workspace_zone
 
 # A page of a schedule's runs, newest first; the newest few show their attempts and recipients open.

@@ -21,12 +21,11 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import TransitionRefused, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.retry_policy import RetryPolicy
-from app.domain.schedules import schedule as schedule_domain
-from app.domain.schedules import schedule_run
+from app.domain.people.access import RequesterContext, current_context
+from app.domain.schedules import schedule_lifecycle, schedule_run
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.query_spec import validate_definition
+from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
@@ -43,9 +42,9 @@ from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.platform import leases
 from app.services.schedules import schedule_delivery
 from app.services.schedules.schedules import audit_pause
+from app.services.work import leases
 
 log = logging.getLogger(__name__)
 
@@ -212,12 +211,12 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
     db.session.commit()
     schedule_delivery.fail_pending(run_id, attempt, detail)
     try:
-        schedule_domain.pause(schedule_id, reason)
+        schedule_lifecycle.pause(schedule_id, reason)
     except TransitionRefused:
         pass  # paused already (by hand, or by another run): the reason on the page stays
     else:
         audit_pause(workspace_id, schedule_id, reason, None, {"run_id": run_id})
-    schedule_domain.record_run_outcome(schedule_id, failed=True)
+    schedule_lifecycle.record_run_outcome(schedule_id, failed=True)
     db.session.commit()
     raise _Stop(code)
 
@@ -376,5 +375,5 @@ def _settle_failed(run: ScheduleRun, attempt: int, code: str, detail: str) -> No
 
 
 def settle_schedule(schedule_id: int, workspace_id: int, failed: bool) -> None:
-    if schedule_domain.record_run_outcome(schedule_id, failed):
+    if schedule_lifecycle.record_run_outcome(schedule_id, failed):
         audit_pause(workspace_id, schedule_id, PauseReason.FAILURE_STREAK, None)

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from app.domain.platform.timetable import Due, Timetable, due_occurrences, next_occurrence
-from app.domain.schedules import schedule as schedule_domain
+from app.domain.schedules import schedule_lifecycle
+from app.domain.timing.timetable import Due, Timetable, due_occurrences, next_occurrence
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
@@ -70,7 +70,7 @@ def _tick_batch(now: datetime) -> tuple[list[int], int]:
     for row in rows:
         if row.next_occurrence_at is None:
             # Never planned (or its timetable was edited): the next occurrence counts from now.
-            schedule_domain.record_occurrence(
+            schedule_lifecycle.record_occurrence(
                 row.id, row.last_occurrence_at or now, plan.next_after_now(row.timetable), None
             )
             continue
@@ -91,7 +91,7 @@ def _tick_batch(now: datetime) -> tuple[list[int], int]:
             )
         moves.append((row.id, due.latest or row.last_occurrence_at or now, following, row.next_occurrence_at))
     # The rows are locked by this transaction, so every guarded move applies.
-    schedule_domain.record_occurrences(moves)
+    schedule_lifecycle.record_occurrences(moves)
     admitted: list[int] = []
     if new_runs:
         # One statement for the batch (insertmanyvalues); ON CONFLICT leaves an admitted occurrence alone.

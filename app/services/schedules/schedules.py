@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from sqlalchemy import delete, func, select, update
 
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules import schedule as lifecycle
+from app.domain.people.access import RequesterContext, current_context
+from app.domain.schedules import schedule_lifecycle
 from app.domain.schedules.schedule_rules import allowed_formats
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
-from app.models import Person, Report, SavedQuery, Workspace
+from app.models import ExportFile, Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
     CommunicationTemplate,
     CommunicationTemplateVersion,
@@ -37,8 +37,8 @@ from app.models.schedule import (
     TemplateStatus,
 )
 from app.models.types import utcnow
-from app.services.platform import audit
-from app.services.platform.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
+from app.services.accounts import audit
+from app.services.pages.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.schedules.schedule_admission import admit_run
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading
@@ -159,6 +159,27 @@ def visible_names(access: RequesterContext) -> dict[int, str]:
         select(Schedule.id, Schedule.name).where(*_visible(access)).order_by(func.lower(Schedule.name), Schedule.id)
     )
     return {schedule_id: name for schedule_id, name in rows}
+
+
+def schedule_names(files: list[ExportFile]) -> dict[int, str]:
+    """The names of the schedules that produced these files (those still in the files' workspace), by id."""
+    ids = {export.schedule_id for export in files if export.schedule_id is not None}
+    if not ids:
+        return {}
+    workspace_ids = {export.workspace_id for export in files}
+    rows = db.session.execute(
+        select(Schedule.id, Schedule.name).where(Schedule.id.in_(ids), Schedule.workspace_id.in_(workspace_ids))
+    )
+    return {schedule_id: name for schedule_id, name in rows}
+
+
+def producing_schedule(export: ExportFile) -> Schedule | None:
+    """The schedule that produced the file, if one did and it still exists in the file's workspace."""
+    if export.schedule_id is None:
+        return None
+    return db.session.execute(
+        select(Schedule).where(Schedule.id == export.schedule_id, Schedule.workspace_id == export.workspace_id)
+    ).scalar_one_or_none()
 
 
 def _latest_runs(schedule_ids: list[int]) -> dict[int, ScheduleRun]:
@@ -282,7 +303,7 @@ def source_moved_on(schedule: Schedule) -> int | None:
 
 def pause_schedule(access: RequesterContext, schedule: Schedule) -> None:
     try:
-        lifecycle.pause(schedule.id, PauseReason.USER)
+        schedule_lifecycle.pause(schedule.id, PauseReason.USER)
     except TransitionRefused:
         raise ValidationError("This schedule is paused already.", "status") from None
     audit_pause(access.workspace_id, schedule.id, PauseReason.USER, access.person_id)
@@ -338,7 +359,7 @@ def resume_schedule(access: RequesterContext, schedule: Schedule, legacy_confirm
     now = utcnow()
     following = next_occurrence(Timetable.from_json(schedule.timetable, "UTC"), now)
     try:
-        lifecycle.resume(schedule.id, PauseReason(reason), following)
+        schedule_lifecycle.resume(schedule.id, PauseReason(reason), following)
     except TransitionRefused:
         raise ValidationError("The schedule changed meanwhile. Reload the page and try again.", "status") from None
     # From now: the ticker does not catch up on the occurrences missed while paused.
@@ -362,7 +383,7 @@ def take_ownership(access: RequesterContext, schedule: Schedule) -> None:
         raise ValidationError("You own this schedule already.", "owner")
     previous = schedule.owner_id
     try:
-        lifecycle.transfer_ownership(schedule.id, previous, access.person_id)
+        schedule_lifecycle.transfer_ownership(schedule.id, previous, access.person_id)
     except TransitionRefused:
         raise ValidationError("The owner changed meanwhile. Reload the page and try again.", "owner") from None
     audit.record(
@@ -450,7 +471,7 @@ def schedules_using_query(workspace_id: int, query_id: int) -> list[str]:
 
 def pause_for_removed_report(workspace_id: int, actor_id: int, report_id: int) -> None:
     """Pause the active schedules of a report being deleted with `source_removed` (not committed)."""
-    for schedule_id in lifecycle.pause_those_sending_report(workspace_id, report_id):
+    for schedule_id in schedule_lifecycle.pause_those_sending_report(workspace_id, report_id):
         audit_pause(workspace_id, schedule_id, PauseReason.SOURCE_REMOVED, actor_id, {"report_id": report_id})
 
 

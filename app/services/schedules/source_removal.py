@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import AccessDenied
-from app.domain.platform.access import RequesterContext, can_change
+from app.domain.people.access import RequesterContext, can_change
 from app.domain.sources.report_spec import QueryInUse
 from app.extensions import db
 from app.models import Report, SavedQuery

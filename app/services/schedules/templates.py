@@ -1,7 +1,7 @@
 """Message templates: listing, creating, editing a draft, publishing, and starting a new version.
 
 Everyone in the workspace sees its templates; administrators and people with schedule-management
-authority manage them (app.domain.platform.access.has_schedule_authority). A template's text lives in
+authority manage them (app.domain.people.access.has_schedule_authority). A template's text lives in
 numbered versions; a schedule names a published one, which never changes again
 (app/domain/schedules/communication_template.py), so editing a template never alters what a schedule sends.
 """
@@ -15,12 +15,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import selectinload
 
 from app.domain.errors import AccessDenied, TransitionRefused, ValidationError
-from app.domain.platform.access import RequesterContext, has_schedule_authority
+from app.domain.people.access import RequesterContext, has_schedule_authority
 from app.domain.schedules import communication_template
 from app.extensions import db
 from app.models.schedule import CommunicationTemplate, CommunicationTemplateVersion, TemplateStatus
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.data.query_runner import count_rows, request_dataset
 from app.data.report_aggregates import first_rows, group_counts
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.print_params import PrintParams
 from app.domain.sources.stored_request import FileRequest
 from app.models.report import ReportKind

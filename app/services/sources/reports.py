@@ -16,19 +16,19 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext, can_change
-from app.domain.platform.text_rules import database_id
+from app.domain.people.access import RequesterContext, can_change
 from app.domain.sources.catalog import DATASETS
 from app.domain.sources.report_spec import validate_report
+from app.domain.values.text_rules import database_id
 from app.extensions import db, execute_dml
 from app.models import Person, Report, SavedQuery
 from app.models.report import PRINT_PARAMETERS, ReportKind
 from app.models.types import utcnow
+from app.services.accounts import audit
 from app.services.files.report_files import file_request
-from app.services.platform import audit
-from app.services.platform.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
-from app.services.platform.versioned_update import commit_versioned_update
+from app.services.pages.list_pages import ListFilter, ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
 from app.services.sources.report_preview import ReportPreview, report_preview
+from app.services.sources.versioned_update import commit_versioned_update
 
 STORED_FIELDS = (
     "name",

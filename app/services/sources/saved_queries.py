@@ -15,19 +15,19 @@ from sqlalchemy.exc import IntegrityError
 
 from app.data import query_runner
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext, can_change
-from app.domain.platform.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.people.access import RequesterContext, can_change
 from app.domain.sources.catalog import DATASETS, Column, Dataset
 from app.domain.sources.query_spec import validate_definition
+from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Person, SavedQuery
 from app.models.types import utcnow
 from app.rendering.cells import formatters_for
 from app.rendering.dates import WorkspaceDates
+from app.services.accounts import audit
 from app.services.files.file_requests import workspace_dates
-from app.services.platform import audit
-from app.services.platform.list_pages import ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
-from app.services.platform.versioned_update import commit_versioned_update
+from app.services.pages.list_pages import ListRequest, ListSpec, Page, a_to_z, page_of, recently_changed
+from app.services.sources.versioned_update import commit_versioned_update
 
 NAME_LIMIT = 200
 # A column holding more distinct values than this is filtered by typing, not from a list.

@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy import text
 
 from app.extensions import db
-from app.services.platform.queue import redis_connection
+from app.services.work.queue import redis_connection
 from app.storage import get_storage
 
 
@@ -63,7 +63,7 @@ def readiness() -> tuple[bool, dict[str, object]]:
     """Ready to serve: the engines answer, the database is migrated to the code's head, the
     coverage registry matches the declarations (else packages are refused), and at least one
     worker listens on every queue (else work of that priority would wait forever)."""
-    from app.services.platform.queue import live_workers, work_queues
+    from app.services.work.queue import live_workers, work_queues
 
     checks: dict[str, object] = dict(check_all())
     ready = all(value == "ok" for value in checks.values())

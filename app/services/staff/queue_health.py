@@ -15,9 +15,9 @@ from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
-from app.services.platform.queue import live_workers, work_queues
-from app.services.platform.work import RequeueRefused, WorkKind
 from app.services.work.engine import record_of
+from app.services.work.queue import live_workers, work_queues
+from app.services.work.work_kind import RequeueRefused, WorkKind
 
 FAILED_JOBS_SHOWN = 50
 

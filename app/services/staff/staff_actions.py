@@ -4,7 +4,7 @@ workspace export failed, delete a package early (its workspace's administrators 
 requeue a failed job through the product's own dispatch (the work engine's, for every kind).
 
 Each checks, itself, that the person holds `staff.execute` and gave a reason
-(app/domain/platform/staff_rules.py), whoever calls it: a route, a job or the command line. A
+(app/domain/people/staff_rules.py), whoever calls it: a route, a job or the command line. A
 refusal is the error of its category (app/domain/errors.py), with a sentence for the staff
 member: AccessDenied without the permission, TransitionRefused when the record's status moved on,
 RequeueRefused when a job cannot be dispatched again, ValidationError for the reason."""
@@ -17,16 +17,16 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import TransitionRefused
-from app.domain.platform.staff_rules import refuse_unless_staff_executor, staff_reason
+from app.domain.people.staff_rules import refuse_unless_staff_executor, staff_reason
 from app.domain.workspace_export import export_execution, export_suspension
 from app.extensions import db
 from app.models import ExportExecution, ExportPackage, Person, Workspace
 from app.models.export_notice import NoticeKind
 from app.models.types import database_clock
-from app.services.platform import audit
-from app.services.platform.queue import redis_connection, work_queues
-from app.services.platform.work import RequeueRefused
+from app.services.accounts import audit
 from app.services.work.engine import record_of
+from app.services.work.queue import redis_connection, work_queues
+from app.services.work.work_kind import RequeueRefused
 from app.services.workspace_export import export_notices, package_retention
 from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
 

@@ -1,7 +1,7 @@
 """The staff console's cross-workspace lists, the records they open, and the attention counts
 (DESIGN section 10).
 
-Every list is newest first, a page at a time with the list machinery of app/services/platform/list_pages.py
+Every list is newest first, a page at a time with the list machinery of app/services/pages/list_pages.py
 (signed keyset cursors), and has the same filters: workspace, status, failure code (a schedule's
 pause reason), and a date range on the record's creation time. Staff see every workspace;
 nothing here is for anyone else (the blueprint checks).
@@ -17,7 +17,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.data.days import within_days
-from app.domain.platform.text_rules import database_id
+from app.domain.values.text_rules import database_id
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFile, ExportPackage, Schedule, ScheduleRun, Workspace
 from app.models.export_execution import ExecutionFailure, ExecutionStatus
@@ -26,7 +26,7 @@ from app.models.export_package import PackageStatus
 from app.models.package_delivery import DeliveryStatus
 from app.models.schedule import PauseReason, RunStatus, ScheduleStatus
 from app.models.types import utcnow
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 
 PAGE_SIZE = 50
 Record = TypeVar("Record")

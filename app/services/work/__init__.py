@@ -1,8 +1,15 @@
 """The work engine: one way to dispatch, redispatch and redeliver every kind of background record
 (export files, schedule runs, workspace-export executions, package deliveries).
 
-- `core`: what every kind shares and no kind varies: the job-id scheme, the lost-job and
+Below the capabilities, which use them:
+
+- `queue`: the Redis client, the work queues by priority, and claim-then-enqueue.
+- `leases`: how a running record's holder keeps it, and how a dead holder is told from a slow one.
+- `work_kind`: what every kind shares and no kind varies: the job-id scheme, the lost-job and
   waiting-job checks against Redis, and `WorkKind`, the spec a kind declares its differences in.
+
+Above them, since they name every kind:
+
 - `kinds`: the registered kinds, one `WorkKind` each, in one tuple.
 - `engine`: the periodic entry points (`dispatch_pending`, `redispatch_lost`,
   `redeliver_lapsed`), each one turn over every registered kind, and the staff requeue's lookup

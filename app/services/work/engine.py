@@ -15,9 +15,9 @@ from datetime import datetime
 from rq.job import Job
 
 from app.extensions import db
-from app.services.platform.queue import redis_connection
-from app.services.platform.work import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
 from app.services.work.kinds import WORK_KINDS
+from app.services.work.queue import redis_connection
+from app.services.work.work_kind import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ its spec names them, with its retry policy as data. Adding a kind is a spec here
 from __future__ import annotations
 
 from app.services.files import outbox, watchdog
-from app.services.platform.queue import WorkPriority
-from app.services.platform.work import WorkKind
 from app.services.schedules import schedule_run_dispatch
+from app.services.work.queue import WorkPriority
+from app.services.work.work_kind import WorkKind
 from app.services.workspace_export import (
     execution_dispatch,
     execution_watchdog,

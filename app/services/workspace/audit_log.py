@@ -1,6 +1,6 @@
 """A workspace's audit log as its administrators read it: every audited event with who, when,
 what and why, newest first, filtered by action, person and date, a page at a time (the list
-machinery of app/services/platform/list_pages.py); and, with the same filters, a CSV file of it made
+machinery of app/services/pages/list_pages.py); and, with the same filters, a CSV file of it made
 through the product's export-file path (admission here, production in audit_file_production.py).
 """
 
@@ -13,15 +13,15 @@ from sqlalchemy import select
 
 from app.data import audit_events
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext
-from app.domain.platform.audit_vocabulary import Change, action_sentence, changes, reason_sentence
+from app.domain.people.access import RequesterContext
+from app.domain.people.audit_vocabulary import Change, action_sentence, changes, reason_sentence
 from app.domain.sources.stored_request import AuditSelection
 from app.extensions import db
 from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileFormat, FileKind
 from app.models.types import utcnow
 from app.services.files.file_requests import admit, new_file
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.vocabulary import Heading
 
 SOURCE_NAME = "Audit log"

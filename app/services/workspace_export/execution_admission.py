@@ -33,7 +33,7 @@ from app.models.export_execution import (
 )
 from app.models.export_settings import ExportSettings, SettingsStatus
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace_export import execution_dispatch
 from app.services.workspace_export.export_settings import snapshot
 

@@ -17,8 +17,8 @@ from sqlalchemy import select
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
-from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
+from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.work_kind import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
 
 EXECUTION_JOB = "jobs.package_execution.run"
 EXECUTION_JOB_SLUG = "package-execution"

@@ -2,7 +2,7 @@
 The work engine's lapsed-lease turn runs it through the executions' spec (app/services/work/kinds.py).
 
 As for export files (app/services/files/watchdog.py), the database decides. A running execution is
-abandoned when the lease its attempt keeps renewing has lapsed (app/services/platform/leases.py): its
+abandoned when the lease its attempt keeps renewing has lapsed (app/services/work/leases.py): its
 holder died. A live attempt keeps renewing its lease, so it is never judged abandoned however
 long one step takes (a count inside the snapshot, a large volume, a slow delivery's copy); a
 hung one is ended by the job timeout.
@@ -28,13 +28,13 @@ from functools import partial
 from sqlalchemy import or_, select
 
 from app.domain.errors import TransitionRefused
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RetryPolicy
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExecutionStatus, ExportExecution
 from app.models.export_package import ExportPackage
-from app.services.platform.leases import lease_lapsed
-from app.services.platform.work import LOST_AFTER, Candidate, lapsed_candidate
+from app.services.work.leases import lease_lapsed
+from app.services.work.work_kind import LOST_AFTER, Candidate, lapsed_candidate
 from app.services.workspace_export import execution_dispatch, export_notices
 from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
 

@@ -20,14 +20,14 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, select, update
 
 from app.domain.errors import ValidationError
-from app.domain.platform.timetable import due_occurrences, next_occurrence
+from app.domain.timing.timetable import due_occurrences, next_occurrence
 from app.domain.workspace_export.export_cadence import cadence_key_at, cadence_timetable
 from app.extensions import db
 from app.models import Workspace
 from app.models.export_execution import ExecutionTrigger, ExportExecution
 from app.models.export_settings import Cadence, ExportSettings, SettingsStatus
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace_export import execution_dispatch
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit_uncommitted
 

@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
 from app.domain.errors import ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_settings_rules import (
     CheckedDestination,
     DestinationInput,
@@ -28,7 +28,7 @@ from app.models import Workspace
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination
 from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace_export.export_settings import refuse_changes
 
 CHANGED_ELSEWHERE = "Someone changed this destination after you opened it. Open it again to see their changes."

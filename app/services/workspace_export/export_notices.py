@@ -25,9 +25,9 @@ from sqlalchemy import select
 from app.communications import Link, MessageText, OutgoingMessage, Recipient, get_mailer, message_id_for
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
-from app.domain.platform.access import RequesterContext, current_context
-from app.domain.platform.retry_policy import RetryPolicy
-from app.domain.platform.sizes import size_label
+from app.domain.people.access import RequesterContext, current_context
+from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.values.sizes import size_label
 from app.domain.workspace_export import export_notice
 from app.extensions import db, insert_ignoring_duplicates
 from app.models import Membership, Person, Workspace
@@ -37,7 +37,7 @@ from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.public_link_tokens import public_link
+from app.services.pages.public_link_tokens import public_link
 from app.services.workspace_export.package_retention import deletion_of
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ValidationError
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_cadence import next_cadence_at
 from app.domain.workspace_export.export_settings_rules import (
     CheckedSettings,
@@ -24,8 +24,8 @@ from app.extensions import db, execute_dml
 from app.models import Workspace
 from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSettings, SettingsStatus
 from app.models.types import utcnow
-from app.services.platform import audit
-from app.services.platform.workspaces import members_by_name
+from app.services.accounts import audit
+from app.services.accounts.workspaces import members_by_name
 from app.vocabulary import PackageFormat
 
 CHANGED_ELSEWHERE = "Someone saved the export settings after you opened them. Open them again to see their changes."

@@ -32,15 +32,15 @@ from sqlalchemy import select
 
 from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain.errors import TransitionRefused
-from app.domain.platform.retry_policy import RetryPolicy
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import Moment, utcnow
-from app.services.platform import leases
+from app.services.work import leases
 from app.services.workspace_export import export_notices
 from app.services.workspace_export.package_keys import checksums_key
 from app.storage import check_key_under, get_storage
@@ -75,13 +75,13 @@ def create_deliveries(package_id: int) -> list[int]:
     ).all()
     ids = []
     for destination in destinations:
-        delivery_id = delivery_lifecycle.create(
+        delivery_id = package_delivery_lifecycle.create(
             workspace_id=package.workspace_id, package_id=package.id, destination_id=destination.id
         )
         if delivery_id is None:  # made earlier, by an earlier call or another process
             delivery_id = _live_delivery(package.id, destination.id)
         elif not destination.enabled:
-            delivery_lifecycle.withhold(delivery_id)
+            package_delivery_lifecycle.withhold(delivery_id)
         ids.append(delivery_id)
     db.session.commit()
     return [delivery_id for delivery_id in ids if delivery_id is not None]
@@ -165,20 +165,20 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
         if delivery.status != DeliveryStatus.PENDING:
             return "destination_disabled"
         try:
-            delivery_lifecycle.withhold(delivery.id)
+            package_delivery_lifecycle.withhold(delivery.id)
             db.session.commit()
         except TransitionRefused:
             return "not_due"
         return "withheld"
     try:
-        attempt = delivery_lifecycle.start(delivery_id, leases.holder_name(), leases.lease_expiry(), now=now)
+        attempt = package_delivery_lifecycle.start(delivery_id, leases.holder_name(), leases.lease_expiry(), now=now)
     except TransitionRefused:
         # Another worker has it, it settled, its retry time has not come, or its package is past its
         # retention (the sweep expires both).
         return "not_due"
 
     def renew(lease_expires_at: Moment) -> None:
-        delivery_lifecycle.renew_lease(delivery_id, attempt, lease_expires_at)
+        package_delivery_lifecycle.renew_lease(delivery_id, attempt, lease_expires_at)
 
     def still_current() -> None:
         renew(leases.lease_expiry())
@@ -206,7 +206,7 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
                 return _withdrawn(delivery, attempt)
             return record_failure(delivery, attempt, failure)
     try:
-        delivery_lifecycle.delivered(delivery_id, attempt, location)
+        package_delivery_lifecycle.delivered(delivery_id, attempt, location)
     except TransitionRefused:
         return "stale"
     return "delivered"
@@ -313,7 +313,7 @@ def record_failure(
         else:
             next_attempt_at = retry_at or now + RETRIES.delay_after(attempt)
     try:
-        delivery_lifecycle.failed(
+        package_delivery_lifecycle.failed(
             delivery.id,
             attempt,
             failure_class,
@@ -334,7 +334,7 @@ def record_failure(
 
 def _expire_for_package(delivery: ExportDelivery) -> str:
     try:
-        delivery_lifecycle.expire(delivery.id)
+        package_delivery_lifecycle.expire(delivery.id)
         db.session.commit()
     except TransitionRefused:
         db.session.rollback()

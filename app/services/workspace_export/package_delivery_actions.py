@@ -1,7 +1,8 @@
 """What people do to a package delivery: an administrator's Retry of a failed delivery and Deliver
 of a withheld one, and staff's view of a delivery and their supersede-and-replace. Each is a
-guarded transition (app/domain/workspace_export/package_delivery.py), audited in its transaction, then dispatched
-through the delivery's own dispatch (app/services/workspace_export/package_delivery.py)."""
+guarded transition (app/domain/workspace_export/package_delivery_lifecycle.py), audited in its
+transaction, then dispatched through the delivery's own dispatch
+(app/services/workspace_export/package_delivery.py)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
-from app.domain.platform import staff_rules
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.people import staff_rules
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace_export.package_delivery_dispatch import dispatch
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def retry(workspace_id: int, delivery_id: int, seen_attempt: int, person: Person
     ones before. TransitionRefused with a sentence otherwise."""
     delivery = _workspace_delivery(workspace_id, delivery_id)
     try:
-        delivery_lifecycle.retry_now(delivery.id, seen_attempt)
+        package_delivery_lifecycle.retry_now(delivery.id, seen_attempt)
     except TransitionRefused:
         raise TransitionRefused(_why_not(delivery, DeliveryStatus.FAILED, seen_attempt)) from None
     _audit_request(delivery, person, "export_delivery.retried", seen_attempt)
@@ -51,7 +52,7 @@ def deliver_withheld(workspace_id: int, delivery_id: int, person: Person) -> Non
     TransitionRefused with a sentence otherwise."""
     delivery = _workspace_delivery(workspace_id, delivery_id)
     try:
-        delivery_lifecycle.release(delivery.id)
+        package_delivery_lifecycle.release(delivery.id)
     except TransitionRefused:
         raise TransitionRefused(_why_not(delivery, DeliveryStatus.WITHHELD, delivery.attempt_count)) from None
     _audit_request(delivery, person, "export_delivery.released", delivery.attempt_count)
@@ -164,8 +165,8 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
     if delivery is None:
         raise TransitionRefused("This delivery does not exist.")
     try:
-        delivery_lifecycle.supersede(delivery_id, actor.id)
-        replacement_id = delivery_lifecycle.create_replacement(delivery_id)
+        package_delivery_lifecycle.supersede(delivery_id, actor.id)
+        replacement_id = package_delivery_lifecycle.create_replacement(delivery_id)
     except TransitionRefused:
         raise TransitionRefused(_why_not_superseded(delivery_id)) from None
     audit.record(

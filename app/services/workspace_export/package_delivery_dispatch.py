@@ -12,15 +12,15 @@ from sqlalchemy import or_, select
 
 from app.destinations import DeliveryFailure, open_destination
 from app.domain.errors import TransitionRefused
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.services.platform import leases
-from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue
-from app.services.platform.work import (
+from app.services.work import leases
+from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue
+from app.services.work.work_kind import (
     LOST_AFTER,
     Candidate,
     Requeue,
@@ -47,7 +47,9 @@ def dispatch(delivery_id: int, seen_job_id: str | None) -> bool:
         f"package delivery {delivery_id}",
         WorkPriority.BULK,
     )
-    return claim_and_enqueue(lambda: delivery_lifecycle.claim_dispatch(delivery_id, seen_job_id, job.job_id), job)
+    return claim_and_enqueue(
+        lambda: package_delivery_lifecycle.claim_dispatch(delivery_id, seen_job_id, job.job_id), job
+    )
 
 
 def _deliverable(now: datetime):
@@ -60,7 +62,7 @@ def _deliverable(now: datetime):
         .join(ExportDestination, ExportDestination.id == ExportDelivery.destination_id)
         .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
         .where(
-            delivery_lifecycle.startable(now),
+            package_delivery_lifecycle.startable(now),
             or_(ExportDelivery.status != DeliveryStatus.PENDING, ExportDelivery.created_at < now - LOST_AFTER),
             ExportDestination.enabled.is_(True),
             ExportDestination.removed_at.is_(None),
@@ -187,7 +189,7 @@ def requeue(delivery_id: int, now: datetime) -> Requeue:
         if not waits_for_backoff:
             return dispatch(delivery_id, seen_job_id)
         try:
-            delivery_lifecycle.retry_now(delivery_id, seen_attempt, now)
+            package_delivery_lifecycle.retry_now(delivery_id, seen_attempt, now)
         except TransitionRefused:
             return False
         return dispatch(delivery_id, None)

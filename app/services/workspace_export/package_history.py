@@ -15,7 +15,7 @@ from sqlalchemy import Select, String, cast, func, literal, select
 from sqlalchemy.orm import selectinload
 
 from app.domain.errors import Conflict
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.extensions import db
 from app.models import Person
 from app.models.export_execution import PLATFORM_FAILURE_CODES, ExecutionFailure, ExportExecution, ExportJobEvent
@@ -23,7 +23,7 @@ from app.models.export_package import ExportPackage, ExportVolume, PackageStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS, ExportSettings
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.services.platform.list_pages import (
+from app.services.pages.list_pages import (
     ListFilter,
     ListRequest,
     ListSpec,
@@ -32,7 +32,7 @@ from app.services.platform.list_pages import (
     oldest_first,
     page_of,
 )
-from app.services.platform.stored_download import Download, stored_download
+from app.services.pages.stored_download import Download, stored_download
 from app.services.workspace_export.package_delivery import stored_checksums_key
 from app.storage.base import check_key_under
 

@@ -39,7 +39,7 @@ from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionFail
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage
 from app.models.types import Moment
-from app.services.platform import leases
+from app.services.work import leases
 from app.services.workspace_export import export_notices, package_delivery
 from app.services.workspace_export.coverage import verified_registry_version
 from app.services.workspace_export.package_cleanup import remove_attempt_leftovers

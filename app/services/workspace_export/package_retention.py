@@ -23,14 +23,13 @@ from datetime import datetime
 from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
-from app.domain.workspace_export import export_package
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import export_package, package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, Person
 from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import ExportDelivery
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.storage import get_storage
 from app.storage.base import StorageError, check_key_under
 
@@ -231,7 +230,8 @@ def _expire_orphaned_deliveries() -> int:
         select(ExportDelivery.package_id)
         .join(ExportPackage, ExportPackage.id == ExportDelivery.package_id)
         .where(
-            ExportPackage.status != PackageStatus.AVAILABLE, ExportDelivery.status.in_(delivery_lifecycle.UNFINISHED)
+            ExportPackage.status != PackageStatus.AVAILABLE,
+            ExportDelivery.status.in_(package_delivery_lifecycle.UNFINISHED),
         )
         .distinct()
     ).all()
@@ -243,6 +243,6 @@ def _expire_deliveries(package_ids) -> int:
     """pending | failed | withheld → expired for each settled package (guarded on those statuses)."""
     expired = 0
     for package_id in package_ids:
-        expired += delivery_lifecycle.expire_unfinished(package_id)
+        expired += package_delivery_lifecycle.expire_unfinished(package_id)
         db.session.commit()
     return expired

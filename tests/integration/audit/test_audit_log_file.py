@@ -14,14 +14,15 @@ from sqlalchemy import func, select, update
 
 from app.data.audit_events import iter_events
 from app.domain.errors import AccessDenied
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.sources.stored_request import AuditSelection
 from app.extensions import db
 from app.models import ExportFile, Membership
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
+from app.services.accounts import audit
 from app.services.files.outbox import dispatch_pending
-from app.services.platform import audit, list_pages
+from app.services.pages import list_pages
 from app.services.workspace import audit_log
 from tests import factories
 from tests.fixtures.workers import file_row, wait_for

@@ -8,7 +8,7 @@ from datetime import timedelta
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.workspace.audit_log import AUDIT_LIST
 from tests import factories
 

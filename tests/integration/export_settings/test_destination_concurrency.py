@@ -10,7 +10,7 @@ from flask import current_app
 from sqlalchemy import func, select, text
 
 from app.domain.errors import ValidationError
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.workspace_export.export_settings_rules import DestinationInput
 from app.extensions import db
 from app.models.export_destination import ExportDestination

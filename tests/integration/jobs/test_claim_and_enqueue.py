@@ -1,4 +1,4 @@
-"""The one claim-then-enqueue every dispatcher uses (app/services/platform/queue.py): the database claim
+"""The one claim-then-enqueue every dispatcher uses (app/services/work/queue.py): the database claim
 decides who enqueues, and a Redis outage after the claim loses nothing."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.services.platform.queue import (
+from app.services.work import engine
+from app.services.work.queue import (
     FAILURE_TTL_SECONDS,
     ClaimedJob,
     WorkPriority,
@@ -22,8 +23,7 @@ from app.services.platform.queue import (
     redis_connection,
     work_queue,
 )
-from app.services.platform.work import LOST_AFTER
-from app.services.work import engine as work_engine
+from app.services.work.work_kind import LOST_AFTER
 from app.services.workspace_export import execution_dispatch
 from tests import factories
 from tests.fixtures.workers import queues_unreachable
@@ -96,7 +96,7 @@ def test_with_redis_down_the_claim_stays_and_the_lost_job_check_enqueues_it_once
 
     assert _claimed_job_id(execution.id) == "package-execution-during-outage"
     assert bulk_jobs() == []
-    assert work_engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
     assert bulk_jobs() == [_claimed_job_id(execution.id)]
 
 
@@ -111,7 +111,7 @@ def test_a_batch_of_claimed_rows_is_enqueued_in_one_call(world):
 def test_with_redis_down_a_batch_enqueues_none_and_the_log_names_each_job(world, redis_down, caplog):
     jobs = _jobs_of_two_claimed_executions(world)
 
-    with caplog.at_level(logging.WARNING, logger="app.services.platform.queue"):
+    with caplog.at_level(logging.WARNING, logger="app.services.work.queue"):
         assert enqueue_claimed(jobs) == 0
     redis_down.undo()
 

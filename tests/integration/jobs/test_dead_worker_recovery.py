@@ -12,8 +12,8 @@ import pytest
 
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import (
     a_query_waits_for_the_timesheet_lock,
     file_row,

@@ -14,9 +14,9 @@ from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, redis_connection, work_queue
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed, redispatch_lost
+from app.services.work.queue import WorkPriority, redis_connection, work_queue
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import file_row, let_the_lease_lapse, pending_uploads, wait_for
 
 EXPORT_ROWS = 50

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from rq.job import Job
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.models import TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.file_cancellation import cancel_file
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import redis_connection
+from app.services.work.queue import redis_connection
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
 EXPORT_ROWS = 3000

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from app import create_app
 from app.domain.files import export_file
 from app.domain.files.file_warnings import WARNING_CODES, describe, messages
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.services.files.export_runner import run_export_file
 from app.services.files.query_file_production import write_query_file

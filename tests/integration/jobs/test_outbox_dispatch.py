@@ -11,8 +11,8 @@ from rq.job import Job
 
 from app.models.types import utcnow
 from app.services.files.outbox import EXPORT_JOB, dispatch, dispatch_pending
-from app.services.platform.queue import WorkPriority, redis_connection, work_queue
 from app.services.work.engine import redispatch_lost
+from app.services.work.queue import WorkPriority, redis_connection, work_queue
 from tests.fixtures.workers import file_row
 
 

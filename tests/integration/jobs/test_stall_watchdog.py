@@ -11,10 +11,10 @@ from rq.worker import Worker
 from app.domain.files import export_file
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, redis_connection, work_queue
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import FILES
+from app.services.work.queue import WorkPriority, redis_connection, work_queue
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import file_row
 
 DEAD_WORKER = "exports-gone-4242"

@@ -12,15 +12,15 @@ from flask import current_app
 from redis import Redis
 from sqlalchemy.exc import OperationalError
 
-from app.domain.platform.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ScheduleRun
 from app.models.types import utcnow
 from app.services.files import outbox
-from app.services.platform.queue import work_queue
-from app.services.platform.work import LOST_AFTER, Candidate, WorkKind
 from app.services.schedules import schedule_run_dispatch
 from app.services.work import engine, kinds
+from app.services.work.queue import work_queue
+from app.services.work.work_kind import LOST_AFTER, Candidate, WorkKind
 from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from tests import factories
 

@@ -1,9 +1,9 @@
 """A real worker takes a person's file before a backlog of scheduled runs, and still gives bulk work
-its share (app/services/platform/queue.py, jobs/worker.py)."""
+its share (app/services/work/queue.py, jobs/worker.py)."""
 
 from __future__ import annotations
 
-from app.services.platform.queue import FAIR_SHARE_EVERY, WorkPriority, redis_connection, work_queue
+from app.services.work.queue import FAIR_SHARE_EVERY, WorkPriority, redis_connection, work_queue
 from tests.fixtures.probe_jobs import PROBE_LIST
 from tests.fixtures.workers import wait_for
 

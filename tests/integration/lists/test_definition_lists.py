@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.models.types import utcnow
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import schedules
 from app.services.sources import reports, saved_queries
 from tests import factories

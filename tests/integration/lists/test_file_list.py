@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
 from app.services.files import file_library
 from app.services.files.file_library import FILE_LIST
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.schedules import schedules
 from tests import factories
 

@@ -11,12 +11,12 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import text
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
 from app.services.files import file_library
 from app.services.files.file_library import FILE_LIST
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.staff import staff_lists
 from app.services.workspace import audit_log
 from tests import factories

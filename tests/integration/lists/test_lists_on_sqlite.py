@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.models.types import utcnow
 from app.services.files import file_library
 from app.services.files.file_library import FILE_LIST
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from tests import factories
 
 

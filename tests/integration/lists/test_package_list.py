@@ -12,7 +12,7 @@ from urllib.parse import quote
 import pytest
 
 from app.models.types import utcnow
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.workspace_export import package_history
 from app.services.workspace_export.package_history import PACKAGE_LIST
 from tests import factories

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.extensions import db
 from app.models.types import utcnow
-from app.services.platform import list_pages
+from app.services.pages import list_pages
 from app.services.workspace_export import package_history
 from app.services.workspace_export.package_history import PACKAGE_LIST
 from tests.integration.lists.plans import plan_of_page

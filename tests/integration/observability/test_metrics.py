@@ -8,7 +8,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.workers import file_row, let_the_heartbeat_run_out, wait_for
 

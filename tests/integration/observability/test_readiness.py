@@ -7,8 +7,8 @@ import contextlib
 from sqlalchemy import text
 
 from app.extensions import db
-from app.services.platform.queue import redis_connection
 from app.services.staff.health import migration_heads
+from app.services.work.queue import redis_connection
 from app.services.workspace_export.coverage import reconcile_coverage
 from tests.fixtures.workers import let_the_heartbeat_run_out, wait_for
 

@@ -10,14 +10,14 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_destination import ExportDestination
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET
@@ -42,8 +42,10 @@ def _failed_for_good(package, destination) -> ExportDelivery:
     """A delivery failed permanently at its first attempt (this server had no folder for directory
     destinations then)."""
     delivery = factories.make_package_delivery(package, destination)
-    attempt = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
-    delivery_lifecycle.failed(delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured.")
+    attempt = package_delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(minutes=1))
+    package_delivery_lifecycle.failed(
+        delivery.id, attempt, "permanent", "directory_not_configured", "No folder configured."
+    )
     return delivery
 
 

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from app.domain.errors import TransitionRefused
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, Person
 from app.models.export_notice import ExportNotice
@@ -38,7 +38,7 @@ def _files(root) -> set[str]:
 def _copying(package, destination) -> ExportDelivery:
     """A delivery whose worker is copying the package now (its lease is alive)."""
     delivery = factories.make_package_delivery(package, destination)
-    delivery_lifecycle.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
+    package_delivery_lifecycle.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
     return delivery
 
 
@@ -56,7 +56,7 @@ def test_early_deletion_is_refused_while_a_delivery_copies_the_package(stored_pa
 
 def test_early_deletion_goes_ahead_once_the_copy_has_ended(stored_package, world, destinations_root):
     delivery = _copying(stored_package.package, factories.make_destination(world.workspace))
-    delivery_lifecycle.delivered(delivery.id, 1, "exports/x")
+    package_delivery_lifecycle.delivered(delivery.id, 1, "exports/x")
 
     package_retention.delete_early(world.workspace.id, stored_package.package.id, world.admin)
 
@@ -66,7 +66,7 @@ def test_early_deletion_goes_ahead_once_the_copy_has_ended(stored_package, world
 
 def test_a_delivery_whose_worker_died_does_not_hold_the_deletion_back(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
-    delivery_lifecycle.start(delivery.id, "worker-gone", utcnow() - timedelta(seconds=1))
+    package_delivery_lifecycle.start(delivery.id, "worker-gone", utcnow() - timedelta(seconds=1))
 
     package_retention.delete_early(world.workspace.id, stored_package.package.id, world.admin)
 
@@ -84,7 +84,7 @@ def test_the_sweep_leaves_a_due_package_being_copied_for_a_later_turn(stored_pac
     assert _package(package.id).status == "available"
     assert len(get_storage().list_keys(package.prefix)) == len(stored_package.objects)
 
-    delivery_lifecycle.delivered(delivery.id, 1, "exports/x")
+    package_delivery_lifecycle.delivered(delivery.id, 1, "exports/x")
     package_retention.sweep_expired_packages(utcnow())
 
     swept = _package(package.id)
@@ -100,7 +100,7 @@ def _deleting(world, package) -> Callable[[], None]:
 
 def _starting(delivery) -> Callable[[], int]:
     delivery_id = delivery.id
-    return lambda: delivery_lifecycle.start(delivery_id, "worker-1", utcnow() + timedelta(minutes=1))
+    return lambda: package_delivery_lifecycle.start(delivery_id, "worker-1", utcnow() + timedelta(minutes=1))
 
 
 def _waiting_for_a_lock(statement_start: str) -> int:
@@ -165,7 +165,7 @@ def test_a_delivery_cannot_start_once_its_package_was_deleted(stored_package, wo
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.start(delivery.id, "worker-late", utcnow() + timedelta(minutes=1))
+        package_delivery_lifecycle.start(delivery.id, "worker-late", utcnow() + timedelta(minutes=1))
 
     assert delivery_row(delivery.id).attempt_count == 0
 

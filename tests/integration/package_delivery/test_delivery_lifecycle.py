@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.domain.errors import TransitionRefused
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
@@ -38,7 +38,7 @@ def _set(delivery_id: int, **values) -> None:
 
 
 def _start(delivery_id: int) -> int:
-    return delivery_lifecycle.start(delivery_id, "worker-1", utcnow() + LEASE)
+    return package_delivery_lifecycle.start(delivery_id, "worker-1", utcnow() + LEASE)
 
 
 def _attempts(delivery_id: int) -> list[ExportDeliveryAttempt]:
@@ -55,7 +55,7 @@ def _attempts(delivery_id: int) -> list[ExportDeliveryAttempt]:
 def test_create_adds_a_pending_row(world, delivery):
     other = factories.make_destination(world.workspace)
 
-    created = delivery_lifecycle.create(
+    created = package_delivery_lifecycle.create(
         workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=other.id
     )
     db.session.commit()
@@ -64,7 +64,7 @@ def test_create_adds_a_pending_row(world, delivery):
 
 
 def test_a_second_live_row_for_the_same_package_and_destination_is_not_made(world, delivery):
-    created = delivery_lifecycle.create(
+    created = package_delivery_lifecycle.create(
         workspace_id=world.workspace.id, package_id=delivery.package_id, destination_id=delivery.destination_id
     )
     db.session.commit()
@@ -105,7 +105,7 @@ def test_a_delivery_of_a_package_past_its_retention_does_not_start(delivery):
 def test_delivered_records_the_location_and_ends_the_attempt(delivery):
     number = _start(delivery.id)
 
-    delivery_lifecycle.delivered(delivery.id, number, "s3://bucket/path/")
+    package_delivery_lifecycle.delivered(delivery.id, number, "s3://bucket/path/")
 
     row = db.session.get(ExportDelivery, delivery.id)
     assert (row.status, row.location) == (DeliveryStatus.DELIVERED, "s3://bucket/path/")
@@ -114,7 +114,7 @@ def test_delivered_records_the_location_and_ends_the_attempt(delivery):
 
 
 def test_a_delivered_row_never_starts_again(delivery):
-    delivery_lifecycle.delivered(delivery.id, _start(delivery.id), "somewhere")
+    package_delivery_lifecycle.delivered(delivery.id, _start(delivery.id), "somewhere")
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
@@ -123,11 +123,11 @@ def test_a_delivered_row_never_starts_again(delivery):
 
 def test_a_stale_attempt_cannot_settle_the_row(delivery):
     number = _start(delivery.id)
-    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "slow", next_attempt_at=utcnow())
+    package_delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "slow", next_attempt_at=utcnow())
     newer = _start(delivery.id)
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.delivered(delivery.id, number, "somewhere")
+        package_delivery_lifecycle.delivered(delivery.id, number, "somewhere")
     assert (newer, _status(delivery.id)) == (2, DeliveryStatus.DELIVERING)
 
 
@@ -136,7 +136,9 @@ def test_a_transient_failure_records_its_retry_time_and_frees_the_dispatch(deliv
     number = _start(delivery.id)
     retry_at = utcnow() + timedelta(minutes=1)
 
-    delivery_lifecycle.failed(delivery.id, number, "transient", "SlowDown", "SlowDown: Reduce your rate.", retry_at)
+    package_delivery_lifecycle.failed(
+        delivery.id, number, "transient", "SlowDown", "SlowDown: Reduce your rate.", retry_at
+    )
 
     row = db.session.get(ExportDelivery, delivery.id)
     assert (row.status, row.failure_class, row.failure_code) == (DeliveryStatus.FAILED, "transient", "SlowDown")
@@ -148,17 +150,21 @@ def test_a_transient_failure_records_its_retry_time_and_frees_the_dispatch(deliv
 
 def test_a_transient_failure_restarts_only_once_its_retry_time_has_come(delivery):
     number = _start(delivery.id)
-    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "slow", utcnow() + timedelta(minutes=5))
+    package_delivery_lifecycle.failed(
+        delivery.id, number, "transient", "timeout", "slow", utcnow() + timedelta(minutes=5)
+    )
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
-    assert delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(minutes=6)) == 2
+    assert (
+        package_delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(minutes=6)) == 2
+    )
     assert [a.number for a in _attempts(delivery.id)] == [1, 2]
 
 
 def test_a_permanent_failure_never_restarts(delivery):
     number = _start(delivery.id)
-    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: no")
+    package_delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: no")
 
     with pytest.raises(TransitionRefused):
         _start(delivery.id)
@@ -167,7 +173,7 @@ def test_a_permanent_failure_never_restarts(delivery):
 
 def test_a_failure_is_refused_unless_the_row_is_delivering(delivery):
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.failed(delivery.id, 0, "permanent", "AccessDenied", "no")
+        package_delivery_lifecycle.failed(delivery.id, 0, "permanent", "AccessDenied", "no")
     assert _status(delivery.id) == DeliveryStatus.PENDING
 
 
@@ -175,23 +181,23 @@ def test_the_watchdog_cannot_fail_an_attempt_whose_lease_is_alive(delivery):
     number = _start(delivery.id)
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.failed(
+        package_delivery_lifecycle.failed(
             delivery.id, number, "transient", "worker_stopped", "stopped", utcnow(), lease_lapsed_before=utcnow()
         )
     assert _status(delivery.id) == DeliveryStatus.DELIVERING
 
 
 def test_withhold_moves_pending_to_withheld_only(delivery):
-    delivery_lifecycle.withhold(delivery.id)
+    package_delivery_lifecycle.withhold(delivery.id)
     db.session.commit()
     assert _status(delivery.id) == DeliveryStatus.WITHHELD
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.withhold(delivery.id)
+        package_delivery_lifecycle.withhold(delivery.id)
 
 
 def test_a_withheld_row_does_not_start(delivery):
-    delivery_lifecycle.withhold(delivery.id)
+    package_delivery_lifecycle.withhold(delivery.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
@@ -202,7 +208,7 @@ def test_a_withheld_row_does_not_start(delivery):
 def test_unfinished_rows_expire(delivery, status):
     _set(delivery.id, status=status, failure_code="x" if status == "failed" else None)
 
-    delivery_lifecycle.expire(delivery.id)
+    package_delivery_lifecycle.expire(delivery.id)
     db.session.commit()
 
     assert _status(delivery.id) == DeliveryStatus.EXPIRED
@@ -213,7 +219,7 @@ def test_settled_or_running_rows_do_not_expire(delivery, status):
     _set(delivery.id, status=status)
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.expire(delivery.id)
+        package_delivery_lifecycle.expire(delivery.id)
     assert _status(delivery.id) == status
 
 
@@ -222,7 +228,7 @@ def test_expire_unfinished_expires_only_the_package_s_unfinished_rows(world, del
         delivery.package, factories.make_destination(world.workspace), status="delivered"
     )
 
-    count = delivery_lifecycle.expire_unfinished(delivery.package_id)
+    count = package_delivery_lifecycle.expire_unfinished(delivery.package_id)
     db.session.commit()
 
     assert count == 1
@@ -231,10 +237,10 @@ def test_expire_unfinished_expires_only_the_package_s_unfinished_rows(world, del
 
 def test_supersede_and_replace_a_failed_row(world, delivery):
     number = _start(delivery.id)
-    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "no")
+    package_delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "no")
 
-    delivery_lifecycle.supersede(delivery.id, world.admin.id)
-    replacement = db.session.get(ExportDelivery, delivery_lifecycle.create_replacement(delivery.id))
+    package_delivery_lifecycle.supersede(delivery.id, world.admin.id)
+    replacement = db.session.get(ExportDelivery, package_delivery_lifecycle.create_replacement(delivery.id))
     db.session.commit()
 
     old = db.session.get(ExportDelivery, delivery.id)
@@ -248,37 +254,37 @@ def test_only_a_failed_row_can_be_superseded(world, delivery, status):
     _set(delivery.id, status=status)
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.supersede(delivery.id, world.admin.id)
+        package_delivery_lifecycle.supersede(delivery.id, world.admin.id)
 
 
 def test_a_superseded_row_never_starts_again(world, delivery):
-    delivery_lifecycle.failed(delivery.id, _start(delivery.id), "transient", "timeout", "slow", utcnow())
-    delivery_lifecycle.supersede(delivery.id, world.admin.id)
+    package_delivery_lifecycle.failed(delivery.id, _start(delivery.id), "transient", "timeout", "slow", utcnow())
+    package_delivery_lifecycle.supersede(delivery.id, world.admin.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(days=1))
+        package_delivery_lifecycle.start(delivery.id, "w", utcnow() + LEASE, now=utcnow() + timedelta(days=1))
     assert _status(delivery.id) == DeliveryStatus.SUPERSEDED
 
 
 def test_a_row_is_replaced_once(world, delivery):
-    delivery_lifecycle.failed(delivery.id, _start(delivery.id), "permanent", "AccessDenied", "no")
-    delivery_lifecycle.supersede(delivery.id, world.admin.id)
-    delivery_lifecycle.create_replacement(delivery.id)
+    package_delivery_lifecycle.failed(delivery.id, _start(delivery.id), "permanent", "AccessDenied", "no")
+    package_delivery_lifecycle.supersede(delivery.id, world.admin.id)
+    package_delivery_lifecycle.create_replacement(delivery.id)
     db.session.commit()
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.create_replacement(delivery.id)
+        package_delivery_lifecycle.create_replacement(delivery.id)
 
 
 def test_a_row_that_is_not_superseded_has_no_replacement(delivery):
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.create_replacement(delivery.id)
+        package_delivery_lifecycle.create_replacement(delivery.id)
 
 
 def test_dispatch_is_claimed_once_from_the_job_id_seen(delivery):
-    delivery_lifecycle.claim_dispatch(delivery.id, None, "job-a")
+    package_delivery_lifecycle.claim_dispatch(delivery.id, None, "job-a")
 
     with pytest.raises(TransitionRefused):
-        delivery_lifecycle.claim_dispatch(delivery.id, None, "job-b")
+        package_delivery_lifecycle.claim_dispatch(delivery.id, None, "job-b")
     assert db.session.get(ExportDelivery, delivery.id).job_id == "job-a"

@@ -7,12 +7,12 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeKind
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import utcnow
-from app.services.work import engine as work_engine
+from app.services.work import engine
 from app.services.workspace_export import export_notices, package_delivery
 from tests import factories
 from tests.fixtures.s3 import BUCKET
@@ -178,9 +178,9 @@ def test_a_directory_destination_without_a_root_fails_permanently(
 def test_an_attempt_whose_worker_stopped_becomes_a_transient_failure(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
     started = utcnow() - timedelta(minutes=10)
-    delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+    package_delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
 
-    settled = work_engine.redeliver_lapsed(utcnow())
+    settled = engine.redeliver_lapsed(utcnow())
 
     row = delivery_row(delivery.id)
     assert settled == 1
@@ -198,7 +198,7 @@ def _killed_mid_copy(stored_package, destination, destinations_root, attempts_be
         update(ExportDelivery).where(ExportDelivery.id == delivery.id).values(attempt_count=attempts_before)
     )
     db.session.commit()
-    delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
+    package_delivery_lifecycle.start(delivery.id, "dead-worker", started + timedelta(seconds=30), now=started)
     first_volume, data = next(iter(stored_package.expected_at(destination.path).items()))
     copied = destinations_root / first_volume
     copied.parent.mkdir(parents=True)
@@ -211,7 +211,7 @@ def test_a_copy_its_dead_worker_left_is_removed_while_the_retry_waits(stored_pac
     delivery = _killed_mid_copy(stored_package, destination, destinations_root)
     assert _files(destinations_root)
 
-    assert work_engine.redeliver_lapsed(utcnow()) == 1
+    assert engine.redeliver_lapsed(utcnow()) == 1
 
     row = delivery_row(delivery.id)
     assert (row.status, row.failure_class, row.failure_code) == ("failed", "transient", "worker_stopped")
@@ -225,7 +225,7 @@ def test_a_copy_left_by_the_last_attempt_s_dead_worker_is_removed_as_it_is_given
     last = package_delivery.RETRIES.max_attempts
     delivery = _killed_mid_copy(stored_package, destination, destinations_root, attempts_before=last - 1)
 
-    assert work_engine.redeliver_lapsed(utcnow()) == 1
+    assert engine.redeliver_lapsed(utcnow()) == 1
 
     row = delivery_row(delivery.id)
     assert (row.attempt_count, row.failure_class, row.failure_code) == (last, "permanent", "retries_exhausted")
@@ -234,17 +234,17 @@ def test_a_copy_left_by_the_last_attempt_s_dead_worker_is_removed_as_it_is_given
 
 def test_a_live_attempt_is_not_settled_by_the_watchdog(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
-    delivery_lifecycle.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
+    package_delivery_lifecycle.start(delivery.id, "live-worker", utcnow() + timedelta(seconds=30))
 
-    assert work_engine.redeliver_lapsed(utcnow()) == 0
+    assert engine.redeliver_lapsed(utcnow()) == 0
     assert delivery_row(delivery.id).status == DeliveryStatus.DELIVERING
 
 
 def test_a_retry_to_a_destination_disabled_meanwhile_does_not_start(stored_package, world, destinations_root):
     destination = factories.make_destination(world.workspace)
     delivery = factories.make_package_delivery(stored_package.package, destination)
-    number = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
-    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    number = package_delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    package_delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
     destination.enabled = False
     db.session.commit()
 

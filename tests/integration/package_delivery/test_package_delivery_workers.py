@@ -10,11 +10,11 @@ from moto.server import ThreadedMotoServer
 from rq.job import Job
 from sqlalchemy import text
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, redis_connection, work_queue
+from app.services.work.queue import WorkPriority, redis_connection, work_queue
 from app.services.workspace_export import package_delivery, package_delivery_actions, package_delivery_dispatch
 from tests import factories
 from tests.fixtures.s3 import BUCKET
@@ -93,8 +93,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     delivery = factories.make_package_delivery(
         stored_package.package, factories.make_destination(world.workspace, path="drop")
     )
-    first = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
-    delivery_lifecycle.failed(delivery.id, first, "transient", "timeout", "ReadTimeoutError", utcnow())
+    first = package_delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    package_delivery_lifecycle.failed(delivery.id, first, "transient", "timeout", "ReadTimeoutError", utcnow())
     lock = hold_lock("SELECT id FROM data_export_deliveries WHERE id = :id FOR UPDATE", id=delivery.id)
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
@@ -119,8 +119,8 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
 
 def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destinations_root):
     delivery = factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
-    number = delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
-    delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
+    number = package_delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
+    package_delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
 
     dispatched = [package_delivery_dispatch.dispatch_due(utcnow()), package_delivery_dispatch.dispatch_due(utcnow())]
 

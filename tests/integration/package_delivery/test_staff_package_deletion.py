@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_notice import ExportNotice
@@ -88,7 +88,7 @@ def test_a_deletion_without_a_reason_is_refused(client, auth, stored_package, st
 def test_staff_cannot_delete_a_package_a_delivery_is_copying(client, auth, stored_package, world, staff):
     destination = factories.make_destination(world.workspace, name="Finance bucket")
     delivery = factories.make_package_delivery(stored_package.package, destination)
-    delivery_lifecycle.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
+    package_delivery_lifecycle.start(delivery.id, "worker-copying", utcnow() + timedelta(minutes=1))
     auth.login(staff.email)
 
     response = _delete(client, stored_package.package)

@@ -14,7 +14,7 @@ from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_execution import ExecutionFailure, ExecutionTrigger, ExportExecution
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_admission
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit, allowance, cancel
 from tests import factories

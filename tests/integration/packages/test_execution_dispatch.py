@@ -10,8 +10,8 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
-from app.services.work import engine as work_engine
+from app.services.work import engine
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch
 from tests import factories
 
@@ -57,7 +57,7 @@ def test_a_queued_execution_whose_job_redis_lost_is_dispatched_again(app, export
     execution = factories.make_execution(export_world.workspace, export_world.admin)
     export_execution.claim_dispatch(execution.id, None, "package-execution-lost", now=utcnow() - timedelta(minutes=5))
 
-    assert work_engine.redispatch_lost(utcnow()) == 1
+    assert engine.redispatch_lost(utcnow()) == 1
 
     new_job = _job_id(execution.id)
     assert new_job != "package-execution-lost"
@@ -69,5 +69,5 @@ def test_a_queued_execution_whose_job_waits_in_the_queue_is_left_alone(app, expo
     execution_dispatch.dispatch(execution.id, None)
     job = _job_id(execution.id)
 
-    assert work_engine.redispatch_lost(utcnow() + timedelta(minutes=5)) == 0
+    assert engine.redispatch_lost(utcnow() + timedelta(minutes=5)) == 0
     assert _job_id(execution.id) == job

@@ -21,10 +21,10 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import EXECUTIONS
+from app.services.work.queue import WorkPriority, work_queue
+from app.services.work.work_kind import LOST_AFTER
 from app.services.workspace_export import execution_dispatch, package_delivery, package_delivery_progress
 from app.services.workspace_export.package_cleanup import remove_attempt_leftovers
 from app.services.workspace_export.package_keys import checksums_key

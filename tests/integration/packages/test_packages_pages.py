@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution

@@ -13,7 +13,7 @@ from sqlalchemy import update
 from app.extensions import db
 from app.models import ExportFile, RecipientDelivery
 from app.models.types import utcnow
-from app.services.platform.public_link_tokens import link_token
+from app.services.pages.public_link_tokens import link_token
 from tests import factories
 from tests.fixtures.s3 import fetch
 

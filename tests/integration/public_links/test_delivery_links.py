@@ -20,7 +20,7 @@ from app.domain.files import export_file
 from app.extensions import db
 from app.models import ExportFile, Membership, RecipientDelivery, ScheduleUnsubscribe
 from app.models.types import utcnow
-from app.services.platform.public_link_tokens import link_token
+from app.services.pages.public_link_tokens import link_token
 from app.storage import get_storage
 from tests import factories
 

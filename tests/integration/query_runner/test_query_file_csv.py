@@ -16,7 +16,7 @@ from app.data.csv_copy import copy_records, copy_statement
 from app.data.query_runner import iter_rows, request_columns
 from app.domain.errors import AccessDenied
 from app.domain.files.formula_guard import CELL_BREAKS, LEADING_CHARACTERS
-from app.domain.platform.access import RequesterContext, current_context
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.sources.catalog import Column, get_dataset
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db

@@ -10,7 +10,7 @@ import pytest
 from openpyxl import load_workbook
 from sqlalchemy import select
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.sources.catalog import get_dataset
 from app.extensions import db
 from app.models import TimesheetEntry

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from app.data.query_runner import build_select, count_rows, iter_rows
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.sources.query_spec import substitute, validate_definition
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from app.data.query_runner import iter_rows, preview_rows
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.platform.access import RequesterContext, current_context
+from app.domain.people.access import RequesterContext, current_context
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models.types import utcnow

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.domain.sources.catalog import get_dataset
 from app.services.files.query_file_production import write_query_file
 from tests import factories

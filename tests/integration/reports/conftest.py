@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 
-from app.domain.platform.access import RequesterContext, current_context
+from app.domain.people.access import RequesterContext, current_context
 from app.extensions import db
 from app.models import ExportFile, Person, Report, SavedQuery, TimesheetEntry
 from app.services.files.report_files import request_report_file

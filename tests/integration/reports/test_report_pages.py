@@ -10,8 +10,8 @@ from sqlalchemy.exc import IntegrityError
 from app.domain.sources.report_spec import QueryInUse
 from app.extensions import db
 from app.models import ExportFile, Report, SavedQuery, Workspace
-from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules import source_removal
+from app.services.work.queue import WorkPriority, work_queue
 from tests.fixtures.routes import HTMX
 
 

@@ -15,8 +15,8 @@ from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redeliver_lapsed
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import file_row, is_alive, let_the_lease_lapse, pending_uploads, wait_for
 
 #: More than one 200-row block of the PDF table, so the job records progress while it lays out.

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from app.domain.platform.access import current_context
-from app.domain.schedules import schedule as schedule_domain
+from app.domain.people.access import current_context
+from app.domain.schedules import schedule_lifecycle
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FailureCode
@@ -96,7 +96,7 @@ def test_a_cancelled_run_ends_the_failure_streak_so_the_next_failure_does_not_pa
     failed runs in a row, the cancellation ended the row, so the schedule stays active at 1."""
     definition = {**run_scenario.query.definition(), "columns": ["no_such_column"]}
     schedule = run_scenario.make_schedule(query_definition=definition)
-    limit = schedule_domain.FAILURE_STREAK_LIMIT
+    limit = schedule_lifecycle.FAILURE_STREAK_LIMIT
     for hours_ago in range(limit + 1, 2, -1):
         assert process_run(_admit_at(schedule, hours_ago).id) == FailureCode.INVALID_REQUEST
     cancelled = _admit_at(schedule, 2)

@@ -24,7 +24,7 @@ from app.models.schedule import (
     ScheduleUnsubscribe,
 )
 from app.models.types import utcnow
-from app.services.platform.public_link_tokens import nonce_from_token
+from app.services.pages.public_link_tokens import nonce_from_token
 from app.services.schedules.schedule_admission import admit_run
 from app.services.schedules.schedule_runs import RETRIES, process_run
 from tests.fixtures.smtp import free_port

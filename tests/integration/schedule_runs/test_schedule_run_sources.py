@@ -13,11 +13,11 @@ from app.extensions import db
 from app.models import ExportFile, Report
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
 from app.models.types import utcnow
-from app.services.platform.queue import redis_connection
-from app.services.platform.work import LOST_AFTER
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.schedules.schedule_runs import process_run
 from app.services.work.engine import redispatch_lost
+from app.services.work.queue import redis_connection
+from app.services.work.work_kind import LOST_AFTER
 
 REPORT_COLUMNS = [{"name": "id", "width": 10}, {"name": "person_name", "width": 35}, {"name": "note", "width": None}]
 

@@ -17,13 +17,13 @@ from app.extensions import db
 from app.models import Person
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
-from app.services.platform.leases import lease_seconds
-from app.services.platform.queue import redis_connection
-from app.services.platform.work import LOST_AFTER
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.schedules.schedule_runs import process_run
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import RUNS
+from app.services.work.leases import lease_seconds
+from app.services.work.queue import redis_connection
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 
 SHORT_LEASE_SECONDS = 2

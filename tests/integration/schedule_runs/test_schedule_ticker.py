@@ -12,13 +12,13 @@ from pathlib import Path
 from rq.job import Job
 from sqlalchemy import func, select, text
 
-from app.domain.platform.timetable import Timetable, next_occurrence
-from app.domain.schedules.schedule import record_occurrences
+from app.domain.schedules.schedule_lifecycle import record_occurrences
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
-from app.services.platform.queue import redis_connection
 from app.services.schedules.schedule_ticker import tick
+from app.services.work.queue import redis_connection
 from tests.fixtures.workers import table_lock_waiters, wait_for
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]

@@ -16,8 +16,8 @@ import pytest
 from app.extensions import db
 from app.models.schedule import ScheduleRun
 from app.models.types import database_clock
-from app.services.platform.work import LOST_AFTER
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import (
     a_query_waits_for_the_timesheet_lock,
     file_row,

@@ -15,8 +15,8 @@ from flask import current_app
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.platform.timetable import Timetable, next_occurrence
 from app.domain.sources.query_spec import validate_definition
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import AuditEvent, Membership, Report, SavedQuery, Schedule, ScheduleRecipient, Workspace
 from app.services.demo.data_workspaces import DEMO_WORKSPACE

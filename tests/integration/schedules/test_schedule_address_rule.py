@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.communications import OutgoingMessage, Recipient, build_message, message_id_for
 from app.domain.errors import ValidationError
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.seed_data import HOSTILE_VALUES
 from app.services.schedules.schedule_form import checked_recipients
 

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.platform.access import current_context
-from app.domain.platform.text_rules import new_request_token, request_key
+from app.domain.people.access import current_context
+from app.domain.values.text_rules import new_request_token, request_key
 from app.extensions import db
 from app.models import AuditEvent, Report, SavedQuery
 from app.models.schedule import (
@@ -20,7 +20,7 @@ from app.models.schedule import (
     ScheduleRunAttempt,
 )
 from app.models.types import utcnow
-from app.services.platform import audit
+from app.services.accounts import audit
 from app.services.schedules import schedules
 from tests import factories
 from tests.fixtures.routes import HTMX

@@ -170,14 +170,25 @@ def test_a_refused_edit_changes_nothing(client, setup):
     assert kept.name == "Kept" and [r.person_id for r in kept.recipients] == [world.member.id]
 
 
-def test_an_edit_from_a_stale_page_is_refused(client, setup):
+def test_an_edit_from_a_stale_page_is_a_conflict(client, setup):
     world, query = setup
     schedule = factories.make_schedule(query, world.member, name="Kept", version=3)
     response = client.post(
         schedules_url(world, f"{schedule.id}/edit"),
         data=schedule_form(query, name="Changed", people=[str(world.member.id)], version="2"),
     )
-    assert response.status_code == 400
-    assert "after you opened it" in response.get_data(as_text=True)
+    assert response.status_code == 409
+    assert "Someone else changed this schedule after you opened it" in response.get_data(as_text=True)
     db.session.expire_all()
     assert db.session.get(Schedule, schedule.id).name == "Kept"
+
+
+def test_a_damaged_version_field_is_still_bad_input(client, setup):
+    world, query = setup
+    schedule = factories.make_schedule(query, world.member, name="Kept")
+    response = client.post(
+        schedules_url(world, f"{schedule.id}/edit"),
+        data=schedule_form(query, name="Changed", people=[str(world.member.id)], version="two"),
+    )
+    assert response.status_code == 400
+    assert "The form was damaged" in response.get_data(as_text=True)

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import ExportDeliveryAttempt
 from app.models.types import utcnow
@@ -22,8 +22,8 @@ def ended_attempt(world) -> int:
     """A delivery whose first attempt failed; returns the delivery's id."""
     package = factories.make_package(factories.make_execution(world.workspace))
     delivery = factories.make_package_delivery(package, factories.make_destination(world.workspace))
-    attempt = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(minutes=1))
-    delivery_lifecycle.failed(delivery.id, attempt, "permanent", "AccessDenied", "AccessDenied: Access Denied")
+    attempt = package_delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(minutes=1))
+    package_delivery_lifecycle.failed(delivery.id, attempt, "permanent", "AccessDenied", "AccessDenied: Access Denied")
     return delivery.id
 
 
@@ -59,9 +59,9 @@ def test_an_attempt_goes_with_its_package_and_delivery(ended_attempt):
 def test_an_open_attempt_is_ended_by_its_outcome(world):
     package = factories.make_package(factories.make_execution(world.workspace))
     delivery = factories.make_package_delivery(package, factories.make_destination(world.workspace))
-    attempt = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(minutes=1))
+    attempt = package_delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(minutes=1))
 
-    delivery_lifecycle.delivered(delivery.id, attempt, "s3://bucket/drop/")
+    package_delivery_lifecycle.delivered(delivery.id, attempt, "s3://bucket/drop/")
 
     db.session.rollback()
     [row] = db.session.scalars(select(ExportDeliveryAttempt)).all()

@@ -10,10 +10,10 @@ import pytest
 from flask import current_app
 from sqlalchemy import func, select
 
-from app.domain.platform.timetable import Timetable, next_occurrence
 from app.domain.sources.catalog import DATASETS
 from app.domain.sources.query_spec import validate_definition
 from app.domain.sources.report_spec import validate_report
+from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import (
     AuditEvent,
@@ -33,9 +33,9 @@ from app.models import (
     Workspace,
 )
 from app.seed_data import HOSTILE_VALUES
+from app.services.accounts.authentication import authenticate
 from app.services.demo.data_workspaces import DEMO_LOGINS, DEMO_WORKSPACE, OTHER_WORKSPACE, TEST_RECORDS_NAME
 from app.services.demo.demo_seed import seed_demo
-from app.services.platform.authentication import authenticate
 from app.services.sources.reports import STORED_FIELDS
 
 ROWS = 500

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.domain.files import export_file
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch
 from tests import factories
 from tests.fixtures.routes import HTMX

@@ -10,18 +10,17 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
 from app.domain.errors import AccessDenied
-from app.domain.workspace_export import export_execution
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import export_execution, package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportPackage, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
 from app.services.files.outbox import dispatch_pending
-from app.services.platform.queue import WorkPriority, work_queue
 from app.services.schedules.schedule_admission import admit_run
 from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.staff import staff_actions
-from app.services.work import engine as work_engine
+from app.services.work import engine
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from app.services.workspace_export.package_keys import package_prefix
 from tests import factories
@@ -374,9 +373,9 @@ def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
     assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
     db.session.refresh(delivery)
     job_id = delivery.job_id
-    delivery_lifecycle.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
+    package_delivery_lifecycle.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
     fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
-    assert work_engine.redeliver_lapsed(utcnow()) == 1
+    assert engine.redeliver_lapsed(utcnow()) == 1
     return delivery, job_id
 
 
@@ -401,9 +400,9 @@ def test_a_failed_job_of_a_package_delivery_is_requeued_at_once_rather_than_afte
 
 def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refused(client, auth, world, staff):
     delivery, job_id = delivery_whose_worker_died(world)
-    delivery_lifecycle.retry_now(delivery.id, 1)
+    package_delivery_lifecycle.retry_now(delivery.id, 1)
     db.session.commit()
-    delivery_lifecycle.start(delivery.id, "live-worker", utcnow() + timedelta(minutes=5))
+    package_delivery_lifecycle.start(delivery.id, "live-worker", utcnow() + timedelta(minutes=5))
     auth.login(staff.email)
 
     response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)

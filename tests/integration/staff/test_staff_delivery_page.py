@@ -10,13 +10,13 @@ from markupsafe import escape
 from sqlalchemy import select
 
 from app.domain.errors import AccessDenied, ValidationError
-from app.domain.workspace_export import package_delivery as delivery_lifecycle
+from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
+from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export import package_delivery_actions
 from tests import factories
 
@@ -25,8 +25,8 @@ from tests import factories
 def failed_delivery(world) -> ExportDelivery:
     package = factories.make_package(factories.make_execution(world.workspace))
     delivery = factories.make_package_delivery(package, factories.make_destination(world.workspace, name="Lake"))
-    number = delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
-    delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: Access Denied")
+    number = package_delivery_lifecycle.start(delivery.id, "worker-1", utcnow() + timedelta(seconds=30))
+    package_delivery_lifecycle.failed(delivery.id, number, "permanent", "AccessDenied", "AccessDenied: Access Denied")
     return delivery
 
 

@@ -15,9 +15,9 @@ from app.extensions import db
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import FailureCode
 from app.models.types import utcnow
-from app.services.platform.queue import WorkPriority, work_queue
-from app.services.platform.work import LOST_AFTER
 from app.services.work.engine import redispatch_lost
+from app.services.work.queue import WorkPriority, work_queue
+from app.services.work.work_kind import LOST_AFTER
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.routes import HTMX

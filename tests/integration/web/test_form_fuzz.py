@@ -30,7 +30,6 @@ from hypothesis import strategies as st
 from sqlalchemy import select, text
 from wtforms.fields.core import UnboundField
 
-import app as app_package
 from app.extensions import db
 from app.models import CommunicationTemplateVersion, Report, SavedQuery
 from app.models.export_destination import ExportDestination
@@ -39,8 +38,8 @@ from app.models.export_settings import ExportSettings
 from app.models.schedule import Schedule
 from app.security.credentials import encrypt_secret
 from app.services.files import file_library
-from app.services.platform.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
-from app.services.platform.public_link_tokens import link_token
+from app.services.pages.list_pages import CURSOR_PARAM, SEARCH_PARAM, SORT_PARAM, ListSpec
+from app.services.pages.public_link_tokens import link_token
 from app.services.schedules import schedules
 from app.services.sources import reports, saved_queries
 from app.services.staff import staff_lists
@@ -55,7 +54,7 @@ ROUTES = [route for route in collect_routes() if route.endpoint != "health.ready
 # These are a workspace's administrators' pages: the fuzz signs in as one for them.
 ADMIN_BLUEPRINTS = ("export_settings.", "packages.", "audit.", "activity.")
 EXAMPLES = {"POST": 60, "GET": 15}
-TEMPLATES = Path(app_package.__file__).parent / "templates"
+TEMPLATES = Path(__file__).resolve().parents[3] / "app" / "templates"
 
 _FIELD_TAG = re.compile(r"<(?:input|select|textarea|button)\b[^>]*?\bname=\"([^\"]+)\"", re.DOTALL)
 _HX_VALS = re.compile(r"hx-vals='(\{[^']*\})'")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from redis import Redis
 
-from app.services.platform.queue import CLIENT_NAME
+from app.services.work.queue import CLIENT_NAME
 from tests.conftest import TEST_REDIS_URL
 
 

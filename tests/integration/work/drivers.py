@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from app.domain.platform.access import current_context
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportExecution, ExportFile, ExportPackage, Membership, Person, ScheduleRun
 from app.models.export_destination import ExportDestination
@@ -25,8 +25,8 @@ from app.models.package_delivery import ExportDelivery
 from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
 from app.models.types import utcnow
 from app.services.files.file_requests import QueryFileOptions, request_query_file
-from app.services.platform.work import LOST_AFTER
 from app.services.schedules.schedule_admission import admit_run
+from app.services.work.work_kind import LOST_AFTER
 from app.services.workspace_export.package_delivery import package_keys, relative_key
 from app.services.workspace_export.package_production import run_execution
 from tests import factories

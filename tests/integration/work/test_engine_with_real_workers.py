@@ -28,10 +28,10 @@ from sqlalchemy import inspect, text
 
 from app.extensions import db
 from app.models.types import utcnow
-from app.services.platform.queue import redis_connection
-from app.services.platform.work import LOST_AFTER
 from app.services.work import engine
 from app.services.work.kinds import WORK_KINDS
+from app.services.work.queue import redis_connection
+from app.services.work.work_kind import LOST_AFTER
 from jobs.periodic import PERIODIC_TASKS
 from tests.fixtures.workers import BackgroundProcess, HeldLock, wait_for
 from tests.integration.work.drivers import DRIVERS, Driver

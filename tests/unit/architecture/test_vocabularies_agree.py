@@ -13,9 +13,9 @@ from sqlalchemy import CheckConstraint
 
 import app.models  # noqa: F401  (registers every table on db.metadata)
 from app.blueprints.schedules.routes import FREQUENCIES as FORM_FREQUENCIES
-from app.domain.platform.timetable import TimetableKind
 from app.domain.schedules.schedule_rules import QUERY_FORMATS as SCHEDULE_QUERY_FORMATS
 from app.domain.sources.report_spec import KIND_LABELS
+from app.domain.timing.timetable import TimetableKind
 from app.extensions import db
 from app.models.export_file import FORMAT_LABELS, FileFormat, FileKind
 from app.models.report import Report, ReportKind

@@ -11,7 +11,7 @@ import pytest
 from openpyxl import load_workbook
 
 from app.data.query_runner import iter_rows
-from app.domain.platform.access import RequesterContext
+from app.domain.people.access import RequesterContext
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.rendering.csv_writer import BOM

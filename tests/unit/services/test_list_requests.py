@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import column
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.services.platform import list_pages
-from app.services.platform.list_pages import ListFilter, ListSpec, SortOrder, contains_text
+from app.services.pages import list_pages
+from app.services.pages.list_pages import ListFilter, ListSpec, SortOrder, contains_text
 
 SPEC = ListSpec(
     name="things",

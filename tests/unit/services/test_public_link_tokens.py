@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from app.services.platform.public_link_tokens import link_token, nonce_from_token, public_link
+from app.services.pages.public_link_tokens import link_token, nonce_from_token, public_link
 from tests.fixtures.apps import settings_for
 
 

@@ -6,9 +6,9 @@ import pytest
 
 from app.blueprints.schedules.routes import FREQUENCIES
 from app.domain.errors import ValidationError
-from app.domain.platform.email_address import check_address
-from app.domain.platform.timetable import TimetableKind
 from app.domain.sources.report_spec import QueryInUse
+from app.domain.timing.timetable import TimetableKind
+from app.domain.values.email_address import check_address
 from app.services.schedules.schedules import Recipient
 
 

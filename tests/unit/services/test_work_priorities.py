@@ -1,9 +1,9 @@
-"""The order a worker looks at the queues in (app/services/platform/queue.py): highest priority first, with a
+"""The order a worker looks at the queues in (app/services/work/queue.py): highest priority first, with a
 fair share for the lower ones."""
 
 from __future__ import annotations
 
-from app.services.platform.queue import FAIR_SHARE_EVERY, WorkPriority, listening_order, queue_name
+from app.services.work.queue import FAIR_SHARE_EVERY, WorkPriority, listening_order, queue_name
 
 
 def test_a_worker_looks_at_interactive_work_first_on_most_turns():

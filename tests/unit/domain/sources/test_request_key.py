@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.domain.errors import ValidationError
-from app.domain.platform.text_rules import new_request_token, request_key
+from app.domain.values.text_rules import new_request_token, request_key
 
 CSV = {"format": "csv", "heading": "names", "include_descriptions": False}
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.domain.platform.access import RequesterContext, can_change
+from app.domain.people.access import RequesterContext, can_change
 
 
 def _access(person_id: int, role: str = "member", workspace_id: int = 1) -> RequesterContext:
