@@ -21,7 +21,7 @@ from app.domain.errors import TransitionRefused
 from app.domain.files import file_warnings
 from app.extensions import db
 from app.models import ExportFile
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import ACTIVE_FILE_STATUSES, FailureCode, FileStatus
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_lapsed, moment_after
 
 
@@ -72,7 +72,7 @@ def start(
     at = database_time(now)
     return _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         None,
         {
             "status": FileStatus.RUNNING,
@@ -145,7 +145,7 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
     at = database_time(now)
     _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         attempt,
         {
             "status": FileStatus.FAILED,
@@ -168,7 +168,7 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
     at = database_time(now)
     _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         None,
         {
             "status": FileStatus.FAILED,

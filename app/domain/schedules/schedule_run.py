@@ -24,12 +24,11 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain.errors import TransitionRefused
 from app.extensions import db
-from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
-_ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 def _apply(run_id: int, guard: list, values: dict, action: str) -> int:
@@ -53,7 +52,7 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
     seen = ScheduleRun.job_id.is_(None) if seen_job_id is None else ScheduleRun.job_id == seen_job_id
     _apply(
         run_id,
-        [ScheduleRun.status.in_(_ACTIVE), seen],
+        [ScheduleRun.status.in_(ACTIVE_RUN_STATUSES), seen],
         {"job_id": job_id, "dispatched_at": database_time(now)},
         "be dispatched",
     )

@@ -15,7 +15,7 @@ from app.domain.platform.retry_policy import RetryPolicy
 from app.domain.schedules import schedule_run
 from app.extensions import db
 from app.models.export_file import FailureCode
-from app.models.schedule import RunStatus, ScheduleRun
+from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun
 from app.models.types import utcnow
 from app.services.platform import leases, work
 from app.services.platform.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed
@@ -125,7 +125,7 @@ def requeue(run_id: int, now: datetime) -> work.Requeue:
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
         raise work.RequeueRefused(f"Schedule run {run_id} no longer exists.")
-    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+    if run.status not in ACTIVE_RUN_STATUSES:
         raise work.RequeueRefused.finished(f"Schedule run {run_id}", run.status)
     if run.status == RunStatus.RUNNING:
         work.refuse_while_held(f"Schedule run {run_id}", "running", run.lease_expires_at, now)

@@ -25,10 +25,10 @@ from app.domain.schedules.schedule_rules import allowed_formats
 from app.extensions import db
 from app.models import Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
+    ACTIVE_RUN_STATUSES,
     CommunicationTemplate,
     CommunicationTemplateVersion,
     PauseReason,
-    RunStatus,
     RunTrigger,
     Schedule,
     ScheduleKind,
@@ -47,7 +47,6 @@ MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
 NAME_LIMIT = 200
 MESSAGE_LIMIT = 5000
-ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 @dataclass(frozen=True)
