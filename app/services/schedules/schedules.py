@@ -45,8 +45,6 @@ from app.vocabulary import Heading
 
 MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
-NAME_LIMIT = 200
-MESSAGE_LIMIT = 5000
 
 
 @dataclass(frozen=True)
