@@ -8,17 +8,42 @@ from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
 from app.domain.people import audit_vocabulary
-from app.domain.schedules import attachment_rules
+from app.domain.schedules import attachment_rules, communication_template, schedule_rules
+from app.domain.sources import report_spec
 from app.domain.sources.catalog import dataset_label
 from app.domain.sources.query_spec import operator_phrase
 from app.domain.timing import progress_pace
 from app.domain.values.durations import duration_label
 from app.domain.values.sizes import size_label
+from app.domain.workspace_export import destination_rules, export_settings_rules
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind
 from app.models.schedule import ScheduleKind
 from app.models.types import utcnow
+from app.services.pages import list_pages
+from app.services.sources import saved_queries
+
+# Each text input's `maxlength`, read from the rule that judges the value on the server: the page
+# stops typing where the rule would refuse, and no template writes a limit of its own.
+TEXT_LIMITS = {
+    "list_search": list_pages.SEARCH_LIMIT,
+    "list_filter_text": list_pages.FILTER_TEXT_LIMIT,
+    "schedule_name": schedule_rules.NAME.limit,
+    "template_name": communication_template.MAX_NAME,
+    "template_subject": communication_template.MAX_SUBJECT,
+    "query_name": saved_queries.NAME_LIMIT,
+    "report_name": report_spec.NAME_LIMIT,
+    "report_title": report_spec.TITLE_LIMIT,
+    "report_subtitle": report_spec.SUBTITLE_LIMIT,
+    "figure_label": report_spec.FIGURE_LABEL_LIMIT,
+    "destination_name": export_settings_rules.NAME_LIMIT,
+    "bucket": export_settings_rules.BUCKET_LIMIT,
+    "region": export_settings_rules.REGION_LIMIT,
+    "endpoint_url": destination_rules.ENDPOINT_LIMIT,
+    "access_key_id": export_settings_rules.ACCESS_KEY_LIMIT,
+    "destination_path": destination_rules.PATH_LIMIT,
+}
 
 
 def format_datetime(value: datetime | None) -> str:
@@ -44,6 +69,7 @@ def register(app: Flask) -> None:
     app.jinja_env.filters["bytes"] = format_bytes
     app.jinja_env.filters["duration"] = format_duration
     app.jinja_env.globals["now"] = utcnow
+    app.jinja_env.globals["text_limits"] = TEXT_LIMITS
     app.jinja_env.globals["rows_per_second"] = progress_pace.rows_per_second
     app.jinja_env.globals["seconds_left"] = progress_pace.seconds_left
     app.jinja_env.globals["FileStatus"] = FileStatus

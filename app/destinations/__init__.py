@@ -48,7 +48,7 @@ from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
 from app.domain.workspace_export.destination_rules import validate_destination_path
 from app.models.export_destination import DestinationKind, ExportDestination
-from app.models.package_delivery import FailureClass
+from app.models.package_delivery import FAILURE_CODE_LIMIT, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
 
@@ -91,7 +91,6 @@ _TRANSIENT_CODES = {
 }
 # Operating-system errors of a directory destination that no retry will cure.
 _PERMANENT_ERRNOS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG}
-_CODE_LIMIT = 60
 
 
 def open_destination(destination: ExportDestination) -> DestinationStore:
@@ -296,7 +295,7 @@ def classify_error(exc: BaseException) -> DeliveryFailure:
     summary = describe_error(exc)
 
     def failure(failure_class: FailureClass, code: str) -> DeliveryFailure:
-        return DeliveryFailure(str(failure_class), code[:_CODE_LIMIT], summary)
+        return DeliveryFailure(str(failure_class), code[:FAILURE_CODE_LIMIT], summary)
 
     if isinstance(exc, ClientError):
         code, status = _client_error(exc)

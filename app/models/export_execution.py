@@ -92,8 +92,8 @@ class ExportExecution(LeaseColumns, Model):
             "data_export_executions_one_active_uidx",
             "workspace_id",
             unique=True,
-            postgresql_where=text("status IN ('queued', 'running')"),
-            sqlite_where=text("status IN ('queued', 'running')"),
+            postgresql_where=text(one_of("status", ACTIVE_EXECUTION_STATUSES)),
+            sqlite_where=text(one_of("status", ACTIVE_EXECUTION_STATUSES)),
         ),
         # A cadence period admits one execution, however many schedulers tick at once.
         UniqueConstraint("workspace_id", "cadence_key", name="data_export_executions_cadence_uidx"),

@@ -27,6 +27,7 @@ class FileStatus(StrEnum):
     FAILED = "failed"
 
 
+ACTIVE_FILE_STATUSES = (FileStatus.QUEUED, FileStatus.RUNNING)
 TERMINAL_STATUSES = (FileStatus.SUCCEEDED, FileStatus.FAILED)
 # A file's page polls every 0.5 s for this long after the request, then every 2 s.
 FAST_POLL_FOR = timedelta(seconds=5)

@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from app.models.export_package import ExportPackage
 
 
+# A delivery's and an attempt's failure code: a destination's error code, cut to this length.
+FAILURE_CODE_LIMIT = 60
+
+
 class DeliveryStatus(StrEnum):
     PENDING = "pending"
     DELIVERING = "delivering"
@@ -76,7 +80,7 @@ class ExportDelivery(LeaseColumns, Model):
     # When a transiently failed delivery may be retried; NULL otherwise.
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     failure_class: Mapped[str | None] = mapped_column(String(10))
-    failure_code: Mapped[str | None] = mapped_column(String(60))
+    failure_code: Mapped[str | None] = mapped_column(String(FAILURE_CODE_LIMIT))
     failure_summary: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
     # Where the package landed ("s3://bucket/path/…" or the directory path), once delivered.
     location: Mapped[str | None] = mapped_column(String(600))
@@ -112,7 +116,7 @@ class ExportDeliveryAttempt(Model):
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     outcome: Mapped[str | None] = mapped_column(String(10))
     failure_class: Mapped[str | None] = mapped_column(String(10))
-    failure_code: Mapped[str | None] = mapped_column(String(60))
+    failure_code: Mapped[str | None] = mapped_column(String(FAILURE_CODE_LIMIT))
     summary: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
 
     delivery: Mapped[ExportDelivery] = relationship(back_populates="attempts")

@@ -19,14 +19,18 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.types import DETAIL_LIMIT, LeaseColumns, UTCDateTime, database_now, newest_first_indexes, utcnow
+from app.models.types import (
+    DETAIL_LIMIT,
+    LeaseColumns,
+    UTCDateTime,
+    database_now,
+    newest_first_indexes,
+    one_of,
+    utcnow,
+)
 from app.vocabulary import Heading
 
 MAX_RECIPIENTS = 50
-
-
-def _in(column: str, values: type[StrEnum]) -> str:
-    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
 
 
 class ScheduleKind(StrEnum):
@@ -54,6 +58,10 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+
+
+# A run not yet settled: the dispatcher, the watchdog and the one-manual-run index all mean these.
+ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 class RunTrigger(StrEnum):
@@ -103,7 +111,7 @@ class CommunicationTemplateVersion(Model):
     __tablename__ = "communication_template_versions"
     __table_args__ = (
         UniqueConstraint("template_id", "number"),
-        CheckConstraint(_in("status", TemplateStatus), name="status"),
+        CheckConstraint(one_of("status", TemplateStatus), name="status"),
         CheckConstraint("status <> 'published' OR published_at IS NOT NULL", name="published_at"),
     )
 
@@ -127,10 +135,10 @@ class Schedule(Model):
         # An old system's schedule is imported once per workspace, even by two imports at once.
         UniqueConstraint("workspace_id", "legacy_ref", name="schedules_legacy_ref_uidx"),
         CheckConstraint("kind IN ('query', 'report')", name="kind"),
-        CheckConstraint(_in("status", ScheduleStatus), name="status"),
+        CheckConstraint(one_of("status", ScheduleStatus), name="status"),
         CheckConstraint(
             "(status = 'active' AND pause_reason IS NULL)"
-            f" OR (status = 'paused' AND {_in('pause_reason', PauseReason)})",
+            f" OR (status = 'paused' AND {one_of('pause_reason', PauseReason)})",
             name="pause_reason",
         ),
         CheckConstraint("heading IN ('names', 'labels', 'none')", name="heading"),
@@ -211,7 +219,7 @@ class ScheduleRecipient(Model):
     schedule: Mapped[Schedule] = relationship(back_populates="recipients")
 
 
-ACTIVE_MANUAL_RUN = "trigger = 'manual' AND status IN ('queued', 'running')"
+ACTIVE_MANUAL_RUN = f"trigger = 'manual' AND {one_of('status', ACTIVE_RUN_STATUSES)}"
 # The error code of a run attempt that left recipients the mail server could not take.
 MAIL_UNAVAILABLE = "mail_unavailable"
 
@@ -233,8 +241,8 @@ class ScheduleRun(LeaseColumns, Model):
             postgresql_where=text(ACTIVE_MANUAL_RUN),
             sqlite_where=text(ACTIVE_MANUAL_RUN),
         ),
-        CheckConstraint(_in("status", RunStatus), name="status"),
-        CheckConstraint(_in("trigger", RunTrigger), name="trigger"),
+        CheckConstraint(one_of("status", RunStatus), name="status"),
+        CheckConstraint(one_of("trigger", RunTrigger), name="trigger"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
         Index("ix_schedule_runs_status", "status", "next_attempt_at"),
         *newest_first_indexes("schedule_runs", "created_at"),
@@ -314,8 +322,8 @@ class RecipientDelivery(Model):
     __tablename__ = "query_schedule_deliveries"
     __table_args__ = (
         UniqueConstraint("run_id", "address_key"),
-        CheckConstraint(_in("status", DeliveryStatus), name="status"),
-        CheckConstraint(f"status <> 'skipped' OR {_in('skip_reason', SkipReason)}", name="skip_reason"),
+        CheckConstraint(one_of("status", DeliveryStatus), name="status"),
+        CheckConstraint(f"status <> 'skipped' OR {one_of('skip_reason', SkipReason)}", name="skip_reason"),
         CheckConstraint("status <> 'submitted' OR submission_id IS NOT NULL", name="submission_id"),
         CheckConstraint("(person_id IS NULL) <> (email IS NULL)", name="person_or_email"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
@@ -150,6 +151,7 @@ def newest_first_indexes(table: str, at: str) -> tuple[Index, ...]:
     )
 
 
-def one_of(column: str, values: type[StrEnum]) -> str:
-    """The CHECK constraint text "`column` is one of the enum's values"."""
+def one_of(column: str, values: Iterable[StrEnum]) -> str:
+    """The SQL text "`column` is one of these values" (an enum's, or a tuple of some of them), for
+    CHECK constraints and partial index predicates."""
     return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"

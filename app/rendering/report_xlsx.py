@@ -43,11 +43,10 @@ from app.rendering.xlsx_cells import (
     day_serial_or_text,
     moment_serial_or_text,
 )
-from app.rendering.xlsx_writer import COPY_CHUNK_BYTES
+from app.rendering.xlsx_writer import COPY_CHUNK_BYTES, MAX_SHEET_ROWS
 
 Progress = Callable[[int, int | None], None]
 
-EXCEL_MAX_ROWS = 1_048_576
 MIN_COLUMN_WIDTH = 8
 # What a time stamp shows after its date (the column's format is the date's plus " hh:mm").
 _TIME_SUFFIX = " 00:00"
@@ -155,8 +154,8 @@ class _Sheet:
         return cell
 
     def append(self, cells: list) -> None:
-        if self.rows_written >= EXCEL_MAX_ROWS:
-            raise TooManyRows(f"The report has more rows than an Excel sheet holds ({EXCEL_MAX_ROWS:,}).")
+        if self.rows_written >= MAX_SHEET_ROWS:
+            raise TooManyRows(f"The report has more rows than an Excel sheet holds ({MAX_SHEET_ROWS:,}).")
         self.sheet.append(cells)
         self.rows_written += 1
 

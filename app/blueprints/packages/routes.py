@@ -21,7 +21,13 @@ from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.errors import TransitionRefused
 from app.domain.people.access import RequesterContext
-from app.models.export_execution import ExecutionPhase, ExecutionStatus, ExecutionTrigger, ExportExecution
+from app.models.export_execution import (
+    ACTIVE_EXECUTION_STATUSES,
+    ExecutionPhase,
+    ExecutionStatus,
+    ExecutionTrigger,
+    ExportExecution,
+)
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus
 from app.models.export_settings import PACKAGE_FORMAT_DESCRIPTIONS
 from app.models.package_delivery import ExportDelivery
@@ -123,7 +129,7 @@ def _live_values(execution: ExportExecution) -> dict:
         "failed_deliveries": package_history.failed_deliveries_of(package) if package else 0,
         "requester_name": package_history.requester_name(execution),
         "form": ActionForm(formdata=None),
-        "settled": execution.status not in (ExecutionStatus.QUEUED, ExecutionStatus.RUNNING),
+        "settled": execution.status not in ACTIVE_EXECUTION_STATUSES,
     }
 
 

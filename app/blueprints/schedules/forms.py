@@ -8,7 +8,8 @@ from flask_wtf import FlaskForm
 from wtforms import BooleanField, HiddenField, SelectMultipleField, StringField, TextAreaField
 from wtforms.validators import Length
 
-from app.blueprints.form_validators import StorableText
+from app.blueprints.form_validators import StorableText, declared_text
+from app.domain.schedules.schedule_rules import CUSTOM_MESSAGE, NAME
 from app.domain.timing.timetable import TimetableKind
 from app.services.schedules.schedules import ScheduleInput
 from app.vocabulary import Heading
@@ -51,7 +52,7 @@ class TimetableFields(FlaskForm):
 
 
 class ScheduleForm(TimetableFields):
-    name = StringField("Name", validators=_SHORT)
+    name = StringField(NAME.title, validators=declared_text(NAME))
     source = StringField("Sends", validators=_SHORT)
     format = StringField("Format", validators=_SHORT)
     heading = StringField("Heading row", validators=_SHORT)
@@ -60,9 +61,7 @@ class ScheduleForm(TimetableFields):
         "Email addresses", validators=[Length(max=20000, message="This is too long."), StorableText()]
     )
     template_version_id = StringField("Template", validators=_SHORT)
-    custom_message = TextAreaField(
-        "Custom message", validators=[Length(max=20000, message="This is too long."), StorableText()]
-    )
+    custom_message = TextAreaField(CUSTOM_MESSAGE.title, validators=declared_text(CUSTOM_MESSAGE))
     send_when_empty = BooleanField("Send when empty")
     attach_file = BooleanField("Attach the file")
     version = HiddenField(validators=_SHORT)

@@ -27,7 +27,7 @@ from app.domain.values import text_rules
 from app.domain.values.text_rules import opened_version
 from app.domain.values.time_zones import zone_suggestions
 from app.models.export_file import FORMAT_LABELS, FileFormat
-from app.models.schedule import MAX_RECIPIENTS
+from app.models.schedule import ACTIVE_RUN_STATUSES, MAX_RECIPIENTS
 from app.services.accounts import workspaces
 from app.services.files.file_requests import HEADINGS
 from app.services.pages import list_pages
@@ -312,7 +312,7 @@ def run_now(workspace_id: int, schedule_id: int):
 def _run_now_sentence(outcome: schedules.RunNow) -> str:
     if outcome.admitted:
         return "A run was started. Its progress shows below; the timetable is unchanged."
-    if outcome.run.status in schedules.ACTIVE_RUN_STATUSES:
+    if outcome.run.status in ACTIVE_RUN_STATUSES:
         return "A run started by hand is already under way, so no other was started. Its progress shows below."
     return "This press of Run now was answered already: its run shows below."
 

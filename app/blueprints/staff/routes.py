@@ -20,6 +20,7 @@ from app.models import (
     ScheduleRun,
     Workspace,
 )
+from app.models.export_execution import ACTIVE_EXECUTION_STATUSES
 from app.services.pages import list_pages
 from app.services.staff import coverage_view, queue_health, staff_actions, staff_lists
 from app.services.workspace_export import package_delivery_actions, package_history
@@ -82,7 +83,12 @@ def run(run_id: int):
 @staff_viewer
 def execution(execution_id: int):
     found = _record_or_404(ExportExecution, execution_id)
-    return render_template("staff/execution.html", execution=found, package=package_history.package_of(found))
+    return render_template(
+        "staff/execution.html",
+        execution=found,
+        package=package_history.package_of(found),
+        stoppable=found.status in ACTIVE_EXECUTION_STATUSES,
+    )
 
 
 @bp.get("/packages/<int:package_id>")

@@ -8,6 +8,7 @@ transition names the attempt it acts for and applies only while that attempt is 
 file's latest. A stale attempt (its worker was thought dead and the file restarted) therefore
 changes nothing, whatever it finishes or however late.
 A refused transition raises TransitionRefused; callers decide whether that is an error.
+Every transition commits: each is a fact the worker, the watchdog or the page relies on.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, null, or_, update
+from sqlalchemy import ColumnElement, null, or_
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.domain.files import file_warnings
 from app.extensions import db
 from app.models import ExportFile
-from app.models.export_file import FailureCode, FileStatus
+from app.models.export_file import ACTIVE_FILE_STATUSES, FailureCode, FileStatus
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_lapsed, moment_after
 
 
@@ -33,26 +34,15 @@ def _apply(
     action: str,
     also: tuple[ColumnElement[bool], ...] = (),
 ) -> int:
-    """Run the guarded UPDATE; returns the row's new attempt number. `attempt=None` only for `start`."""
+    """The guarded UPDATE of one file (app/domain/transitions.py); returns its attempt number.
+    `attempt=None` only for `start`."""
     guard = [ExportFile.id == export_id, ExportFile.status.in_(from_statuses), *also]
+    expected = " or ".join(from_statuses)
     if attempt is not None:
         guard.append(ExportFile.attempt_count == attempt)
-    result = db.session.execute(
-        update(ExportFile)
-        .where(*guard)
-        .values(**values)
-        .returning(ExportFile.attempt_count)
-        .execution_options(synchronize_session=False)
-    )
-    row = result.one_or_none()
-    if row is None:
-        db.session.rollback()
-        expected = " or ".join(from_statuses)
-        if attempt is not None:
-            expected += f" at attempt {attempt}"
-        raise TransitionRefused(f"file {export_id} cannot {action}: it is not {expected}")
-    db.session.commit()
-    return row.attempt_count
+        expected += f" at attempt {attempt}"
+    refusal = f"file {export_id} cannot {action}: it is not {expected}"
+    return transitions.apply(ExportFile, guard, values, refusal, ExportFile.attempt_count)
 
 
 def start(
@@ -70,9 +60,9 @@ def start(
     the file as abandoned. Times are the database's clock's unless the caller gives `now`.
     """
     at = database_time(now)
-    return _apply(
+    number = _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         None,
         {
             "status": FileStatus.RUNNING,
@@ -86,11 +76,14 @@ def start(
         "start",
         also=(or_(ExportFile.status == FileStatus.QUEUED, lease_lapsed(ExportFile.lease_expires_at, now)),),
     )
+    db.session.commit()
+    return number
 
 
 def renew_lease(export_id: int, attempt: int, lease_expires_at: Moment) -> None:
     """Extend the lease of the running attempt; refused once the file settled or a newer attempt restarted it."""
     _apply(export_id, (FileStatus.RUNNING,), attempt, {"lease_expires_at": lease_expires_at}, "renew its lease")
+    db.session.commit()
 
 
 def record_progress(
@@ -104,6 +97,7 @@ def record_progress(
         {"rows_written": rows_written, "rows_total": rows_total, "heartbeat_at": database_time(now)},
         "record progress",
     )
+    db.session.commit()
 
 
 def succeed(
@@ -134,6 +128,7 @@ def succeed(
         },
         "succeed",
     )
+    db.session.commit()
 
 
 def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: datetime | None = None) -> None:
@@ -145,7 +140,7 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
     at = database_time(now)
     _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         attempt,
         {
             "status": FileStatus.FAILED,
@@ -156,6 +151,7 @@ def fail(export_id: int, attempt: int, code: FailureCode, detail: str, now: date
         },
         "fail",
     )
+    db.session.commit()
 
 
 def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | None = None) -> None:
@@ -168,7 +164,7 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
     at = database_time(now)
     _apply(
         export_id,
-        (FileStatus.QUEUED, FileStatus.RUNNING),
+        ACTIVE_FILE_STATUSES,
         None,
         {
             "status": FileStatus.FAILED,
@@ -180,3 +176,4 @@ def cancel(export_id: int, cancelled_by_id: int, detail: str, now: datetime | No
         },
         "be cancelled",
     )
+    db.session.commit()

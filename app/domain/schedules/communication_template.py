@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import update
-
-from app.domain.errors import TransitionRefused, ValidationError
+from app.domain import transitions
+from app.domain.errors import ValidationError
 from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable
-from app.extensions import db, execute_dml
 from app.models.schedule import CommunicationTemplateVersion, TemplateStatus
 
 MAX_NAME = 200
@@ -62,15 +60,12 @@ def validate_text(subject: str, body: str) -> TemplateText:
 
 def _apply_to_draft(version_id: int, values: dict, action: str) -> None:
     version = CommunicationTemplateVersion
-    result = execute_dml(
-        update(version)
-        .where(version.id == version_id, version.status == TemplateStatus.DRAFT)
-        .values(**values)
-        .execution_options(synchronize_session=False)
+    transitions.apply(
+        version,
+        [version.id == version_id, version.status == TemplateStatus.DRAFT],
+        values,
+        f"template version {version_id} cannot {action}: it is no longer a draft",
     )
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise TransitionRefused(f"template version {version_id} cannot {action}: it is no longer a draft")
 
 
 def edit_draft(version_id: int, text: TemplateText) -> None:

@@ -10,18 +10,20 @@ only from a claimant whose lease lapsed. The claim is committed before the messa
 mailer, and only the claimant settles the row (`claimed_attempt = :attempt` in every settling
 UPDATE): a frozen attempt that wakes after another took its rows can neither send nor settle.
 The submission is committed right after the mail server accepted the message
-(docs/architecture.md, "Schedule runs", for the one window that remains).
+(docs/architecture.md, "Schedule runs", for the one window that remains); every transition here
+commits, each being a fact the next attempt relies on.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import or_, select
 
+from app.domain import transitions
 from app.domain.errors import TransitionRefused
 from app.domain.schedules import schedule_run
-from app.extensions import db, execute_dml
+from app.extensions import db
 from app.models.schedule import DeliveryStatus, RecipientDelivery
 from app.models.types import database_time
 
@@ -29,16 +31,13 @@ ERROR_LIMIT = 500
 
 
 def _apply(delivery_id: int, guard: list, values: dict, action: str) -> None:
-    result = execute_dml(
-        update(RecipientDelivery)
-        .where(RecipientDelivery.id == delivery_id, *guard)
-        .values(**values)
-        .execution_options(synchronize_session=False)
+    """The guarded UPDATE of one recipient's row (app/domain/transitions.py)."""
+    transitions.apply(
+        RecipientDelivery,
+        [RecipientDelivery.id == delivery_id, *guard],
+        values,
+        f"recipient delivery {delivery_id} cannot {action} now",
     )
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise TransitionRefused(f"recipient delivery {delivery_id} cannot {action} now")
-    db.session.commit()
 
 
 def _still_held(attempt: int, now: datetime | None) -> list:
@@ -64,6 +63,7 @@ def claim(delivery_id: int, attempt: int, now: datetime | None = None) -> None:
         },
         "be claimed",
     )
+    db.session.commit()
 
 
 def confirm_claim(delivery_id: int, attempt: int, now: datetime | None = None) -> None:
@@ -98,6 +98,7 @@ def submit(delivery_id: int, attempt: int, submission_id: str, now: datetime | N
         },
         "be submitted",
     )
+    db.session.commit()
 
 
 def release_for_retry(delivery_id: int, attempt: int, error: str, next_attempt_at: datetime) -> None:
@@ -113,6 +114,7 @@ def release_for_retry(delivery_id: int, attempt: int, error: str, next_attempt_a
         },
         "wait for a retry",
     )
+    db.session.commit()
 
 
 def fail(delivery_id: int, attempt: int, error: str) -> None:
@@ -123,6 +125,7 @@ def fail(delivery_id: int, attempt: int, error: str) -> None:
         {"status": DeliveryStatus.FAILED, "last_error": error[:ERROR_LIMIT], "next_attempt_at": None},
         "fail",
     )
+    db.session.commit()
 
 
 def fail_unsent(delivery_id: int, attempt: int, error: str) -> None:
@@ -137,3 +140,4 @@ def fail_unsent(delivery_id: int, attempt: int, error: str) -> None:
         {"status": DeliveryStatus.FAILED, "last_error": error[:ERROR_LIMIT], "next_attempt_at": None},
         "fail",
     )
+    db.session.commit()

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import text, update
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.extensions import db, execute_dml
 from app.models.schedule import PauseReason, Schedule, ScheduleStatus
 from app.models.types import database_now, database_time
@@ -24,15 +24,9 @@ FAILURE_STREAK_LIMIT = 3
 
 
 def _apply(schedule_id: int, guard: list, values: dict, action: str) -> None:
-    result = execute_dml(
-        update(Schedule)
-        .where(Schedule.id == schedule_id, *guard)
-        .values(**values)
-        .execution_options(synchronize_session=False)
+    transitions.apply(
+        Schedule, [Schedule.id == schedule_id, *guard], values, f"schedule {schedule_id} cannot {action} now"
     )
-    if result.rowcount != 1:
-        db.session.rollback()
-        raise TransitionRefused(f"schedule {schedule_id} cannot {action} now")
 
 
 def pause(schedule_id: int, reason: PauseReason, now: datetime | None = None) -> None:

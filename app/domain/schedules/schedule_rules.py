@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 from app.domain.errors import ValidationError
 from app.domain.values.email_address import check_address
-from app.domain.values.text_rules import refuse_line_breaks, refuse_unstorable
+from app.domain.values.text_rules import TextField
 from app.models.export_file import FORMAT_LABELS, QUERY_FORMATS, FileFormat
 from app.models.report import ReportKind
 from app.models.schedule import MAX_RECIPIENTS, ScheduleKind
 
-MAX_NAME_LENGTH = 200
-MAX_MESSAGE_LENGTH = 5000
+NAME = TextField("name", "the name", 200, missing="Give the schedule a name.")
+CUSTOM_MESSAGE = TextField("custom_message", "the custom message", 5000, single_line=False)
 
 
 @dataclass(frozen=True)
@@ -31,29 +31,6 @@ class RecipientChoice:
     def address_key(self) -> str:
         """What makes recipients distinct: "person:<id>" or the address in lower case."""
         return f"person:{self.person_id}" if self.person_id is not None else str(self.email).lower()
-
-
-def valid_name(value: object) -> str:
-    text = value.strip() if isinstance(value, str) else ""
-    if not text:
-        raise ValidationError("Give the schedule a name.", "name")
-    if len(text) > MAX_NAME_LENGTH:
-        raise ValidationError(f"A schedule's name is at most {MAX_NAME_LENGTH} characters.", "name")
-    refuse_unstorable(text, "name", "the name")
-    refuse_line_breaks(text, "name", "the name")
-    return text
-
-
-def valid_custom_message(value: object) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ValidationError("The message must be text.", "custom_message")
-    text = value.strip()
-    if len(text) > MAX_MESSAGE_LENGTH:
-        raise ValidationError(f"The message is at most {MAX_MESSAGE_LENGTH} characters.", "custom_message")
-    refuse_unstorable(text, "custom_message", "the message")
-    return text
 
 
 def allowed_formats(kind: str, report_kind: str | None = None) -> tuple[str, ...]:

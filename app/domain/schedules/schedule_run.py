@@ -3,8 +3,10 @@
 Every transition is one conditional UPDATE whose WHERE clause names the state it starts from,
 and every transition after `start_attempt` names the attempt it acts for: an attempt that the
 watchdog made stale (its lease lapsed and the run was redelivered) can change nothing. A
-refused transition raises TransitionRefused. Transitions commit, because each is a fact the
-next process relies on (a claimed dispatch, a started attempt, a settled run).
+refused transition raises TransitionRefused. The claims, `start_attempt` and `renew_lease`
+commit, because each is a fact the next process relies on; the attempt's outcomes
+(`record_file`, `succeed`, `retry_later`, `fail`) do not: the run's processing commits each with
+the rows that belong to it (the file it admitted, the schedule's failure streak).
 
 A transient failure does not settle the run: the attempt ends and the run goes back to
 `queued` with `next_attempt_at`, from which the dispatcher sends it again.
@@ -22,29 +24,24 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, and_, case, exists, or_, update
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.extensions import db
-from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
-_ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 def _apply(run_id: int, guard: list, values: dict, action: str) -> int:
-    result = db.session.execute(
-        update(ScheduleRun)
-        .where(ScheduleRun.id == run_id, *guard)
-        .values(**values)
-        .returning(ScheduleRun.attempt_count)
-        .execution_options(synchronize_session=False)
+    """The guarded UPDATE of one run (app/domain/transitions.py); returns its attempt number."""
+    return transitions.apply(
+        ScheduleRun,
+        [ScheduleRun.id == run_id, *guard],
+        values,
+        f"schedule run {run_id} cannot {action} now",
+        ScheduleRun.attempt_count,
     )
-    row = result.one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"schedule run {run_id} cannot {action} now")
-    return row.attempt_count
 
 
 def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
@@ -53,7 +50,7 @@ def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datet
     seen = ScheduleRun.job_id.is_(None) if seen_job_id is None else ScheduleRun.job_id == seen_job_id
     _apply(
         run_id,
-        [ScheduleRun.status.in_(_ACTIVE), seen],
+        [ScheduleRun.status.in_(ACTIVE_RUN_STATUSES), seen],
         {"job_id": job_id, "dispatched_at": database_time(now)},
         "be dispatched",
     )
@@ -158,6 +155,7 @@ def _end_attempt_values(run_id: int, attempt: int, **values) -> None:
 
 
 def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | None = None) -> None:
+    """running → succeeded for the current attempt. Not committed."""
     at = database_time(now)
     _apply(
         run_id,
@@ -169,7 +167,7 @@ def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | No
 
 
 def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_at: datetime) -> None:
-    """End a transiently failed attempt; the run waits in `queued` until `next_attempt_at`."""
+    """End a transiently failed attempt; the run waits in `queued` until `next_attempt_at`. Not committed."""
     _apply(
         run_id,
         _current(attempt),
@@ -194,6 +192,7 @@ def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_
 
 
 def fail(run_id: int, attempt: int, code: str, detail: str, now: datetime | None = None) -> None:
+    """running → failed for the current attempt. Not committed."""
     at = database_time(now)
     _apply(
         run_id,

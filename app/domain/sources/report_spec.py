@@ -30,6 +30,9 @@ MAX_REPORT_COLUMNS = 20
 MAX_FIGURES = 6
 MAX_CODE_DESCRIPTIONS = 200
 MIN_WIDTH, MAX_WIDTH = 3, 100
+NAME_LIMIT = TITLE_LIMIT = 200
+SUBTITLE_LIMIT = 300
+FIGURE_LABEL_LIMIT = 80
 # Every field of a report definition, as a sentence names it.
 FIELD_LABELS = {
     "name": "the name",
@@ -161,8 +164,10 @@ def _validate_summary(dataset: Dataset, query_columns: list[str], raw: dict) -> 
         label = str(figure.get("label") or "")
         refuse_line_breaks(label, "figures", f"figure {index + 1}'s label")
         label = label.strip() or default_label
-        if len(label) > 80:
-            raise ValidationError(f"Figure {index + 1}: the label is longer than 80 characters.", "figures")
+        if len(label) > FIGURE_LABEL_LIMIT:
+            raise ValidationError(
+                f"Figure {index + 1}: the label is longer than {FIGURE_LABEL_LIMIT} characters.", "figures"
+            )
         figures.append(Figure(function, column_name, label))
     return SummarySpec(group_column, tuple(figures))
 
@@ -194,9 +199,9 @@ def validate_report(data: dict, dataset_name: str, query_columns: list[str]) -> 
     """The whole definition in normal form, or ValidationError naming what is wrong and where."""
     for key, label in FIELD_LABELS.items():
         refuse_unstorable(data.get(key), key, label)
-    name = _text(data, "name", 200, "name", required=True)
-    title = _text(data, "title", 200, "title") or name
-    subtitle = _text(data, "subtitle", 300, "subtitle")
+    name = _text(data, "name", NAME_LIMIT, "name", required=True)
+    title = _text(data, "title", TITLE_LIMIT, "title") or name
+    subtitle = _text(data, "subtitle", SUBTITLE_LIMIT, "subtitle")
     page_size = data.get("page_size") or "A4"
     if page_size not in PAGE_SIZES:
         raise ValidationError("Choose A4 or Letter.", "page_size")

@@ -14,6 +14,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from app.domain.errors import ValidationError
 
@@ -60,6 +61,54 @@ def refuse_unstorable(value: object, field: str, label: str) -> None:
             "Remove it and try again.",
             field,
         )
+
+
+@dataclass(frozen=True)
+class TextField:
+    """One text field declared once: what the form names it, how a sentence names it, its limit
+    in characters, and whether it is one line and must be given. Its `check` is the field's rule
+    wherever the value comes from (a form, an import); the form's validators and the page's
+    `maxlength` read `limit` from here."""
+
+    name: str
+    label: str
+    limit: int
+    single_line: bool = True
+    # The sentence when the field is left empty; None when it may be.
+    missing: str | None = None
+
+    def check(self, value: object) -> str:
+        """The value without its surrounding spaces; ValidationError on the field otherwise.
+
+        A character the database cannot hold and a line break in a one-line field are refused
+        where they stand, before any trimming: a leading line break is not quietly removed."""
+        if not isinstance(value, str):
+            # Only an import sends anything but text: nothing for an optional field is empty.
+            if value is None and self.missing is None:
+                return ""
+            raise ValidationError(self.missing or f"{self._sentence_label} must be text.", self.name)
+        refuse_unstorable(value, self.name, self.label)
+        if self.single_line:
+            refuse_line_breaks(value, self.name, self.label)
+        text = value.strip()
+        if not text and self.missing is not None:
+            raise ValidationError(self.missing, self.name)
+        if len(text) > self.limit:
+            raise ValidationError(self.too_long, self.name)
+        return text
+
+    @property
+    def title(self) -> str:
+        """The label as the page's field title: "the custom message" is "Custom message"."""
+        return self._sentence_label.removeprefix("The ").capitalize()
+
+    @property
+    def too_long(self) -> str:
+        return f"{self._sentence_label} is at most {self.limit:,} characters."
+
+    @property
+    def _sentence_label(self) -> str:
+        return f"{self.label[:1].upper()}{self.label[1:]}"
 
 
 def whole_number(

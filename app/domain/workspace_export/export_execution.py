@@ -16,9 +16,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, or_
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.extensions import db
 from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
@@ -33,19 +33,14 @@ from app.models.types import DETAIL_LIMIT, Moment, database_now, database_time, 
 
 
 def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:
-    """Run the guarded UPDATE and commit; returns the execution's attempt number."""
-    row = db.session.execute(
-        update(ExportExecution)
-        .where(ExportExecution.id == execution_id, *guard)
-        .values(**values)
-        .returning(ExportExecution.attempt_count)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"workspace export {execution_id} cannot {action} now")
-    db.session.commit()
-    return row.attempt_count
+    """The guarded UPDATE of one execution (app/domain/transitions.py); returns its attempt number."""
+    return transitions.apply(
+        ExportExecution,
+        [ExportExecution.id == execution_id, *guard],
+        values,
+        f"workspace export {execution_id} cannot {action} now",
+        ExportExecution.attempt_count,
+    )
 
 
 def append_event(
@@ -117,6 +112,7 @@ def claim_dispatch(execution_id: int, seen_job_id: str | None, job_id: str, now:
         {"job_id": job_id, "dispatched_at": database_time(now)},
         "be dispatched",
     )
+    db.session.commit()
 
 
 def start_attempt(execution_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
@@ -147,6 +143,7 @@ def start_attempt(execution_id: int, holder: str, lease_expires_at: Moment, now:
         },
         "start an attempt",
     )
+    db.session.commit()
     return number
 
 
@@ -156,6 +153,7 @@ def _current(attempt: int) -> list:
 
 def renew_lease(execution_id: int, attempt: int, lease_expires_at: Moment) -> None:
     _apply(execution_id, _current(attempt), {"lease_expires_at": lease_expires_at}, "renew its lease")
+    db.session.commit()
 
 
 def record_cutoff(execution_id: int, attempt: int, cutoff_at: datetime) -> None:
@@ -163,11 +161,12 @@ def record_cutoff(execution_id: int, attempt: int, cutoff_at: datetime) -> None:
     _apply(
         execution_id, _current(attempt), {"cutoff_at": cutoff_at, "progress_at": database_now()}, "record its cutoff"
     )
+    db.session.commit()
 
 
 def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message: str | None = None) -> None:
     """Move to `phase` and log it (the previous phase's end is logged by `finish_phase`)."""
-    _apply_uncommitted(execution_id, attempt, {"phase": phase, "progress_at": database_now()}, "enter a phase")
+    _apply_to_attempt(execution_id, attempt, {"phase": phase, "progress_at": database_now()}, "enter a phase")
     append_event(execution_id, attempt, "phase_started", message or f"Phase {phase} started.", phase=phase)
     db.session.commit()
 
@@ -175,7 +174,7 @@ def enter_phase(execution_id: int, attempt: int, phase: ExecutionPhase, message:
 def finish_phase(
     execution_id: int, attempt: int, phase: ExecutionPhase, message: str, details: dict[str, Any] | None = None
 ) -> None:
-    _apply_uncommitted(execution_id, attempt, {"progress_at": database_now()}, "finish a phase")
+    _apply_to_attempt(execution_id, attempt, {"progress_at": database_now()}, "finish a phase")
     append_event(execution_id, attempt, "phase_finished", message, phase=phase, details=details)
     db.session.commit()
 
@@ -188,6 +187,7 @@ def record_progress(execution_id: int, attempt: int, **counts: int | None) -> No
     if unknown:
         raise ValueError(f"unknown execution counts: {sorted(unknown)}")
     _apply(execution_id, _current(attempt), {**counts, "progress_at": database_now()}, "record progress")
+    db.session.commit()
 
 
 def log_event(
@@ -199,27 +199,24 @@ def log_event(
     details: dict[str, Any] | None = None,
 ) -> None:
     """Append a warning or counts event for the current attempt; refused once the attempt is stale."""
-    _apply_uncommitted(execution_id, attempt, {"progress_at": database_now()}, "log an event")
+    _apply_to_attempt(execution_id, attempt, {"progress_at": database_now()}, "log an event")
     append_event(execution_id, attempt, kind, message, phase=phase, details=details)
     db.session.commit()
 
 
-def _apply_uncommitted(execution_id: int, attempt: int, values: dict, action: str) -> None:
-    row = db.session.execute(
-        update(ExportExecution)
-        .where(ExportExecution.id == execution_id, *_current(attempt))
-        .values(**values)
-        .returning(ExportExecution.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"workspace export {execution_id} cannot {action}: attempt {attempt} is not current")
+def _apply_to_attempt(execution_id: int, attempt: int, values: dict, action: str) -> None:
+    """`_apply` for the current attempt, whose refusal says so."""
+    transitions.apply(
+        ExportExecution,
+        [ExportExecution.id == execution_id, *_current(attempt)],
+        values,
+        f"workspace export {execution_id} cannot {action}: attempt {attempt} is not current",
+    )
 
 
 def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> None:
     at = database_time(now)
-    _apply_uncommitted(
+    _apply_to_attempt(
         execution_id,
         attempt,
         {"status": ExecutionStatus.SUCCEEDED, "completed_at": at, "lease_expires_at": None, "progress_at": at},
@@ -231,7 +228,7 @@ def succeed(execution_id: int, attempt: int, now: datetime | None = None) -> Non
 def fail(execution_id: int, attempt: int, code: ExecutionFailure, detail: str, now: datetime | None = None) -> None:
     """running → failed for the current attempt, with an `error` event."""
     at = database_time(now)
-    _apply_uncommitted(
+    _apply_to_attempt(
         execution_id,
         attempt,
         {
@@ -252,29 +249,23 @@ def _settle_active(
 ) -> None:
     """queued, or running at the attempt the caller saw → failed with `code`, and an `error` event."""
     at = database_time(now)
-    row = db.session.execute(
-        update(ExportExecution)
-        .where(
+    transitions.apply(
+        ExportExecution,
+        [
             ExportExecution.id == execution_id,
             ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES),
             ExportExecution.attempt_count == seen_attempt,
-        )
-        .values(
-            status=ExecutionStatus.FAILED,
-            failure_code=code,
-            failure_detail=detail[:DETAIL_LIMIT],
-            completed_at=at,
-            lease_expires_at=None,
-        )
-        .returning(ExportExecution.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(
-            f"Workspace export {execution_id} is no longer queued or running at attempt {seen_attempt}; "
-            "it finished or moved on, so it was left as it is."
-        )
+        ],
+        {
+            "status": ExecutionStatus.FAILED,
+            "failure_code": code,
+            "failure_detail": detail[:DETAIL_LIMIT],
+            "completed_at": at,
+            "lease_expires_at": None,
+        },
+        f"Workspace export {execution_id} is no longer queued or running at attempt {seen_attempt}; "
+        "it finished or moved on, so it was left as it is.",
+    )
     append_event(execution_id, seen_attempt, "error", detail, details={"code": code})
 
 
@@ -295,14 +286,10 @@ def stop_by_staff(execution_id: int, seen_attempt: int, detail: str, now: dateti
 def cancel(execution_id: int, person_id: int | None, now: datetime | None = None) -> None:
     """queued → cancelled, before any attempt started. Not committed: the caller audits it first."""
     at = database_time(now)
-    row = db.session.execute(
-        update(ExportExecution)
-        .where(ExportExecution.id == execution_id, ExportExecution.status == ExecutionStatus.QUEUED)
-        .values(status=ExecutionStatus.CANCELLED, completed_at=at, cancelled_by_id=person_id)
-        .returning(ExportExecution.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused("Only a queued export can be cancelled; this one has already started or finished.")
+    transitions.apply(
+        ExportExecution,
+        [ExportExecution.id == execution_id, ExportExecution.status == ExecutionStatus.QUEUED],
+        {"status": ExecutionStatus.CANCELLED, "completed_at": at, "cancelled_by_id": person_id},
+        "Only a queued export can be cancelled; this one has already started or finished.",
+    )
     append_event(execution_id, 0, "cancelled", "Cancelled before it started.")

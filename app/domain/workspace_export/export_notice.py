@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, update
+from sqlalchemy import or_
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeStatus
 from app.models.types import SUMMARY_LIMIT, database_time, moment_after
@@ -23,25 +23,21 @@ CLAIM_PERIOD = timedelta(minutes=5)
 
 
 def _apply(notice_id: int, guard: list, values: dict, action: str) -> int:
-    row = db.session.execute(
-        update(ExportNotice)
-        .where(ExportNotice.id == notice_id, *guard)
-        .values(**values)
-        .returning(ExportNotice.attempt_count)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"notice {notice_id} cannot {action} now")
-    db.session.commit()
-    return row.attempt_count
+    """The guarded UPDATE of one notice (app/domain/transitions.py); returns its attempt number."""
+    return transitions.apply(
+        ExportNotice,
+        [ExportNotice.id == notice_id, *guard],
+        values,
+        f"notice {notice_id} cannot {action} now",
+        ExportNotice.attempt_count,
+    )
 
 
 def claim(notice_id: int, now: datetime | None = None) -> int:
     """A pending notice that is due (never tried, its retry time come, or its sender's claim
     lapsed) is this sender's for CLAIM_PERIOD. Returns the attempt number."""
     at = database_time(now)
-    return _apply(
+    attempt = _apply(
         notice_id,
         [
             ExportNotice.status == NoticeStatus.PENDING,
@@ -50,6 +46,8 @@ def claim(notice_id: int, now: datetime | None = None) -> int:
         {"attempt_count": ExportNotice.attempt_count + 1, "next_attempt_at": moment_after(at, CLAIM_PERIOD)},
         "be claimed",
     )
+    db.session.commit()
+    return attempt
 
 
 def _claimed(attempt: int) -> list:
@@ -69,6 +67,7 @@ def mark_sent(notice_id: int, attempt: int, message_id: str, now: datetime | Non
         },
         "be marked sent",
     )
+    db.session.commit()
 
 
 def retry_later(notice_id: int, attempt: int, error: str, next_attempt_at: datetime) -> None:
@@ -79,6 +78,7 @@ def retry_later(notice_id: int, attempt: int, error: str, next_attempt_at: datet
         {"next_attempt_at": next_attempt_at, "last_error": error[:SUMMARY_LIMIT]},
         "wait for a retry",
     )
+    db.session.commit()
 
 
 def fail(notice_id: int, attempt: int, error: str) -> None:
@@ -89,3 +89,4 @@ def fail(notice_id: int, attempt: int, error: str) -> None:
         {"status": NoticeStatus.FAILED, "next_attempt_at": None, "last_error": error[:SUMMARY_LIMIT]},
         "fail",
     )
+    db.session.commit()

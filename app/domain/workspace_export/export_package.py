@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 
+from app.domain import transitions
 from app.domain.errors import TransitionRefused
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
@@ -122,16 +123,12 @@ def _settle(package_id: int, values: dict, action: str, now: Moment, *guard) -> 
             f"This package is being copied to {', '.join(copying_to)} right now, so it cannot be {action} yet."
             " Try again once that delivery has finished."
         )
-    row = db.session.execute(
-        update(ExportPackage)
-        .where(ExportPackage.id == package_id, ExportPackage.status == PackageStatus.AVAILABLE, *guard)
-        .values(**values)
-        .returning(ExportPackage.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"This package cannot be {action}: it is no longer available.")
+    transitions.apply(
+        ExportPackage,
+        [ExportPackage.id == package_id, ExportPackage.status == PackageStatus.AVAILABLE, *guard],
+        values,
+        f"This package cannot be {action}: it is no longer available.",
+    )
 
 
 def expire(package_id: int, now: datetime | None = None) -> None:

@@ -37,7 +37,8 @@ SECRET_LIMIT = 512
 CHOOSABLE_STATUSES = (SettingsStatus.ACTIVE, SettingsStatus.PAUSED)
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+BUCKET_LIMIT = 63
+_BUCKET = re.compile(rf"[a-z0-9][a-z0-9.-]{{1,{BUCKET_LIMIT - 2}}}[a-z0-9]")
 _REGION = re.compile(r"[a-z0-9][a-z0-9-]*")
 _ACCESS_KEY = re.compile(r"[\x21-\x7e]+")  # printable ASCII, no spaces
 
@@ -286,7 +287,7 @@ def check_bucket(text: str) -> str:
     if not bucket:
         raise ValidationError("Enter the bucket name.", "bucket")
     rules = (
-        "A bucket name is 3 to 63 characters of lowercase letters, digits, dots and hyphens, "
+        f"A bucket name is 3 to {BUCKET_LIMIT} characters of lowercase letters, digits, dots and hyphens, "
         "beginning and ending with a letter or digit."
     )
     if not _BUCKET.fullmatch(bucket):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
-from app.domain.errors import TransitionRefused
+from app.domain import transitions
 from app.domain.people.staff_rules import REASON_LIMIT
 from app.extensions import db
 from app.models.export_settings import ExportSettings, SettingsStatus
@@ -33,39 +33,31 @@ def suspend(workspace_id: int, reason: str, now: datetime | None = None) -> None
         )
         db.session.flush()
         return
-    row = db.session.execute(
-        update(ExportSettings)
-        .where(
+    transitions.apply(
+        ExportSettings,
+        [
             ExportSettings.workspace_id == workspace_id,
             ExportSettings.status.in_((SettingsStatus.ACTIVE, SettingsStatus.PAUSED)),
-        )
-        .values(
-            status=SettingsStatus.SUSPENDED,
-            suspended_reason=reason[:REASON_LIMIT],
-            version=ExportSettings.version + 1,
-            updated_at=at,
-        )
-        .returning(ExportSettings.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused("This workspace's export is already suspended.")
+        ],
+        {
+            "status": SettingsStatus.SUSPENDED,
+            "suspended_reason": reason[:REASON_LIMIT],
+            "version": ExportSettings.version + 1,
+            "updated_at": at,
+        },
+        "This workspace's export is already suspended.",
+    )
 
 
 def resume(workspace_id: int, now: datetime | None = None) -> None:
-    row = db.session.execute(
-        update(ExportSettings)
-        .where(ExportSettings.workspace_id == workspace_id, ExportSettings.status == SettingsStatus.SUSPENDED)
-        .values(
-            status=SettingsStatus.ACTIVE,
-            suspended_reason=None,
-            version=ExportSettings.version + 1,
-            updated_at=database_time(now),
-        )
-        .returning(ExportSettings.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused("This workspace's export is not suspended, so there is nothing to resume.")
+    transitions.apply(
+        ExportSettings,
+        [ExportSettings.workspace_id == workspace_id, ExportSettings.status == SettingsStatus.SUSPENDED],
+        {
+            "status": SettingsStatus.ACTIVE,
+            "suspended_reason": None,
+            "version": ExportSettings.version + 1,
+            "updated_at": database_time(now),
+        },
+        "This workspace's export is not suspended, so there is nothing to resume.",
+    )

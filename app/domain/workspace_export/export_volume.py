@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlalchemy import and_, exists, insert, literal, select, update
 
+from app.domain import transitions
 from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models.export_execution import ExecutionStatus, ExportExecution
@@ -67,26 +68,22 @@ def record_part(volume_id: int, part_number: int, size_bytes: int) -> None:
 
 def complete(volume_id: int, execution_id: int, attempt: int, *, size_bytes: int, sha256: str, row_count: int) -> None:
     """uploading → complete, if `attempt` is still current."""
-    row = db.session.execute(
-        update(ExportVolume)
-        .where(
+    transitions.apply(
+        ExportVolume,
+        [
             ExportVolume.id == volume_id,
             ExportVolume.status == VolumeStatus.UPLOADING,
             _attempt_is_current(execution_id, attempt),
-        )
-        .values(
-            status=VolumeStatus.COMPLETE,
-            size_bytes=size_bytes,
-            sha256=sha256,
-            row_count=row_count,
-            completed_at=database_now(),
-        )
-        .returning(ExportVolume.id)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
-    if row is None:
-        db.session.rollback()
-        raise TransitionRefused(f"workspace export {execution_id}: volume {volume_id} cannot complete now")
+        ],
+        {
+            "status": VolumeStatus.COMPLETE,
+            "size_bytes": size_bytes,
+            "sha256": sha256,
+            "row_count": row_count,
+            "completed_at": database_now(),
+        },
+        f"workspace export {execution_id}: volume {volume_id} cannot complete now",
+    )
     db.session.commit()
 
 

@@ -34,10 +34,15 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
 from app.models.export_package import ExportPackage, PackageStatus
-from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt, FailureClass
+from app.models.package_delivery import (
+    FAILURE_CODE_LIMIT,
+    DeliveryStatus,
+    ExportDelivery,
+    ExportDeliveryAttempt,
+    FailureClass,
+)
 from app.models.types import SUMMARY_LIMIT, Moment, database_time, lease_live
 
-CODE_LIMIT = 60
 UNFINISHED = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)
 
 
@@ -254,7 +259,7 @@ def failed(
     values = {
         "status": DeliveryStatus.FAILED,
         "failure_class": failure_class,
-        "failure_code": code[:CODE_LIMIT],
+        "failure_code": code[:FAILURE_CODE_LIMIT],
         "failure_summary": summary[:SUMMARY_LIMIT],
         "next_attempt_at": next_attempt_at,
         "lease_expires_at": None,
@@ -270,7 +275,7 @@ def failed(
         at,
         outcome="failed",
         failure_class=failure_class,
-        failure_code=code[:CODE_LIMIT],
+        failure_code=code[:FAILURE_CODE_LIMIT],
         summary=summary[:SUMMARY_LIMIT],
     )
     db.session.commit()

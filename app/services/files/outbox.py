@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from app.domain.errors import TransitionRefused
 from app.extensions import db, execute_dml
 from app.models import ExportFile, ExportFileRequest
-from app.models.export_file import FileStatus
+from app.models.export_file import ACTIVE_FILE_STATUSES, FileStatus
 from app.models.types import database_now
 from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue
 from app.services.work.work_kind import LOST_AFTER, Candidate, Requeue, RequeueRefused, job_id, refuse_while_held
@@ -107,7 +107,7 @@ def requeue(export_id: int, now: datetime) -> Requeue:
     export = db.session.get(ExportFile, export_id)
     if export is None:
         raise RequeueRefused(f"File {export_id} no longer exists.")
-    if export.status not in (FileStatus.QUEUED, FileStatus.RUNNING):
+    if export.status not in ACTIVE_FILE_STATUSES:
         raise RequeueRefused.finished(f"File {export_id}", export.status, " Its requester can request a new one.")
     if export.status == FileStatus.RUNNING:
         refuse_while_held(f"File {export_id}", "being produced", export.lease_expires_at, now)

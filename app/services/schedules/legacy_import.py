@@ -24,12 +24,11 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ValidationError
 from app.domain.people.access import RequesterContext, current_context
+from app.domain.schedules import schedule_rules
 from app.domain.schedules.schedule_rules import (
     RecipientChoice,
     checked_recipients,
-    valid_custom_message,
     valid_format,
-    valid_name,
 )
 from app.domain.sources.query_spec import validate_definition
 from app.domain.timing.timetable import Timetable, TimetableKind, next_occurrence
@@ -207,7 +206,7 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
     if already is not None:
         raise ValidationError(f"“id”: Already imported as schedule {already}.")
     with _about("name"):
-        name = valid_name(entry["name"])
+        name = schedule_rules.NAME.check(entry["name"])
         taken = db.session.execute(
             select(Schedule.id).where(Schedule.workspace_id == workspace.id, Schedule.name == name)
         ).scalar_one_or_none()
@@ -217,7 +216,7 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
     with _about("owner_email"):
         owner, access = _owner(entry["owner_email"], workspace)
     with _about("message"):
-        custom_message = valid_custom_message(entry.get("message"))
+        custom_message = schedule_rules.CUSTOM_MESSAGE.check(entry.get("message"))
     schedule = Schedule(
         workspace_id=workspace.id,
         name=name,

@@ -12,11 +12,12 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import Conflict, FieldChecks, ValidationError
 from app.domain.people.access import RequesterContext
+from app.domain.schedules import schedule_rules
 from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.domain.timing.timetable import Timetable, next_occurrence
 from app.domain.values.email_address import addresses_one_a_line
-from app.domain.values.text_rules import database_id, refuse_line_breaks, refuse_unstorable
+from app.domain.values.text_rules import database_id, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
 from app.models.export_file import FORMAT_LABELS
@@ -33,8 +34,6 @@ from app.services.files.file_requests import HEADINGS
 from app.services.schedules import attachment_policy
 from app.services.schedules.schedules import (
     EXTERNAL_GRANT,
-    MESSAGE_LIMIT,
-    NAME_LIMIT,
     Recipient,
     ScheduleInput,
     published_template_versions,
@@ -173,7 +172,7 @@ class _CheckedSchedule:
 def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | None) -> _CheckedSchedule:
     """Every field of the form checked; ValidationErrors holds every refusal at once, each on its field."""
     checks = FieldChecks()
-    name = checks.check(_checked_name, data.name)
+    name = checks.check(schedule_rules.NAME.check, data.name)
     if name is not None:
         checks.check(_refuse_taken_name, access.workspace_id, name, existing_id)
     found = checks.check(_checked_source, access, data.source)
@@ -184,7 +183,7 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
     timetable = checks.check(Timetable.from_json, data.timetable, workspace_zone(access.workspace_id))
     recipients = checks.check(checked_recipients, access, data.people, data.addresses)
     template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
-    message = checks.check(_checked_message, data.custom_message)
+    message = checks.check(schedule_rules.CUSTOM_MESSAGE.check, data.custom_message)
     if data.attach_file:
         checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
     checks.raise_any()
@@ -202,26 +201,9 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
     )
 
 
-def _checked_name(text: str) -> str:
-    refuse_line_breaks(text or "", "name", "the name")
-    name = (text or "").strip()
-    if not name:
-        raise ValidationError("Give the schedule a name.", "name")
-    if len(name) > NAME_LIMIT:
-        raise ValidationError(f"The name is at most {NAME_LIMIT} characters.", "name")
-    return name
-
-
 def _refuse_attachment_unless_allowed(workspace_id: int) -> None:
     if attachment_policy.limit_mb(workspace_id) is None:
         raise ValidationError(NOT_ALLOWED, "attach_file")
-
-
-def _checked_message(text: str) -> str:
-    message = text.strip()
-    if len(message) > MESSAGE_LIMIT:
-        raise ValidationError(f"The custom message is at most {MESSAGE_LIMIT:,} characters.", "custom_message")
-    return message
 
 
 def _refuse_taken_name(workspace_id: int, name: str, excluding_id: int | None) -> None:

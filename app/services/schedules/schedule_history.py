@@ -25,6 +25,7 @@ from app.extensions import db
 from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileStatus
 from app.models.schedule import (
+    ACTIVE_RUN_STATUSES,
     DeliveryStatus,
     RunStatus,
     Schedule,
@@ -33,7 +34,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.services.pages.list_pages import ListRequest, ListSpec, Page, newest_first, page_of
-from app.services.schedules.schedules import ACTIVE_RUN_STATUSES, workspace_zone
+from app.services.schedules.schedules import workspace_zone
 
 # A page of a schedule's runs, newest first; the newest few show their attempts and recipients open.
 RUN_LIST = ListSpec(

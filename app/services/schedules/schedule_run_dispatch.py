@@ -15,7 +15,7 @@ from app.domain.schedules import schedule_run
 from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models.export_file import FailureCode
-from app.models.schedule import RunStatus, ScheduleRun
+from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun
 from app.models.types import utcnow
 from app.services.schedules import schedule_delivery
 from app.services.schedules.schedule_runs import attempts_failed_with, settle_schedule
@@ -125,7 +125,7 @@ def requeue(run_id: int, now: datetime) -> work_kind.Requeue:
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
         raise work_kind.RequeueRefused(f"Schedule run {run_id} no longer exists.")
-    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+    if run.status not in ACTIVE_RUN_STATUSES:
         raise work_kind.RequeueRefused.finished(f"Schedule run {run_id}", run.status)
     if run.status == RunStatus.RUNNING:
         work_kind.refuse_while_held(f"Schedule run {run_id}", "running", run.lease_expires_at, now)

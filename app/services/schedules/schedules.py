@@ -25,10 +25,10 @@ from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models import ExportFile, Person, Report, SavedQuery, Workspace
 from app.models.schedule import (
+    ACTIVE_RUN_STATUSES,
     CommunicationTemplate,
     CommunicationTemplateVersion,
     PauseReason,
-    RunStatus,
     RunTrigger,
     Schedule,
     ScheduleKind,
@@ -45,9 +45,6 @@ from app.vocabulary import Heading
 
 MANAGE_GRANT = "schedules.manage"
 EXTERNAL_GRANT = "schedules.external_recipients"
-NAME_LIMIT = 200
-MESSAGE_LIMIT = 5000
-ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from sqlalchemy import func, select
 
 from app.extensions import db
 from app.models import ExportExecution, ExportFile, ExportPackage, ScheduleRun
+from app.models.export_file import ACTIVE_FILE_STATUSES, FileStatus
+from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus
 from app.models.types import utcnow
 
 DAYS = 30
@@ -81,7 +83,7 @@ def files_per_day(workspace_id: int, now: datetime | None = None) -> DailySeries
         ExportFile.status,
         ExportFile.workspace_id,
         workspace_id,
-        {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
+        {"succeeded": (FileStatus.SUCCEEDED,), "failed": (FileStatus.FAILED,), "in progress": ACTIVE_FILE_STATUSES},
         now or utcnow(),
     )
 
@@ -92,7 +94,7 @@ def runs_per_day(workspace_id: int, now: datetime | None = None) -> DailySeries:
         ScheduleRun.status,
         ScheduleRun.workspace_id,
         workspace_id,
-        {"succeeded": ("succeeded",), "failed": ("failed",), "in progress": ("queued", "running")},
+        {"succeeded": (RunStatus.SUCCEEDED,), "failed": (RunStatus.FAILED,), "in progress": ACTIVE_RUN_STATUSES},
         now or utcnow(),
     )
 

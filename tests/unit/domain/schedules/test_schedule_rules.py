@@ -6,13 +6,13 @@ import pytest
 
 from app.domain.errors import ValidationError
 from app.domain.schedules.schedule_rules import (
+    CUSTOM_MESSAGE,
+    NAME,
     RecipientChoice,
     allowed_formats,
     checked_recipients,
     valid_address,
-    valid_custom_message,
     valid_format,
-    valid_name,
 )
 
 MEMBERS = {"ann@northwind.example": 7, "bo@northwind.example": 8}
@@ -113,10 +113,10 @@ def test_a_format_is_read_in_any_case_and_refused_outside_the_source_s_formats()
 
 
 def test_names_and_messages_follow_the_text_rules():
-    assert valid_name("  Weekly hours ") == "Weekly hours"
-    assert valid_custom_message(None) == ""
+    assert NAME.check("  Weekly hours ") == "Weekly hours"
+    assert CUSTOM_MESSAGE.check(None) == ""
     for refused in ("", "   ", "x" * 201, "a\x00"):
         with pytest.raises(ValidationError):
-            valid_name(refused)
+            NAME.check(refused)
     with pytest.raises(ValidationError, match="cannot be saved"):
-        valid_custom_message("hi \ud800")
+        CUSTOM_MESSAGE.check("hi \ud800")

@@ -22,7 +22,7 @@ def _report(**changes) -> dict:
 
 
 FIELDS = {
-    "schedule name": lambda text: schedule_rules.valid_name(text),
+    "schedule name": lambda text: schedule_rules.NAME.check(text),
     "template name": lambda text: communication_template.validate_name(text),
     "template subject": lambda text: communication_template.validate_text(text, "Body"),
     "destination name": lambda text: check_destination(
