@@ -3,9 +3,10 @@
 Connecting: the TCP connection is made by the endpoint rule (`connect_checked`), so only an
 address it allows is reached. The SSH handshake hands over the server's host key, which must be
 the one an administrator pinned before anything else happens: no password or key signature ever
-goes to a server that is not the pinned one, and no delivery to a server with no key pinned. A
-pinned key also fixes the key type asked for, so a server with several keys offers the pinned
-one. Then the login, by password or private key.
+goes to a server that is not the pinned one, and no delivery to a server with no key pinned. The
+pinned key's type is asked for first, so a server with several keys shows the pinned one (and a
+server that dropped that type shows another key, refused as changed and offered for pinning).
+Then the login, by password or private key.
 
 Writing: each object goes to a temporary name beside its target (`.<name>` + PARTIAL_MARK +
 random), renamed over the target when whole with OpenSSH's posix-rename@openssh.com, which
@@ -42,7 +43,7 @@ CONNECT_TIMEOUT_SECONDS = 10
 # How long one SFTP request may wait for the server's answer.
 REQUEST_TIMEOUT_SECONDS = 30
 PARTIAL_MARK = ".rhythm-partial-"
-# An RSA host key is offered under any of its signature names; the key itself is the same.
+# An RSA host key ("ssh-rsa") is offered under any of its signature names; the key is the same.
 _RSA_NAMES = ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa")
 _KEY_CLASSES = (paramiko.Ed25519Key, paramiko.RSAKey)
 
@@ -196,8 +197,11 @@ class SftpDestination(DestinationStore):
         transport.banner_timeout = transport.handshake_timeout = CONNECT_TIMEOUT_SECONDS
         transport.auth_timeout = REQUEST_TIMEOUT_SECONDS
         if self.host_key is not None:
+            options = transport.get_security_options()
             pinned_name = self.host_key.split(" ", 1)[0]
-            transport.get_security_options().key_types = _RSA_NAMES if pinned_name == "ssh-rsa" else (pinned_name,)
+            wanted = _RSA_NAMES if pinned_name == "ssh-rsa" else (pinned_name,)
+            pinned = [name for name in options.key_types if name in wanted]  # those this paramiko speaks
+            options.key_types = (*pinned, *(name for name in options.key_types if name not in pinned))
         try:
             transport.start_client(timeout=CONNECT_TIMEOUT_SECONDS)
         except (paramiko.SSHException, EOFError, OSError) as exc:

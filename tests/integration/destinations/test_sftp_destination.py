@@ -9,6 +9,7 @@ import pytest
 
 from app import destinations
 from app.destinations.sftp import PARTIAL_MARK, fingerprint
+from app.extensions import db
 from app.models.package_delivery import FailureClass
 
 KEY = "workspace-1/20261201T020000Z/people-0001.csv.zip"
@@ -102,6 +103,21 @@ def test_a_changed_host_key_fails_permanently_naming_both_fingerprints(world, sf
     assert (failure.failure_class, failure.code) == (FailureClass.PERMANENT, "host_key_changed")
     assert fingerprint(pinned) in failure.summary and fingerprint(sftp_server.host_key) in failure.summary
     assert sftp_server.files() == {}
+
+
+def test_a_server_that_no_longer_offers_the_pinned_key_type_shows_its_new_key_as_changed(
+    world, sftp_server, sftp_destination
+):
+    destination = sftp_destination(world.workspace)
+    sftp_server.replace_host_key("ssh-rsa")
+
+    result = destinations.test_connection(destination)
+
+    assert not result.ok and "host key has changed" in result.message
+    assert result.offered_host_key == sftp_server.host_key  # offered for pinning, as any changed key
+    destination.host_key = result.offered_host_key  # an RSA host key, once pinned, connects
+    db.session.commit()
+    assert destinations.test_connection(destination).ok
 
 
 def test_a_wrong_password_fails_permanently_in_words(world, sftp_server, sftp_destination):
