@@ -27,8 +27,8 @@ def test_an_administrator_adds_an_sftp_destination_pins_its_host_key_and_connect
     assert page.get_by_label("Bucket name").is_hidden()
     assert page.locator("#private_key").is_hidden()  # a password login is chosen
     page.get_by_label("Name", exact=True).fill("Payroll SFTP")
-    page.get_by_label("Server").fill("127.0.0.1")
-    page.get_by_label("Port").fill(str(sftp_server.port))
+    page.locator("#host").fill("127.0.0.1")
+    page.get_by_label("Port", exact=True).fill(str(sftp_server.port))
     page.get_by_label("User name").fill(sftp_server.user)
     page.locator("#password").fill(sftp_server.password)
     page.get_by_label("Destination path").fill("inbound/rhythm")
