@@ -42,6 +42,8 @@ TEXT_LIMITS = {
     "region": export_settings_rules.REGION_LIMIT,
     "endpoint_url": destination_rules.ENDPOINT_LIMIT,
     "access_key_id": export_settings_rules.ACCESS_KEY_LIMIT,
+    "sftp_host": destination_rules.HOST_LIMIT,
+    "sftp_username": export_settings_rules.USERNAME_LIMIT,
     "destination_path": destination_rules.PATH_LIMIT,
 }
 

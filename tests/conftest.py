@@ -68,6 +68,7 @@ pytest_plugins = [
     "tests.fixtures.workers",
     "tests.fixtures.smtp",
     "tests.fixtures.destinations",
+    "tests.fixtures.sftp_server",
 ]
 
 

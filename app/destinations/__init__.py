@@ -1,9 +1,9 @@
 """Customers' storage as delivery destinations (DESIGN section 8, seed 000).
 
-- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3` or `directory`),
+- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3`, `sftp` or `directory`),
   its stored path checked again with the form's rule (`app.domain.workspace_export.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
-  error when that fails.
+  error when that fails (with an SFTP server's host key when it is not the pinned one).
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
   (permanent), with a short code and a bounded summary for the delivery's record.
 - `refuse_internal_endpoint(url, allowed_hosts)`: the endpoint rule (endpoint_rule.py), for the
@@ -40,14 +40,15 @@ from app.destinations.base import (
     DeliveryFailure,
     DestinationRefused,
     DestinationStore,
+    DestinationUnavailable,
     ProbeResult,
     bounded,
 )
-from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint
+from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
 from app.domain.workspace_export.destination_rules import validate_destination_path
-from app.models.export_destination import DestinationKind, ExportDestination
+from app.models.export_destination import DestinationKind, ExportDestination, SftpLogin
 from app.models.package_delivery import FAILURE_CODE_LIMIT, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
@@ -61,6 +62,7 @@ __all__ = [
     "DeliveryFailure",
     "DestinationRefused",
     "DestinationStore",
+    "DestinationUnavailable",
     "ENDPOINT_REFUSED",
     "UNEXPECTED_ERROR",
     "ProbeResult",
@@ -120,6 +122,29 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
         from app.destinations.directory import DirectoryDestination
 
         return DirectoryDestination(root=settings.destinations_root, path=path)
+    if destination.kind == DestinationKind.SFTP:
+        from app.destinations.sftp import SftpDestination
+
+        if (
+            not destination.host
+            or not destination.port
+            or not destination.username
+            or not destination.secret_ciphertext
+        ):
+            raise DestinationRefused("The SFTP destination is missing its server, user or credentials.", "incomplete")
+        refuse_internal_host(destination.host, destination.port, settings.destination_allowed_hosts)
+        secret = decrypt_secret(destination.secret_ciphertext)
+        by_key = destination.sftp_login == SftpLogin.PRIVATE_KEY
+        return SftpDestination(
+            host=destination.host,
+            port=destination.port,
+            username=destination.username,
+            password=None if by_key else secret,
+            private_key=secret if by_key else None,
+            host_key=destination.host_key,
+            path=path,
+            allowed_hosts=settings.destination_allowed_hosts,
+        )
     raise DestinationRefused(f"Unknown destination kind {destination.kind!r}.", "unknown_kind")
 
 
@@ -134,8 +159,12 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
     payload = b"Rhythm Exports connection test " + secrets.token_hex(8).encode("ascii")
     try:
         store = open_destination(destination)
-        store.put_bytes(probe_key, payload)
     except Exception as exc:  # any failure is the answer to the test, described for a person
+        return _failed_probe(destination, exc)
+    try:
+        store.put_bytes(probe_key, payload)
+    except Exception as exc:
+        store.close()
         return _failed_probe(destination, exc)
     try:
         read_back = store.read_bytes(probe_key)
@@ -144,6 +173,8 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
         with contextlib.suppress(Exception):  # leave no probe behind if the store lets us delete it
             store.delete(probe_key)
         return _failed_probe(destination, exc)
+    finally:
+        store.close()
     if read_back != payload:
         return ProbeResult(False, "The probe object read back differs from the one written.")
     return ProbeResult(True, f"Wrote, read back and deleted a test object in {store.location()}.")
@@ -154,7 +185,8 @@ def _failed_probe(destination: ExportDestination, exc: Exception) -> ProbeResult
     if message == UNEXPECTED_ERROR:
         # The sentence sends the administrator to the log: the details are there, under the record.
         log.error("export_destination %s: Test connection failed unexpectedly", destination.id, exc_info=exc)
-    return ProbeResult(False, message)
+    # An SFTP server's key that is not the pinned one is shown, for the administrator to pin.
+    return ProbeResult(False, message, getattr(exc, "offered_host_key", None))
 
 
 # Its name starts with "test": keep pytest from collecting it where a test module imports it.
@@ -280,7 +312,7 @@ def describe_error(exc: BaseException) -> str:
         return "A file of the package is recorded under a name Rhythm refuses to read, so it cannot be copied."
     if isinstance(exc, StorageError):
         return "Rhythm's own storage could not be read just now; the copy is tried again later."
-    if isinstance(exc, (DestinationRefused, CredentialsUnreadable)):
+    if isinstance(exc, (DestinationRefused, DestinationUnavailable, CredentialsUnreadable)):
         return bounded(str(exc))
     if isinstance(exc, OSError):  # a directory destination: the system's reason, and which file
         reason = exc.strerror or "The directory could not be written"
@@ -314,6 +346,8 @@ def classify_error(exc: BaseException) -> DeliveryFailure:
         return failure(FailureClass.PERMANENT, "credentials_unreadable")
     if isinstance(exc, DestinationRefused):
         return failure(FailureClass.PERMANENT, exc.code)
+    if isinstance(exc, DestinationUnavailable):
+        return failure(FailureClass.TRANSIENT, exc.code)
     if isinstance(exc, ObjectMissing):
         return failure(FailureClass.PERMANENT, "package_missing")
     if isinstance(exc, InvalidKey):

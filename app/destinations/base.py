@@ -24,10 +24,21 @@ class DestinationRefused(Conflict):
         self.code = code
 
 
+class DestinationUnavailable(Conflict):
+    """The destination's server is down, unreachable or failing for now (said in people's words
+    where the kind's client raised it). Transient: a later attempt may work."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass(frozen=True)
 class ProbeResult:
     ok: bool
     message: str
+    # An SFTP server's host key ("<type> <base64>") when it is not the pinned one, to show and pin.
+    offered_host_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +67,9 @@ class DestinationStore(ABC):
     @abstractmethod
     def location(self, relative_key: str = "") -> str:
         """Where the object is (or the destination's top, for ""), for people to read."""
+
+    def close(self) -> None:  # noqa: B027 - only a kind that holds a connection has one to end
+        """End the store's connection, if it holds one."""
 
 
 def bounded(text: str, limit: int = SUMMARY_LIMIT) -> str:

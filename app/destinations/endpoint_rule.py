@@ -1,4 +1,4 @@
-"""Which addresses a customer's S3 endpoint may lead to: the public internet only.
+"""Which addresses a customer's S3 endpoint or SFTP server may lead to: the public internet only.
 
 An administrator types the endpoint, and the server connects to it: left unchecked, "Test
 connection" would let them probe the server's own network (a database port, the cloud metadata
@@ -8,10 +8,11 @@ address inside an IPv6 one is judged as the IPv4 one; `localhost` and every name
 loopback, RFC 6761), unless the operator names the host in
 DESTINATION_ALLOWED_HOSTS (an on-premises MinIO, say).
 
-The rule is applied three times, always through `refuse_internal_endpoint` / `refused_reason`:
-when the form is saved, before a store is opened (Test connection and every delivery), and at
-connection time by `guard_client`, which resolves the name itself, checks every address and
-connects only to an address it checked, so a name that resolves to a public address for the
+The rule is applied three times, always through `refuse_internal_endpoint` (or
+`refuse_internal_host`) and `refused_reason`: when the form is saved, before a store is opened
+(Test connection and every delivery), and at connection time by `guard_client` (an S3 client) or
+`connect_checked` (an SFTP server), which resolve the name themselves, check every address and
+connect only to an address they checked, so a name that resolves to a public address for the
 first check and to an internal one a moment later (DNS rebinding) still cannot be reached.
 """
 
@@ -124,14 +125,35 @@ def refuse_internal_endpoint(endpoint_url: str | None, allowed_hosts: frozenset[
     if not endpoint_url:
         return
     parts = urlsplit(endpoint_url)
-    host = _normal_host(parts.hostname or "")
+    refuse_internal_host(parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80), allowed_hosts)
+
+
+def refuse_internal_host(host: str, port: int, allowed_hosts: frozenset[str]) -> None:
+    """The same rule for a server named by its host and port (an SFTP server)."""
+    host = _normal_host(host)
     if not host or host in allowed_hosts:
         return
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         _checked_addresses(host, port, allowed_hosts)
     except (socket.gaierror, UnicodeError):
         return
+
+
+def connect_checked(host: str, port: int, allowed_hosts: frozenset[str], timeout: float) -> socket.socket:
+    """A TCP connection to `host` made only to an address the rule allows, checked as it connects
+    (for clients that take a socket, such as SSH's). DestinationRefused for an internal address;
+    the system's error (socket.gaierror, ConnectionRefusedError, TimeoutError) when none answers."""
+    host = _normal_host(host)
+    if host in allowed_hosts:
+        return socket.create_connection((host, port), timeout)
+    failure: OSError | None = None
+    for address in _checked_addresses(host, port, allowed_hosts)[:_ADDRESSES_TRIED]:
+        try:
+            return socket.create_connection((str(address), port), timeout)
+        except OSError as exc:
+            failure = exc
+    assert failure is not None
+    raise failure
 
 
 class _GuardedConnection:

@@ -1,5 +1,5 @@
-"""A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket, or
-the embedded directory) its packages are copied to.
+"""A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket, an
+SFTP server, or the embedded directory) its packages are copied to.
 
 Adding, editing, testing and removing one is app/services/workspace_export/export_destinations.py.
 """
@@ -21,6 +21,14 @@ MAX_DESTINATIONS = 5
 class DestinationKind(StrEnum):
     S3 = "s3"
     DIRECTORY = "directory"  # the embedded default, confined under DESTINATIONS_ROOT
+    SFTP = "sftp"
+
+
+class SftpLogin(StrEnum):
+    """What an SFTP destination's secret is."""
+
+    PASSWORD = "password"
+    PRIVATE_KEY = "private_key"  # Ed25519 or RSA, in OpenSSH's or PEM's text form
 
 
 class ExportDestination(Model):
@@ -31,9 +39,12 @@ class ExportDestination(Model):
     __tablename__ = "data_export_destinations"
     __table_args__ = (
         CheckConstraint(one_of("kind", DestinationKind), name="kind"),
+        CheckConstraint(one_of("sftp_login", SftpLogin), name="sftp_login"),
         CheckConstraint(
             "(kind = 's3' AND bucket IS NOT NULL AND access_key_id IS NOT NULL AND secret_ciphertext IS NOT NULL)"
-            " OR (kind = 'directory' AND bucket IS NULL)",
+            " OR (kind = 'directory' AND bucket IS NULL)"
+            " OR (kind = 'sftp' AND bucket IS NULL AND host IS NOT NULL AND port IS NOT NULL"
+            " AND username IS NOT NULL AND sftp_login IS NOT NULL AND secret_ciphertext IS NOT NULL)",
             name="connection_shape",
         ),
         Index(
@@ -56,9 +67,21 @@ class ExportDestination(Model):
     endpoint_url: Mapped[str | None] = mapped_column(String(300))
     access_key_id: Mapped[str | None] = mapped_column(String(128))
     secret_ciphertext: Mapped[str | None] = mapped_column(Text)
-    # What makes two destinations the same connection: "s3:<endpoint>/<bucket>" or "directory:".
+    # An SFTP server: where it is, who logs in and how (the password or private key is the secret).
+    host: Mapped[str | None] = mapped_column(String(253))
+    port: Mapped[int | None]
+    username: Mapped[str | None] = mapped_column(String(100))
+    sftp_login: Mapped[str | None] = mapped_column(String(12))
+    # The server's host key ("<type> <base64>", as in known_hosts) an administrator pinned; no
+    # delivery connects to a server whose key is not this one.
+    host_key: Mapped[str | None] = mapped_column(Text)
+    # The key the server offered at the last Test connection when it was not the pinned one,
+    # pinned only when an administrator confirms its fingerprint.
+    offered_host_key: Mapped[str | None] = mapped_column(Text)
+    # What makes two destinations the same connection: "s3:<endpoint>/<bucket>", "directory:" or
+    # "sftp:<user>@<host>:<port>".
     connection_key: Mapped[str] = mapped_column(String(400))
-    # Relative path inside the bucket or the directory root; "" for the top.
+    # Relative path inside the bucket, the directory root or the SFTP login's home; "" for the top.
     path: Mapped[str] = mapped_column(String(500), default="")
     enabled: Mapped[bool] = mapped_column(default=True)
     last_tested_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

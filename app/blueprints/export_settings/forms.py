@@ -5,12 +5,12 @@ app.domain.workspace_export.export_settings_rules, whose ValidationError names t
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, PasswordField, SelectMultipleField, StringField
+from wtforms import HiddenField, PasswordField, SelectMultipleField, StringField, TextAreaField
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.workspace_export.export_settings_rules import DestinationInput, SettingsInput
-from app.models.export_destination import ExportDestination
+from app.domain.workspace_export.export_settings_rules import PRIVATE_KEY_LIMIT, DestinationInput, SettingsInput
+from app.models.export_destination import ExportDestination, SftpLogin
 from app.models.export_settings import ExportSettings
 
 # Generous bounds: the rules give the precise message; these only stop absurd posts early.
@@ -71,6 +71,14 @@ class DestinationForm(FlaskForm):
     endpoint_url = StringField("Endpoint", validators=_SHORT)
     access_key_id = StringField("Access key id", validators=_SHORT)
     secret = PasswordField("Secret access key", validators=_SHORT)
+    host = StringField("Server", validators=_SHORT)
+    port = StringField("Port", validators=_SHORT)
+    username = StringField("User name", validators=_SHORT)
+    sftp_login = StringField("Log in with", validators=_SHORT)
+    password = PasswordField("Password", validators=_SHORT)
+    private_key = TextAreaField(
+        "Private key", validators=[Length(max=2 * PRIVATE_KEY_LIMIT, message="This is too long."), StorableText()]
+    )
     path = StringField("Destination path", validators=_SHORT)
     version = HiddenField(validators=_SHORT)
 
@@ -84,6 +92,12 @@ class DestinationForm(FlaskForm):
             access_key_id=self.access_key_id.data or "",
             secret=self.secret.data or "",
             path=self.path.data or "",
+            host=self.host.data or "",
+            port=self.port.data or "",
+            username=self.username.data or "",
+            sftp_login=self.sftp_login.data or "",
+            password=self.password.data or "",
+            private_key=self.private_key.data or "",
         )
 
     def fill(self, destination: ExportDestination) -> None:
@@ -94,12 +108,22 @@ class DestinationForm(FlaskForm):
         self.endpoint_url.data = destination.endpoint_url or ""
         self.access_key_id.data = destination.access_key_id or ""
         self.secret.data = ""
+        self.host.data = destination.host or ""
+        self.port.data = "" if destination.port is None else str(destination.port)
+        self.username.data = destination.username or ""
+        self.sftp_login.data = destination.sftp_login or SftpLogin.PASSWORD
+        self.password.data = self.private_key.data = ""
         self.path.data = destination.path
         self.version.data = str(destination.version)
 
 
 class SecretForm(FlaskForm):
     secret = PasswordField("New secret access key", validators=_SHORT)
+
+
+class PinHostKeyForm(FlaskForm):
+    # The fingerprint the administrator was shown: the key pinned must still be that one.
+    fingerprint = HiddenField(validators=_SHORT)
 
 
 class ConfirmForm(FlaskForm):

@@ -16,18 +16,20 @@ from app.blueprints.export_settings.forms import (
     AttachmentPolicyForm,
     ConfirmForm,
     DestinationForm,
+    PinHostKeyForm,
     SecretForm,
     SettingsForm,
 )
 from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator
+from app.destinations.sftp import fingerprint
 from app.domain.errors import ValidationError
 from app.domain.schedules import attachment_rules
 from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.domain.values.text_rules import opened_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, SftpLogin
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     PACKAGE_FORMAT_DESCRIPTIONS,
@@ -41,7 +43,12 @@ from app.services.workspace_export import export_destinations, export_settings
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
-KINDS = {DestinationKind.S3: "S3-compatible bucket", DestinationKind.DIRECTORY: "Directory on this server"}
+KINDS = {
+    DestinationKind.S3: "S3-compatible bucket",
+    DestinationKind.SFTP: "SFTP server",
+    DestinationKind.DIRECTORY: "Directory on this server",
+}
+SFTP_LOGINS = {SftpLogin.PASSWORD: "Password", SftpLogin.PRIVATE_KEY: "Private key (Ed25519 or RSA)"}
 
 
 @bp.context_processor
@@ -52,6 +59,8 @@ def vocabulary() -> dict:
         "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
         "kinds": KINDS,
         "DestinationKind": DestinationKind,
+        "sftp_logins": SFTP_LOGINS,
+        "host_key_fingerprint": fingerprint,
         "weekday_names": WEEKDAY_NAMES,
         "volume_bounds": VOLUME_SIZE_MB,
         "retention_bounds": RETENTION_DAYS,
@@ -165,7 +174,10 @@ def _in_zone(moment, zone: str) -> str | None:
 @bp.get("/destinations")
 @workspace_administrator
 def destinations(workspace_id: int):
-    form = DestinationForm(formdata=None, data={"kind": DestinationKind.S3, "region": "us-east-1"})
+    form = DestinationForm(
+        formdata=None,
+        data={"kind": DestinationKind.S3, "region": "us-east-1", "port": "22", "sftp_login": SftpLogin.PASSWORD},
+    )
     return _destinations_page(form)
 
 
@@ -301,6 +313,20 @@ def replace_secret(workspace_id: int, destination_id: int):
         "The secret access key was replaced. Test the connection to check it.",
         SECRET,
         SecretForm,
+    )
+    return _back_to(outcome, destination_id)
+
+
+@bp.post("/destinations/<int:destination_id>/host-key")
+@workspace_administrator
+def pin_host_key(workspace_id: int, destination_id: int):
+    outcome = _act(
+        destination_id,
+        lambda found, form: export_destinations.pin_host_key(g.access, found, form.fingerprint.data or ""),
+        "The server's host key is pinned: deliveries go only to a server that shows it. "
+        "Test the connection again to check the login and the folder.",
+        TEST,
+        PinHostKeyForm,
     )
     return _back_to(outcome, destination_id)
 

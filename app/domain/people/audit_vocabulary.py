@@ -28,6 +28,7 @@ ACTION_SENTENCES = {
     "export_destination.changed": "Export destination changed",
     "export_destination.disabled": "Export destination turned off",
     "export_destination.enabled": "Export destination turned on",
+    "export_destination.host_key_pinned": "SFTP server's host key pinned",
     "export_destination.removed": "Export destination removed",
     "export_destination.secret_replaced": "Export destination's secret replaced",
     "export_destination.tested": "Export destination's connection tested",

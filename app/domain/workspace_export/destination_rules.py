@@ -5,6 +5,8 @@ row written around the form cannot steer a write either.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import unicodedata
 from urllib.parse import urlsplit
 
@@ -12,6 +14,9 @@ from app.domain.errors import ValidationError
 
 PATH_LIMIT = 500
 ENDPOINT_LIMIT = 300
+HOST_LIMIT = 253  # the longest DNS name
+# A server name's labels (letters, digits, hyphens) or an IPv4 address; IPv6 is judged by ipaddress.
+_HOST = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?")
 # Unicode categories refused in paths and endpoints: controls, format characters (bidirectional
 # overrides and zero-width marks that make a path display differently from what it is), line
 # and paragraph separators, surrogates.
@@ -103,3 +108,25 @@ def validate_endpoint_url(url: str | None) -> str | None:
     if port == 0:
         raise ValidationError("The endpoint's port must be between 1 and 65535.", "endpoint_url")
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def validate_sftp_host(host: str | None) -> str:
+    """An SFTP server's name or address, lowercased, without brackets or a trailing dot: the host
+    only, since the port, user and folder have fields of their own."""
+    host = (host or "").strip()
+    if not host:
+        raise ValidationError("Enter the SFTP server's name or address, such as sftp.example.com.", "host")
+    if len(host) > HOST_LIMIT:
+        raise ValidationError(f"The server's name is too long: at most {HOST_LIMIT} characters.", "host")
+    bare = host.strip("[]")
+    try:
+        return str(ipaddress.ip_address(bare))
+    except ValueError:
+        pass
+    if not _HOST.fullmatch(host):
+        raise ValidationError(
+            "Enter the server's name or address only (such as sftp.example.com), without sftp://, a user, "
+            "a port or a folder: they have fields of their own.",
+            "host",
+        )
+    return host.rstrip(".").lower()

@@ -17,9 +17,13 @@ from app.domain.errors import ValidationError
 from app.domain.timing.timetable import WEEKDAY_NAMES
 from app.domain.values.text_rules import has_unstorable_character, refuse_line_breaks, refuse_unstorable, whole_number
 from app.domain.workspace_export.coverage import DECLARATIONS, CoverageStatus
-from app.domain.workspace_export.destination_rules import validate_destination_path, validate_endpoint_url
+from app.domain.workspace_export.destination_rules import (
+    validate_destination_path,
+    validate_endpoint_url,
+    validate_sftp_host,
+)
 from app.domain.workspace_export.export_cadence import cadence_timetable
-from app.models.export_destination import DestinationKind
+from app.models.export_destination import DestinationKind, SftpLogin
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     RETENTION_DAYS,
@@ -33,6 +37,10 @@ NAME_LIMIT = 100
 REGION_LIMIT = 40
 ACCESS_KEY_LIMIT = 128
 SECRET_LIMIT = 512
+USERNAME_LIMIT = 100
+# An RSA key of 16384 bits in PEM is about 12,600 characters; nothing a person pastes is longer.
+PRIVATE_KEY_LIMIT = 16_000
+SFTP_PORT = 22
 # What an administrator may choose; "suspended" is set by staff only.
 CHOOSABLE_STATUSES = (SettingsStatus.ACTIVE, SettingsStatus.PAUSED)
 
@@ -222,6 +230,13 @@ class DestinationInput:
     access_key_id: str
     secret: str
     path: str
+    # An SFTP server's: the password or the private key is its secret, by `sftp_login`.
+    host: str = ""
+    port: str = ""
+    username: str = ""
+    sftp_login: str = ""
+    password: str = ""
+    private_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -235,6 +250,10 @@ class CheckedDestination:
     secret: str | None  # None: keep the stored secret (an edit) or none (a directory)
     path: str
     connection_key: str
+    host: str | None = None
+    port: int | None = None
+    username: str | None = None
+    sftp_login: str | None = None
 
 
 def check_destination(data: DestinationInput, *, creating: bool, directory_root_configured: bool) -> CheckedDestination:
@@ -244,7 +263,9 @@ def check_destination(data: DestinationInput, *, creating: bool, directory_root_
     """
     name = _checked_name(data.name)
     if data.kind not in tuple(DestinationKind):
-        raise ValidationError("Choose the kind of destination: an S3-compatible bucket or a directory.", "kind")
+        raise ValidationError(
+            "Choose the kind of destination: an S3-compatible bucket, an SFTP server or a directory.", "kind"
+        )
     path = validate_destination_path(data.path)
     if data.kind == DestinationKind.DIRECTORY:
         if not directory_root_configured:
@@ -254,6 +275,8 @@ def check_destination(data: DestinationInput, *, creating: bool, directory_root_
                 "kind",
             )
         return CheckedDestination(name, data.kind, None, None, None, None, None, path, "directory:")
+    if data.kind == DestinationKind.SFTP:
+        return _checked_sftp(data, name, path, creating=creating)
     bucket = check_bucket(data.bucket)
     region = _checked_region(data.region)
     endpoint = validate_endpoint_url(data.endpoint_url)
@@ -349,3 +372,73 @@ def _checked_secret(text: str, required: bool) -> str | None:
     if not (text or "").strip() and not required:
         return None
     return check_secret(text)
+
+
+def _checked_sftp(data: DestinationInput, name: str, path: str, *, creating: bool) -> CheckedDestination:
+    """An SFTP server's destination. The password or private key is required when it is created,
+    optional on an edit (empty keeps the stored one); whether a pasted key is one an SSH client
+    reads is judged where keys are read (app.destinations.sftp)."""
+    host = validate_sftp_host(data.host)
+    port = whole_number(
+        data.port or str(SFTP_PORT), "port", "Enter the port, a whole number from 1 to 65535.", 1, 65535
+    )
+    username = (data.username or "").strip()
+    if not username:
+        raise ValidationError("Enter the user name the server knows.", "username")
+    if len(username) > USERNAME_LIMIT or not _ACCESS_KEY.fullmatch(username):
+        raise ValidationError(
+            f"A user name is at most {USERNAME_LIMIT} printable characters without spaces.", "username"
+        )
+    if data.sftp_login not in tuple(SftpLogin):
+        raise ValidationError("Choose how Rhythm logs in: with a password or a private key.", "sftp_login")
+    if data.sftp_login == SftpLogin.PASSWORD:
+        secret = _checked_password(data.password, required=creating)
+    else:
+        secret = _checked_private_key(data.private_key, required=creating)
+    return CheckedDestination(
+        name,
+        data.kind,
+        None,
+        None,
+        None,
+        None,
+        secret,
+        path,
+        sftp_connection_key(username, host, port),
+        host=host,
+        port=port,
+        username=username,
+        sftp_login=data.sftp_login,
+    )
+
+
+def sftp_connection_key(username: str, host: str, port: int) -> str:
+    """What makes two SFTP destinations the same connection: who logs in, where."""
+    return f"sftp:{username}@{host}:{port}"
+
+
+def _checked_password(text: str, required: bool) -> str | None:
+    """A password as typed (spaces are part of it); never echoed back in a message."""
+    if not text:
+        if required:
+            raise ValidationError("Enter the password.", "password")
+        return None
+    if len(text) > SECRET_LIMIT or _CONTROL.search(text) or has_unstorable_character(text):
+        raise ValidationError(
+            f"A password is at most {SECRET_LIMIT} characters without control characters.", "password"
+        )
+    return text
+
+
+def _checked_private_key(text: str, required: bool) -> str | None:
+    """A pasted private key in OpenSSH's or PEM's text form; never echoed back in a message."""
+    key = (text or "").strip().replace("\r\n", "\n")
+    if not key:
+        if required:
+            raise ValidationError("Paste the private key.", "private_key")
+        return None
+    if len(key) > PRIVATE_KEY_LIMIT or not (key.startswith("-----BEGIN ") and "PRIVATE KEY-----" in key):
+        raise ValidationError(
+            "Paste the whole private key, from “-----BEGIN … PRIVATE KEY-----” to its END line.", "private_key"
+        )
+    return key + "\n"

@@ -1,4 +1,5 @@
-"""Workspace export destinations: add, edit, enable or disable, remove, replace the secret, test.
+"""Workspace export destinations: add, edit, enable or disable, remove, replace the secret, test,
+pin an SFTP server's host key.
 
 At most five live destinations per workspace, counted under a lock on the workspace row so two
 concurrent adds cannot make six; unique by connection and path (a clear message, the partial
@@ -15,6 +16,8 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
+from app.destinations.endpoint_rule import refuse_internal_host
+from app.destinations.sftp import fingerprint, load_private_key
 from app.domain.errors import ValidationError
 from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_settings_rules import (
@@ -25,7 +28,7 @@ from app.domain.workspace_export.export_settings_rules import (
 )
 from app.extensions import db, execute_dml
 from app.models import Workspace
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination, SftpLogin
 from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.accounts import audit
@@ -65,10 +68,21 @@ def directory_root_configured() -> bool:
 def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
     """The form's destination by the domain's rules and the endpoint rule (no server's own network)."""
     checked = check_destination(data, creating=creating, directory_root_configured=directory_root_configured())
+    allowed_hosts = current_app.config["SETTINGS"].destination_allowed_hosts
     try:
-        refuse_internal_endpoint(checked.endpoint_url, current_app.config["SETTINGS"].destination_allowed_hosts)
+        refuse_internal_endpoint(checked.endpoint_url, allowed_hosts)
     except DestinationRefused as exc:
         raise ValidationError(str(exc), "endpoint_url") from None
+    if checked.host is not None and checked.port is not None:
+        try:
+            refuse_internal_host(checked.host, checked.port, allowed_hosts)
+        except DestinationRefused as exc:
+            raise ValidationError(str(exc), "host") from None
+    if checked.sftp_login == SftpLogin.PRIVATE_KEY and checked.secret is not None:
+        try:  # a key an SSH client cannot read is refused now, not at the first delivery
+            load_private_key(checked.secret)
+        except DestinationRefused as exc:
+            raise ValidationError(str(exc), "private_key") from None
     return checked
 
 
@@ -130,14 +144,16 @@ def edit(
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
     checked = _checked(data, creating=False)
-    if checked.kind == DestinationKind.S3 and checked.secret is None and destination.secret_ciphertext is None:
-        raise ValidationError("Enter the secret access key: this destination has none yet.", "secret")
+    _refuse_missing_secret(destination, checked)
     before = _current_audited(destination)
     values = _connection_values(checked)
     if checked.kind == DestinationKind.DIRECTORY:
         values["secret_ciphertext"] = None
     elif checked.secret is not None:
         values["secret_ciphertext"] = encrypt_secret(checked.secret)
+    if (checked.kind, checked.host, checked.port) != (destination.kind, destination.host, destination.port):
+        # Another server: the key pinned for the old one says nothing about it.
+        values.update(host_key=None, offered_host_key=None)
     after = _audited(checked)
     changed = {key: {"from": before[key], "to": after[key]} for key in after if before[key] != after[key]}
     try:
@@ -161,6 +177,24 @@ def edit(
         raise
     db.session.refresh(destination)
     return destination
+
+
+def _refuse_missing_secret(destination: ExportDestination, checked: CheckedDestination) -> None:
+    """An edit keeps the stored secret only while it is still the same kind of secret."""
+    if checked.kind == DestinationKind.DIRECTORY or checked.secret is not None:
+        return
+    same_secret = (
+        destination.secret_ciphertext is not None
+        and destination.kind == checked.kind
+        and destination.sftp_login == checked.sftp_login
+    )
+    if same_secret:
+        return
+    if checked.kind == DestinationKind.S3:
+        raise ValidationError("Enter the secret access key: this destination has none yet.", "secret")
+    if checked.sftp_login == SftpLogin.PASSWORD:
+        raise ValidationError("Enter the password: this destination has none stored.", "password")
+    raise ValidationError("Paste the private key: this destination has none stored.", "private_key")
 
 
 def set_enabled(access: RequesterContext, destination: ExportDestination, enabled: bool) -> ExportDestination:
@@ -214,7 +248,12 @@ def test(access: RequesterContext, destination: ExportDestination) -> ProbeResul
             ExportDestination.workspace_id == access.workspace_id,
             ExportDestination.removed_at.is_(None),
         )
-        .values(last_tested_at=now, last_test_ok=result.ok, last_test_message=message)
+        .values(
+            last_tested_at=now,
+            last_test_ok=result.ok,
+            last_test_message=message,
+            offered_host_key=result.offered_host_key,
+        )
         .execution_options(synchronize_session=False)
     )
     if changed.rowcount == 1:
@@ -229,6 +268,31 @@ def test(access: RequesterContext, destination: ExportDestination) -> ProbeResul
     db.session.commit()
     db.session.refresh(destination)
     return result
+
+
+def pin_host_key(access: RequesterContext, destination: ExportDestination, shown: str) -> ExportDestination:
+    """Pin the host key the SFTP server offered at the last Test connection, if its fingerprint is
+    the one the administrator was shown (`shown`): a key that changed since is not pinned unseen."""
+    refuse_changes(access.workspace_id)
+    offered = destination.offered_host_key
+    if destination.kind != DestinationKind.SFTP or offered is None:
+        raise ValidationError("There is no host key to pin: test the connection first.", "host_key")
+    if fingerprint(offered) != shown:
+        raise ValidationError(
+            "The server offered another host key since the one you confirmed; test the connection again.", "host_key"
+        )
+    pinned_before = fingerprint(destination.host_key) if destination.host_key else None
+    return _simple_change(
+        access,
+        destination,
+        "export_destination.host_key_pinned",
+        {"from_host_key": pinned_before, "to_host_key": fingerprint(offered)},
+        host_key=offered,
+        offered_host_key=None,
+        last_tested_at=None,
+        last_test_ok=None,
+        last_test_message=None,
+    )
 
 
 def _simple_change(
@@ -280,14 +344,33 @@ def _refuse_taken(workspace_id: int, checked: CheckedDestination, own_id: int | 
     taken_by = db.session.scalar(query.limit(1))
     if taken_by is not None:
         raise ValidationError(
-            f"The destination “{taken_by}” already delivers to this {'bucket' if checked.bucket else 'directory'} "
-            "and path; choose another path.",
+            f"The destination “{taken_by}” already delivers to this {_PLACES[checked.kind]} and path; "
+            "choose another path.",
             "path",
         )
 
 
-# What the audit trail says about a destination: everything it stores but the secret.
-_AUDITED_FIELDS = ("name", "kind", "bucket", "region", "endpoint_url", "access_key_id", "path", "connection_key")
+_PLACES: dict[str, str] = {
+    DestinationKind.S3: "bucket",
+    DestinationKind.DIRECTORY: "directory",
+    DestinationKind.SFTP: "server login",
+}
+# What the audit trail says about a destination: everything it stores but the secret (a host key
+# pinned is audited by its own action).
+_AUDITED_FIELDS = (
+    "name",
+    "kind",
+    "bucket",
+    "region",
+    "endpoint_url",
+    "access_key_id",
+    "host",
+    "port",
+    "username",
+    "sftp_login",
+    "path",
+    "connection_key",
+)
 
 
 def _connection_values(checked: CheckedDestination) -> dict:

@@ -244,6 +244,8 @@ def _transfer(
         if _still_ours(still_current):
             remove_objects(store, [target for _, target in copies])
         raise
+    finally:
+        store.close()
     return store.location(package_folder(package).rstrip("/")) + "/"
 
 

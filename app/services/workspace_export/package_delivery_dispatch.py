@@ -154,7 +154,10 @@ def _remove_dead_attempts_copy(delivery_id: int, attempt: int) -> None:
         db.session.rollback()
         return
     db.session.rollback()  # no transaction stays open while the destination answers
-    package_delivery.remove_objects(store, targets)
+    try:
+        package_delivery.remove_objects(store, targets)
+    finally:
+        store.close()
 
 
 def requeue(delivery_id: int, now: datetime) -> Requeue:
