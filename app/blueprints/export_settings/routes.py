@@ -99,8 +99,9 @@ def settings(workspace_id: int):
         except ValidationError as error:
             return _settings_page(form, export_settings.get_or_default(workspace_id), error, 400)
         except ChangedMeanwhile as changed:
-            now = export_settings.get_or_default(workspace_id)
-            return _settings_page(form, now, changed, 409, reload_url=url_for(".settings", workspace_id=workspace_id))
+            latest = export_settings.get_or_default(workspace_id)
+            reload_url = url_for(".settings", workspace_id=workspace_id)
+            return _settings_page(form, latest, changed, 409, reload_url=reload_url)
         flash(f"Export settings saved (version {saved.version}).")
         return redirect(url_for(".settings", workspace_id=workspace_id))
     form.fill(current)
