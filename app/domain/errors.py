@@ -51,6 +51,21 @@ class Conflict(DomainError):
     or expired, over a limit, or settings out of date. Answered 409 with the sentence."""
 
 
+class ChangedMeanwhile(Conflict):
+    """A save made on the version the person opened, which someone else has since replaced (its
+    version-guarded UPDATE hit no row): writing it would undo their change. `thing` names what was
+    changed ("schedule", "export settings"), for the sentence and for the page's link that reloads
+    it; `plural` when the thing is named in the plural."""
+
+    def __init__(self, thing: str, *, plural: bool = False):
+        this, it = ("these", "them") if plural else ("this", "it")
+        super().__init__(
+            f"Someone else changed {this} {thing} after you opened {it}. "
+            f"Reload {it} to see their changes, then make yours again."
+        )
+        self.thing = thing
+
+
 class ValidationErrors(ValidationError):
     """Every refusal of one form at once, one a field, so the page can show each beside its field.
 

@@ -23,10 +23,10 @@ from app.blueprints.export_settings.forms import (
 from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_administrator
 from app.destinations.sftp import fingerprint
-from app.domain.errors import ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
 from app.domain.schedules import attachment_rules
 from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
-from app.domain.values.text_rules import opened_version
+from app.domain.values.text_rules import opened_version, saved_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, SftpLogin
@@ -98,6 +98,10 @@ def settings(workspace_id: int):
             saved = export_settings.save(g.access, form.settings_input(), opened_version(form.version.data or ""))
         except ValidationError as error:
             return _settings_page(form, export_settings.get_or_default(workspace_id), error, 400)
+        except ChangedMeanwhile as changed:
+            latest = export_settings.get_or_default(workspace_id)
+            reload_url = url_for(".settings", workspace_id=workspace_id)
+            return _settings_page(form, latest, changed, 409, reload_url=reload_url)
         flash(f"Export settings saved (version {saved.version}).")
         return redirect(url_for(".settings", workspace_id=workspace_id))
     form.fill(current)
@@ -138,10 +142,11 @@ def _policy_form(workspace_id: int) -> AttachmentPolicyForm:
 def _settings_page(
     form: SettingsForm,
     current,
-    error: ValidationError | None = None,
+    error: DomainError | None = None,
     status: int = 200,
     policy_form: AttachmentPolicyForm | None = None,
     policy_error: ValidationError | None = None,
+    reload_url: str | None = None,
 ):
     zone = export_settings.workspace_zone(g.workspace_id)
     return render_template(
@@ -151,6 +156,7 @@ def _settings_page(
         policy_error=policy_error,
         current=current,
         error=error,
+        reload_url=reload_url,
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
         datasets=active_datasets(),
@@ -223,12 +229,12 @@ def destination(workspace_id: int, destination_id: int):
     if not form.validate():
         return _destination_page(found, form, _form_error(form), 400)
     try:
-        expected = opened_version(form.version.data or "")
-        if expected is None:
-            raise ValidationError(export_destinations.CHANGED_ELSEWHERE, "version")
+        expected = saved_version(form.version.data or "")
         export_destinations.edit(g.access, found, form.destination_input(), expected)
     except ValidationError as error:
         return _destination_page(found, form, error, 400)
+    except ChangedMeanwhile as changed:
+        return _destination_page(found, form, changed, 409, reload_url=_reload_url(destination_id))
     flash(f"Destination “{found.name}” saved.")
     return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination_id))
 
@@ -238,7 +244,12 @@ EDIT, STATUS, SECRET, TEST = "edit", "status", "secret", "test"
 
 
 def _destination_page(
-    found, form: DestinationForm, error: ValidationError | None = None, status: int = 200, refused_at: str = EDIT
+    found,
+    form: DestinationForm,
+    error: DomainError | None = None,
+    status: int = 200,
+    refused_at: str = EDIT,
+    reload_url: str | None = None,
 ):
     current = export_settings.get(g.workspace_id)
     return render_template(
@@ -246,6 +257,7 @@ def _destination_page(
         destination=found,
         form=form,
         error=error,
+        reload_url=reload_url,
         refused_at=refused_at,
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
@@ -264,8 +276,15 @@ def _act(destination_id: int, action, done: str, refused_at: str, form_class=Con
         action(found, form)
     except ValidationError as error:
         return _destination_page(found, _filled(found), error, 400, refused_at)
+    except ChangedMeanwhile as changed:
+        return _destination_page(found, _filled(found), changed, 409, refused_at, _reload_url(destination_id))
     flash(done)
     return found
+
+
+def _reload_url(destination_id: int) -> str:
+    """The destination's page as it is now, after a save over someone else's change."""
+    return url_for(".destination", workspace_id=g.workspace_id, destination_id=destination_id)
 
 
 def _filled(found) -> DestinationForm:

@@ -15,7 +15,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.queries import bp
 from app.blueprints.queries.forms import MAX_FILTER_ROWS, FilterRow, QueryForm
 from app.blueprints.query_vocabulary import query_vocabulary
-from app.domain.errors import AccessDenied, ValidationError
+from app.domain.errors import AccessDenied, ChangedMeanwhile, DomainError, ValidationError
 from app.domain.people.access import can_change
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.query_spec import VALUELESS
@@ -81,6 +81,9 @@ def edit(workspace_id: int, query_id: int):
         query = saved_queries.update_query(g.access, listing.query, form.name, form.definition(), form.expected_version)
     except ValidationError as error:
         return _builder_page(form, listing, error=error), 400
+    except ChangedMeanwhile as changed:
+        reload_url = url_for(".edit", workspace_id=workspace_id, query_id=query_id)
+        return _builder_page(form, listing, error=changed, reload_url=reload_url), 409
     flash(f"Saved “{query.name}” as version {query.version}.")
     return redirect(url_for(".show", workspace_id=workspace_id, query_id=query.id))
 
@@ -200,9 +203,10 @@ def _rework(form: QueryForm, action: str, listing: QueryListing | None):
 def _builder_page(
     form: QueryForm,
     listing: QueryListing | None,
-    error: ValidationError | None = None,
+    error: DomainError | None = None,
     preview: dict | None = None,
     focus: str | None = None,
+    reload_url: str | None = None,
 ):
     return render_template(
         "queries/form.html",
@@ -210,6 +214,7 @@ def _builder_page(
         listing=listing,
         datasets=saved_queries.readable_datasets(g.access),
         error=error,
+        reload_url=reload_url,
         preview=preview,
         focus=focus,
     )

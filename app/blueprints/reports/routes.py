@@ -15,7 +15,7 @@ from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.reports import bp
 from app.blueprints.reports.forms import ReportForm
-from app.domain.errors import AccessDenied, ValidationError
+from app.domain.errors import AccessDenied, ChangedMeanwhile, DomainError, ValidationError
 from app.domain.people.access import can_change
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.report_spec import FIGURE_FUNCTIONS, KIND_LABELS
@@ -45,9 +45,10 @@ def _changeable_or_404(report_id: int) -> ReportListing:
 def _render_form(
     form: ReportForm,
     report: ReportListing | None,
-    error: ValidationError | None = None,
+    error: DomainError | None = None,
     status: int = 200,
     preview: dict | None = None,
+    reload_url: str | None = None,
 ):
     queries = reports.usable_queries(g.access)
     query = next((q for q in queries if str(q.id) == form.source_query_id), None)
@@ -59,6 +60,7 @@ def _render_form(
             queries=queries,
             query=query,
             error=error,
+            reload_url=reload_url,
             preview=preview,
             kinds=KIND_LABELS,
             functions=FIGURE_FUNCTIONS,
@@ -187,6 +189,9 @@ def edit(workspace_id: int, report_id: int):
         report = reports.update_report(g.access, listing.report, form.data(), form.expected_version)
     except ValidationError as exc:
         return _render_form(form, listing, exc, 400)
+    except ChangedMeanwhile as changed:
+        reload_url = url_for(".edit", workspace_id=workspace_id, report_id=report_id)
+        return _render_form(form, listing, changed, 409, reload_url=reload_url)
     flash(f"Report “{report.name}” saved (version {report.version}).")
     return redirect(url_for("reports.detail", workspace_id=workspace_id, report_id=report.id))
 

@@ -20,7 +20,7 @@ from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
-from app.domain.errors import Conflict, DomainError, ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
 from app.domain.schedules import attachment_rules
 from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.values import text_rules
@@ -226,11 +226,9 @@ def edit(workspace_id: int, schedule_id: int):
         schedule = schedule_form.save_schedule(g.access, listing.schedule, form.schedule_input(), expected)
     except ValidationError as error:
         return _render_form(form, listing, error, 400)
-    except Conflict as conflict:
-        # Saved by someone else since this form was opened: the person's typing stays on the page,
-        # beside a link to the schedule as it is now.
+    except ChangedMeanwhile as changed:
         reload_url = url_for(".edit", workspace_id=workspace_id, schedule_id=schedule_id)
-        return _render_form(form, listing, conflict, 409, reload_url)
+        return _render_form(form, listing, changed, 409, reload_url)
     flash(f"Schedule “{schedule.name}” saved.")
     return redirect(url_for(".show", workspace_id=workspace_id, schedule_id=schedule.id))
 

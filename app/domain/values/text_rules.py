@@ -144,6 +144,12 @@ def opened_version(text: str) -> int | None:
     """
     if not text:
         return None
+    return saved_version(text)
+
+
+def saved_version(text: str) -> int:
+    """The version the form of a saved record was opened at: its page always writes one, so a
+    form without one was damaged like a form with one that is not a whole number."""
     version = database_id(text)
     if version is None:
         raise ValidationError(

@@ -10,7 +10,7 @@ from typing import cast
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import Conflict, FieldChecks, ValidationError
+from app.domain.errors import ChangedMeanwhile, FieldChecks, ValidationError
 from app.domain.people.access import RequesterContext
 from app.domain.schedules import schedule_rules
 from app.domain.schedules.attachment_rules import NOT_ALLOWED
@@ -42,12 +42,6 @@ from app.services.schedules.schedules import (
 from app.services.sources import reports, saved_queries
 from app.vocabulary import Heading
 
-# The person's changes were made to an older version: saving them would undo someone else's.
-CHANGED_MEANWHILE = (
-    "Someone else changed this schedule after you opened it. "
-    "Reload the schedule to see their changes, then make yours again."
-)
-
 
 def input_of(schedule: Schedule) -> ScheduleInput:
     """The form's values for a saved schedule."""
@@ -76,7 +70,7 @@ def save_schedule(
 ) -> Schedule:
     """Create (`schedule` None) or change a schedule; nothing is written when a field is refused, and
     ValidationErrors then names every refused field at once. A change to a schedule someone saved
-    after `expected_version` was opened writes nothing and raises Conflict."""
+    after `expected_version` was opened writes nothing and raises ChangedMeanwhile."""
     refuse_unstorable(
         [
             data.name,
@@ -137,7 +131,7 @@ def save_schedule(
             )
             if result.rowcount != 1:
                 db.session.rollback()
-                raise Conflict(CHANGED_MEANWHILE)
+                raise ChangedMeanwhile("schedule")
             action = "schedule.changed"
         _replace_recipients(schedule.id, checked.recipients)
         audit.record(

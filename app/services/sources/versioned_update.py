@@ -6,7 +6,7 @@ from typing import TypeVar
 
 from sqlalchemy.engine import CursorResult
 
-from app.domain.errors import ValidationError
+from app.domain.errors import ChangedMeanwhile
 from app.extensions import db
 
 Record = TypeVar("Record")
@@ -15,13 +15,11 @@ Record = TypeVar("Record")
 def commit_versioned_update(result: CursorResult, record: Record, noun: str) -> Record:
     """Commit and reload `record` when its UPDATE (guarded by the version the person opened) hit its row.
 
-    No row means someone saved it in between: nothing is written and the person is told to reopen it.
+    No row means someone saved it in between: nothing is written, and ChangedMeanwhile says so.
     """
     if result.rowcount != 1:
         db.session.rollback()
-        raise ValidationError(
-            f"Someone saved this {noun} after you opened it. Open it again to see their changes.", "version"
-        )
+        raise ChangedMeanwhile(noun)
     db.session.commit()
     db.session.refresh(record)
     return record

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
 from app.destinations.endpoint_rule import refuse_internal_host
 from app.destinations.sftp import fingerprint, load_private_key
-from app.domain.errors import ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
 from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_settings_rules import (
     CheckedDestination,
@@ -33,8 +33,6 @@ from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.accounts import audit
 from app.services.workspace_export.export_settings import refuse_changes
-
-CHANGED_ELSEWHERE = "Someone changed this destination after you opened it. Open it again to see their changes."
 
 
 def list_destinations(workspace_id: int) -> list[ExportDestination]:
@@ -171,8 +169,8 @@ def edit(
     except IntegrityError:
         db.session.rollback()
         _refuse_taken(workspace_id, checked, destination.id)
-        raise ValidationError(CHANGED_ELSEWHERE, "version") from None
-    except ValidationError:
+        raise ChangedMeanwhile("destination") from None
+    except DomainError:
         db.session.rollback()
         raise
     db.session.refresh(destination)
@@ -309,7 +307,7 @@ def _simple_change(
             details=details,
         )
         db.session.commit()
-    except ValidationError:
+    except DomainError:
         db.session.rollback()
         raise
     db.session.refresh(destination)
@@ -329,7 +327,7 @@ def _guarded_update(destination: ExportDestination, expected_version: int, **val
         .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:
-        raise ValidationError(CHANGED_ELSEWHERE, "version")
+        raise ChangedMeanwhile("destination")
 
 
 def _refuse_taken(workspace_id: int, checked: CheckedDestination, own_id: int | None) -> None:

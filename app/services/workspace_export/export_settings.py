@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
 from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_cadence import next_cadence_at
 from app.domain.workspace_export.export_settings_rules import (
@@ -27,8 +27,6 @@ from app.models.types import utcnow
 from app.services.accounts import audit
 from app.services.accounts.workspaces import members_by_name
 from app.vocabulary import PackageFormat
-
-CHANGED_ELSEWHERE = "Someone saved the export settings after you opened them. Open them again to see their changes."
 
 
 def get(workspace_id: int) -> ExportSettings | None:
@@ -102,14 +100,14 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
     try:
         if existing is None:
             if expected_version is not None:
-                raise ValidationError(CHANGED_ELSEWHERE, "version")
+                raise _changed_meanwhile()
             settings = ExportSettings(workspace_id=workspace_id, version=1, created_at=now, **values)
             db.session.add(settings)
             db.session.flush()
             action, details = "export_settings.created", {"settings": _audited(values)}
         else:
             if expected_version is None:
-                raise ValidationError(CHANGED_ELSEWHERE, "version")
+                raise _changed_meanwhile()
             before = _audited(_current_values(existing))
             result = execute_dml(
                 update(ExportSettings)
@@ -123,7 +121,7 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount != 1:
-                raise ValidationError(CHANGED_ELSEWHERE, "version")
+                raise _changed_meanwhile()
             settings = existing
             after = _audited(values)
             action = "export_settings.changed"
@@ -141,12 +139,17 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
-        raise ValidationError(CHANGED_ELSEWHERE, "version") from None
-    except ValidationError:
+        raise _changed_meanwhile() from None
+    except DomainError:
         db.session.rollback()
         raise
     db.session.refresh(settings)
     return settings
+
+
+def _changed_meanwhile() -> ChangedMeanwhile:
+    """Someone else created or saved the settings after this form was opened."""
+    return ChangedMeanwhile("export settings", plural=True)
 
 
 def _values(checked: CheckedSettings, zone: str, now) -> dict:

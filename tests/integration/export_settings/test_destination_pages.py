@@ -4,11 +4,12 @@ encrypted and never shown; at most five, unique by connection and path."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.security.credentials import decrypt_secret, encrypt_secret
+from app.services.workspace_export import export_destinations
 from tests import factories
 from tests.integration.export_settings.forms import SECRET, audit_events, counts, destinations_url, s3_form
 
@@ -157,17 +158,35 @@ def test_editing_with_an_empty_secret_keeps_the_stored_one(client, admin):
     assert event.details["secret_replaced"] is False
 
 
-def test_an_edit_from_a_stale_page_is_refused(client, admin):
+def test_saving_over_someone_elses_change_is_a_conflict_that_keeps_the_typing(client, admin):
+    """Two saves from the same opened version: the second would undo the first, so it answers 409
+    with the typing kept and a link to the destination as it is now, and writes nothing."""
     destination = _s3_destination(admin.workspace)
-    client.post(destinations_url(admin.workspace, f"/{destination.id}"), data=_edit_form(destination, name="First"))
+    url = destinations_url(admin.workspace, f"/{destination.id}")
+    client.post(url, data=_edit_form(destination, name="First"))
+    before = counts()
+
+    response = client.post(url, data=_edit_form(destination, name="Second", version="1"))
+
+    assert response.status_code == 409
+    assert (
+        "Someone else changed this destination after you opened it. "
+        "Reload it to see their changes, then make yours again." in response.text
+    )
+    assert f'<a href="{url}">Reload the destination</a>' in response.text
+    assert 'value="Second"' in response.text
+    assert _destinations(admin.workspace)[0].name == "First"
+    assert counts() == before
+
+
+def test_an_edit_without_the_version_it_was_opened_at_is_a_damaged_form(client, admin):
+    destination = _s3_destination(admin.workspace)
     before = counts()
     response = client.post(
-        destinations_url(admin.workspace, f"/{destination.id}"),
-        data=_edit_form(destination, name="Second", version="1"),
+        destinations_url(admin.workspace, f"/{destination.id}"), data=_edit_form(destination, version="")
     )
     assert response.status_code == 400
-    assert "Someone changed this destination after you opened it" in response.text
-    assert _destinations(admin.workspace)[0].name == "First"
+    assert "The form was damaged on its way here." in response.text
     assert counts() == before
 
 
@@ -203,6 +222,36 @@ def test_disabling_and_enabling_are_audited(client, admin):
         "export_destination.disabled",
         "export_destination.enabled",
     ]
+
+
+def test_a_button_pressed_as_someone_else_saves_answers_the_conflict_beside_it(client, admin, monkeypatch):
+    """Someone's save lands between the page reading the destination and disabling it (the same
+    transaction stands in for theirs: the page's object keeps the version it read)."""
+    destination = _s3_destination(admin.workspace)
+    read = export_destinations.get_destination
+
+    def read_then_someone_saves(access, destination_id):
+        found = read(access, destination_id)
+        db.session.execute(
+            update(ExportDestination)
+            .where(ExportDestination.id == destination_id)
+            .values(version=ExportDestination.version + 1)
+            .execution_options(synchronize_session=False)
+        )
+        return found
+
+    monkeypatch.setattr(export_destinations, "get_destination", read_then_someone_saves)
+    url = destinations_url(admin.workspace, f"/{destination.id}")
+
+    response = client.post(f"{url}/disable")
+
+    assert response.status_code == 409
+    assert '<p class="error" role="alert" id="refused-status"><strong>Nothing was changed.</strong> Someone else' in (
+        response.text
+    )
+    assert f'<a href="{url}">Reload the destination</a>' in response.text
+    assert _destinations(admin.workspace)[0].enabled is True
+    assert audit_events("export_destination.") == []
 
 
 def test_removing_is_audited_and_keeps_the_row(client, admin):

@@ -57,14 +57,24 @@ def test_pausing_clears_the_next_cadence_time(client, auth, world):
     assert _settings(world.workspace).next_cadence_at is None
 
 
-def test_a_stale_version_is_refused_and_nothing_changes(client, auth, world):
+def test_saving_over_someone_elses_change_is_a_conflict_that_keeps_the_typing(client, auth, world):
+    """Two saves from the same opened version: the second would undo the first, so it answers 409
+    with the typing kept and a link to the settings as they are now, and writes nothing."""
     auth.login(world.admin.email)
-    client.post(settings_url(world.workspace), data=settings_form())
-    client.post(settings_url(world.workspace), data=settings_form(retention_days="20", version="1"))
+    url = settings_url(world.workspace)
+    client.post(url, data=settings_form())
+    client.post(url, data=settings_form(retention_days="20", version="1"))
     before = counts()
-    response = client.post(settings_url(world.workspace), data=settings_form(retention_days="5", version="1"))
-    assert response.status_code == 400
-    assert "Someone saved the export settings after you opened them" in response.text
+
+    response = client.post(url, data=settings_form(retention_days="5", version="1"))
+
+    assert response.status_code == 409
+    assert (
+        "Someone else changed these export settings after you opened them. "
+        "Reload them to see their changes, then make yours again." in response.text
+    )
+    assert f'<a href="{url}">Reload the export settings</a>' in response.text
+    assert 'name="retention_days" inputmode="numeric" value="5"' in response.text
     assert _settings(world.workspace).retention_days == 20
     assert counts() == before
 
@@ -73,8 +83,8 @@ def test_a_second_create_from_an_old_form_is_refused(client, auth, world):
     auth.login(world.admin.email)
     client.post(settings_url(world.workspace), data=settings_form())
     response = client.post(settings_url(world.workspace), data=settings_form(retention_days="3"))
-    assert response.status_code == 400
-    assert "Someone saved the export settings" in response.text
+    assert response.status_code == 409
+    assert "Someone else changed these export settings after you opened them." in response.text
     assert _settings(world.workspace).retention_days == 14
 
 

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.sources.report_spec import QueryInUse
 from app.extensions import db
-from app.models import ExportFile, Report, SavedQuery, Workspace
+from app.models import AuditEvent, ExportFile, Report, SavedQuery, Workspace
 from app.services.schedules import source_removal
 from app.services.work.queue import WorkPriority, work_queue
 from tests.fixtures.routes import HTMX
@@ -146,14 +146,28 @@ def test_editing_bumps_the_version(client, auth, kit):
     assert (report.version, report.kind, report.title, report.code_column) == (2, "table", "Renamed", None)
 
 
-def test_an_edit_from_a_stale_page_is_refused(client, auth, kit):
-    """Saving over a version someone else already replaced answers 400 and changes nothing."""
-    report = kit.report(kind="table", version=3)
+def test_saving_over_someone_elses_change_is_a_conflict_that_keeps_the_typing(client, auth, kit):
+    """Two saves from the same opened version: the second would undo the first, so it answers 409
+    with the typing kept and a link to the report as it is now, and writes nothing."""
+    report = kit.report(kind="table")
+    query = kit.default_query
+    opened, edit_url = str(report.version), _url(kit.world, f"{report.id}/edit")
     auth.login(kit.world.admin.email)
-    response = client.post(_url(kit.world, f"{report.id}/edit"), data=_form(kit.query(name="Q2"), version="2"))
-    assert response.status_code == 400 and "Someone saved this report" in response.get_data(as_text=True)
+    assert client.post(edit_url, data=_form(query, name="First", version=opened)).status_code == 302
+
+    second = client.post(edit_url, data=_form(query, name="Second", version=opened))
+
+    page = second.get_data(as_text=True)
+    assert second.status_code == 409
+    assert (
+        "Someone else changed this report after you opened it. Reload it to see their changes, then make yours again."
+        in page
+    )
+    assert f'<a href="{edit_url}">Reload the report</a>' in page
+    assert 'value="Second"' in page
     db.session.refresh(report)
-    assert report.version == 3
+    assert (report.name, report.version) == ("First", int(opened) + 1)
+    assert db.session.scalar(select(func.count()).where(AuditEvent.action == "report.changed")) == 1
 
 
 def test_only_the_owner_or_an_administrator_changes_a_report(client, auth, kit):

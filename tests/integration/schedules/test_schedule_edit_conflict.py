@@ -28,7 +28,7 @@ def test_saving_over_someone_elses_change_is_a_conflict_that_keeps_the_typing(cl
     page = second.get_data(as_text=True)
     assert second.status_code == 409
     assert "Someone else changed this schedule after you opened it." in page
-    assert "Reload the schedule to see their changes, then make yours again." in page
+    assert "Reload it to see their changes, then make yours again." in page
     assert f'<a href="{edit_url}">Reload the schedule</a>' in page
     assert 'value="Second"' in page
     db.session.expire_all()

@@ -9,7 +9,7 @@ from markupsafe import escape
 from sqlalchemy import func, select
 
 from app.extensions import db
-from app.models import Report, SavedQuery
+from app.models import AuditEvent, Report, SavedQuery
 from tests import factories
 from tests.fixtures.routes import HTMX
 
@@ -103,15 +103,27 @@ def test_editing_a_query_bumps_its_version_and_update_time(client, auth, world):
     assert query.updated_at > before
 
 
-def test_an_edit_based_on_an_old_version_is_refused(client, auth, world):
-    """An edit of a version someone has since replaced is refused with a message; nothing changes."""
-    query = factories.make_query(world.workspace, world.member, name="Shared", version=4)
+def test_saving_over_someone_elses_change_is_a_conflict_that_keeps_the_typing(client, auth, world):
+    """Two saves from the same opened version: the second would undo the first, so it answers 409
+    with the typing kept and a link to the query as it is now, and writes nothing."""
+    query = factories.make_query(world.workspace, world.member, name="Shared")
+    opened, edit_url = str(query.version), _url(world, f"{query.id}/edit")
     auth.login(world.member.email)
-    response = client.post(_url(world, f"{query.id}/edit"), data=_form(name="Mine", version="3"))
-    assert response.status_code == 400
-    assert "Someone saved this query after you opened it" in response.get_data(as_text=True)
+    assert client.post(edit_url, data=_form(name="First", version=opened)).status_code == 302
+
+    second = client.post(edit_url, data=_form(name="Second", version=opened))
+
+    page = second.get_data(as_text=True)
+    assert second.status_code == 409
+    assert (
+        "Someone else changed this query after you opened it. Reload it to see their changes, then make yours again."
+        in page
+    )
+    assert f'<a href="{edit_url}">Reload the query</a>' in page
+    assert 'value="Second"' in page
     db.session.refresh(query)
-    assert (query.name, query.version) == ("Shared", 4)
+    assert (query.name, query.version) == ("First", 2)
+    assert db.session.scalar(select(func.count()).where(AuditEvent.action == "query.changed")) == 1
 
 
 def test_the_edit_form_shows_the_saved_definition(client, auth, world):
