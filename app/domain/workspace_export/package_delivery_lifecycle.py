@@ -18,10 +18,11 @@ and only a transient failure gets a retry time from the backoff. An administrato
 (`retry_now`) makes any failed row due; staff may instead supersede it and make a new row
 (`replaces_id`).
 
-Commits: `claim_dispatch`, `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact
-the next process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`,
-`expire_unfinished`, `supersede` and `create_replacement` do not: their callers commit them with
-related rows or an audit event.
+Commits: `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact the next
+process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`, `expire_unfinished`,
+`supersede` and `create_replacement` do not: their callers commit them with related rows or an
+audit event. The claim of a dispatch is the work engine's (app/services/work/claims.py), guarded
+by `startable`.
 """
 
 from __future__ import annotations
@@ -90,9 +91,9 @@ def _package_inside_retention(now: Moment):
     )
 
 
-def _deliverable_now(now: Moment) -> list:
-    """A person may ask for an attempt only while the package is available inside its retention
-    and the destination is enabled (and not removed)."""
+def deliverable_now(now: Moment) -> list:
+    """An attempt may be asked for (by a person, or dispatched by the work engine) only while the
+    package is available inside its retention and the destination is enabled (and not removed)."""
     return [
         _package_inside_retention(now),
         ExportDelivery.destination_id.in_(
@@ -130,16 +131,6 @@ def create(
         )
         .returning(ExportDelivery.__table__.c.id)
     ).scalar_one_or_none()
-
-
-def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
-    """Record that `job_id` carries the delivery's next attempt, from the job id the dispatcher saw,
-    so two dispatchers never both enqueue it. Only a startable row is claimed. Committed."""
-    at = database_time(now)
-    seen = ExportDelivery.job_id.is_(None) if seen_job_id is None else ExportDelivery.job_id == seen_job_id
-    if _update(delivery_id, [startable(at), seen], {"job_id": job_id, "dispatched_at": at}) is None:
-        raise _refused(delivery_id, "be dispatched", "waiting for an attempt under that job")
-    db.session.commit()
 
 
 def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
@@ -307,7 +298,7 @@ def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) 
         ExportDelivery.attempt_count == seen_attempt,
         # Not due already (a second press, or a backoff whose time came): one retry per intent.
         or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > at),
-        *_deliverable_now(at),
+        *deliverable_now(at),
     ]
     if (
         _update(delivery_id, guard, {"next_attempt_at": at, "job_id": None, "dispatched_at": None, "updated_at": at})
@@ -322,7 +313,7 @@ def release(delivery_id: int, now: datetime | None = None) -> None:
     its retention and its destination enabled. Not committed: the caller records the audit event
     in the same transaction."""
     at = database_time(now)
-    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(at)]
+    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *deliverable_now(at)]
     values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": at}
     if _update(delivery_id, guard, values) is None:
         raise _refused(delivery_id, "be delivered", "withheld and deliverable", rollback=False)
