@@ -24,7 +24,7 @@ def _job_id(execution_id: int) -> str | None:
     return db.session.get(ExportExecution, execution_id, populate_existing=True).job_id
 
 
-def test_dispatch_queued_enqueues_an_execution_never_dispatched(app, export_world):
+def test_the_pending_turn_enqueues_an_execution_never_dispatched(app, export_world):
     execution = factories.make_execution(export_world.workspace, export_world.admin)
 
     assert claims.dispatch_pending(EXECUTIONS) == 1
