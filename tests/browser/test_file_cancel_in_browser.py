@@ -7,7 +7,8 @@ import pytest
 from rq.job import Job
 
 from app.models import TimesheetEntry
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import redis_connection
 from tests.fixtures.browser import sign_in
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
@@ -21,7 +22,7 @@ def test_person_cancels_a_running_file_from_its_page(
 ):
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     rows = hold_lock(f"LOCK TABLE {TimesheetEntry.__tablename__} IN ACCESS EXCLUSIVE MODE")
     start_worker(PROGRESS_INTERVAL="0")
     wait_for(rows.waiters, timeout=60, what="the worker's job to wait for its rows")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from tests.fixtures.browser import sign_in
 
 EXPORT_TIMEOUT_MS = 60_000
@@ -26,7 +27,7 @@ def test_a_file_that_succeeds_while_watched_shows_its_download_link_without_a_re
 ):
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     page = browser_page
     sign_in(page, live_server, export_scenario.requester.email)
     page.goto(f"{live_server}/w/{export_scenario.workspace.id}/files/{export.id}")

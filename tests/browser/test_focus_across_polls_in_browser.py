@@ -15,7 +15,8 @@ from app.domain.files import export_file
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.browser import sign_in
@@ -112,7 +113,7 @@ def test_a_reason_being_typed_on_the_queue_page_survives_its_polls(
 ):
     world.admin.is_staff, world.admin.staff_permissions = True, ["staff.view", "staff.execute"]
     factories.make_export(factories.make_query(world.workspace, world.admin, name="Hours"), world.admin)
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     job_id = work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0]
     fail_job_as_a_worker_would(job_id, "WorkHorseKilled: 9")
     page = browser_page

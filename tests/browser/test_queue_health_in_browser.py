@@ -12,7 +12,8 @@ import pytest
 from app.domain.files import export_file
 from app.extensions import db
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
 from tests import factories
 from tests.fixtures.browser import sign_in
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.browser
 
 def _failed_job_of_a_file(export_scenario):
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     fail_job_as_a_worker_would(work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0], "WorkHorseKilled: 9")
     return export
 

@@ -3,13 +3,14 @@
 Every transition is one conditional UPDATE whose WHERE clause names the state it starts from,
 and every transition after `start_attempt` names the attempt it acts for: an attempt that the
 watchdog made stale (its lease lapsed and the run was redelivered) can change nothing. A
-refused transition raises TransitionRefused. The claims, `start_attempt` and `renew_lease`
+refused transition raises TransitionRefused. `start_attempt` and `renew_lease`
 commit, because each is a fact the next process relies on; the attempt's outcomes
 (`record_file`, `succeed`, `retry_later`, `fail`) do not: the run's processing commits each with
 the rows that belong to it (the file it admitted, the schedule's failure streak).
 
 A transient failure does not settle the run: the attempt ends and the run goes back to
-`queued` with `next_attempt_at`, from which the dispatcher sends it again.
+`queued` with `next_attempt_at`, from which the work engine dispatches it again (its claim is
+the engine's, app/services/work/claims.py, from the run's declaration).
 
 A running run's next attempt starts only once its holder's lease lapsed (`start_attempt`), so a
 live attempt, however late its job was delivered again or requeued, is never run beside another.
@@ -18,15 +19,14 @@ live attempt, however late its job was delivered again or requeued, is never run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, case, exists, or_, update
+from sqlalchemy import ColumnElement, and_, exists, or_, update
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain import transitions
 from app.extensions import db
-from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
@@ -42,35 +42,6 @@ def _apply(run_id: int, guard: list, values: dict, action: str) -> int:
         f"schedule run {run_id} cannot {action} now",
         ScheduleRun.attempt_count,
     )
-
-
-def claim_dispatch(run_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
-    """Record that `job_id` carries the run, from the job id the dispatcher saw (so two
-    dispatchers never both enqueue it). Committed: the job is enqueued only after this."""
-    seen = ScheduleRun.job_id.is_(None) if seen_job_id is None else ScheduleRun.job_id == seen_job_id
-    _apply(
-        run_id,
-        [ScheduleRun.status.in_(ACTIVE_RUN_STATUSES), seen],
-        {"job_id": job_id, "dispatched_at": database_time(now)},
-        "be dispatched",
-    )
-    db.session.commit()
-
-
-def claim_dispatches(job_ids: Mapping[int, str], now: datetime | None = None) -> list[tuple[int, str]]:
-    """`claim_dispatch` for freshly admitted runs (never dispatched) in one statement, each run
-    for the job id `job_ids` gives it. Returns the (run id, job id) pairs claimed. Committed."""
-    if not job_ids:
-        return []
-    claimed = db.session.execute(
-        update(ScheduleRun)
-        .where(ScheduleRun.id.in_(list(job_ids)), ScheduleRun.status == RunStatus.QUEUED, ScheduleRun.job_id.is_(None))
-        .values(job_id=case(dict(job_ids), value=ScheduleRun.id), dispatched_at=database_time(now))
-        .returning(ScheduleRun.id, ScheduleRun.job_id)
-        .execution_options(synchronize_session=False)
-    ).all()
-    db.session.commit()
-    return [(row.id, row.job_id) for row in claimed]
 
 
 def start_attempt(run_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:

@@ -102,19 +102,6 @@ def admit(
     return execution
 
 
-def claim_dispatch(execution_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
-    """Record that `job_id` carries the execution, from the job id the dispatcher saw (so two
-    dispatchers never both enqueue it). Committed: the job is enqueued only after this."""
-    seen = ExportExecution.job_id.is_(None) if seen_job_id is None else ExportExecution.job_id == seen_job_id
-    _apply(
-        execution_id,
-        [ExportExecution.status.in_(ACTIVE_EXECUTION_STATUSES), seen],
-        {"job_id": job_id, "dispatched_at": database_time(now)},
-        "be dispatched",
-    )
-    db.session.commit()
-
-
 def start_attempt(execution_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
     """queued → running, or running → running once the holder's lease lapsed by `now` (its worker
     died and the watchdog redelivered it); takes the lease. A second job for an execution whose

@@ -11,17 +11,19 @@ Each transition is one conditional UPDATE whose WHERE clause names the statuses 
 settled row: a delivered or superseded row never starts again. `start` allocates the attempt
 number inside that UPDATE (the row's lock holds it) and appends the attempt row; the outcome of
 an attempt names its number, so a stale attempt (its lease lapsed and the row moved on) changes
-nothing. A refused transition raises TransitionRefused.
+nothing. A refused transition rolls the session back and raises TransitionRefused
+(app/domain/transitions.py, the guarded update every lifecycle shares).
 
 A permanent failure is not retried by itself: `start` accepts a failed row only when it is due,
 and only a transient failure gets a retry time from the backoff. An administrator's Retry
 (`retry_now`) makes any failed row due; staff may instead supersede it and make a new row
 (`replaces_id`).
 
-Commits: `claim_dispatch`, `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact
-the next process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`,
-`expire_unfinished`, `supersede` and `create_replacement` do not: their callers commit them with
-related rows or an audit event.
+Commits: `start`, `renew_lease`, `delivered` and `failed` commit (each is a fact the next
+process relies on). `create`, `withhold`, `retry_now`, `release`, `expire`, `expire_unfinished`,
+`supersede` and `create_replacement` do not: their callers commit them with related rows or an
+audit event. The claim of a dispatch is the work engine's (app/services/work/claims.py), guarded
+by `startable`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select, update
 
+from app.domain import transitions
 from app.domain.errors import TransitionRefused
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
@@ -46,20 +49,19 @@ from app.models.types import SUMMARY_LIMIT, Moment, database_time, lease_live
 UNFINISHED = (DeliveryStatus.PENDING, DeliveryStatus.FAILED, DeliveryStatus.WITHHELD)
 
 
-def _update(delivery_id: int, guard: list, values: dict):
-    return db.session.execute(
-        update(ExportDelivery)
-        .where(ExportDelivery.id == delivery_id, *guard)
-        .values(**values)
-        .returning(ExportDelivery.attempt_count)
-        .execution_options(synchronize_session=False)
-    ).one_or_none()
+def _apply(delivery_id: int, guard: list, values: dict, action: str, expected: str) -> int:
+    """The guarded UPDATE of one delivery (app/domain/transitions.py); returns its attempt number."""
+    return transitions.apply(
+        ExportDelivery,
+        [ExportDelivery.id == delivery_id, *guard],
+        values,
+        _refusal(delivery_id, action, expected),
+        ExportDelivery.attempt_count,
+    )
 
 
-def _refused(delivery_id: int, action: str, expected: str, rollback: bool = True) -> TransitionRefused:
-    if rollback:
-        db.session.rollback()
-    return TransitionRefused(f"delivery {delivery_id} cannot {action}: it is not {expected}")
+def _refusal(delivery_id: int, action: str, expected: str) -> str:
+    return f"delivery {delivery_id} cannot {action}: it is not {expected}"
 
 
 def copying(now: Moment | None = None):
@@ -90,9 +92,9 @@ def _package_inside_retention(now: Moment):
     )
 
 
-def _deliverable_now(now: Moment) -> list:
-    """A person may ask for an attempt only while the package is available inside its retention
-    and the destination is enabled (and not removed)."""
+def deliverable_now(now: Moment) -> list:
+    """An attempt may be asked for (by a person, or dispatched by the work engine) only while the
+    package is available inside its retention and the destination is enabled (and not removed)."""
     return [
         _package_inside_retention(now),
         ExportDelivery.destination_id.in_(
@@ -132,16 +134,6 @@ def create(
     ).scalar_one_or_none()
 
 
-def claim_dispatch(delivery_id: int, seen_job_id: str | None, job_id: str, now: datetime | None = None) -> None:
-    """Record that `job_id` carries the delivery's next attempt, from the job id the dispatcher saw,
-    so two dispatchers never both enqueue it. Only a startable row is claimed. Committed."""
-    at = database_time(now)
-    seen = ExportDelivery.job_id.is_(None) if seen_job_id is None else ExportDelivery.job_id == seen_job_id
-    if _update(delivery_id, [startable(at), seen], {"job_id": job_id, "dispatched_at": at}) is None:
-        raise _refused(delivery_id, "be dispatched", "waiting for an attempt under that job")
-    db.session.commit()
-
-
 def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
     """pending → delivering, or failed (transient, due) → delivering: allocate the next attempt
     number under the row's lock, append the attempt and take the lease. Returns the number every
@@ -164,8 +156,11 @@ def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime
         .with_for_update(read=True)
     )
     if package_status != PackageStatus.AVAILABLE:
-        raise _refused(delivery_id, "start", "a delivery of an available package inside its retention")
-    row = _update(
+        db.session.rollback()
+        raise TransitionRefused(
+            _refusal(delivery_id, "start", "a delivery of an available package inside its retention")
+        )
+    number = _apply(
         delivery_id,
         [startable(at)],
         {
@@ -176,12 +171,12 @@ def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime
             "lease_expires_at": lease_expires_at,
             "updated_at": at,
         },
+        "start",
+        "pending, nor failed transiently and due for a retry",
     )
-    if row is None:
-        raise _refused(delivery_id, "start", "pending, nor failed transiently and due for a retry")
-    db.session.add(ExportDeliveryAttempt(delivery_id=delivery_id, number=row.attempt_count, started_at=at))
+    db.session.add(ExportDeliveryAttempt(delivery_id=delivery_id, number=number, started_at=at))
     db.session.commit()
-    return row.attempt_count
+    return number
 
 
 def _current(attempt: int) -> list:
@@ -189,8 +184,13 @@ def _current(attempt: int) -> list:
 
 
 def renew_lease(delivery_id: int, attempt: int, lease_expires_at: Moment) -> None:
-    if _update(delivery_id, _current(attempt), {"lease_expires_at": lease_expires_at}) is None:
-        raise _refused(delivery_id, "renew its lease", f"delivering at attempt {attempt}")
+    _apply(
+        delivery_id,
+        _current(attempt),
+        {"lease_expires_at": lease_expires_at},
+        "renew its lease",
+        f"delivering at attempt {attempt}",
+    )
     db.session.commit()
 
 
@@ -209,7 +209,7 @@ def _end_attempt(delivery_id: int, attempt: int, now: Moment, **values) -> None:
 def delivered(delivery_id: int, attempt: int, location: str, now: datetime | None = None) -> None:
     """delivering → delivered for the current attempt, with where the package landed. Committed."""
     at = database_time(now)
-    row = _update(
+    _apply(
         delivery_id,
         _current(attempt),
         {
@@ -223,9 +223,9 @@ def delivered(delivery_id: int, attempt: int, location: str, now: datetime | Non
             "lease_expires_at": None,
             "updated_at": at,
         },
+        "be delivered",
+        f"delivering at attempt {attempt}",
     )
-    if row is None:
-        raise _refused(delivery_id, "be delivered", f"delivering at attempt {attempt}")
     _end_attempt(delivery_id, attempt, at, outcome="delivered")
     db.session.commit()
 
@@ -267,8 +267,7 @@ def failed(
     }
     if next_attempt_at is not None:  # the retry is dispatched afresh once it is due
         values.update(job_id=None, dispatched_at=None)
-    if _update(delivery_id, guard, values) is None:
-        raise _refused(delivery_id, "fail", f"delivering at attempt {attempt}")
+    _apply(delivery_id, guard, values, "fail", f"delivering at attempt {attempt}")
     _end_attempt(
         delivery_id,
         attempt,
@@ -283,15 +282,13 @@ def failed(
 
 def withhold(delivery_id: int, now: datetime | None = None) -> None:
     """pending → withheld (its destination is disabled). Not committed."""
-    if (
-        _update(
-            delivery_id,
-            [ExportDelivery.status == DeliveryStatus.PENDING],
-            {"status": DeliveryStatus.WITHHELD, "updated_at": database_time(now)},
-        )
-        is None
-    ):
-        raise _refused(delivery_id, "be withheld", "pending", rollback=False)
+    _apply(
+        delivery_id,
+        [ExportDelivery.status == DeliveryStatus.PENDING],
+        {"status": DeliveryStatus.WITHHELD, "updated_at": database_time(now)},
+        "be withheld",
+        "pending",
+    )
 
 
 def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) -> None:
@@ -307,13 +304,15 @@ def retry_now(delivery_id: int, seen_attempt: int, now: datetime | None = None) 
         ExportDelivery.attempt_count == seen_attempt,
         # Not due already (a second press, or a backoff whose time came): one retry per intent.
         or_(ExportDelivery.next_attempt_at.is_(None), ExportDelivery.next_attempt_at > at),
-        *_deliverable_now(at),
+        *deliverable_now(at),
     ]
-    if (
-        _update(delivery_id, guard, {"next_attempt_at": at, "job_id": None, "dispatched_at": None, "updated_at": at})
-        is None
-    ):
-        raise _refused(delivery_id, "be retried", f"failed at attempt {seen_attempt} and deliverable", rollback=False)
+    _apply(
+        delivery_id,
+        guard,
+        {"next_attempt_at": at, "job_id": None, "dispatched_at": None, "updated_at": at},
+        "be retried",
+        f"failed at attempt {seen_attempt} and deliverable",
+    )
 
 
 def release(delivery_id: int, now: datetime | None = None) -> None:
@@ -322,23 +321,20 @@ def release(delivery_id: int, now: datetime | None = None) -> None:
     its retention and its destination enabled. Not committed: the caller records the audit event
     in the same transaction."""
     at = database_time(now)
-    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *_deliverable_now(at)]
+    guard = [ExportDelivery.status == DeliveryStatus.WITHHELD, *deliverable_now(at)]
     values = {"status": DeliveryStatus.PENDING, "job_id": None, "dispatched_at": None, "updated_at": at}
-    if _update(delivery_id, guard, values) is None:
-        raise _refused(delivery_id, "be delivered", "withheld and deliverable", rollback=False)
+    _apply(delivery_id, guard, values, "be delivered", "withheld and deliverable")
 
 
 def expire(delivery_id: int, now: datetime | None = None) -> None:
     """pending | failed | withheld → expired (its package is no longer available). Not committed."""
-    if (
-        _update(
-            delivery_id,
-            [ExportDelivery.status.in_(UNFINISHED)],
-            {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": database_time(now)},
-        )
-        is None
-    ):
-        raise _refused(delivery_id, "expire", "pending, failed or withheld", rollback=False)
+    _apply(
+        delivery_id,
+        [ExportDelivery.status.in_(UNFINISHED)],
+        {"status": DeliveryStatus.EXPIRED, "next_attempt_at": None, "updated_at": database_time(now)},
+        "expire",
+        "pending, failed or withheld",
+    )
 
 
 def expire_unfinished(package_id: int, now: datetime | None = None) -> int:
@@ -359,20 +355,18 @@ def supersede(delivery_id: int, person_id: int, now: datetime | None = None) -> 
     available inside its retention (its replacement could not be delivered otherwise). Not
     committed: the caller records the audit event and the replacement in the same transaction."""
     at = database_time(now)
-    if (
-        _update(
-            delivery_id,
-            [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(at)],
-            {
-                "status": DeliveryStatus.SUPERSEDED,
-                "superseded_by_id": person_id,
-                "next_attempt_at": None,
-                "updated_at": at,
-            },
-        )
-        is None
-    ):
-        raise _refused(delivery_id, "be superseded", "failed, of a package inside its retention", rollback=False)
+    _apply(
+        delivery_id,
+        [ExportDelivery.status == DeliveryStatus.FAILED, _package_inside_retention(at)],
+        {
+            "status": DeliveryStatus.SUPERSEDED,
+            "superseded_by_id": person_id,
+            "next_attempt_at": None,
+            "updated_at": at,
+        },
+        "be superseded",
+        "failed, of a package inside its retention",
+    )
 
 
 def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
@@ -384,10 +378,13 @@ def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
         .with_for_update()
         .execution_options(populate_existing=True)  # `supersede` changed it behind the session's back
     ).scalar_one_or_none()
+    # Refused as every transition is (app/domain/transitions.py): the session rolled back first.
     if old is None or old.status != DeliveryStatus.SUPERSEDED:
-        raise _refused(delivery_id, "be replaced", "superseded", rollback=False)
+        db.session.rollback()
+        raise TransitionRefused(_refusal(delivery_id, "be replaced", "superseded"))
     replaced = db.session.execute(select(ExportDelivery.id).where(ExportDelivery.replaces_id == delivery_id)).first()
     if replaced is not None:
+        db.session.rollback()
         raise TransitionRefused(f"delivery {delivery_id} already has a replacement (delivery {replaced.id})")
     replacement_id = create(
         workspace_id=old.workspace_id,
@@ -397,5 +394,6 @@ def create_replacement(delivery_id: int, now: datetime | None = None) -> int:
         now=now,
     )
     if replacement_id is None:
+        db.session.rollback()
         raise TransitionRefused(f"delivery {delivery_id}: its package already has a live delivery to that destination")
     return replacement_id

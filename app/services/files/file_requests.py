@@ -27,7 +27,8 @@ from app.models import ExportFile, ExportFileRequest, SavedQuery, Workspace
 from app.models.export_file import QUERY_FORMATS, FileFormat, FileKind, FileStatus
 from app.models.types import utcnow
 from app.rendering.dates import WorkspaceDates
-from app.services.files.outbox import dispatch_admitted
+from app.services.files.file_work import FILES
+from app.services.work import claims
 from app.vocabulary import Heading
 
 HEADINGS: dict[str, str] = {
@@ -174,7 +175,10 @@ def admit(export: ExportFile, dispatch_now: bool = True) -> ExportFile:
             raise
         return made
     if dispatch_now:
-        dispatch_admitted(export)
+        # At once, so a small file need not wait for the engine's next turn; the claim keeps the
+        # outbox row single (if the turn got there first nothing is enqueued), and a failed enqueue
+        # leaves the claim for the lost-job turn.
+        claims.dispatch(FILES, export.id, None)
     return export
 
 

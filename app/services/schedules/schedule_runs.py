@@ -1,5 +1,5 @@
-"""Processing a schedule run: the use case the run job calls (its dispatcher and watchdog are
-app/services/schedules/schedule_run_dispatch.py).
+"""Processing a schedule run: the use case the run job calls (the work engine dispatches it and
+watches its lease from its declaration, app/services/schedules/run_work.py).
 
 A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
 is now, check the source, admit the file through the export-file path (requester = owner,

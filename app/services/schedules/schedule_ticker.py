@@ -23,7 +23,8 @@ from app.domain.timing.timetable import Due, Timetable, due_occurrences, next_oc
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, ScheduleStatus
 from app.models.types import utcnow
-from app.services.schedules import schedule_run_dispatch
+from app.services.schedules.run_work import RUNS
+from app.services.work import claims
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def tick(now: datetime | None = None, dispatch: bool = True) -> int:
         admitted, count = _tick_batch(now)
         handled += count
         if dispatch and admitted:
-            schedule_run_dispatch.dispatch_many(admitted)
+            claims.dispatch_many(RUNS, admitted)
         if count < BATCH_SIZE:
             return handled
 

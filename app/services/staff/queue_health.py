@@ -17,6 +17,7 @@ from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegis
 
 from app.services.work.engine import record_of
 from app.services.work.queue import live_workers, work_queues
+from app.services.work.requeue import requeue_of
 from app.services.work.work_kind import RequeueRefused, WorkKind
 
 FAILED_JOBS_SHOWN = 50
@@ -74,7 +75,7 @@ def _requeue_refusal(kind: WorkKind | None, record_id: int | None, now: datetime
     if kind is None or record_id is None:
         return "Not a job of the product's records, so it cannot be dispatched again."
     try:
-        kind.requeue(record_id, now)
+        requeue_of(kind, record_id, now)
     except RequeueRefused as refused:
         return str(refused)
     return None

@@ -26,6 +26,7 @@ from app.models.types import database_clock
 from app.services.accounts import audit
 from app.services.work.engine import record_of
 from app.services.work.queue import redis_connection, work_queues
+from app.services.work.requeue import requeue_of
 from app.services.work.work_kind import RequeueRefused
 from app.services.workspace_export import export_notices, package_retention
 from app.services.workspace_export.package_cleanup import remove_leftovers_of_settled
@@ -115,7 +116,7 @@ def requeue_failed_job(job_id: str, actor: Person, reason_text: str | None) -> s
     kind, record_id = record_of(job)
     if kind is None or record_id is None:
         raise RequeueRefused("This job is not one the product can dispatch again.")
-    requeue = kind.requeue(record_id, database_clock())
+    requeue = requeue_of(kind, record_id, database_clock())
     # Added before the dispatch's claim commits, so the claim and its audit event commit together.
     audit.record(
         workspace_id=requeue.workspace_id,

@@ -11,20 +11,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 
 from rq.job import Job
 
 from app.extensions import db
+from app.services.work import candidates, claims
 from app.services.work.kinds import WORK_KINDS
 from app.services.work.queue import redis_connection
-from app.services.work.work_kind import Candidate, Turn, WorkKind, dispatch_is_waiting, job_is_lost
+from app.services.work.work_kind import Candidate, WorkKind, dispatch_is_waiting, job_is_lost
 
 log = logging.getLogger(__name__)
+
+# One turn of one kind: what it enqueued (or settled) by `now`.
+Turn = Callable[[datetime], int]
 
 
 def dispatch_pending(now: datetime) -> int:
     """Enqueue every kind's records never dispatched, or whose retry is due."""
-    return _turn("dispatch pending", lambda kind: kind.dispatch_pending, now)
+    return _turn("dispatch pending", lambda kind: partial(claims.dispatch_pending, kind), now)
 
 
 def redispatch_lost(now: datetime) -> int:
@@ -41,23 +46,23 @@ def redeliver_lapsed(now: datetime) -> int:
 
 def _redispatch_lost_of(kind: WorkKind) -> Turn:
     def turn(now: datetime) -> int:
-        candidates = kind.lost(now)
-        if not candidates:
+        lost = candidates.lost(kind, now)
+        if not lost:
             return 0
         connection = redis_connection()
-        return sum(candidate.dispatch() for candidate in candidates if job_is_lost(connection, candidate.job_id))
+        return sum(candidate.dispatch() for candidate in lost if job_is_lost(connection, candidate.job_id))
 
     return turn
 
 
 def _redeliver_lapsed_of(kind: WorkKind) -> Turn:
     def turn(now: datetime) -> int:
-        candidates = kind.lapsed(now)
-        if not candidates:
+        lapsed = candidates.lapsed(kind, now)
+        if not lapsed:
             return 0
         connection = redis_connection()
         handled = 0
-        for candidate in candidates:
+        for candidate in lapsed:
             if dispatch_is_waiting(connection, candidate.job_id, candidate.holder):
                 continue  # the redelivery already made is about to start the record itself
             handled += _redeliver(kind, candidate, now)

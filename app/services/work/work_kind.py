@@ -4,17 +4,17 @@ The database row, not Redis, is the truth about work to do. A dispatcher claims 
 guarded UPDATE naming the new job's id, commits, then enqueues (app/services/work/queue.py). The
 checks here tell, from Redis, whether a claimed row's job will still run (`job_is_lost`, for
 queued rows) or is about to start the row itself (`dispatch_is_waiting`, for running rows whose
-lease lapsed); each kind's own SQL selects the candidate rows and its own guarded transitions
-settle them.
+lease lapsed); the engine selects the candidate rows from each kind's declaration (`WorkKind`),
+and the kind's own guarded transitions settle those it gives up.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Any
 
 from redis import Redis
 from rq.exceptions import NoSuchJobError
@@ -26,6 +26,7 @@ from app.domain.timing.retry_policy import RetryPolicy
 from app.domain.values.durations import duration_label
 from app.services.work.leases import lease_seconds
 from app.services.work.queue import WorkPriority
+from app.services.work.work_rows import WorkRows
 
 # A job dispatched this recently may still be on its way into Redis: no check judges it lost.
 LOST_AFTER = timedelta(seconds=30)
@@ -129,13 +130,9 @@ class Requeue:
     dispatch: Callable[[], bool]
 
 
-# A periodic turn of one kind's own: enqueues what is due by `now`, returns how many records it enqueued.
-Turn = Callable[[datetime], int]
-
-
 @dataclass(frozen=True)
 class Candidate:
-    """A record a turn of the engine may dispatch again, as its kind's query read it.
+    """A record a turn of the engine may dispatch again, as app/services/work/candidates.py read it.
 
     `job_id` is the job its last dispatch claimed (the engine asks Redis about it); `dispatch`
     claims the next dispatch from what was read, then enqueues (False when another dispatcher
@@ -152,47 +149,27 @@ class Candidate:
     holder: str | None = None
 
 
-class LapsedRow(Protocol):
-    """What a kind's `lapsed` query reads of a running record whose holder's lease lapsed."""
-
-    id: int
-    job_id: str | None
-    attempt_count: int
-    lease_holder: str | None
-
-
-def lapsed_candidate(row: LapsedRow, dispatch: Callable[[], bool], attempts_used: int | None = None) -> Candidate:
-    """The candidate for a lapsed record: fenced on its holder's attempt, whose policy counts its
-    attempts so far unless the kind counts them otherwise (`attempts_used`)."""
-    return Candidate(
-        row.id,
-        row.job_id,
-        dispatch,
-        attempt=row.attempt_count,
-        attempts_used=row.attempt_count if attempts_used is None else attempts_used,
-        holder=row.lease_holder,
-    )
-
-
 @dataclass(frozen=True)
 class WorkKind:
-    """What one kind of background record declares; the engine (engine.py) does the rest.
+    """What one kind of background record declares; the engine does the rest: its claim and
+    dispatches (claims.py), its lost and lapsed records (candidates.py), its turns (engine.py)
+    and its staff requeue (requeue.py).
 
-    Declared as data: `job_function` takes the record's id; `slug` starts its job ids
-    (`job_id`); `priority` is the queue its jobs go on (a kind may name a more urgent one for a
-    given record); `retries` is how often a record whose holder stopped is started again, and
-    after what delay, before it is given up. The lease is one setting shared by every kind
-    (`Settings.lease_seconds`): a live holder renews it, whatever its step's length.
+    `rows` says where its records and their claims are (work_rows.py). `job_function` takes the
+    record's id; `slug` starts its job ids (`job_id`); `priority` is the queue its jobs go on,
+    unless `priority_of` names one for a given record; `retries` is how often a record whose
+    holder stopped is started again, and after what delay, before it is given up (the lease is
+    one setting shared by every kind, `Settings.lease_seconds`). `label` names a record in a
+    sentence ("File 12"), `subject_type` in the audit log.
 
-    Declared as the kind's own SQL and guarded transitions: `dispatch_pending` enqueues rows
-    never dispatched (or whose retry is due); `lost` lists queued rows dispatched longer than
-    LOST_AFTER ago, and `lapsed` running rows whose holder's lease lapsed (the engine decides,
-    from Redis and `retries`, which to dispatch again); `give_up` settles a lapsed record out of
-    attempts, fenced on its attempt; `retry_later` records a lapsed attempt as failed with its
-    next attempt due at the given time, for a kind whose `retries` has a backoff (without one,
-    the engine dispatches the record again at once). `requeue` checks the kind's refusal rules
-    for a staff requeue (a settled record, a running one whose holder is alive) and raises
-    RequeueRefused, or says how to dispatch it.
+    What differs by kind, as its own guarded transitions: `give_up` settles a lapsed record out
+    of attempts, fenced on its attempt; `retry_later` records a lapsed attempt as failed with its
+    next attempt due at the given time, for a kind whose `retries` has a backoff (without one, the
+    engine dispatches the record again at once); `attempts_used(record_id, attempt)` is what
+    `retries` counts when not the attempt number. A staff requeue is refused as requeue.py says,
+    with `held_doing` saying what a held record is doing and `finished_afterwards` what a person
+    may do once it settled; `before_requeue(record, now)` refuses more (RequeueRefused), or
+    returns a transition to make before the dispatch (then claimed afresh).
     """
 
     name: str
@@ -200,12 +177,16 @@ class WorkKind:
     priority: WorkPriority
     job_function: str
     retries: RetryPolicy
-    dispatch_pending: Turn
-    lost: Callable[[datetime], Sequence[Candidate]]
-    lapsed: Callable[[datetime], Sequence[Candidate]]
+    rows: WorkRows
+    label: str
+    subject_type: str
+    held_doing: str
     give_up: Callable[[Candidate, datetime], bool]
-    requeue: Callable[[int, datetime], Requeue]
     retry_later: Callable[[Candidate, datetime, datetime], bool] | None = None
+    priority_of: Callable[[int], WorkPriority] | None = None
+    attempts_used: Callable[[int, int], int] | None = None
+    finished_afterwards: str = ""
+    before_requeue: Callable[[Any, datetime], Callable[[], None] | None] | None = None
 
     def __post_init__(self) -> None:
         if self.retries.backoff and self.retry_later is None:

@@ -34,7 +34,8 @@ from app.models.export_execution import (
 from app.models.export_settings import ExportSettings, SettingsStatus
 from app.models.types import utcnow
 from app.services.accounts import audit
-from app.services.workspace_export import execution_dispatch
+from app.services.work import claims
+from app.services.workspace_export.execution_work import EXECUTIONS
 from app.services.workspace_export.export_settings import snapshot
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ def admit(
     """
     execution = admit_uncommitted(workspace_id, person, trigger, cadence_key)
     db.session.commit()
-    execution_dispatch.dispatch(execution.id, None)
+    claims.dispatch(EXECUTIONS, execution.id, None)
     return execution
 
 

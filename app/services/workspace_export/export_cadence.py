@@ -28,8 +28,9 @@ from app.models.export_execution import ExecutionTrigger, ExportExecution
 from app.models.export_settings import Cadence, ExportSettings, SettingsStatus
 from app.models.types import utcnow
 from app.services.accounts import audit
-from app.services.workspace_export import execution_dispatch
+from app.services.work import claims
 from app.services.workspace_export.execution_admission import AdmissionRefused, admit_uncommitted
+from app.services.workspace_export.execution_work import EXECUTIONS
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def admit_due_cadences(now: datetime | None = None, dispatch: bool = True) -> in
             return handled
         handled += 1
         if dispatch and admitted_id is not None:
-            execution_dispatch.dispatch(admitted_id, None)
+            claims.dispatch(EXECUTIONS, admitted_id, None)
     return handled
 
 

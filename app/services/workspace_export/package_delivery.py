@@ -7,12 +7,12 @@ SHA256SUMS, then the manifest from the product's storage to
 
     <destination path>/workspace-<workspace id>/<package time, YYYYMMDDTHHMMSSZ>/<key under the package prefix>
 
-streaming, and record the outcome. A transient failure is retried with a backoff (the periodic
-`package_delivery_dispatch.dispatch_due` enqueues it when due); after the last retry, or on a permanent failure, the row
+streaming, and record the outcome. A transient failure is retried with a backoff (the work engine's
+periodic dispatch enqueues it when due); after the last retry, or on a permanent failure, the row
 stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
-lease and the engine fails its attempt as transient `worker_stopped`. Dispatching, the engine's
-turns and staff requeue are in app/services/workspace_export/package_delivery_dispatch.py (the kind's spec is
-`app.services.work.kinds.DELIVERIES`).
+lease and the engine fails its attempt as transient `worker_stopped`. The kind's declaration, from which
+the engine dispatches it, watches its lease and requeues it for staff, is
+app/services/workspace_export/delivery_work.py.
 
 A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
 destination is enabled again (`deliver_withheld`), while the package is inside its retention;

@@ -1,8 +1,8 @@
 """What people do to a package delivery: an administrator's Retry of a failed delivery and Deliver
 of a withheld one, and staff's view of a delivery and their supersede-and-replace. Each is a
 guarded transition (app/domain/workspace_export/package_delivery_lifecycle.py), audited in its
-transaction, then dispatched through the delivery's own dispatch
-(app/services/workspace_export/package_delivery.py)."""
+transaction, then dispatched by the work engine's claim (app/services/work/claims.py) as the
+delivery's kind declares it (app/services/workspace_export/delivery_work.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from app.models.export_package import ExportPackage, PackageStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
 from app.services.accounts import audit
-from app.services.workspace_export.package_delivery_dispatch import dispatch
+from app.services.work import claims
+from app.services.workspace_export.delivery_work import DELIVERIES
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def _audit_request(delivery: ExportDelivery, person: Person, action: str, attemp
     )
     db.session.commit()
     log.info("package delivery %s: %s by person %s", delivery.id, action, person.id)
-    dispatch(delivery.id, None)
+    claims.dispatch(DELIVERIES, delivery.id, None)
 
 
 def _why_not(delivery: ExportDelivery, expected: DeliveryStatus, seen_attempt: int) -> str:
@@ -183,7 +184,7 @@ def supersede_and_replace(delivery_id: int, actor: Person, reason: str) -> int:
         },
     )
     db.session.commit()
-    dispatch(replacement_id, None)
+    claims.dispatch(DELIVERIES, replacement_id, None)
     return replacement_id
 
 

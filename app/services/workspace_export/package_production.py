@@ -13,7 +13,7 @@ Phases (each logged as started and finished, with counts):
 - notifying: a PACKAGE_READY notice; then the execution succeeds.
 
 An attempt starts only from `queued`, or from `running` once the earlier holder's lease lapsed
-(the watchdog redelivered it, app/services/workspace_export/execution_watchdog.py); a job arriving while the
+(the watchdog redelivered it, app/services/workspace_export/execution_work.py); a job arriving while the
 holder lives starts nothing. Every attempt writes under a prefix of its own
 (app/services/workspace_export/package_keys.py), and a redelivered one first removes what earlier attempts left
 unpublished (aborted uploads, objects), so nothing stray remains; when an earlier attempt had

@@ -21,8 +21,9 @@ from app.models import ExportFile, Membership
 from app.models.types import utcnow
 from app.rendering.neutralise import neutralise
 from app.services.accounts import audit
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
 from app.services.pages import list_pages
+from app.services.work.claims import dispatch_pending
 from app.services.workspace import audit_log
 from tests import factories
 from tests.fixtures.workers import file_row, wait_for
@@ -169,7 +170,7 @@ def test_an_administrator_no_longer_one_when_it_runs_gets_a_failed_file_saying_w
     db.session.commit()
     start_worker()
 
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     failed = settled(export.id)
 
     assert (failed.status, failed.failure_code) == ("failed", "access_lost")

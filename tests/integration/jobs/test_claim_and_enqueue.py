@@ -9,11 +9,10 @@ from datetime import timedelta
 import pytest
 from rq.job import Job
 
-from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ExportExecution
 from app.models.types import utcnow
-from app.services.work import engine
+from app.services.work import claims, engine
 from app.services.work.queue import (
     FAILURE_TTL_SECONDS,
     ClaimedJob,
@@ -24,7 +23,7 @@ from app.services.work.queue import (
     work_queue,
 )
 from app.services.work.work_kind import LOST_AFTER
-from app.services.workspace_export import execution_dispatch
+from app.services.workspace_export.execution_work import EXECUTIONS
 from tests import factories
 from tests.fixtures.workers import queues_unreachable
 
@@ -42,15 +41,13 @@ def redis_down(app, monkeypatch, free_port):
 
 def _job(execution: ExportExecution, job_id: str) -> ClaimedJob:
     return ClaimedJob(
-        execution_dispatch.EXECUTION_JOB, execution.id, job_id, f"workspace export {execution.id}", WorkPriority.BULK
+        EXECUTIONS.job_function, execution.id, job_id, f"workspace export {execution.id}", WorkPriority.BULK
     )
 
 
 def _claim_and_enqueue(execution: ExportExecution, job_id: str) -> bool:
     """The execution's first dispatch under `job_id`, through the helper under test."""
-    return claim_and_enqueue(
-        lambda: export_execution.claim_dispatch(execution.id, None, job_id), _job(execution, job_id)
-    )
+    return claim_and_enqueue(lambda: claims.claim(EXECUTIONS, execution.id, None, job_id), _job(execution, job_id))
 
 
 def _jobs_of_two_claimed_executions(world) -> list[ClaimedJob]:
@@ -71,7 +68,7 @@ def test_a_claimed_row_has_its_job_enqueued_with_the_export_timeout_and_a_week_o
 
     queued = Job.fetch("package-execution-claimed", connection=redis_connection())
     assert (queued.func_name, queued.args, queued.description) == (
-        execution_dispatch.EXECUTION_JOB,
+        EXECUTIONS.job_function,
         (execution.id,),
         f"workspace export {execution.id}",
     )

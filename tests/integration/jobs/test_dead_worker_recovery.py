@@ -11,7 +11,8 @@ import time
 import pytest
 
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import (
@@ -34,7 +35,7 @@ def test_file_whose_worker_was_killed_completes_within_a_minute_with_default_set
     """SIGKILL of a worker and its work-horse mid-file: with default settings the file succeeds within 60 s."""
     export_scenario.add_timesheet_rows(50)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     with timesheet_locked():
         first = start_worker()
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the first worker to wait inside its query")
@@ -60,7 +61,7 @@ def test_worker_slow_inside_one_step_keeps_its_file_for_many_lease_periods(
     """A live worker stuck in one long step renews its lease: the watchdog never redelivers its file."""
     export_scenario.add_timesheet_rows(50)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     with timesheet_locked():
         start_worker()
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside its query")

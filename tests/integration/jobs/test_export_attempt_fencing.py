@@ -19,7 +19,8 @@ from app.domain.files import export_file
 from app.models import ExportFile
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files import export_runner
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.storage import MultipartUpload, Storage, get_storage
 from app.storage.filesystem import FilesystemStorage
 from tests.fixtures.apps import configuring_fixture
@@ -221,7 +222,9 @@ def test_stale_attempt_cannot_complete_its_upload_over_a_newer_workers_file(
     stale upload, aborted by the restart, can no longer replace the object."""
     export_scenario.add_timesheet_rows(5)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1  # the job a worker restarts the file with; this test runs the first attempt itself
+    assert (
+        dispatch_pending(FILES) == 1
+    )  # the job a worker restarts the file with; this test runs the first attempt itself
     about_to_publish = Gate()
     with holder_frozen(monkeypatch):
         stale = Attempt(app, gated_storage, export.id, before_complete=about_to_publish)

@@ -11,7 +11,8 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import TimesheetEntry
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from tests.fixtures.s3 import PART_SIZE, PREFIX
 from tests.fixtures.workers import EXPORTED_COLUMNS, file_row, pending_uploads, wait_for
 
@@ -44,7 +45,7 @@ def test_worker_produces_requested_csv_into_the_storage_folder(export_scenario, 
     key = export.storage_key
     start_worker()
 
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     wait_for(lambda: _settled(export.id), what="the file to settle")
 
     produced = file_row(export.id)
@@ -69,7 +70,7 @@ def test_worker_produces_requested_csv_into_s3_in_several_parts(
     export = export_scenario.request_file("csv")
     start_worker()
 
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     wait_for(lambda: _settled(export.id), what="the file to settle")
 
     produced = file_row(export.id)

@@ -13,7 +13,8 @@ from app.domain.files import export_file
 from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed, redispatch_lost
 from app.services.work.queue import WorkPriority, redis_connection, work_queue
 from app.services.work.work_kind import LOST_AFTER
@@ -42,7 +43,7 @@ def test_worker_killed_mid_export_is_redelivered_and_ends_with_one_stored_object
     """SIGKILL of a worker mid-file: the watchdog redelivers, a new worker restarts into the same key and succeeds."""
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("xlsx")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     rows = _hold_the_rows(hold_lock)
     first = start_worker()
     wait_for(rows.waiters, timeout=60, what="the first worker's job to wait for its rows")
@@ -71,7 +72,7 @@ def test_file_settled_while_a_worker_produces_it_stays_as_settled(
     """A producing worker whose file was failed meanwhile stops, aborts its upload and leaves the row alone."""
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("xlsx")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     rows = _hold_the_rows(hold_lock)
     start_worker(PROGRESS_INTERVAL="0")
     wait_for(rows.waiters, timeout=60, what="the worker's job to wait for its rows")
@@ -97,7 +98,7 @@ def test_file_completes_after_redis_lost_its_dispatched_job(export_scenario, iso
     """Redis emptied after dispatch: the lost-job check dispatches the file again and a worker completes it."""
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
 
     assert redispatch_lost(utcnow() + timedelta(seconds=31)) == 1
@@ -121,7 +122,7 @@ def test_storage_folder_refusing_the_object_fails_the_file_with_storage_error(
     (root / "files").write_text("a regular file where the files folder should be")
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     start_worker()
     wait_for(lambda: _settled(export.id), what="the file to settle")
 
@@ -140,7 +141,7 @@ def test_missing_s3_bucket_fails_the_file_with_storage_error(export_scenario, st
     """An S3 bucket that does not exist: failed/storage_error; S3's reason goes to the log, not the detail."""
     export_scenario.add_timesheet_rows(5)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     worker = start_worker()
     wait_for(lambda: _settled(export.id), what="the file to settle")
 

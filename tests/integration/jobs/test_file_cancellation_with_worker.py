@@ -9,7 +9,8 @@ from app.domain.people.access import current_context
 from app.models import TimesheetEntry
 from app.models.export_file import FailureCode, FileStatus
 from app.services.files.file_cancellation import cancel_file
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import redis_connection
 from tests.fixtures.workers import file_row, pending_uploads, wait_for
 
@@ -39,7 +40,7 @@ def _assert_cancelled(export) -> None:
 def test_queued_file_cancelled_before_a_worker_takes_it_is_never_made(export_scenario, isolated_storage, start_worker):
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     _cancel(export_scenario, export)
     start_worker()
 
@@ -59,7 +60,7 @@ def test_running_file_cancelled_stops_its_worker_which_aborts_the_upload(
     refused, and it aborts: no object, no staging folder left."""
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("xlsx")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     rows = hold_lock(f"LOCK TABLE {TimesheetEntry.__tablename__} IN ACCESS EXCLUSIVE MODE")
     start_worker(PROGRESS_INTERVAL="0")
     wait_for(rows.waiters, timeout=60, what="the worker's job to wait for its rows")
@@ -84,7 +85,7 @@ def test_running_file_cancelled_leaves_no_multipart_upload_in_s3(
     _, bucket = storage_on_s3
     export_scenario.add_timesheet_rows(EXPORT_ROWS)
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     rows = hold_lock(f"LOCK TABLE {TimesheetEntry.__tablename__} IN ACCESS EXCLUSIVE MODE")
     start_worker(PROGRESS_INTERVAL="0")
     wait_for(rows.waiters, timeout=60, what="the worker's job to wait for its rows")

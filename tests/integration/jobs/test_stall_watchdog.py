@@ -10,7 +10,7 @@ from rq.worker import Worker
 
 from app.domain.files import export_file
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import FILES
 from app.services.work.queue import WorkPriority, redis_connection, work_queue
@@ -42,7 +42,7 @@ def _taken_by_a_worker(export_id: int, worker_name: str = DEAD_WORKER) -> None:
 def _running_file(scenario):
     """A file whose job a worker took and started, holding a lease from now."""
     export = scenario.request_file("csv")
-    dispatch_pending()
+    dispatch_pending(FILES)
     _taken_by_a_worker(export.id)
     started_at = utcnow()
     export_file.start(export.id, now=started_at, holder=DEAD_WORKER, lease_expires_at=started_at + _lease())
@@ -93,7 +93,7 @@ def _registered(worker_name: str) -> None:
 def test_job_just_taken_by_another_live_worker_is_left_to_start_the_file(export_scenario):
     """A job a live worker took is not redelivered, though the file's lease lapsed: it will start the file."""
     export = export_scenario.request_file("csv")
-    dispatch_pending()
+    dispatch_pending(FILES)
     export_file.start(export.id)  # an attempt that left no lease: the file has no live holder
     _taken_by_a_worker(export.id, "exports-starting-1")
     _registered("exports-starting-1")
@@ -104,7 +104,7 @@ def test_job_just_taken_by_another_live_worker_is_left_to_start_the_file(export_
 
 def test_job_taken_by_a_worker_since_gone_is_redelivered(export_scenario):
     export = export_scenario.request_file("csv")
-    dispatch_pending()
+    dispatch_pending(FILES)
     export_file.start(export.id)
     _taken_by_a_worker(export.id, "exports-gone-1")
 
@@ -129,7 +129,7 @@ def test_the_lapsed_holders_own_job_is_redelivered_whatever_time_its_worker_stam
 def test_queued_file_is_not_the_watchdogs_business(export_scenario):
     """Queued files are the lost-job check's concern; the watchdog judges running files only."""
     export = export_scenario.request_file("csv")
-    dispatch_pending()
+    dispatch_pending(FILES)
 
     assert redeliver_lapsed(_after_the_lease_lapsed()) == 0
     assert file_row(export.id).outbox.dispatch_count == 1

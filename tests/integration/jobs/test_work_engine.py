@@ -16,18 +16,16 @@ from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ScheduleRun
 from app.models.types import utcnow
-from app.services.files import outbox
-from app.services.schedules import schedule_run_dispatch
-from app.services.work import engine, kinds
+from app.services.work import candidates, engine, kinds
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import work_queue
 from app.services.work.work_kind import LOST_AFTER, Candidate, WorkKind
-from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
 from tests import factories
 
 
 @dataclass(frozen=True)
 class Queued:
-    """A record of one kind, claimed and enqueued by its own dispatcher; `job_id()` reads its claim."""
+    """A record of one kind, claimed and enqueued by the engine; `job_id()` reads its claim."""
 
     kind: WorkKind
     job_id: Callable[[], str | None]
@@ -45,7 +43,7 @@ def _queued_file() -> Queued:
     workspace = factories.make_workspace()
     owner = factories.make_member(workspace).person
     export = factories.make_export(factories.make_query(workspace, owner), owner)
-    assert outbox.dispatch_pending() == 1
+    assert dispatch_pending(kinds.FILES) == 1
     return Queued(kinds.FILES, _claimed_job_id(ExportFileRequest, export.outbox.id))
 
 
@@ -54,13 +52,13 @@ def _queued_run() -> Queued:
     owner = factories.make_member(workspace).person
     schedule = factories.make_schedule(factories.make_query(workspace, owner), owner)
     run = factories.make_run(schedule, status="queued", attempt_count=0)
-    assert schedule_run_dispatch.dispatch_queued(utcnow()) == 1
+    assert dispatch_pending(kinds.RUNS, utcnow()) == 1
     return Queued(kinds.RUNS, _claimed_job_id(ScheduleRun, run.id))
 
 
 def _queued_execution() -> Queued:
     execution = factories.make_execution(factories.make_workspace())
-    assert execution_dispatch.dispatch_queued() == 1
+    assert dispatch_pending(kinds.EXECUTIONS) == 1
     return Queued(kinds.EXECUTIONS, _claimed_job_id(ExportExecution, execution.id))
 
 
@@ -70,7 +68,7 @@ def _queued_delivery() -> Queued:
     delivery = factories.make_package_delivery(
         package, factories.make_destination(workspace), created_at=utcnow() - 2 * LOST_AFTER
     )
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+    assert dispatch_pending(kinds.DELIVERIES, utcnow()) == 1
     return Queued(kinds.DELIVERIES, _claimed_job_id(ExportDelivery, delivery.id))
 
 
@@ -108,11 +106,14 @@ def test_a_kind_whose_turn_fails_does_not_hold_up_the_other_kinds(app_context, m
     flushed_job_id = queued.job_id()
     Redis.from_url(current_app.config["SETTINGS"].redis_url).flushdb()
 
-    def database_unreachable(now):
-        raise OperationalError("SELECT …", {}, Exception("connection refused"))
+    lost = candidates.lost
 
-    broken_files = dataclasses.replace(kinds.FILES, lost=database_unreachable)
-    monkeypatch.setattr(engine, "WORK_KINDS", (broken_files, kinds.RUNS, kinds.EXECUTIONS, kinds.DELIVERIES))
+    def files_unreachable(kind, now):
+        if kind is kinds.FILES:
+            raise OperationalError("SELECT …", {}, Exception("connection refused"))
+        return lost(kind, now)
+
+    monkeypatch.setattr(candidates, "lost", files_unreachable)
 
     assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
 
@@ -126,20 +127,25 @@ class _Recorded:
 
     calls: list[tuple[str, int]] = dataclasses.field(default_factory=list)
 
-    def kind(self, retries: RetryPolicy, lapsed: list[tuple[int, int]]) -> WorkKind:
-        """A kind whose lapsed records are (record id, attempts used) pairs and whose actions are recorded."""
+    def kind(self, monkeypatch, retries: RetryPolicy, lapsed: list[tuple[int, int]]) -> WorkKind:
+        """A kind whose lapsed records are (record id, attempts used) pairs and whose actions are
+        recorded; the engine is given it alone."""
 
         def candidate(record_id: int, used: int) -> Candidate:
             return Candidate(record_id, None, lambda: self._did("dispatch", record_id), used, used, "gone-worker")
 
-        return dataclasses.replace(
+        kind = dataclasses.replace(
             kinds.DELIVERIES,
             name="made-up",
             retries=retries,
-            lapsed=lambda now: [candidate(record_id, used) for record_id, used in lapsed],
             give_up=lambda candidate, now: self._did("give up", candidate.record_id),
             retry_later=lambda candidate, now, at: self._did(f"retry after {at - now}", candidate.record_id),
         )
+        monkeypatch.setattr(engine, "WORK_KINDS", (kind,))
+        monkeypatch.setattr(
+            candidates, "lapsed", lambda kind, now: [candidate(record_id, used) for record_id, used in lapsed]
+        )
+        return kind
 
     def _did(self, action: str, record_id: int) -> bool:
         self.calls.append((action, record_id))
@@ -148,8 +154,7 @@ class _Recorded:
 
 def test_a_lapsed_record_is_started_again_at_once_until_its_kind_s_last_attempt_then_given_up(app_context, monkeypatch):
     recorded = _Recorded()
-    kind = recorded.kind(RetryPolicy(max_attempts=3), lapsed=[(1, 1), (2, 2), (3, 3)])
-    monkeypatch.setattr(engine, "WORK_KINDS", (kind,))
+    recorded.kind(monkeypatch, RetryPolicy(max_attempts=3), lapsed=[(1, 1), (2, 2), (3, 3)])
 
     assert engine.redeliver_lapsed(utcnow()) == 3
 
@@ -159,8 +164,7 @@ def test_a_lapsed_record_is_started_again_at_once_until_its_kind_s_last_attempt_
 def test_a_lapsed_record_of_a_kind_with_a_backoff_waits_the_delay_its_policy_names(app_context, monkeypatch):
     recorded = _Recorded()
     backoff = (timedelta(minutes=1), timedelta(minutes=5))
-    kind = recorded.kind(RetryPolicy(max_attempts=4, backoff=backoff), lapsed=[(1, 1), (2, 3), (3, 4)])
-    monkeypatch.setattr(engine, "WORK_KINDS", (kind,))
+    recorded.kind(monkeypatch, RetryPolicy(max_attempts=4, backoff=backoff), lapsed=[(1, 1), (2, 3), (3, 4)])
 
     assert engine.redeliver_lapsed(utcnow()) == 3
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
 from tests.fixtures.apps import configuring_fixture
 from tests.fixtures.workers import file_row, let_the_heartbeat_run_out, wait_for
@@ -49,7 +50,7 @@ def test_a_file_made_by_a_real_worker_moves_the_job_counter_and_histogram(
     export_scenario.add_timesheet_rows(20)
     export = export_scenario.request_file("csv")
     start_worker()
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     wait_for(lambda: file_row(export.id).is_settled, what="the file to settle")
     assert file_row(export.id).status == "succeeded"
 
@@ -66,7 +67,7 @@ def test_two_files_on_one_worker_add_up_in_one_metrics_file(
     # Each job runs in a forked work-horse; they share the worker's file instead of leaving one each.
     first, second = export_scenario.request_file("csv"), export_scenario.request_file("csv")
     start_worker()
-    assert dispatch_pending() == 2
+    assert dispatch_pending(FILES) == 2
     wait_for(lambda: file_row(first.id).is_settled and file_row(second.id).is_settled, what="both files")
 
     assert scrape(client)[("rhythm_jobs_total", (("kind", "export_file"), ("outcome", "succeeded")))] == 2

@@ -10,9 +10,10 @@ from app.extensions import db
 from app.models import ExportDelivery, ExportExecution
 from app.models.schedule import RunTrigger
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.schedules.run_work import RUNS
 from app.services.schedules.schedule_admission import admit_run
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.work.claims import dispatch_pending
 from app.services.workspace_export.execution_admission import admit
 from tests import factories
 from tests.fixtures.workers import file_row, wait_for
@@ -42,7 +43,7 @@ def test_files_mail_and_sign_ins_log_no_secret(
     client.post("/login", data={"email": export_scenario.requester.email, "password": SIGN_IN_PASSWORD})
     export_scenario.add_timesheet_rows(10)
     export = export_scenario.request_file("xlsx")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     schedule = factories.make_schedule(export_scenario.query, export_scenario.requester)
     run = admit_run(
         schedule_id=schedule.id,
@@ -50,7 +51,7 @@ def test_files_mail_and_sign_ins_log_no_secret(
         occurrence_at=utcnow() - timedelta(minutes=1),
         trigger=RunTrigger.MANUAL,
     )
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     wait_for(lambda: file_row(export.id).status == "succeeded", timeout=60, what="the file")
     wait_for(lambda: len(smtp_server.messages) == 1, timeout=60, what="the schedule's email (sent with SMTP AUTH)")
     worker.stop()

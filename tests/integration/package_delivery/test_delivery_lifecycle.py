@@ -13,6 +13,8 @@ from app.extensions import db
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, ExportDeliveryAttempt
 from app.models.types import utcnow
+from app.services.work import claims
+from app.services.workspace_export.delivery_work import DELIVERIES
 from tests import factories
 
 LEASE = timedelta(seconds=30)
@@ -283,8 +285,8 @@ def test_a_row_that_is_not_superseded_has_no_replacement(delivery):
 
 
 def test_dispatch_is_claimed_once_from_the_job_id_seen(delivery):
-    package_delivery_lifecycle.claim_dispatch(delivery.id, None, "job-a")
+    claims.claim(DELIVERIES, delivery.id, None, "job-a")
 
     with pytest.raises(TransitionRefused):
-        package_delivery_lifecycle.claim_dispatch(delivery.id, None, "job-b")
+        claims.claim(DELIVERIES, delivery.id, None, "job-b")
     assert db.session.get(ExportDelivery, delivery.id).job_id == "job-a"

@@ -14,8 +14,10 @@ from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.package_delivery import DeliveryStatus, ExportDelivery
 from app.models.types import utcnow
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, redis_connection, work_queue
-from app.services.workspace_export import package_delivery, package_delivery_actions, package_delivery_dispatch
+from app.services.workspace_export import package_delivery, package_delivery_actions
+from app.services.workspace_export.delivery_work import DELIVERIES
 from tests import factories
 from tests.fixtures.s3 import BUCKET
 from tests.fixtures.workers import wait_for
@@ -61,10 +63,10 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
     start_worker()
 
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+    assert dispatch_pending(DELIVERIES, utcnow()) == 1
     wait_for(_settled_attempts(delivery.id, 1), what="the first attempt")
     _time_passes(delivery.id)
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+    assert dispatch_pending(DELIVERIES, utcnow()) == 1
     wait_for(_settled_attempts(delivery.id, 2), what="the second attempt")
 
     # The endpoint comes back: a server on that port, with the same buckets and accounts.
@@ -72,7 +74,7 @@ def test_a_destination_unreachable_for_a_while_is_retried_until_delivered(
     server.start()
     try:
         _time_passes(delivery.id)
-        assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+        assert dispatch_pending(DELIVERIES, utcnow()) == 1
         wait_for(_settled_attempts(delivery.id, 3), what="the third attempt")
     finally:
         server.stop()
@@ -99,9 +101,7 @@ def test_two_workers_on_one_delivery_make_one_attempt_with_the_next_number(
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     start_worker(DESTINATIONS_ROOT=str(destinations_root))
     jobs = [
-        work_queue(WorkPriority.BULK).enqueue(
-            package_delivery_dispatch.DELIVERY_JOB, delivery.id, job_id=f"race-{name}"
-        )
+        work_queue(WorkPriority.BULK).enqueue(DELIVERIES.job_function, delivery.id, job_id=f"race-{name}")
         for name in ("a", "b")
     ]
 
@@ -122,7 +122,7 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
     number = package_delivery_lifecycle.start(delivery.id, "earlier-worker", utcnow() + timedelta(seconds=30))
     package_delivery_lifecycle.failed(delivery.id, number, "transient", "timeout", "ReadTimeoutError", utcnow())
 
-    dispatched = [package_delivery_dispatch.dispatch_due(utcnow()), package_delivery_dispatch.dispatch_due(utcnow())]
+    dispatched = [dispatch_pending(DELIVERIES, utcnow()), dispatch_pending(DELIVERIES, utcnow())]
 
     assert dispatched == [1, 0]
     assert work_queue(WorkPriority.BULK).job_ids == [delivery_row(delivery.id).job_id]
@@ -131,8 +131,8 @@ def test_two_schedulers_dispatch_a_due_retry_once(stored_package, world, destina
 def test_a_fresh_pending_delivery_is_left_to_the_process_that_made_it(stored_package, world, destinations_root):
     factories.make_package_delivery(stored_package.package, factories.make_destination(world.workspace))
 
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
-    assert package_delivery_dispatch.dispatch_due(utcnow() + timedelta(minutes=1)) == 1
+    assert dispatch_pending(DELIVERIES, utcnow()) == 0
+    assert dispatch_pending(DELIVERIES, utcnow() + timedelta(minutes=1)) == 1
 
 
 def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_dispatched(
@@ -145,7 +145,7 @@ def test_deliveries_to_disabled_destinations_or_of_expired_packages_are_not_disp
         other_package, factories.make_destination(world.workspace), created_at=_left_behind()
     )
 
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
+    assert dispatch_pending(DELIVERIES, utcnow()) == 0
     assert work_queue(WorkPriority.BULK).job_ids == []
 
 
@@ -157,7 +157,7 @@ def test_a_delivery_of_a_package_past_its_retention_is_not_dispatched(stored_pac
     stored_package.package.expires_at = utcnow() - timedelta(minutes=1)
     db.session.commit()
 
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 0
+    assert dispatch_pending(DELIVERIES, utcnow()) == 0
     assert work_queue(WorkPriority.BULK).job_ids == []
 
 

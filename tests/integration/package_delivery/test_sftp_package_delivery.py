@@ -8,7 +8,9 @@ from datetime import timedelta
 from app.destinations.sftp import PARTIAL_MARK, fingerprint
 from app.models.package_delivery import DeliveryStatus
 from app.models.types import utcnow
-from app.services.workspace_export import package_delivery, package_delivery_dispatch
+from app.services.work.claims import dispatch_pending
+from app.services.workspace_export import package_delivery
+from app.services.workspace_export.delivery_work import DELIVERIES
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.package_delivery.delivery_reading import attempt_outcomes, delivery_row
@@ -26,7 +28,7 @@ def test_a_package_is_delivered_by_a_worker_manifest_last_each_file_whole(
     delivery = factories.make_package_delivery(stored_package.package, destination, created_at=_left_behind())
     worker = start_worker()
 
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+    assert dispatch_pending(DELIVERIES, utcnow()) == 1
     wait_for(lambda: delivery_row(delivery.id).status == DeliveryStatus.DELIVERED, what="the delivery")
     worker.stop()
 

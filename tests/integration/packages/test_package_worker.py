@@ -21,11 +21,12 @@ from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models import ExportDelivery, ExportExecution, ExportJobEvent, ExportNotice, ExportVolume
 from app.models.types import utcnow
+from app.services.work import claims
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import EXECUTIONS
 from app.services.work.queue import WorkPriority, work_queue
 from app.services.work.work_kind import LOST_AFTER
-from app.services.workspace_export import execution_dispatch, package_delivery, package_delivery_progress
+from app.services.workspace_export import package_delivery, package_delivery_progress
 from app.services.workspace_export.package_cleanup import remove_attempt_leftovers
 from app.services.workspace_export.package_keys import checksums_key
 from app.services.workspace_export.package_production import run_execution
@@ -211,7 +212,7 @@ def test_a_worker_killed_mid_package_is_redelivered_and_the_execution_succeeds_c
     execution = factories.make_execution(
         workspace, settings_snapshot=factories.settings_snapshot(datasets=ALL_DATASETS)
     )
-    assert execution_dispatch.dispatch(execution.id, None)
+    assert claims.dispatch(EXECUTIONS, execution.id, None)
     first = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
     wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
     assert pending_uploads(isolated_storage) != []
@@ -305,7 +306,7 @@ def test_a_live_attempt_is_never_failed_or_restarted_however_long_it_reports_no_
     watchdog still leaves it running at its attempt."""
     workspace = factories.make_workspace()
     execution = factories.make_execution(workspace)
-    assert execution_dispatch.dispatch(execution.id, None)
+    assert claims.dispatch(EXECUTIONS, execution.id, None)
     export_execution.start_attempt(execution.id, "slow worker", utcnow() + timedelta(days=2))
 
     assert redeliver_lapsed(utcnow() + timedelta(days=1)) == 0
@@ -491,7 +492,7 @@ def test_a_worker_killed_mid_package_is_redelivered_by_the_scheduler_and_succeed
     execution = factories.make_execution(
         workspace, settings_snapshot=factories.settings_snapshot(datasets=ALL_DATASETS)
     )
-    assert execution_dispatch.dispatch(execution.id, None)
+    assert claims.dispatch(EXECUTIONS, execution.id, None)
     first = start_worker(LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
     wait_for(lock.waiters, timeout=60, what="the worker to record its first part")
     first.kill()

@@ -14,7 +14,8 @@ from app.extensions import db
 from app.models import ExportFile, TimesheetEntry
 from app.models.export_file import FileStatus
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import file_row, is_alive, let_the_lease_lapse, pending_uploads, wait_for
@@ -41,7 +42,7 @@ def test_a_pdf_job_killed_while_running_completes_when_redelivered(kit, isolated
     kit.add_rows(PDF_ROWS)
     export = kit.request(kit.report(kind="table"), "pdf")
     worker = start_worker(PROGRESS_INTERVAL="0")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
 
     wait_for(lambda: file_row(export.id).status == FileStatus.RUNNING, timeout=120, what="the file to start")
     file_locked = hold_lock("SELECT id FROM query_exports WHERE id = :id FOR UPDATE", id=export.id)

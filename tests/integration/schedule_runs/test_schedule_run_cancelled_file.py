@@ -15,9 +15,10 @@ from app.models.export_file import FailureCode
 from app.models.schedule import RunTrigger, Schedule, ScheduleRun
 from app.models.types import utcnow
 from app.services.files.file_cancellation import cancel_file
+from app.services.schedules.run_work import RUNS
 from app.services.schedules.schedule_admission import admit_run
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.schedules.schedule_runs import process_run
+from app.services.work.claims import dispatch_pending
 from tests import factories
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, pending_uploads, timesheet_locked, wait_for
 
@@ -52,7 +53,7 @@ def test_run_whose_file_is_cancelled_while_a_worker_makes_it_fails_without_retry
     its first attempt, nothing is stored and no mail is due."""
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     with timesheet_locked():
         start_worker()
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the run's file to wait for its rows")

@@ -13,8 +13,9 @@ from app.extensions import db
 from app.models import ExportFile, Report
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun
 from app.models.types import utcnow
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.schedules.run_work import RUNS
 from app.services.schedules.schedule_runs import process_run
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redispatch_lost
 from app.services.work.queue import redis_connection
 from app.services.work.work_kind import LOST_AFTER
@@ -122,7 +123,7 @@ def test_storage_refusing_for_a_while_retries_the_run_with_a_new_file(
 def test_queued_run_whose_job_redis_lost_is_dispatched_again(run_scenario):
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     first_job = reloaded(ScheduleRun, run.id).job_id
     redis_connection().flushdb()
 

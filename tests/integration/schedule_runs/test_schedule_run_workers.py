@@ -17,8 +17,8 @@ from app.extensions import db
 from app.models import Person
 from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
 from app.models.types import utcnow
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.schedules.schedule_runs import process_run
+from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
 from app.services.work.kinds import RUNS
 from app.services.work.leases import lease_seconds
@@ -38,7 +38,7 @@ def test_run_admitted_by_hand_is_dispatched_and_processed_by_a_worker(run_scenar
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
 
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     start_worker(MAIL_URL=f"smtp://{smtp_server.host}:{smtp_server.port}")
 
     wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="the run to succeed")
@@ -51,7 +51,7 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     mail_url = f"smtp://{smtp_server.host}:{smtp_server.port}"
     schedule = run_scenario.make_schedule(recipients=("colleague", "owner", "someone@example.org"))
     run = run_scenario.admit(schedule)
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     with timesheet_locked():
         first = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside the run's query")
@@ -165,7 +165,7 @@ def test_attempt_frozen_past_its_lease_neither_sends_nor_settles_and_each_recipi
     # Attempt 2 claims the first row (a person's), then stops reading the person's address, and is
     # frozen there: the claim committed, the message not sent.
     row_lock = hold_lock("SELECT id FROM query_schedule_deliveries WHERE id = :id FOR UPDATE", id=first_row)
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     frozen_job = run_row(run.id).job_id
     frozen = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
     wait_for(lambda: row_lock.waiters() > 0, timeout=60, what="attempt 2 to claim the first row")

@@ -16,7 +16,8 @@ import pytest
 from app.extensions import db
 from app.models.schedule import ScheduleRun
 from app.models.types import database_clock
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
+from app.services.schedules.run_work import RUNS
+from app.services.work.claims import dispatch_pending
 from app.services.work.work_kind import LOST_AFTER
 from tests.fixtures.workers import (
     a_query_waits_for_the_timesheet_lock,
@@ -94,7 +95,7 @@ def test_a_killed_worker_whose_clock_runs_ahead_loses_its_run_within_a_minute(
     mail_url = f"smtp://{smtp_server.host}:{smtp_server.port}"
     schedule = run_scenario.make_schedule(recipients=("colleague",))
     run = run_scenario.admit(schedule)
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     with timesheet_locked():
         ahead = start_worker(clock_shift=300, MAIL_URL=mail_url)
         wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the run's query to wait for the lock")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from app.domain.files import export_file
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
-from app.services.workspace_export import execution_dispatch
+from app.services.workspace_export.execution_work import EXECUTIONS
 from tests import factories
 from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import fail_job_as_a_worker_would, let_the_heartbeat_run_out, wait_for, worker_name
@@ -36,7 +37,7 @@ def test_a_killed_worker_is_not_shown_once_its_heartbeat_ran_out(client, auth, s
 
 def test_without_workers_the_page_warns_that_nothing_will_run(client, auth, staff, export_scenario):
     export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     auth.login(staff.email)
     page = client.get("/staff/queues").text
     assert "No worker listens on this queue" in page
@@ -52,7 +53,7 @@ def test_the_htmx_refresh_gets_the_fragment_only(client, auth, staff):
 
 def test_a_failed_job_shows_its_record_and_error_type_but_not_its_traceback(client, auth, staff, export_scenario):
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     fail_job_as_a_worker_would(
         work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0],
         'Traceback (most recent call last):\n  File "x.py"\nValueError: SELECT secret FROM t',
@@ -66,7 +67,7 @@ def test_a_failed_job_shows_its_record_and_error_type_but_not_its_traceback(clie
 
 def test_a_failed_job_of_a_workspace_export_links_to_its_record(client, auth, staff, world):
     execution = factories.make_execution(world.workspace)
-    assert execution_dispatch.dispatch_queued() == 1
+    assert dispatch_pending(EXECUTIONS) == 1
     fail_job_as_a_worker_would(
         work_queue(WorkPriority.BULK).get_job_ids()[0], "Traceback (most recent call last):\nWorkHorseKilled: 9"
     )
@@ -79,7 +80,7 @@ def test_a_failed_job_of_a_workspace_export_links_to_its_record(client, auth, st
 
 def test_a_failed_job_of_a_record_still_waiting_offers_dispatch_again(client, auth, staff, export_scenario):
     export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     fail_job_as_a_worker_would(work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0], "WorkHorseKilled: 9")
     auth.login(staff.email)
 
@@ -91,7 +92,7 @@ def test_a_failed_job_of_a_record_still_waiting_offers_dispatch_again(client, au
 def test_a_failed_job_of_a_settled_record_says_why_it_cannot_be_dispatched_again(client, auth, staff, export_scenario):
     """The file failed for good after its job did: the kind's requeue would refuse, so no button, the reason instead."""
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     fail_job_as_a_worker_would(work_queue(WorkPriority.INTERACTIVE).get_job_ids()[0], "WorkHorseKilled: 9")
     export_file.fail(export.id, export_file.start(export.id), export_file.FailureCode.TIMEOUT, "stopped after 600 s")
     auth.login(staff.email)

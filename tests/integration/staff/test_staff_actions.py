@@ -15,13 +15,15 @@ from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportPackage, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
 from app.models.types import utcnow
-from app.services.files.outbox import dispatch_pending
+from app.services.files.file_work import FILES
+from app.services.schedules.run_work import RUNS
 from app.services.schedules.schedule_admission import admit_run
-from app.services.schedules.schedule_run_dispatch import dispatch_queued
 from app.services.staff import staff_actions
 from app.services.work import engine
+from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
-from app.services.workspace_export import execution_dispatch, package_delivery_dispatch
+from app.services.workspace_export.delivery_work import DELIVERIES
+from app.services.workspace_export.execution_work import EXECUTIONS
 from app.services.workspace_export.package_keys import package_prefix
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
@@ -214,7 +216,7 @@ def failed_job_for(export) -> str:
 
 def test_a_failed_job_of_a_queued_file_is_requeued_through_the_outbox(client, auth, export_scenario, staff):
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     db.session.refresh(export.outbox)
     job_id = failed_job_for(export)
     auth.login(staff.email)
@@ -234,7 +236,7 @@ def test_a_failed_job_of_a_queued_file_is_requeued_through_the_outbox(client, au
 
 def test_a_failed_job_of_a_settled_file_is_not_requeued(client, auth, export_scenario, staff):
     export = export_scenario.request_file("csv")
-    assert dispatch_pending() == 1
+    assert dispatch_pending(FILES) == 1
     db.session.refresh(export.outbox)
     job_id = failed_job_for(export)
     export.status, export.failure_code = "failed", "internal"
@@ -307,7 +309,7 @@ def running_run_with_a_failed_job(world, lease_expires_at) -> ScheduleRun:
     run = admit_run(
         schedule_id=schedule.id, workspace_id=world.workspace.id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
     )
-    assert dispatch_queued() == 1
+    assert dispatch_pending(RUNS) == 1
     db.session.refresh(run)
     run.status, run.attempt_count, run.lease_holder, run.lease_expires_at = "running", 1, "w1", lease_expires_at
     db.session.commit()
@@ -346,7 +348,7 @@ def test_requeueing_a_running_schedule_run_whose_lease_lapsed_dispatches_it(clie
 
 def test_a_failed_job_of_a_queued_workspace_export_is_requeued_through_its_dispatch(client, auth, world, staff):
     execution = factories.make_execution(world.workspace)
-    assert execution_dispatch.dispatch_queued() == 1
+    assert dispatch_pending(EXECUTIONS) == 1
     job_id = execution_row(execution.id).job_id
     fail_job_as_a_worker_would(job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
     auth.login(staff.email)
@@ -370,7 +372,7 @@ def delivery_whose_worker_died(world) -> tuple[ExportDelivery, str]:
     delivery = factories.make_package_delivery(
         package, factories.make_destination(world.workspace), created_at=utcnow() - timedelta(minutes=5)
     )
-    assert package_delivery_dispatch.dispatch_due(utcnow()) == 1
+    assert dispatch_pending(DELIVERIES, utcnow()) == 1
     db.session.refresh(delivery)
     job_id = delivery.job_id
     package_delivery_lifecycle.start(delivery.id, "dead-worker", utcnow() - timedelta(seconds=1))
@@ -415,7 +417,7 @@ def test_requeueing_a_package_delivery_that_is_copying_with_a_live_lease_is_refu
 
 def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(client, auth, world, staff):
     execution = factories.make_execution(world.workspace)
-    assert execution_dispatch.dispatch_queued() == 1
+    assert dispatch_pending(EXECUTIONS) == 1
     job_id = execution_row(execution.id).job_id
     export_execution.start_attempt(execution.id, "live-worker", utcnow() + timedelta(minutes=5))
     db.session.commit()

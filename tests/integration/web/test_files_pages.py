@@ -220,7 +220,7 @@ def test_a_redis_outage_at_request_time_admits_the_file_and_the_dispatcher_sends
     query = factories.make_query(world.workspace, world.member)
     auth.login(world.member.email)
     queues_unreachable(app, monkeypatch, _unused_port())
-    with caplog.at_level(logging.WARNING, logger="app.services.files.outbox"):
+    with caplog.at_level(logging.WARNING, logger="app.services.work.queue"):
         response = client.post(f"/w/{world.workspace.id}/queries/{query.id}/files", data={"format": "csv"})
     monkeypatch.undo()
     assert response.status_code == 302
