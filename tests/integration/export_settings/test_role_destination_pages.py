@@ -152,3 +152,27 @@ def test_without_a_principal_the_page_says_roles_are_unavailable_and_refuses_one
     assert response.status_code == 400
     assert "S3 destinations by role are not available on this installation" in response.text
     assert counts() == before and _stored_external_id(admin.workspace) is None
+
+
+def test_a_keyed_destination_edited_to_a_role_forgets_its_key_and_back_needs_a_secret(client, admin, aws_role):
+    client.post(destinations_url(admin.workspace), data=s3_form(endpoint_url=aws_role.endpoint, bucket=BUCKET))
+    destination = _only_destination(admin.workspace)
+    assert destination.secret_ciphertext is not None
+    edit_url = destinations_url(admin.workspace, f"/{destination.id}")
+
+    to_role = client.post(edit_url, data=role_form(aws_role, version=str(destination.version)))
+
+    assert to_role.status_code == 302, to_role.text
+    edited = _only_destination(admin.workspace)
+    assert (edited.s3_access, edited.role_arn, edited.access_key_id, edited.secret_ciphertext) == (
+        "role",
+        aws_role.role_arn,
+        None,
+        None,
+    )
+    back = client.post(
+        edit_url,
+        data=s3_form(endpoint_url=aws_role.endpoint, bucket=BUCKET, secret="", version=str(edited.version)),
+    )
+    assert back.status_code == 400 and "Enter the secret access key" in back.text
+    assert _only_destination(admin.workspace).s3_access == "role"
