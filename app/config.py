@@ -166,6 +166,11 @@ class Settings:
     # Hosts an S3 destination's endpoint may reach although they are on the server's own network
     # (loopback, private, link-local…); empty: public addresses only (app/destinations/endpoint_rule.py).
     destination_allowed_hosts: frozenset[str] = frozenset()
+    # Rhythm's own AWS principal, which customers' roles trust (S3 destinations by role); None
+    # refuses that way of signing. Its credentials come from the standard AWS chain.
+    aws_delivery_principal_arn: str | None = None
+    # STS's endpoint for assuming those roles (None: AWS's own); a test points it at moto.
+    sts_endpoint_url: str | None = None
     # The bearer token /metrics asks for; without one /metrics answers 404. Kept out of repr().
     metrics_token: str | None = field(default=None, repr=False)
     # The folder every process of this machine writes its metrics to, which /metrics adds up
@@ -222,6 +227,8 @@ class Settings:
             storage_region=env("AWS_DEFAULT_REGION") or "us-east-1",
             destinations_root=env("DESTINATIONS_ROOT") or None,
             destination_allowed_hosts=parse_allowed_hosts(env("DESTINATION_ALLOWED_HOSTS")),
+            aws_delivery_principal_arn=env("AWS_DELIVERY_PRINCIPAL_ARN") or None,
+            sts_endpoint_url=env("AWS_STS_ENDPOINT_URL") or None,
             metrics_token=env("METRICS_TOKEN") or None,
             metrics_directory=env("PROMETHEUS_MULTIPROC_DIR") or None,
         )

@@ -16,6 +16,7 @@ from app.domain.timing import progress_pace
 from app.domain.values.durations import duration_label
 from app.domain.values.sizes import size_label
 from app.domain.workspace_export import destination_rules, export_settings_rules
+from app.models import export_destination
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
 from app.models.report import ReportKind
@@ -42,6 +43,7 @@ TEXT_LIMITS = {
     "region": export_settings_rules.REGION_LIMIT,
     "endpoint_url": destination_rules.ENDPOINT_LIMIT,
     "access_key_id": export_settings_rules.ACCESS_KEY_LIMIT,
+    "role_arn": export_destination.ROLE_ARN_LIMIT,
     "sftp_host": destination_rules.HOST_LIMIT,
     "sftp_username": export_settings_rules.USERNAME_LIMIT,
     "destination_path": destination_rules.PATH_LIMIT,

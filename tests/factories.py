@@ -334,7 +334,8 @@ def make_export_settings(workspace: Workspace, **overrides) -> ExportSettings:
 
 def make_destination(workspace: Workspace, **overrides) -> ExportDestination:
     """An enabled directory destination (the root is the app's DESTINATIONS_ROOT); pass kind="s3"
-    with bucket, access_key_id and secret_ciphertext for a bucket."""
+    with bucket, access_key_id and secret_ciphertext for a bucket signing with a key (or with
+    s3_access="role" and role_arn for one by role)."""
     n = next(_sequence)
     values = {
         "workspace_id": workspace.id,
@@ -344,6 +345,8 @@ def make_destination(workspace: Workspace, **overrides) -> ExportDestination:
         "path": f"exports/d{n}",
         "enabled": True,
     }
+    if overrides.get("kind") == "s3":
+        values["s3_access"] = "access_key"
     return _save(ExportDestination(**{**values, **overrides}))
 
 

@@ -1,6 +1,7 @@
 """Customers' storage as delivery destinations (DESIGN section 8, seed 000).
 
-- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3`, `sftp` or `directory`),
+- `open_destination(destination)`: the store for an `ExportDestination` (kind `s3`, `sftp` or `directory`;
+  a bucket by role signs with the role's temporary credentials, assumed here each time),
   its stored path checked again with the form's rule (`app.domain.workspace_export.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
   error when that fails (with an SFTP server's host key when it is not the pinned one).
@@ -48,7 +49,7 @@ from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_end
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
 from app.domain.workspace_export.destination_rules import validate_destination_path
-from app.models.export_destination import DestinationKind, ExportDestination, SftpLogin
+from app.models.export_destination import DestinationKind, ExportDestination, S3Access, SftpLogin
 from app.models.package_delivery import FAILURE_CODE_LIMIT, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
@@ -106,17 +107,30 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
     if destination.kind == DestinationKind.S3:
         from app.destinations.s3 import S3Destination, make_client
 
-        if not destination.bucket or not destination.access_key_id or not destination.secret_ciphertext:
-            raise DestinationRefused("The bucket destination is missing its bucket or credentials.", "incomplete")
+        if not destination.bucket:
+            raise DestinationRefused("The bucket destination is missing its bucket.", "incomplete")
         # Checked before any request for a clear refusal; the client's connections check again.
         refuse_internal_endpoint(destination.endpoint_url, settings.destination_allowed_hosts)
-        client = make_client(
-            region=destination.region,
-            endpoint_url=destination.endpoint_url,
-            access_key_id=destination.access_key_id,
-            secret=decrypt_secret(destination.secret_ciphertext),
-            allowed_hosts=settings.destination_allowed_hosts,
-        )
+        if destination.s3_access == S3Access.ROLE:
+            credentials = _role_credentials(destination, settings)
+            client = make_client(
+                region=destination.region,
+                endpoint_url=destination.endpoint_url,
+                access_key_id=credentials.access_key_id,
+                secret=credentials.secret,
+                session_token=credentials.session_token,
+                allowed_hosts=settings.destination_allowed_hosts,
+            )
+        elif destination.access_key_id and destination.secret_ciphertext:
+            client = make_client(
+                region=destination.region,
+                endpoint_url=destination.endpoint_url,
+                access_key_id=destination.access_key_id,
+                secret=decrypt_secret(destination.secret_ciphertext),
+                allowed_hosts=settings.destination_allowed_hosts,
+            )
+        else:
+            raise DestinationRefused("The bucket destination is missing its credentials.", "incomplete")
         return S3Destination(bucket=destination.bucket, path=path, part_size=settings.storage_part_size, client=client)
     if destination.kind == DestinationKind.DIRECTORY:
         from app.destinations.directory import DirectoryDestination
@@ -146,6 +160,28 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
             allowed_hosts=settings.destination_allowed_hosts,
         )
     raise DestinationRefused(f"Unknown destination kind {destination.kind!r}.", "unknown_kind")
+
+
+def _role_credentials(destination: ExportDestination, settings):
+    """The customer's role assumed for this delivery or test (app/destinations/s3_role.py)."""
+    from app.destinations.s3_role import assume_role
+
+    external_id = destination.workspace.aws_external_id
+    if not settings.aws_delivery_principal_arn:
+        raise DestinationRefused(
+            "S3 destinations by role are not available on this installation (it has no AWS principal for roles "
+            "to trust).",
+            "role_unavailable",
+        )
+    if not destination.role_arn or not external_id:
+        raise DestinationRefused("The bucket destination is missing its role or external id.", "incomplete")
+    return assume_role(
+        role_arn=destination.role_arn,
+        external_id=external_id,
+        workspace_id=destination.workspace_id,
+        region=destination.region,
+        sts_endpoint_url=settings.sts_endpoint_url,
+    )
 
 
 def test_connection(destination: ExportDestination) -> ProbeResult:

@@ -30,8 +30,15 @@ MAX_ATTEMPTS = 2
 
 
 def make_client(
-    *, region: str | None, endpoint_url: str | None, access_key_id: str, secret: str, allowed_hosts: frozenset[str]
+    *,
+    region: str | None,
+    endpoint_url: str | None,
+    access_key_id: str,
+    secret: str,
+    allowed_hosts: frozenset[str],
+    session_token: str | None = None,
 ):
+    """A client signing with this key (and, for a role's temporary credentials, its session token)."""
     config = Config(
         connect_timeout=CONNECT_TIMEOUT_SECONDS,
         read_timeout=READ_TIMEOUT_SECONDS,
@@ -45,6 +52,7 @@ def make_client(
         endpoint_url=endpoint_url or None,
         aws_access_key_id=access_key_id,
         aws_secret_access_key=secret,
+        aws_session_token=session_token,
         config=config,
     )
     guard_client(client, allowed_hosts)

@@ -1,5 +1,6 @@
-"""A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket, an
-SFTP server, or the embedded directory) its packages are copied to.
+"""A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket,
+reached with a stored key or by assuming a role the customer grants, an SFTP server, or the
+embedded directory) its packages are copied to.
 
 Adding, editing, testing and removing one is app/services/workspace_export/export_destinations.py.
 """
@@ -10,10 +11,11 @@ from datetime import datetime
 from enum import StrEnum
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text, text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
 from app.models.types import SUMMARY_LIMIT, UTCDateTime, one_of, utcnow
+from app.models.workspace import Workspace
 
 MAX_DESTINATIONS = 5
 
@@ -31,6 +33,19 @@ class SftpLogin(StrEnum):
     PRIVATE_KEY = "private_key"  # Ed25519 or RSA, in OpenSSH's or PEM's text form
 
 
+class S3Access(StrEnum):
+    """How Rhythm signs an S3 destination's requests."""
+
+    ACCESS_KEY = "access_key"  # the customer's access key id and secret, stored encrypted
+    # A role in the customer's account that trusts Rhythm's own principal with the workspace's
+    # external id, assumed with STS for each delivery: no customer secret is stored.
+    ROLE = "role"
+
+
+# IAM's longest role ARN (AssumeRole's RoleArn).
+ROLE_ARN_LIMIT = 2048
+
+
 class ExportDestination(Model):
     """A customer's storage a package is copied to: at most five per workspace, unique by
     connection and path. The secret is encrypted at rest (app/security/credentials.py) and never
@@ -40,8 +55,12 @@ class ExportDestination(Model):
     __table_args__ = (
         CheckConstraint(one_of("kind", DestinationKind), name="kind"),
         CheckConstraint(one_of("sftp_login", SftpLogin), name="sftp_login"),
+        CheckConstraint(one_of("s3_access", S3Access), name="s3_access"),
         CheckConstraint(
-            "(kind = 's3' AND bucket IS NOT NULL AND access_key_id IS NOT NULL AND secret_ciphertext IS NOT NULL)"
+            "(kind = 's3' AND bucket IS NOT NULL AND s3_access = 'access_key'"
+            " AND access_key_id IS NOT NULL AND secret_ciphertext IS NOT NULL)"
+            " OR (kind = 's3' AND bucket IS NOT NULL AND s3_access = 'role'"
+            " AND role_arn IS NOT NULL AND access_key_id IS NULL AND secret_ciphertext IS NULL)"
             " OR (kind = 'directory' AND bucket IS NULL)"
             " OR (kind = 'sftp' AND bucket IS NULL AND host IS NOT NULL AND port IS NOT NULL"
             " AND username IS NOT NULL AND sftp_login IS NOT NULL AND secret_ciphertext IS NOT NULL)",
@@ -65,7 +84,10 @@ class ExportDestination(Model):
     bucket: Mapped[str | None] = mapped_column(String(63))
     region: Mapped[str | None] = mapped_column(String(40))
     endpoint_url: Mapped[str | None] = mapped_column(String(300))
+    # How a bucket's requests are signed: with the stored key below, or by assuming `role_arn`.
+    s3_access: Mapped[str | None] = mapped_column(String(10))
     access_key_id: Mapped[str | None] = mapped_column(String(128))
+    role_arn: Mapped[str | None] = mapped_column(String(ROLE_ARN_LIMIT))
     secret_ciphertext: Mapped[str | None] = mapped_column(Text)
     # An SFTP server: where it is, who logs in and how (the password or private key is the secret).
     host: Mapped[str | None] = mapped_column(String(253))
@@ -91,3 +113,6 @@ class ExportDestination(Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+    # Its workspace's external id is what a role it assumes requires.
+    workspace: Mapped[Workspace] = relationship()

@@ -38,6 +38,9 @@ class Workspace(Model):
     # The administrators' attachment policy for schedule emails: None is "links only"; a number is
     # the largest attachment in MiB after base64 encoding (app/domain/schedules/attachment_rules.py).
     attachment_limit_mb: Mapped[int | None] = mapped_column()
+    # The external id a customer's IAM role requires of Rhythm's principal before it lets it in
+    # (an S3 destination by role): made once, when first shown, so a role set up keeps working.
+    aws_external_id: Mapped[str | None] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     memberships: Mapped[list[Membership]] = relationship(back_populates="workspace")

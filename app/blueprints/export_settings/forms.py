@@ -10,7 +10,7 @@ from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
 from app.domain.workspace_export.export_settings_rules import PRIVATE_KEY_LIMIT, DestinationInput, SettingsInput
-from app.models.export_destination import ExportDestination, SftpLogin
+from app.models.export_destination import ROLE_ARN_LIMIT, ExportDestination, S3Access, SftpLogin
 from app.models.export_settings import ExportSettings
 
 # Generous bounds: the rules give the precise message; these only stop absurd posts early.
@@ -69,6 +69,7 @@ class DestinationForm(FlaskForm):
     bucket = StringField("Bucket", validators=_SHORT)
     region = StringField("Region", validators=_SHORT)
     endpoint_url = StringField("Endpoint", validators=_SHORT)
+    s3_access = StringField("Sign in with", validators=_SHORT)
     access_key_id = StringField("Access key id", validators=_SHORT)
     secret = PasswordField("Secret access key", validators=_SHORT)
     host = StringField("Server", validators=_SHORT)
@@ -76,6 +77,9 @@ class DestinationForm(FlaskForm):
     username = StringField("User name", validators=_SHORT)
     sftp_login = StringField("Log in with", validators=_SHORT)
     password = PasswordField("Password", validators=_SHORT)
+    role_arn = StringField(
+        "Role ARN", validators=[Length(max=2 * ROLE_ARN_LIMIT, message="This is too long."), StorableText()]
+    )
     private_key = TextAreaField(
         "Private key", validators=[Length(max=2 * PRIVATE_KEY_LIMIT, message="This is too long."), StorableText()]
     )
@@ -98,6 +102,8 @@ class DestinationForm(FlaskForm):
             sftp_login=self.sftp_login.data or "",
             password=self.password.data or "",
             private_key=self.private_key.data or "",
+            s3_access=self.s3_access.data or "",
+            role_arn=self.role_arn.data or "",
         )
 
     def fill(self, destination: ExportDestination) -> None:
@@ -106,7 +112,9 @@ class DestinationForm(FlaskForm):
         self.bucket.data = destination.bucket or ""
         self.region.data = destination.region or ""
         self.endpoint_url.data = destination.endpoint_url or ""
+        self.s3_access.data = destination.s3_access or S3Access.ACCESS_KEY
         self.access_key_id.data = destination.access_key_id or ""
+        self.role_arn.data = destination.role_arn or ""
         self.secret.data = ""
         self.host.data = destination.host or ""
         self.port.data = "" if destination.port is None else str(destination.port)

@@ -29,7 +29,7 @@ from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.domain.values.text_rules import opened_version, saved_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, SftpLogin
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, S3Access, SftpLogin
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     PACKAGE_FORMAT_DESCRIPTIONS,
@@ -39,7 +39,7 @@ from app.models.export_settings import (
 )
 from app.services.accounts import workspaces
 from app.services.schedules import attachment_policy
-from app.services.workspace_export import export_destinations, export_settings
+from app.services.workspace_export import export_destinations, export_settings, role_access
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
@@ -49,6 +49,10 @@ KINDS = {
     DestinationKind.DIRECTORY: "Directory on this server",
 }
 SFTP_LOGINS = {SftpLogin.PASSWORD: "Password", SftpLogin.PRIVATE_KEY: "Private key (Ed25519 or RSA)"}
+S3_ACCESSES = {
+    S3Access.ACCESS_KEY: "A stored access key",
+    S3Access.ROLE: "A role in your AWS account (no stored secret)",
+}
 
 
 @bp.context_processor
@@ -60,6 +64,8 @@ def vocabulary() -> dict:
         "kinds": KINDS,
         "DestinationKind": DestinationKind,
         "sftp_logins": SFTP_LOGINS,
+        "s3_accesses": S3_ACCESSES,
+        "S3Access": S3Access,
         "host_key_fingerprint": fingerprint,
         "weekday_names": WEEKDAY_NAMES,
         "volume_bounds": VOLUME_SIZE_MB,
@@ -182,7 +188,13 @@ def _in_zone(moment, zone: str) -> str | None:
 def destinations(workspace_id: int):
     form = DestinationForm(
         formdata=None,
-        data={"kind": DestinationKind.S3, "region": "us-east-1", "port": "22", "sftp_login": SftpLogin.PASSWORD},
+        data={
+            "kind": DestinationKind.S3,
+            "region": "us-east-1",
+            "port": "22",
+            "sftp_login": SftpLogin.PASSWORD,
+            "s3_access": S3Access.ACCESS_KEY,
+        },
     )
     return _destinations_page(form)
 
@@ -211,6 +223,7 @@ def _destinations_page(form: DestinationForm, error: ValidationError | None = No
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
         directory_allowed=export_destinations.directory_root_configured(),
+        role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
 
@@ -262,6 +275,7 @@ def _destination_page(
         refusal=export_settings.ineligibility(g.workspace_id),
         suspension=export_settings.suspension(current),
         directory_allowed=export_destinations.directory_root_configured(),
+        role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
 

@@ -23,7 +23,8 @@ from app.domain.workspace_export.destination_rules import (
     validate_sftp_host,
 )
 from app.domain.workspace_export.export_cadence import cadence_timetable
-from app.models.export_destination import DestinationKind, SftpLogin
+from app.domain.workspace_export.role_trust import validate_role_arn
+from app.models.export_destination import DestinationKind, S3Access, SftpLogin
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     RETENTION_DAYS,
@@ -237,6 +238,9 @@ class DestinationInput:
     sftp_login: str = ""
     password: str = ""
     private_key: str = ""
+    # A bucket's: signed with the access key and secret above, or by assuming the role.
+    s3_access: str = ""
+    role_arn: str = ""
 
 
 @dataclass(frozen=True)
@@ -254,12 +258,18 @@ class CheckedDestination:
     port: int | None = None
     username: str | None = None
     sftp_login: str | None = None
+    s3_access: str | None = None
+    role_arn: str | None = None
 
 
-def check_destination(data: DestinationInput, *, creating: bool, directory_root_configured: bool) -> CheckedDestination:
+def check_destination(
+    data: DestinationInput, *, creating: bool, directory_root_configured: bool, role_access_available: bool = False
+) -> CheckedDestination:
     """The destination as it will be stored; ValidationError names the first bad field.
 
-    The secret is required when an S3 destination is created, optional on an edit (empty keeps it).
+    The secret is required when an S3 destination signing with a key is created, optional on an
+    edit (empty keeps it); one by role has none. `role_access_available`: this installation has
+    a principal for customers' roles to trust.
     """
     name = _checked_name(data.name)
     if data.kind not in tuple(DestinationKind):
@@ -280,10 +290,26 @@ def check_destination(data: DestinationInput, *, creating: bool, directory_root_
     bucket = check_bucket(data.bucket)
     region = _checked_region(data.region)
     endpoint = validate_endpoint_url(data.endpoint_url)
+    # A form from before roles existed, or without the choice, means the stored key it always meant.
+    access = data.s3_access or S3Access.ACCESS_KEY
+    if access not in tuple(S3Access):
+        raise ValidationError("Choose how Rhythm signs in: with an access key or by assuming a role.", "s3_access")
+    key = connection_key(endpoint, bucket)
+    if access == S3Access.ROLE:
+        if not role_access_available:
+            raise ValidationError(
+                "S3 destinations by role are not available on this installation (it has no AWS principal for "
+                "roles to trust); use an access key.",
+                "s3_access",
+            )
+        role_arn = validate_role_arn(data.role_arn)
+        return CheckedDestination(
+            name, data.kind, bucket, region, endpoint, None, None, path, key, s3_access=access, role_arn=role_arn
+        )
     access_key_id = _checked_access_key(data.access_key_id)
     secret = _checked_secret(data.secret, required=creating)
     return CheckedDestination(
-        name, data.kind, bucket, region, endpoint, access_key_id, secret, path, connection_key(endpoint, bucket)
+        name, data.kind, bucket, region, endpoint, access_key_id, secret, path, key, s3_access=access
     )
 
 

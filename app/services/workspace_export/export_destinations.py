@@ -28,10 +28,11 @@ from app.domain.workspace_export.export_settings_rules import (
 )
 from app.extensions import db, execute_dml
 from app.models import Workspace
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination, SftpLogin
+from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination, S3Access, SftpLogin
 from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.accounts import audit
+from app.services.workspace_export import role_access
 from app.services.workspace_export.export_settings import refuse_changes
 
 
@@ -65,7 +66,12 @@ def directory_root_configured() -> bool:
 
 def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
     """The form's destination by the domain's rules and the endpoint rule (no server's own network)."""
-    checked = check_destination(data, creating=creating, directory_root_configured=directory_root_configured())
+    checked = check_destination(
+        data,
+        creating=creating,
+        directory_root_configured=directory_root_configured(),
+        role_access_available=role_access.principal_arn() is not None,
+    )
     allowed_hosts = current_app.config["SETTINGS"].destination_allowed_hosts
     try:
         refuse_internal_endpoint(checked.endpoint_url, allowed_hosts)
@@ -89,6 +95,8 @@ def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
     checked = _checked(data, creating=True)
+    if checked.s3_access == S3Access.ROLE:
+        role_access.external_id(workspace_id)  # the one its role trusts, if no page showed it yet
     try:
         # The workspace row's lock serialises adds: the count below sees every committed add.
         db.session.execute(select(Workspace.id).where(Workspace.id == workspace_id).with_for_update())
@@ -145,7 +153,7 @@ def edit(
     _refuse_missing_secret(destination, checked)
     before = _current_audited(destination)
     values = _connection_values(checked)
-    if checked.kind == DestinationKind.DIRECTORY:
+    if checked.kind == DestinationKind.DIRECTORY or checked.s3_access == S3Access.ROLE:
         values["secret_ciphertext"] = None
     elif checked.secret is not None:
         values["secret_ciphertext"] = encrypt_secret(checked.secret)
@@ -179,12 +187,13 @@ def edit(
 
 def _refuse_missing_secret(destination: ExportDestination, checked: CheckedDestination) -> None:
     """An edit keeps the stored secret only while it is still the same kind of secret."""
-    if checked.kind == DestinationKind.DIRECTORY or checked.secret is not None:
+    if checked.kind == DestinationKind.DIRECTORY or checked.s3_access == S3Access.ROLE or checked.secret is not None:
         return
     same_secret = (
         destination.secret_ciphertext is not None
         and destination.kind == checked.kind
         and destination.sftp_login == checked.sftp_login
+        and destination.s3_access == checked.s3_access
     )
     if same_secret:
         return
@@ -223,8 +232,8 @@ def remove(access: RequesterContext, destination: ExportDestination) -> ExportDe
 def replace_secret(access: RequesterContext, destination: ExportDestination, secret: str) -> ExportDestination:
     """Store a new secret access key for an S3 destination; the old one is gone."""
     refuse_changes(access.workspace_id)
-    if destination.kind != DestinationKind.S3:
-        raise ValidationError("Only a bucket destination has a secret access key.", "secret")
+    if destination.kind != DestinationKind.S3 or destination.s3_access == S3Access.ROLE:
+        raise ValidationError("Only a bucket destination signing with an access key has a secret access key.", "secret")
     ciphertext = encrypt_secret(check_secret(secret))
     return _simple_change(access, destination, "export_destination.secret_replaced", {}, secret_ciphertext=ciphertext)
 
@@ -361,7 +370,9 @@ _AUDITED_FIELDS = (
     "bucket",
     "region",
     "endpoint_url",
+    "s3_access",
     "access_key_id",
+    "role_arn",
     "host",
     "port",
     "username",
