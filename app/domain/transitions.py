@@ -16,7 +16,7 @@ it in that transaction is committed afterwards by mistake, and raises Transition
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import ColumnElement, update
@@ -43,3 +43,17 @@ def apply(
         db.session.rollback()
         raise TransitionRefused(refusal)
     return row[0]
+
+
+# A lifecycle's transition of one row by its id: (id, guard, values, what it does) → `returning`.
+RowTransition = Callable[[int, Iterable[ColumnElement[bool]], Mapping[str, Any], str], Any]
+
+
+def of_rows(model: type[Model], noun: str, returning: Any = None) -> RowTransition:
+    """`apply` for one `model` row by its id, refused with "<noun> <id> cannot <action> now"."""
+    key = model.__table__.c.id
+
+    def apply_to(record_id: int, guard: Iterable[ColumnElement[bool]], values: Mapping[str, Any], action: str) -> Any:
+        return apply(model, [key == record_id, *guard], values, f"{noun} {record_id} cannot {action} now", returning)
+
+    return apply_to

@@ -30,14 +30,7 @@ from app.models.types import database_time
 ERROR_LIMIT = 500
 
 
-def _apply(delivery_id: int, guard: list, values: dict, action: str) -> None:
-    """The guarded UPDATE of one recipient's row (app/domain/transitions.py)."""
-    transitions.apply(
-        RecipientDelivery,
-        [RecipientDelivery.id == delivery_id, *guard],
-        values,
-        f"recipient delivery {delivery_id} cannot {action} now",
-    )
+_apply = transitions.of_rows(RecipientDelivery, "recipient delivery")
 
 
 def _still_held(attempt: int, now: datetime | None) -> list:

@@ -23,10 +23,7 @@ from app.models.types import database_now, database_time
 FAILURE_STREAK_LIMIT = 3
 
 
-def _apply(schedule_id: int, guard: list, values: dict, action: str) -> None:
-    transitions.apply(
-        Schedule, [Schedule.id == schedule_id, *guard], values, f"schedule {schedule_id} cannot {action} now"
-    )
+_apply = transitions.of_rows(Schedule, "schedule")
 
 
 def pause(schedule_id: int, reason: PauseReason, now: datetime | None = None) -> None:

@@ -33,15 +33,8 @@ from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 WORKER_STOPPED = "worker_stopped"
 
 
-def _apply(run_id: int, guard: list, values: dict, action: str) -> int:
-    """The guarded UPDATE of one run (app/domain/transitions.py); returns its attempt number."""
-    return transitions.apply(
-        ScheduleRun,
-        [ScheduleRun.id == run_id, *guard],
-        values,
-        f"schedule run {run_id} cannot {action} now",
-        ScheduleRun.attempt_count,
-    )
+# The guarded UPDATE of one run; returns its attempt number.
+_apply = transitions.of_rows(ScheduleRun, "schedule run", ScheduleRun.attempt_count)
 
 
 def start_attempt(run_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:

@@ -31,16 +31,8 @@ from app.models.export_execution import (
 )
 from app.models.types import DETAIL_LIMIT, Moment, database_now, database_time, lease_lapsed
 
-
-def _apply(execution_id: int, guard: list, values: dict, action: str) -> int:
-    """The guarded UPDATE of one execution (app/domain/transitions.py); returns its attempt number."""
-    return transitions.apply(
-        ExportExecution,
-        [ExportExecution.id == execution_id, *guard],
-        values,
-        f"workspace export {execution_id} cannot {action} now",
-        ExportExecution.attempt_count,
-    )
+# The guarded UPDATE of one execution; returns its attempt number.
+_apply = transitions.of_rows(ExportExecution, "workspace export", ExportExecution.attempt_count)
 
 
 def append_event(

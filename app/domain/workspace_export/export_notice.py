@@ -22,15 +22,8 @@ from app.models.types import SUMMARY_LIMIT, database_time, moment_after
 CLAIM_PERIOD = timedelta(minutes=5)
 
 
-def _apply(notice_id: int, guard: list, values: dict, action: str) -> int:
-    """The guarded UPDATE of one notice (app/domain/transitions.py); returns its attempt number."""
-    return transitions.apply(
-        ExportNotice,
-        [ExportNotice.id == notice_id, *guard],
-        values,
-        f"notice {notice_id} cannot {action} now",
-        ExportNotice.attempt_count,
-    )
+# The guarded UPDATE of one notice; returns its attempt number.
+_apply = transitions.of_rows(ExportNotice, "notice", ExportNotice.attempt_count)
 
 
 def claim(notice_id: int, now: datetime | None = None) -> int:

@@ -55,19 +55,13 @@ FILES = WorkKind(
     job_function="jobs.export_file.run",
     # A file whose worker stopped is started again at once, up to five attempts in all.
     retries=RetryPolicy(max_attempts=5),
-    rows=WorkRows(
-        model=ExportFile,
-        status=ExportFile.status,
+    rows=WorkRows.leased(
+        ExportFile,
         active=ACTIVE_FILE_STATUSES,
         running=FileStatus.RUNNING,
         waiting=lambda now: ExportFile.status == FileStatus.QUEUED,
-        attempt=ExportFile.attempt_count,
-        lease_holder=ExportFile.lease_holder,
-        lease_expires_at=ExportFile.lease_expires_at,
         claims=ExportFileRequest,
         record_key=ExportFileRequest.export_id,
-        job_id=ExportFileRequest.job_id,
-        dispatched_at=ExportFileRequest.dispatched_at,
         dispatch_count=ExportFileRequest.dispatch_count,
     ),
     label="File",

@@ -58,9 +58,8 @@ RUNS = WorkKind(
     # A run whose worker stopped is started again at once; the fifth stop fails it.
     retries=RetryPolicy(max_attempts=5),
     attempts_used=_stops,
-    rows=WorkRows(
-        model=ScheduleRun,
-        status=ScheduleRun.status,
+    rows=WorkRows.leased(
+        ScheduleRun,
         active=ACTIVE_RUN_STATUSES,
         running=RunStatus.RUNNING,
         # Admitted by the ticker or "Run now", or waiting for a retry whose delay has passed.
@@ -68,13 +67,6 @@ RUNS = WorkKind(
             (ScheduleRun.status == RunStatus.QUEUED)
             & or_(ScheduleRun.next_attempt_at.is_(None), ScheduleRun.next_attempt_at <= now)
         ),
-        attempt=ScheduleRun.attempt_count,
-        lease_holder=ScheduleRun.lease_holder,
-        lease_expires_at=ScheduleRun.lease_expires_at,
-        claims=ScheduleRun,
-        record_key=ScheduleRun.id,
-        job_id=ScheduleRun.job_id,
-        dispatched_at=ScheduleRun.dispatched_at,
     ),
     label="Schedule run",
     subject_type="schedule_run",

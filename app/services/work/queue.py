@@ -120,6 +120,14 @@ def live_workers(queue: Queue) -> list[BaseWorker]:
     return Worker.all(queue=queue)
 
 
+def worker_is_live(connection: Redis, worker_name: str | None) -> bool:
+    """Whether the worker named `worker_name` still has its key, which its heartbeat renews (the
+    rule `live_workers` counts by): a killed worker's jobs stay "started" after it is gone."""
+    if not worker_name:
+        return False
+    return bool(connection.exists(Worker.redis_worker_namespace_prefix + worker_name))
+
+
 @dataclass(frozen=True)
 class ClaimedJob:
     """The job that carries one claimed row: `function(argument)`, under the job id the claim

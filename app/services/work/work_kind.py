@@ -19,13 +19,12 @@ from typing import Any
 from redis import Redis
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
-from rq.worker import Worker
 
 from app.domain.errors import Conflict
 from app.domain.timing.retry_policy import RetryPolicy
 from app.domain.values.durations import duration_label
 from app.services.work.leases import lease_seconds
-from app.services.work.queue import WorkPriority
+from app.services.work.queue import WorkPriority, worker_is_live
 from app.services.work.work_rows import WorkRows
 
 # A job dispatched this recently may still be on its way into Redis: no check judges it lost.
@@ -62,8 +61,7 @@ def job_is_lost(connection: Redis, claimed_job_id: str | None) -> bool:
     if status in _WAITING_JOB_STATUSES:
         return False
     if status == JobStatus.STARTED:
-        # A worker's key expires soon after its last heartbeat: a dead worker's job stays "started".
-        return not job.worker_name or not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name)
+        return not worker_is_live(connection, job.worker_name)
     return True
 
 
@@ -82,9 +80,8 @@ def dispatch_is_waiting(connection: Redis, claimed_job_id: str | None, holder: s
     job, status = found
     if status in _WAITING_JOB_STATUSES:
         return True
-    if status == JobStatus.STARTED and job.worker_name and job.worker_name != holder:
-        # A worker's key expires soon after its last heartbeat: a dead worker's job starts nothing.
-        return bool(connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name))
+    if status == JobStatus.STARTED and job.worker_name != holder:
+        return worker_is_live(connection, job.worker_name)
     return False
 
 

@@ -51,6 +51,40 @@ class WorkRows:
     dispatch_count: Column | None = None
     claimable: Callable[[Moment], ColumnElement[bool]] | None = None
 
+    @classmethod
+    def leased(
+        cls,
+        model: type[Model],
+        *,
+        active: Sequence[str],
+        running: str,
+        waiting: Callable[[datetime], ColumnElement[bool]],
+        claims: type[Model] | None = None,
+        record_key: Column | None = None,
+        dispatch_count: Column | None = None,
+        claimable: Callable[[Moment], ColumnElement[bool]] | None = None,
+    ) -> WorkRows:
+        """The rows of a kind whose columns have the names every leased model gives them
+        (`status`, `attempt_count`, `lease_holder`, `lease_expires_at`; `job_id` and
+        `dispatched_at` on `claims`, the record's own row unless it keeps its claims apart)."""
+        claimed_on = claims or model
+        return cls(
+            model=model,
+            status=_column(model, "status"),
+            active=active,
+            running=running,
+            waiting=waiting,
+            attempt=_column(model, "attempt_count"),
+            lease_holder=_column(model, "lease_holder"),
+            lease_expires_at=_column(model, "lease_expires_at"),
+            claims=claimed_on,
+            record_key=_column(model, "id") if record_key is None else record_key,
+            job_id=_column(claimed_on, "job_id"),
+            dispatched_at=_column(claimed_on, "dispatched_at"),
+            dispatch_count=dispatch_count,
+            claimable=claimable,
+        )
+
     @property
     def record_id(self) -> Column:
         return self.model.id  # type: ignore[attr-defined]
@@ -80,3 +114,9 @@ class WorkRows:
         if self.claimable is not None:
             return self.claimable(moment)
         return self.status.in_(self.active)
+
+
+def _column(model: type[Model], name: str) -> Column:
+    """A mapped class's column by name (type[Model] does not know the columns a model declares)."""
+    column: Column = getattr(model, name)
+    return column

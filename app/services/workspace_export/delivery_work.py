@@ -124,19 +124,11 @@ DELIVERIES = WorkKind(
     # A copy whose worker died is a transient failure like any other: retried after the backoff.
     retries=package_delivery.RETRIES,
     retry_later=_retry_later,
-    rows=WorkRows(
-        model=ExportDelivery,
-        status=ExportDelivery.status,
+    rows=WorkRows.leased(
+        ExportDelivery,
         active=(*package_delivery_lifecycle.UNFINISHED, DeliveryStatus.DELIVERING),
         running=DeliveryStatus.DELIVERING,
         waiting=_waiting,
-        attempt=ExportDelivery.attempt_count,
-        lease_holder=ExportDelivery.lease_holder,
-        lease_expires_at=ExportDelivery.lease_expires_at,
-        claims=ExportDelivery,
-        record_key=ExportDelivery.id,
-        job_id=ExportDelivery.job_id,
-        dispatched_at=ExportDelivery.dispatched_at,
         # Only an attempt that may start is claimed: pending, or failed with its retry time come.
         claimable=package_delivery_lifecycle.startable,
     ),

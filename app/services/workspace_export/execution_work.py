@@ -74,20 +74,12 @@ EXECUTIONS = WorkKind(
     job_function="jobs.package_execution.run",
     # An execution whose worker stopped is started again at once, up to three attempts in all.
     retries=RetryPolicy(max_attempts=3),
-    rows=WorkRows(
-        model=ExportExecution,
-        status=ExportExecution.status,
+    rows=WorkRows.leased(
+        ExportExecution,
         active=ACTIVE_EXECUTION_STATUSES,
         running=ExecutionStatus.RUNNING,
         # Admitted: its admission dispatched it, or the engine does when that dispatch failed.
         waiting=lambda now: ExportExecution.status == ExecutionStatus.QUEUED,
-        attempt=ExportExecution.attempt_count,
-        lease_holder=ExportExecution.lease_holder,
-        lease_expires_at=ExportExecution.lease_expires_at,
-        claims=ExportExecution,
-        record_key=ExportExecution.id,
-        job_id=ExportExecution.job_id,
-        dispatched_at=ExportExecution.dispatched_at,
     ),
     label="Workspace export",
     subject_type="execution",
