@@ -2,7 +2,7 @@
 
 - `open_destination(destination)`: the store for an `ExportDestination` (kind `s3`, `sftp` or `directory`;
   a bucket by role signs with the role's temporary credentials, assumed here each time),
-  its stored path checked again with the form's rule (`app.domain.workspace_export.destination_rules`).
+  its stored path checked again with the form's rule (`app.domain.destinations.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
   error when that fails (with an SFTP server's host key when it is not the pinned one).
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
@@ -47,8 +47,8 @@ from app.destinations.base import (
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
 from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
+from app.domain.destinations.destination_rules import validate_destination_path
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.destination_rules import validate_destination_path
 from app.models.export_destination import DestinationKind, ExportDestination, S3Access, SftpLogin
 from app.models.package_delivery import FAILURE_CODE_LIMIT, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret

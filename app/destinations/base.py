@@ -1,5 +1,5 @@
 """What every destination kind shares: the store interface, the probe and failure results and the
-refusal error. The rules for a destination's path and endpoint are app/domain/workspace_export/destination_rules.py.
+refusal error. The rules for a destination's path and endpoint are app/domain/destinations/destination_rules.py.
 
 A destination store writes objects under the destination's path; callers name them with keys
 relative to that path (checked by `check_key`, so they cannot climb out of it).

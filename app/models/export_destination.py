@@ -2,7 +2,7 @@
 reached with a stored key or by assuming a role the customer grants, an SFTP server, or the
 embedded directory) its packages are copied to.
 
-Adding, editing, testing and removing one is app/services/workspace_export/export_destinations.py.
+Adding, editing, testing and removing one is app/services/destinations/registry.py.
 """
 
 from __future__ import annotations

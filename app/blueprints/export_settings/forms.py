@@ -9,7 +9,8 @@ from wtforms import HiddenField, PasswordField, SelectMultipleField, StringField
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.workspace_export.export_settings_rules import PRIVATE_KEY_LIMIT, DestinationInput, SettingsInput
+from app.domain.destinations.destination_input import PRIVATE_KEY_LIMIT, DestinationInput
+from app.domain.workspace_export.export_settings_rules import SettingsInput
 from app.models.export_destination import ROLE_ARN_LIMIT, ExportDestination, S3Access, SftpLogin
 from app.models.export_settings import ExportSettings
 

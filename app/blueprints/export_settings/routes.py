@@ -38,8 +38,9 @@ from app.models.export_settings import (
     Cadence,
 )
 from app.services.accounts import workspaces
+from app.services.destinations import configuration_gate, registry, role_access
 from app.services.schedules import attachment_policy
-from app.services.workspace_export import export_destinations, export_settings, role_access
+from app.services.workspace_export import export_settings
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
@@ -163,8 +164,8 @@ def _settings_page(
         current=current,
         error=error,
         reload_url=reload_url,
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
         datasets=active_datasets(),
         people=workspaces.members_by_name(g.workspace_id),
         zone=zone,
@@ -206,7 +207,7 @@ def add_destination(workspace_id: int):
     if not form.validate():
         return _destinations_page(form, _form_error(form), 400)
     try:
-        destination = export_destinations.add(g.access, form.destination_input())
+        destination = registry.add(g.access, form.destination_input())
     except ValidationError as error:
         return _destinations_page(form, error, 400)
     flash(f"Destination “{destination.name}” added. Test its connection below.")
@@ -214,21 +215,21 @@ def add_destination(workspace_id: int):
 
 
 def _destinations_page(form: DestinationForm, error: ValidationError | None = None, status: int = 200):
-    current = export_settings.get(g.workspace_id)
+    current = configuration_gate.export_settings_of(g.workspace_id)
     return render_template(
         "export_settings/destinations.html",
         form=form,
         error=error,
-        destinations=export_destinations.list_destinations(g.workspace_id),
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
-        directory_allowed=export_destinations.directory_root_configured(),
+        destinations=registry.list_destinations(g.workspace_id),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
+        directory_allowed=registry.directory_root_configured(),
         role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
 
 def _visible_or_404(destination_id: int):
-    return visible_or_404(export_destinations.get_destination, destination_id)
+    return visible_or_404(registry.get_destination, destination_id)
 
 
 @bp.route("/destinations/<int:destination_id>", methods=["GET", "POST"])
@@ -243,7 +244,7 @@ def destination(workspace_id: int, destination_id: int):
         return _destination_page(found, form, _form_error(form), 400)
     try:
         expected = saved_version(form.version.data or "")
-        export_destinations.edit(g.access, found, form.destination_input(), expected)
+        registry.edit(g.access, found, form.destination_input(), expected)
     except ValidationError as error:
         return _destination_page(found, form, error, 400)
     except ChangedMeanwhile as changed:
@@ -264,7 +265,7 @@ def _destination_page(
     refused_at: str = EDIT,
     reload_url: str | None = None,
 ):
-    current = export_settings.get(g.workspace_id)
+    current = configuration_gate.export_settings_of(g.workspace_id)
     return render_template(
         "export_settings/destination.html",
         destination=found,
@@ -272,9 +273,9 @@ def _destination_page(
         error=error,
         reload_url=reload_url,
         refused_at=refused_at,
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
-        directory_allowed=export_destinations.directory_root_configured(),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
+        directory_allowed=registry.directory_root_configured(),
         role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
@@ -318,7 +319,7 @@ def _back_to(found_or_page, destination_id: int):
 def enable_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.set_enabled(g.access, found, True),
+        lambda found, form: registry.set_enabled(g.access, found, True),
         "Destination enabled: new packages are delivered to it.",
         STATUS,
     )
@@ -330,7 +331,7 @@ def enable_destination(workspace_id: int, destination_id: int):
 def disable_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.set_enabled(g.access, found, False),
+        lambda found, form: registry.set_enabled(g.access, found, False),
         "Destination disabled: deliveries to it are withheld until it is enabled again.",
         STATUS,
     )
@@ -342,7 +343,7 @@ def disable_destination(workspace_id: int, destination_id: int):
 def replace_secret(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.replace_secret(g.access, found, form.secret.data or ""),
+        lambda found, form: registry.replace_secret(g.access, found, form.secret.data or ""),
         "The secret access key was replaced. Test the connection to check it.",
         SECRET,
         SecretForm,
@@ -355,7 +356,7 @@ def replace_secret(workspace_id: int, destination_id: int):
 def pin_host_key(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.pin_host_key(g.access, found, form.fingerprint.data or ""),
+        lambda found, form: registry.pin_host_key(g.access, found, form.fingerprint.data or ""),
         "The server's host key is pinned: deliveries go only to a server that shows it. "
         "Test the connection again to check the login and the folder.",
         TEST,
@@ -377,7 +378,7 @@ def confirm_remove_destination(workspace_id: int, destination_id: int):
 def remove_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.remove(g.access, found),
+        lambda found, form: registry.remove(g.access, found),
         "Destination removed. Its past deliveries stay in the packages' history.",
         STATUS,
     )
@@ -398,7 +399,7 @@ def test_destination(workspace_id: int, destination_id: int):
         error = _form_error(form)
     else:
         try:
-            export_destinations.test(g.access, found)
+            registry.test(g.access, found)
         except ValidationError as refused:
             error = refused
     if htmx:

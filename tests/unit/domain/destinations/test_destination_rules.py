@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.destinations.destination_rules import validate_destination_path, validate_endpoint_url
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.destination_rules import validate_destination_path, validate_endpoint_url
 from tests.factories import hostile_values
 
 

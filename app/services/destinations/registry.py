@@ -18,22 +18,22 @@ from sqlalchemy.exc import IntegrityError
 from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
 from app.destinations.endpoint_rule import refuse_internal_host
 from app.destinations.sftp import fingerprint, load_private_key
-from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
-from app.domain.people.access import RequesterContext
-from app.domain.workspace_export.export_settings_rules import (
+from app.domain.destinations.destination_input import (
     CheckedDestination,
     DestinationInput,
     check_destination,
     check_secret,
 )
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
+from app.domain.people.access import RequesterContext
 from app.extensions import db, execute_dml
 from app.models import Workspace
 from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination, S3Access, SftpLogin
 from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.accounts import audit
-from app.services.workspace_export import role_access
-from app.services.workspace_export.export_settings import refuse_changes
+from app.services.destinations import role_access
+from app.services.destinations.configuration_gate import refuse_changes
 
 
 def list_destinations(workspace_id: int) -> list[ExportDestination]:

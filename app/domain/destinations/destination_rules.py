@@ -1,5 +1,5 @@
 """What a destination's path and endpoint may be: the rules the destination form applies
-(app/domain/workspace_export/export_settings_rules.py) and opening a store applies again (app.destinations), so a
+(app/domain/destinations/destination_input.py) and opening a store applies again (app.destinations), so a
 row written around the form cannot steer a write either.
 """
 
