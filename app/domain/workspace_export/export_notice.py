@@ -25,7 +25,7 @@ from sqlalchemy import ColumnElement, and_, or_
 from app.domain import transitions
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeStatus
-from app.models.types import SUMMARY_LIMIT, Moment, database_time, lease_lapsed
+from app.models.types import SUMMARY_LIMIT, Moment, database_now, database_time, lease_lapsed
 
 # The guarded UPDATE of one notice; returns its attempt number.
 _apply = transitions.of_rows(ExportNotice, "notice", ExportNotice.attempt_count)
@@ -39,12 +39,12 @@ def startable(moment: Moment) -> ColumnElement[bool]:
     )
 
 
-def start(notice_id: int, holder: str, lease_expires_at: Moment, now: datetime | None = None) -> int:
+def start(notice_id: int, holder: str, lease_expires_at: Moment) -> int:
     """pending (and due) → sending: count the attempt and take the lease. Returns the attempt
     number every later move of this attempt names. Committed."""
     attempt = _apply(
         notice_id,
-        [startable(database_time(now))],
+        [startable(database_now())],
         {
             "status": NoticeStatus.SENDING,
             "attempt_count": ExportNotice.attempt_count + 1,

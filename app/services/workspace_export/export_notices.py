@@ -137,13 +137,13 @@ def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
         log.exception("workspace export %s: the failure notice could not be sent", execution_id)
 
 
-def send(notice_id: int, now: datetime | None = None) -> str:
+def send(notice_id: int) -> str:
     """One attempt at sending the notice, as the attempt that starts it (and holds it under a
     lease while the mail server answers): the job the work engine dispatches, and the sending
     `notify` does at once. Returns one word for the log: sent, retry_later, failed, not_due (sent,
     failed, its retry not due, or another attempt has it) or superseded."""
     try:
-        attempt = export_notice.start(notice_id, leases.holder_name(), leases.lease_expiry(), now)
+        attempt = export_notice.start(notice_id, leases.holder_name(), leases.lease_expiry())
     except TransitionRefused:
         return "not_due"
 
@@ -152,7 +152,7 @@ def send(notice_id: int, now: datetime | None = None) -> str:
 
     with leases.renewed_while_running(renew, f"export notice {notice_id}"):
         try:
-            return _attempt(notice_id, attempt, now)
+            return _attempt(notice_id, attempt)
         except TransitionRefused:
             log.info("export notice %s attempt %s was superseded", notice_id, attempt)
             return "superseded"
@@ -162,7 +162,7 @@ def _send_each(notice_ids: Sequence[int]) -> int:
     return sum(send(notice_id) == "sent" for notice_id in notice_ids)
 
 
-def _attempt(notice_id: int, attempt: int, now: datetime | None) -> str:
+def _attempt(notice_id: int, attempt: int) -> str:
     notice = db.session.get_one(ExportNotice, notice_id, populate_existing=True)
     try:
         content = _content(notice)
@@ -194,7 +194,7 @@ def _attempt(notice_id: int, attempt: int, now: datetime | None) -> str:
         if MAIL_TO_A_PERSON.exhausted(attempt):
             export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
             return "failed"
-        retry_at = (now or database_clock()) + MAIL_TO_A_PERSON.delay_after(attempt)
+        retry_at = database_clock() + MAIL_TO_A_PERSON.delay_after(attempt)
         export_notice.retry_later(notice_id, attempt, exc.summary, retry_at)
         return "retry_later"
     except InvalidAddress as exc:
