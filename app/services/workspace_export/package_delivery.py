@@ -26,13 +26,13 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
 from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
 from app.domain.errors import TransitionRefused
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
@@ -47,11 +47,6 @@ from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
 
-# A transient failure (a worker that stopped included) is tried again after 1 min, 5 min, 30 min
-# and 2 h; the fifth attempt is the last.
-RETRIES = RetryPolicy(
-    max_attempts=5, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
-)
 RETRIES_EXHAUSTED = "retries_exhausted"
 PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
@@ -309,11 +304,11 @@ def record_failure(
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
     if failure_class == FailureClass.TRANSIENT:
-        if RETRIES.exhausted(attempt):
+        if COPY_TO_A_DESTINATION.exhausted(attempt):
             failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
             summary = f"Gave up after {attempt} attempts; the last one: {summary}"
         else:
-            next_attempt_at = retry_at or now + RETRIES.delay_after(attempt)
+            next_attempt_at = retry_at or now + COPY_TO_A_DESTINATION.delay_after(attempt)
     try:
         package_delivery_lifecycle.failed(
             delivery.id,
