@@ -54,7 +54,7 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -157,7 +157,7 @@ def request_and_wait(session: requests.Session, base: str, workspace_id: int, qu
 
 def _measure(app: Flask, bench, password: str, environment: dict[str, str], scratch_root: Path) -> list[float]:
     """REQUESTS small files, one after another, through freshly started processes; milliseconds each."""
-    port = _free_port()
+    port = free_port()
     processes = start_processes(environment, port, scratch_root)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -54,10 +54,11 @@ from bench.dataset import (
 from bench.latency import latency_suite
 from bench.load import load_suite
 from bench.packages import packages_suite
+from bench.schedule_throughput import throughput_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency", "console", "packages", "load")
+SUITES = ("query", "report", "schedules", "throughput", "latency", "console", "packages", "load")
 # The export suites; schedules, latency, console, packages (5M rows) and load run when named.
 DEFAULT_SUITES = ("query", "report")
 
@@ -404,6 +405,8 @@ def main() -> None:
             report_suite(app, scratch_root, repeat)
         if "schedules" in suites:
             schedule_suite(app)
+        if "throughput" in suites:
+            throughput_suite(app, scratch_root)
         if "latency" in suites:
             latency_suite(app, scratch_root)
         if "console" in suites:
