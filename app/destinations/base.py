@@ -1,5 +1,6 @@
-"""What every destination kind shares: the store interface, the probe and failure results and the
-refusal error. The rules for a destination's path and endpoint are app/domain/destinations/destination_rules.py.
+"""What every destination kind shares: the store interface, the probe and failure results, the
+refusal error, and the file-ready facts a webhook or Slack destination announces. The rules for a
+destination's path, endpoint and URL are app/domain/destinations/destination_rules.py.
 
 A destination store writes objects under the destination's path; callers name them with keys
 relative to that path (checked by `check_key`, so they cannot climb out of it).
@@ -10,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.domain.errors import Conflict
 from app.models.types import SUMMARY_LIMIT
@@ -46,6 +48,26 @@ class DeliveryFailure:
     failure_class: str  # FailureClass
     code: str
     summary: str
+
+
+@dataclass(frozen=True)
+class FileReady:
+    """A schedule's file, ready to download: what a message destination (webhook, Slack) is told.
+    Facts about the file and a link to it, never its rows."""
+
+    # Stable per (run, destination): the same on every retry, so a receiver can drop repeats.
+    message_id: str
+    schedule_name: str
+    schedule_slug: str
+    run_id: int
+    occurrence: datetime  # UTC
+    file_name: str
+    format: str
+    rows: int
+    size_bytes: int
+    sha256: str  # hex
+    download_url: str
+    link_expires_at: datetime
 
 
 class DestinationStore(ABC):
