@@ -7,7 +7,8 @@
   error when that fails (with an SFTP server's host key when it is not the pinned one). For a
   webhook or Slack destination, send a test message and say how the receiver answered.
 - `announce(destination, file_ready)`: tell a webhook or Slack destination (ANNOUNCING_KINDS) that
-  a schedule's file is ready (webhook.py signs the message, slack.py writes it for a channel).
+  a schedule's file is ready (webhook.py signs the message, slack.py writes it for a channel);
+  `announce_package(destination, package_ready)` the same for a workspace package.
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
   (permanent), with a short code and a bounded summary for the delivery's record.
 - `refuse_internal_endpoint(url, allowed_hosts)`: the endpoint rule (endpoint_rule.py), for the
@@ -48,7 +49,9 @@ from app.destinations.base import (
     DestinationStore,
     DestinationUnavailable,
     FileReady,
+    PackageReady,
     ProbeResult,
+    VolumeFacts,
     bounded,
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
@@ -75,7 +78,10 @@ __all__ = [
     "FileReady",
     "UNEXPECTED_ERROR",
     "ProbeResult",
+    "PackageReady",
+    "VolumeFacts",
     "announce",
+    "announce_package",
     "classify_error",
     "describe_error",
     "open_destination",
@@ -245,6 +251,11 @@ def announce(destination: ExportDestination, file_ready: FileReady) -> None:
     (permanent) or DestinationUnavailable (transient) when the receiver does not take it, for
     `classify_error`; CredentialsUnreadable for a secret stored under another key."""
     _send(destination, webhook.file_ready_message(file_ready), slack.file_ready_message(file_ready))
+
+
+def announce_package(destination: ExportDestination, package_ready: PackageReady) -> None:
+    """Tell a webhook or Slack destination that a workspace package is ready, as `announce` does."""
+    _send(destination, webhook.package_ready_message(package_ready), slack.package_ready_message(package_ready))
 
 
 def _send(destination: ExportDestination, webhook_message: dict, slack_message: dict) -> int:

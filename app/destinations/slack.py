@@ -1,6 +1,7 @@
 """A Slack destination: an incoming webhook's URL (Slack's own secret: whoever has it can post to
 the channel, so it is stored encrypted and never shown). The message says which file is ready,
-its rows and size, with the download link and when the link expires; never the rows.
+its rows and size, with the download link and when the link expires (or that a workspace
+package is ready, with a link to its page); never the rows.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from app.destinations.base import FileReady
+from app.destinations.base import FileReady, PackageReady
 from app.destinations.http_message import post_json
 from app.domain.values.sizes import size_label
 
@@ -21,6 +22,14 @@ _STATUS_SENTENCES = {
 }
 
 
+def _rows(count: int) -> str:
+    return "1 row" if count == 1 else f"{count:,} rows"
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _escaped(text: str) -> str:
     """Text as Slack's mrkdwn shows it literally (it reads &, < and > as markup)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -28,11 +37,21 @@ def _escaped(text: str) -> str:
 
 def file_ready_message(ready: FileReady) -> dict:
     """The channel's message for a schedule's file."""
-    expires = ready.link_expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    rows = "1 row" if ready.rows == 1 else f"{ready.rows:,} rows"
     text = (
         f"*{_escaped(ready.schedule_name)}*: the file {_escaped(ready.file_name)} is ready "
-        f"({rows}, {size_label(ready.size_bytes)}). <{ready.download_url}|Download it> (the link expires {expires})."
+        f"({_rows(ready.rows)}, {size_label(ready.size_bytes)}). <{ready.download_url}|Download it> "
+        f"(the link expires {_utc(ready.link_expires_at)})."
+    )
+    return {"text": text}
+
+
+def package_ready_message(ready: PackageReady) -> dict:
+    """The channel's message for a workspace package: its size and a link to its page."""
+    volumes = "1 volume" if len(ready.volumes) == 1 else f"{len(ready.volumes)} volumes"
+    text = (
+        f"*{_escaped(ready.workspace_name)}*: a workspace export package is ready ({volumes}, "
+        f"{_rows(ready.rows)}, {size_label(ready.size_bytes)}; the data as of {_utc(ready.cutoff_at)}). "
+        f"<{ready.package_url}|Open the package> (kept until {_utc(ready.expires_at)})."
     )
     return {"text": text}
 

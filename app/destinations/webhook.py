@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from app.destinations.base import FileReady
+from app.destinations.base import FileReady, PackageReady
 from app.destinations.http_message import post_json
 
 SIGNATURE_HEADER = "Rhythm-Signature"
@@ -31,6 +31,7 @@ MESSAGE_ID_HEADER = "Rhythm-Message-Id"
 REPLAY_WINDOW_SECONDS = 300
 SIGNING_SECRET_PREFIX = "whsec_"
 FILE_READY = "file.ready"
+PACKAGE_READY = "package.ready"
 TEST = "test"
 # What a receiver's statuses mean, for the administrator.
 _STATUS_SENTENCES = {
@@ -71,6 +72,28 @@ def file_ready_message(ready: FileReady) -> dict:
             "sha256": ready.sha256,
         },
         "download": {"url": ready.download_url, "expires_at": _utc_text(ready.link_expires_at)},
+    }
+
+
+def package_ready_message(ready: PackageReady) -> dict:
+    """The message for a workspace package: its volumes' facts and a link to its page, never data."""
+    return {
+        "id": ready.message_id,
+        "type": PACKAGE_READY,
+        "workspace": {"name": ready.workspace_name},
+        "package": {
+            "id": ready.package_id,
+            "cutoff": _utc_text(ready.cutoff_at),
+            "format": ready.format,
+            "rows": ready.rows,
+            "size_bytes": ready.size_bytes,
+            "url": ready.package_url,
+            "expires_at": _utc_text(ready.expires_at),
+        },
+        "volumes": [
+            {"name": volume.name, "rows": volume.rows, "size_bytes": volume.size_bytes, "sha256": volume.sha256}
+            for volume in ready.volumes
+        ],
     }
 
 
