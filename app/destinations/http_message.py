@@ -16,6 +16,7 @@ for people. What the receiver sent back (its body, a redirect's Location) is nev
 
 from __future__ import annotations
 
+import logging
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
@@ -37,6 +38,17 @@ from app.domain.errors import ValidationError
 CONNECT_TIMEOUT_SECONDS = 5
 # How long the receiver may take to answer once connected: it is meant to acknowledge and work later.
 READ_TIMEOUT_SECONDS = 10
+
+
+class _WithoutRequestLines(logging.Filter):
+    """urllib3's debug lines name each request's path, and a Slack incoming webhook's path is its
+    secret: they are dropped, whatever level a process logs at."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+logging.getLogger("urllib3.connectionpool").addFilter(_WithoutRequestLines())
 
 
 def post_json(

@@ -51,6 +51,3 @@ def configure_logging(process_kind: str, level: int = logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # urllib3's debug lines name each request's URL, and a Slack incoming webhook's URL is its
-    # secret: they are never written, whatever the level.
-    logging.getLogger("urllib3").setLevel(max(level, logging.INFO))
