@@ -7,7 +7,9 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 from app.destinations import slack, webhook
 from app.destinations.base import FileReady
@@ -108,3 +110,31 @@ def test_the_slack_message_shows_the_schedule_s_name_as_written_not_as_markup():
     text = slack.file_ready_message(READY)["text"]
 
     assert "Weekly &lt;hours&gt; &amp; overtime" in text
+
+
+def _documented_verify():
+    """The receiver's check docs/schedules.md gives customers, as they would paste it."""
+    text = (Path(__file__).parents[3] / "docs" / "schedules.md").read_text(encoding="utf-8")
+    code = next(block for block in text.split("```python\n")[1:] if "def verify" in block).split("```", 1)[0]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    namespace: dict = {}
+    exec(code, namespace)  # noqa: S102 - the documentation's own example, run as a receiver runs it
+    return namespace["verify"]
+
+
+def test_the_documented_check_accepts_a_message_rhythm_signed_just_now():
+    verify = _documented_verify()
+    body = webhook.encode(webhook.file_ready_message(READY))
+
+    assert verify("whsec_known", webhook.signature("whsec_known", int(time.time()), body), body)
+
+
+def test_the_documented_check_refuses_another_secret_an_altered_body_and_a_stale_time():
+    verify = _documented_verify()
+    body = webhook.encode(webhook.file_ready_message(READY))
+    now = int(time.time())
+
+    assert not verify("whsec_other", webhook.signature("whsec_known", now, body), body)
+    assert not verify("whsec_known", webhook.signature("whsec_known", now, body), body.replace(b"1234", b"9999"))
+    assert not verify("whsec_known", webhook.signature("whsec_known", now - 301, body), body)
+    assert not verify("whsec_known", "v1=abc", body)
