@@ -140,6 +140,9 @@ def test_a_slack_destination_keeps_its_url_secret_and_tests_with_a_message(clien
         "https://[::1]/hook",
         "https://[fd00::1]/hook",
         "https://0.0.0.0/hook",
+        "https://0x7f.1/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://metadata.localhost/hook",
     ],
 )
 @pytest.mark.parametrize("kind", ["webhook", "slack"])
