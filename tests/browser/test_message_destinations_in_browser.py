@@ -39,14 +39,14 @@ def _announce_fail_and_retry(page, live_server, world, receiver: Receiver, start
     start_worker()
     page.goto(f"{live_server}/w/{world.workspace.id}/export/packages/{package.id}")
     card = page.locator(f"#delivery-{delivery.id}")
-    card.get_by_text("failed for a passing reason").wait_for()
+    card.get_by_text("not taken, for a passing reason").wait_for()
     card.get_by_text("HTTP 503 Service Unavailable").first.wait_for()
 
     receiver.status = 410
     card.get_by_role("button", name="Retry").click()
     wait_for(lambda: _delivery_status(delivery.id) == (DeliveryStatus.FAILED, 2), what="the refused retry")
     page.reload()
-    card.get_by_text("is not tried again on its own").wait_for()
+    card.get_by_text("is not sent again on its own").wait_for()
     card.get_by_text("HTTP 410 Gone").first.wait_for()
 
     receiver.status = 200

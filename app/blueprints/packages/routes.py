@@ -198,6 +198,7 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         package_folder=package_delivery.package_folder(package),
         announcing_kinds=ANNOUNCING_KINDS,
         failure_class_words=package_history.DELIVERY_FAILURE_WORDS,
+        message_failure_words=package_history.MESSAGE_FAILURE_WORDS,
         deliverable=package_history.deliverable(package),
         deletion=package_retention.deletion_of(package.id) if package.status == PackageStatus.DELETED else None,
         error=error,
