@@ -14,6 +14,7 @@ from sqlalchemy import select
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.security.credentials import decrypt_secret
+from tests import factories
 from tests.fixtures.message_receiver import Receiver
 from tests.integration.export_settings.forms import audit_events, counts, destinations_url
 
@@ -173,3 +174,33 @@ def test_the_same_webhook_url_twice_is_refused_in_words(client, admin, receiver)
 
     assert again.status_code == 400
     assert "already sends to this webhook URL" in again.text
+
+
+def test_editing_a_webhook_s_url_keeps_its_signing_secret(client, admin, receiver):
+    secret = _shown_secret(client.post(destinations_url(admin.workspace), data=webhook_form(receiver)).text)
+    destination = _only_destination(admin.workspace)
+
+    response = client.post(
+        destinations_url(admin.workspace, f"/{destination.id}"),
+        data={**webhook_form(receiver, url=f"{receiver.url}/hooks/v2"), "version": str(destination.version)},
+    )
+
+    assert response.status_code == 302, response.text
+    edited = _only_destination(admin.workspace)
+    assert edited.url == f"{receiver.url}/hooks/v2"
+    assert decrypt_secret(edited.secret_ciphertext) == secret
+
+
+def test_a_directory_destination_cannot_become_a_webhook_whose_secret_no_one_was_shown(client, admin, receiver):
+    folder = factories.make_destination(admin.workspace, name="Archive folder")
+    before = counts()
+
+    response = client.post(
+        destinations_url(admin.workspace, f"/{folder.id}"),
+        data={**webhook_form(receiver), "version": str(folder.version)},
+    )
+
+    assert response.status_code == 400
+    assert "add a webhook destination rather than changing this one" in response.text
+    assert counts() == before
+    assert db.session.get_one(ExportDestination, folder.id, populate_existing=True).kind == "directory"
