@@ -83,13 +83,16 @@ def post_json(
             headers={"Content-Type": "application/json", "User-Agent": "Rhythm-Exports", **headers},
             retries=False,
             redirect=False,
-            preload_content=True,
+            # Only the status is read: a receiver's body, however long, is never taken in.
+            preload_content=False,
         )
+        status = response.status
+        response.close()
     except HTTPError as exc:
         raise _connection_failure(what, exc) from None
     finally:
         pool.close()
-    return _judged(what, response.status, status_sentences or {})
+    return _judged(what, status, status_sentences or {})
 
 
 def _judged(what: str, status: int, status_sentences: dict[int, str]) -> int:

@@ -130,6 +130,15 @@ def test_a_receiver_slower_than_the_read_timeout_is_transient(
     assert "did not answer within" in failure.summary
 
 
+def test_only_the_status_is_read_never_the_receiver_s_body(world, receiver: Receiver, webhook_destination, monkeypatch):
+    monkeypatch.setattr(http_message, "READ_TIMEOUT_SECONDS", 1)
+    receiver.stalled_body_seconds = 3
+
+    destinations.announce(webhook_destination(world.workspace), READY)
+
+    assert len(receiver.received) == 1
+
+
 def test_a_redirect_is_not_followed_and_is_permanent(world, receiver: Receiver, webhook_destination):
     receiver.status = 302
     receiver.headers = {"Location": f"{receiver.url}/elsewhere-internal"}
