@@ -1,7 +1,7 @@
 """Webhook and Slack destinations: two kinds, and a webhook's URL
 
 Revision ID: c4f8a2e6d9b1
-Revises: b7d2e4f6a8c1
+Revises: f3a8c2d9e1b7
 Create Date: 2026-12-07 05:10:00
 
 A webhook keeps its URL (shown) and its signing secret (encrypted, in secret_ciphertext); a Slack
@@ -14,7 +14,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = "c4f8a2e6d9b1"
-down_revision = "b7d2e4f6a8c1"
+down_revision = "f3a8c2d9e1b7"
 branch_labels = None
 depends_on = None
 
