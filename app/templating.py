@@ -44,6 +44,7 @@ TEXT_LIMITS = {
     "endpoint_url": destination_rules.ENDPOINT_LIMIT,
     "access_key_id": destination_input.ACCESS_KEY_LIMIT,
     "role_arn": export_destination.ROLE_ARN_LIMIT,
+    "message_url": export_destination.MESSAGE_URL_LIMIT,
     "sftp_host": destination_rules.HOST_LIMIT,
     "sftp_username": destination_input.USERNAME_LIMIT,
     "destination_path": destination_rules.PATH_LIMIT,

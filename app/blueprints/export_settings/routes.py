@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from flask import flash, g, redirect, render_template, url_for
+from flask import flash, g, make_response, redirect, render_template, url_for
 
 from app.blueprints.export_settings import bp
 from app.blueprints.export_settings.forms import (
@@ -29,7 +29,13 @@ from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.domain.values.text_rules import opened_version, saved_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, S3Access, SftpLogin
+from app.models.export_destination import (
+    ANNOUNCING_KINDS,
+    MAX_DESTINATIONS,
+    DestinationKind,
+    S3Access,
+    SftpLogin,
+)
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     PACKAGE_FORMAT_DESCRIPTIONS,
@@ -48,6 +54,8 @@ KINDS = {
     DestinationKind.S3: "S3-compatible bucket",
     DestinationKind.SFTP: "SFTP server",
     DestinationKind.DIRECTORY: "Directory on this server",
+    DestinationKind.WEBHOOK: "Webhook (a signed message with a download link)",
+    DestinationKind.SLACK: "Slack channel (an incoming webhook)",
 }
 SFTP_LOGINS = {SftpLogin.PASSWORD: "Password", SftpLogin.PRIVATE_KEY: "Private key (Ed25519 or RSA)"}
 S3_ACCESSES = {
@@ -64,6 +72,7 @@ def vocabulary() -> dict:
         "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
         "kinds": KINDS,
         "DestinationKind": DestinationKind,
+        "ANNOUNCING_KINDS": ANNOUNCING_KINDS,
         "sftp_logins": SFTP_LOGINS,
         "s3_accesses": S3_ACCESSES,
         "S3Access": S3Access,
@@ -207,11 +216,23 @@ def add_destination(workspace_id: int):
     if not form.validate():
         return _destinations_page(form, _form_error(form), 400)
     try:
-        destination = registry.add(g.access, form.destination_input())
+        added = registry.add_and_show_secret(g.access, form.destination_input())
     except ValidationError as error:
         return _destinations_page(form, error, 400)
-    flash(f"Destination “{destination.name}” added. Test its connection below.")
-    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination.id))
+    if added.signing_secret is not None:
+        flash(f"Destination “{added.destination.name}” added.")
+        return _signing_secret_page(added.destination, added.signing_secret)
+    flash(f"Destination “{added.destination.name}” added. Test its connection below.")
+    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=added.destination.id))
+
+
+def _signing_secret_page(destination, secret: str):
+    """A webhook's signing secret, this once: the answer to the post that made it, kept by no
+    cache, and no page that a reload or a link reaches shows it again."""
+    page = render_template("export_settings/signing_secret.html", destination=destination, secret=secret)
+    response = make_response(page)
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def _destinations_page(form: DestinationForm, error: ValidationError | None = None, status: int = 200):
@@ -349,6 +370,21 @@ def replace_secret(workspace_id: int, destination_id: int):
         SecretForm,
     )
     return _back_to(outcome, destination_id)
+
+
+@bp.post("/destinations/<int:destination_id>/signing-secret")
+@workspace_administrator
+def new_signing_secret(workspace_id: int, destination_id: int):
+    made: list[str] = []
+    outcome = _act(
+        destination_id,
+        lambda found, form: made.append(registry.new_signing_secret(g.access, found)),
+        "A new signing secret was made: messages are signed with it from now on.",
+        SECRET,
+    )
+    if isinstance(outcome, tuple):
+        return outcome
+    return _signing_secret_page(outcome, made[0])
 
 
 @bp.post("/destinations/<int:destination_id>/host-key")

@@ -9,6 +9,7 @@ form refuses exactly what a delivery would refuse to write to.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 from app.domain.destinations.destination_rules import (
     validate_destination_path,
     validate_endpoint_url,
+    validate_message_url,
     validate_sftp_host,
 )
 from app.domain.destinations.role_trust import validate_role_arn
 from app.domain.errors import ValidationError
 from app.domain.values.text_rules import has_unstorable_character, refuse_line_breaks, whole_number
-from app.models.export_destination import DestinationKind, S3Access, SftpLogin
+from app.models.export_destination import ANNOUNCING_KINDS, DestinationKind, S3Access, SftpLogin
 
 NAME_LIMIT = 100
 REGION_LIMIT = 40
@@ -61,6 +63,9 @@ class DestinationInput:
     # A bucket's: signed with the access key and secret above, or by assuming the role.
     s3_access: str = ""
     role_arn: str = ""
+    # A webhook's URL (shown); a Slack incoming webhook's URL (its secret: empty on an edit keeps it).
+    url: str = ""
+    slack_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,22 +85,33 @@ class CheckedDestination:
     sftp_login: str | None = None
     s3_access: str | None = None
     role_arn: str | None = None
+    url: str | None = None
 
 
 def check_destination(
-    data: DestinationInput, *, creating: bool, directory_root_configured: bool, role_access_available: bool = False
+    data: DestinationInput,
+    *,
+    creating: bool,
+    directory_root_configured: bool,
+    role_access_available: bool = False,
+    http_hosts: frozenset[str] = frozenset(),
 ) -> CheckedDestination:
     """The destination as it will be stored; ValidationError names the first bad field.
 
     The secret is required when an S3 destination signing with a key is created, optional on an
     edit (empty keeps it); one by role has none. `role_access_available`: this installation has
-    a principal for customers' roles to trust.
+    a principal for customers' roles to trust. `http_hosts`: the hosts a webhook or Slack URL
+    may reach over plain http (DESTINATION_ALLOWED_HOSTS); every other one is https.
     """
     name = _checked_name(data.name)
     if data.kind not in tuple(DestinationKind):
         raise ValidationError(
-            "Choose the kind of destination: an S3-compatible bucket, an SFTP server or a directory.", "kind"
+            "Choose the kind of destination: an S3-compatible bucket, an SFTP server, a directory, a webhook or a "
+            "Slack channel.",
+            "kind",
         )
+    if data.kind in ANNOUNCING_KINDS:
+        return _checked_receiver(data, name, creating=creating, http_hosts=http_hosts)
     path = validate_destination_path(data.path)
     if data.kind == DestinationKind.DIRECTORY:
         if not directory_root_configured:
@@ -131,6 +147,31 @@ def check_destination(
     return CheckedDestination(
         name, data.kind, bucket, region, endpoint, access_key_id, secret, path, key, s3_access=access
     )
+
+
+def _checked_receiver(
+    data: DestinationInput, name: str, *, creating: bool, http_hosts: frozenset[str]
+) -> CheckedDestination:
+    """A webhook or a Slack channel: a URL that receives messages, and no path. A webhook's
+    signing secret is made by Rhythm, not typed (the secret here is None); a Slack URL is the
+    secret, required when it is added and kept by an empty field on an edit (connection key "")."""
+    if data.kind == DestinationKind.WEBHOOK:
+        url = validate_message_url(data.url, "url", "The webhook URL", http_hosts)
+        return CheckedDestination(
+            name, data.kind, None, None, None, None, None, "", message_connection_key(data.kind, url), url=url
+        )
+    if not data.slack_url.strip() and not creating:
+        return CheckedDestination(name, data.kind, None, None, None, None, None, "", "")
+    slack_url = validate_message_url(data.slack_url, "slack_url", "The incoming webhook URL", http_hosts)
+    return CheckedDestination(
+        name, data.kind, None, None, None, None, slack_url, "", message_connection_key(data.kind, slack_url)
+    )
+
+
+def message_connection_key(kind: str, url: str) -> str:
+    """What makes two webhook or Slack destinations the same: their URL, by its SHA-256 (a Slack
+    URL is a secret, and the connection key is shown to no one but is audited)."""
+    return f"{kind}:{hashlib.sha256(url.encode('utf-8')).hexdigest()}"
 
 
 def connection_key(endpoint: str | None, bucket: str) -> str:
