@@ -58,7 +58,8 @@ _CLOSING_BYTES = (
 
 
 class _Abandoned(Exception):
-    """What the deflating thread holds once the stream is given up: it skips what is left."""
+    """What the deflating thread holds once the stream is given up: it skips what is left. Outside
+    DomainError: the stream's own signal, which no person causes."""
 
 
 def deflate_bound(input_bytes: int) -> int:
