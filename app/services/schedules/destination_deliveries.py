@@ -254,17 +254,17 @@ def record_failure(
 # An administrator's Retry
 
 
-def retry(workspace_id: int, delivery_id: int, seen_attempt: int, actor_id: int) -> DestinationDelivery:
-    """Make a failed delivery of the workspace due now, as the administrator saw it, audited in the
-    same transaction. NotVisible for another workspace's; TransitionRefused (a sentence) when it
-    moved on or its destination is disabled. The caller dispatches it."""
+def retry(schedule_id: int, delivery_id: int, seen_attempt: int, actor_id: int) -> DestinationDelivery:
+    """Make a failed delivery of one of the schedule's runs due now, as the administrator saw it,
+    audited in the same transaction. NotVisible for another schedule's; TransitionRefused (a
+    sentence) when it moved on or its destination is disabled. The caller dispatches it."""
     delivery = db.session.scalar(
-        select(DestinationDelivery).where(
-            DestinationDelivery.id == delivery_id, DestinationDelivery.workspace_id == workspace_id
-        )
+        select(DestinationDelivery)
+        .join(ScheduleRun, ScheduleRun.id == DestinationDelivery.run_id)
+        .where(DestinationDelivery.id == delivery_id, ScheduleRun.schedule_id == schedule_id)
     )
     if delivery is None:
-        raise NotVisible("no such destination delivery in this workspace")
+        raise NotVisible("no such destination delivery of this schedule")
     try:
         destination_delivery.retry_now(delivery_id, seen_attempt)
     except TransitionRefused:
@@ -273,7 +273,7 @@ def retry(workspace_id: int, delivery_id: int, seen_attempt: int, actor_id: int)
             "was shown, or its destination is disabled or removed. Reload the page to see where it stands."
         ) from None
     audit.record(
-        workspace_id=workspace_id,
+        workspace_id=delivery.workspace_id,
         actor_id=actor_id,
         action="schedule_destination_delivery.retried",
         subject_type="schedule_run",

@@ -193,7 +193,7 @@ def test_wrong_credentials_fail_permanently_in_words_and_an_administrators_retry
 
     bucket.secret_ciphertext = encrypt_secret(s3_account.secret)
     db.session.commit()
-    destination_deliveries.retry(run_scenario.workspace.id, delivery.id, seen_attempt=1, actor_id=admin.id)
+    destination_deliveries.retry(run.schedule_id, delivery.id, seen_attempt=1, actor_id=admin.id)
 
     assert destination_deliveries.run_delivery(delivery.id) == "delivered"
     assert _attempts(delivery.id) == [
@@ -207,10 +207,10 @@ def test_a_second_press_of_retry_is_refused_with_a_sentence(run_scenario, s3_des
     _, run = _run_with_destinations(run_scenario, s3_destination(run_scenario.workspace, secret="wrong"))
     delivery = _deliveries(run.id)[0]
     destination_deliveries.run_delivery(delivery.id)
-    destination_deliveries.retry(run_scenario.workspace.id, delivery.id, seen_attempt=1, actor_id=admin.id)
+    destination_deliveries.retry(run.schedule_id, delivery.id, seen_attempt=1, actor_id=admin.id)
 
     with pytest.raises(TransitionRefused, match="already being retried"):
-        destination_deliveries.retry(run_scenario.workspace.id, delivery.id, seen_attempt=1, actor_id=admin.id)
+        destination_deliveries.retry(run.schedule_id, delivery.id, seen_attempt=1, actor_id=admin.id)
 
 
 def test_an_unreachable_endpoint_fails_transiently_and_is_retried_after_the_copy_policy_s_delay(
@@ -249,7 +249,7 @@ def test_the_fifth_transient_failure_gives_up_in_words(run_scenario, s3_destinat
     assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused")
 
 
-def test_a_kind_that_announces_is_told_the_file_s_facts_and_link_the_same_message_id_on_a_retry(
+def test_a_kind_that_announces_is_told_the_file_s_facts_and_its_link_and_stores_nothing(
     run_scenario, destinations_root, monkeypatch
 ):
     """The message kinds (webhook, Slack) come in their own change; this stands one in for them."""
