@@ -158,9 +158,11 @@ class RunHistory:
 
     @property
     def active(self) -> bool:
-        """A run of the page is queued or running, or one of its copies to a destination is under way."""
+        """A run of the page is queued or running, or one of its copies to a destination is under
+        way or due now (an administrator's Retry); a copy waiting minutes for its backoff is not."""
+        now = utcnow()
         return any(
-            run.status in ACTIVE_RUN_STATUSES or any(d.status in COPYING for d in run.destination_deliveries)
+            run.status in ACTIVE_RUN_STATUSES or any(_copying(d, now) for d in run.destination_deliveries)
             for run in self.runs
         )
 
@@ -190,6 +192,13 @@ class RunHistory:
             return RunProgress(None, "making the file")
         rows = f"{file.rows_written:,} rows written"
         return RunProgress(file.percent, rows if file.percent is None else f"{rows} · {file.percent}%")
+
+
+def _copying(delivery: DestinationDelivery, now: datetime) -> bool:
+    if delivery.status in COPYING:
+        return True
+    due = delivery.next_attempt_at
+    return delivery.status == DestinationDeliveryStatus.FAILED and due is not None and due <= now
 
 
 def run_history(schedule: Schedule, request: ListRequest, viewer_zone: str | None) -> RunHistory:
