@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from rq.job import Job
 from sqlalchemy import select
 
 from app.destinations.sftp import PARTIAL_MARK
@@ -20,6 +21,7 @@ from app.services.schedules.destination_work import DESTINATION_DELIVERIES
 from app.services.schedules.schedule_runs import process_run
 from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
+from app.services.work.queue import redis_connection
 from app.services.work.work_kind import LOST_AFTER
 from app.storage import get_storage
 from tests.fixtures.workers import wait_for
@@ -54,15 +56,21 @@ def test_a_worker_copies_the_run_s_file_to_the_sftp_server_whole_by_one_rename(
 ):
     schedule = _sftp_schedule(run_scenario, sftp_destination)
     _, delivery, data = _run_and_its_delivery(run_scenario, schedule)  # dispatched as the run made it
-    start_worker()
+    worker = start_worker()
 
     wait_for(lambda: _row(delivery.id).status == "delivered", timeout=60, what="the copy")
+    job = Job.fetch(_row(delivery.id).job_id, connection=redis_connection())
+    worker.stop()
 
     target = f"inbound/rhythm/{delivery.target_key}"
     assert sftp_server.files() == {target: data}
     [(temporary, renamed_to)] = sftp_server.renames
     assert renamed_to == target and PARTIAL_MARK in temporary
     assert _row(delivery.id).location == f"sftp://{sftp_server.user}@127.0.0.1:{sftp_server.port}/{target}"
+    # The job carries the delivery's id, and nothing the worker logged names the login's password.
+    assert job.args == (delivery.id,)
+    assert f"schedule destination delivery {delivery.id}" in worker.output()
+    assert sftp_server.password not in worker.output()
 
 
 def test_a_worker_killed_mid_copy_leaves_no_file_under_its_name_and_the_redelivery_puts_one_whole_file(
