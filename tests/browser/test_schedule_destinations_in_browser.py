@@ -1,27 +1,36 @@
 """A schedule delivering to destinations in headless Chromium: an administrator ticks two of the
 workspace's destinations (a folder and a bucket on moto's S3 server over HTTP, the bucket's secret
 wrong) and no recipient, presses Run now, and watches the run history: the folder's copy is
-delivered, the bucket's fails in words. With the secret fixed, Retry delivers it. The run and the
-copies are dispatched by a real `flask scheduler` process and made by a real `rq` worker."""
+delivered, the bucket's fails in words. With the secret fixed, Retry delivers it. A copy to an
+SFTP server that is down fails transiently, waits for its retry, and is delivered once the server
+is back. The runs and the copies are dispatched by a real `flask scheduler` process and made by a
+real `rq` worker."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
 
 from app.extensions import db
 from app.models import ExportFile
-from app.models.schedule import DestinationDelivery, Schedule, ScheduleRun
+from app.models.schedule import DestinationDelivery, Schedule, ScheduleDestination, ScheduleRun
+from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
 from app.storage import get_storage
 from tests import factories
 from tests.fixtures.browser import accessibility_violations, fresh, sign_in
 from tests.fixtures.s3 import BUCKET
+from tests.fixtures.workers import wait_for
 
 # The worker and the scheduler start cold on a loaded 2-core machine.
 RUN_TIMEOUT_MS = 60_000
+
+
+def _delivery(delivery_id: int) -> DestinationDelivery:
+    return fresh(select(DestinationDelivery).where(DestinationDelivery.id == delivery_id)).scalar_one()
 
 
 def _row_of(page, delivery_id: int):
@@ -96,4 +105,55 @@ def test_a_schedule_delivers_to_a_folder_and_a_bucket_and_a_failed_copy_is_retri
     assert (destinations_root / "exports" / name).read_bytes() == data
     assert s3_account.client.get_object(Bucket=BUCKET, Key=f"rhythm/{name}")["Body"].read() == data
     assert _row_of(page, deliveries[bucket.id]).locator("td").nth(2).inner_text() == "2"
+    assert browser_console_errors == []
+
+
+@pytest.mark.browser
+def test_a_copy_to_an_sftp_server_that_is_down_waits_for_its_retry_and_is_delivered_once_it_is_back(
+    world,
+    live_server,
+    browser_page,
+    browser_console_errors,
+    sftp_server,
+    sftp_destination,
+    start_worker,
+    start_scheduler,
+):
+    query = factories.make_query(world.workspace, world.admin, name="Hours for payroll")
+    server = sftp_destination(world.workspace, name="Payroll server", path="inbound")
+    schedule = factories.make_schedule(query, world.admin, name="Hours to payroll")
+    schedule.recipients = []
+    schedule.destinations.append(ScheduleDestination(destination_id=server.id))
+    db.session.commit()
+    sftp_server.stop()
+    start_worker()
+    start_scheduler()
+    page = browser_page
+
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}")
+    page.get_by_role("button", name="Run now").click()
+    run_id = wait_for(lambda: fresh(select(ScheduleRun.id)).scalar_one_or_none(), what="the run")
+    delivery_id = wait_for(
+        lambda: fresh(select(DestinationDelivery.id)).scalar_one_or_none(), timeout=60, what="the copy"
+    )
+    wait_for(lambda: _delivery(delivery_id).status == "failed", timeout=60, what="the first attempt to fail")
+    page.reload()
+
+    row = _row_of(page, delivery_id)
+    assert "failed, waiting for a retry" in row.locator(".status").inner_text()
+    assert "It is tried again at" in row.inner_text()
+    assert _delivery(delivery_id).failure_class == "transient"
+
+    sftp_server.start()
+    failed = _delivery(delivery_id)
+    failed.next_attempt_at = utcnow() - timedelta(seconds=1)  # the retry's minute has passed
+    db.session.commit()
+    page.reload()  # the page polls again while a copy is due
+    _row_of(page, delivery_id).locator(".status-delivered").wait_for(timeout=RUN_TIMEOUT_MS)
+
+    assert list(sftp_server.files()) == [f"inbound/{_delivery(delivery_id).target_key}"]
+    assert _row_of(page, delivery_id).locator("td").nth(2).inner_text() == "2"
+    assert "Run 1 ·" in page.locator(f"#run-{run_id} h3").inner_text()
+    assert sftp_server.password not in page.content()
     assert browser_console_errors == []
