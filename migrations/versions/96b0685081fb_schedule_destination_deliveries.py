@@ -2,7 +2,7 @@
 delivery to each of them with its attempts
 
 Revision ID: 96b0685081fb
-Revises: b7d2e4f6a8c1
+Revises: c4f8a2e6d9b1
 Create Date: 2026-12-07 05:06:55
 
 New tables only: every existing schedule chose no destination and keeps sending by email alone.
@@ -11,7 +11,7 @@ from alembic import op
 import sqlalchemy as sa
 
 revision = '96b0685081fb'
-down_revision = 'b7d2e4f6a8c1'
+down_revision = 'c4f8a2e6d9b1'
 branch_labels = None
 depends_on = None
 

@@ -62,6 +62,8 @@ log = logging.getLogger(__name__)
 
 WORKER_STOPPED = "worker_stopped"
 FILE_GONE = "file_gone"
+# Where an announced file "went": the destination was told, with a link; it holds no file.
+ANNOUNCED = "announced, with a link to the file"
 _SETTLED = (DestinationDeliveryStatus.DELIVERED, DestinationDeliveryStatus.SKIPPED)
 
 
@@ -187,7 +189,7 @@ def _deliver(delivery_id: int, still_current) -> str:
         file_ready = _file_ready(delivery, run, schedule, export)
         db.session.rollback()
         announce(destination, file_ready)
-        return destination.name
+        return ANNOUNCED
     storage_key, target = export.storage_key, delivery.target_key
     store = open_destination(destination)
     db.session.rollback()
@@ -207,7 +209,7 @@ def _file_ready(delivery: DestinationDelivery, run: ScheduleRun, schedule: Sched
     for chunk in get_storage().read_chunks(export.storage_key):
         digest.update(chunk)
     return FileReady(
-        message_id=f"rhythm-schedule-delivery-{delivery.id}",
+        message_id=f"run-{run.id}-destination-{delivery.destination_id}",
         schedule_name=schedule.name,
         schedule_slug=schedule_slug(schedule),
         run_id=run.id,

@@ -61,10 +61,11 @@ def _before_requeue(delivery: DestinationDelivery, now: datetime) -> Callable[[]
         )
     if delivery.status == DestinationDeliveryStatus.FAILED and delivery.failure_class == FailureClass.PERMANENT:
         raise RequeueRefused(f"{label} failed for good; a workspace administrator retries it from the run history.")
-    if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
-        delivery_id, seen_attempt = delivery.id, delivery.attempt_count
-        return lambda: destination_delivery.retry_now(delivery_id, seen_attempt, now)
-    return None
+    waiting_for_its_backoff = delivery.next_attempt_at is not None and delivery.next_attempt_at > now
+    if not waiting_for_its_backoff:
+        return None
+    delivery_id, seen_attempt = delivery.id, delivery.attempt_count
+    return lambda: destination_delivery.retry_now(delivery_id, seen_attempt, now)
 
 
 DESTINATION_DELIVERIES = WorkKind(

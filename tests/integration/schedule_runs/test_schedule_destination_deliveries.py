@@ -249,30 +249,49 @@ def test_the_fifth_transient_failure_gives_up_in_words(run_scenario, s3_destinat
     assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused")
 
 
-def test_a_kind_that_announces_is_told_the_file_s_facts_and_its_link_and_stores_nothing(
-    run_scenario, destinations_root, monkeypatch
+def test_a_webhook_is_told_the_file_is_ready_with_a_signed_message_its_facts_and_link_and_no_rows(
+    run_scenario, receiver, webhook_destination
 ):
-    """The message kinds (webhook, Slack) come in their own change; this stands one in for them."""
-    told = []
-    monkeypatch.setattr(destination_deliveries, "ANNOUNCING_KINDS", frozenset({"directory"}))
-    monkeypatch.setattr(destination_deliveries, "announce", lambda destination, ready: told.append(ready))
-    schedule, run = _run_with_destinations(run_scenario, factories.make_destination(run_scenario.workspace))
+    destination = webhook_destination(run_scenario.workspace)
+    schedule, run = _run_with_destinations(run_scenario, destination)
     delivery = _deliveries(run.id)[0]
 
     assert destination_deliveries.run_delivery(delivery.id) == "delivered"
 
     export, data = _stored_file(run.id)
-    [ready] = told
-    assert ready.message_id == f"rhythm-schedule-delivery-{delivery.id}"
-    assert (ready.schedule_name, ready.run_id, ready.file_name, ready.format) == (
-        schedule.name,
-        run.id,
-        export.file_name,
-        "csv",
-    )
-    assert (ready.rows, ready.size_bytes) == (export.row_count, len(data))
-    assert ready.sha256 == hashlib.sha256(data).hexdigest()
-    assert ready.download_url.endswith(f"/w/{run_scenario.workspace.id}/files/{export.id}/download")
-    assert ready.link_expires_at == export.expires_at
-    assert ready.occurrence == run.occurrence_at
-    assert _files(destinations_root) == {}
+    [message] = receiver.received
+    assert message.signature_valid is True
+    assert message.headers["Rhythm-Message-Id"] == f"run-{run.id}-destination-{destination.id}"
+    body = message.json
+    assert body["type"] == "file.ready"
+    assert body["schedule"] == {"name": schedule.name, "slug": f"weekly-hours-zoe-b-amp-{schedule.id}"}
+    assert body["run"]["id"] == run.id
+    assert body["file"] == {
+        "name": export.file_name,
+        "format": "csv",
+        "rows": export.row_count,
+        "size_bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
+    assert body["download"]["url"].endswith(f"/w/{run_scenario.workspace.id}/files/{export.id}/download")
+    assert data not in message.body
+    assert _deliveries(run.id)[0].location == destination_deliveries.ANNOUNCED
+
+
+def test_a_slack_channel_is_told_the_file_is_ready_and_a_refusal_fails_the_delivery_in_words(
+    run_scenario, receiver, slack_destination
+):
+    _, run = _run_with_destinations(run_scenario, slack_destination(run_scenario.workspace))
+    delivery = _deliveries(run.id)[0]
+    receiver.status = 404
+
+    assert destination_deliveries.run_delivery(delivery.id) == "failed"
+
+    failed = _deliveries(run.id)[0]
+    assert (failed.failure_class, failed.attempt_count) == ("permanent", 1)
+    assert failed.failure_summary and "404" in failed.failure_summary
+    receiver.status = 200
+    destination_deliveries.retry(run.schedule_id, delivery.id, seen_attempt=1, actor_id=run_scenario.owner.id)
+    assert destination_deliveries.run_delivery(delivery.id) == "delivered"
+    export, _ = _stored_file(run.id)
+    assert export.file_name in receiver.received[-1].json["text"]
