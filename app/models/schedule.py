@@ -19,7 +19,7 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.export_destination import ExportDestination
+from app.models.export_destination import ANNOUNCING_KINDS, ExportDestination
 from app.models.package_delivery import FAILURE_CODE_LIMIT, DeliveryAttemptColumns, FailureClass
 from app.models.types import (
     DETAIL_LIMIT,
@@ -440,6 +440,12 @@ class DestinationDelivery(LeaseColumns, Model):
 
     run: Mapped[ScheduleRun] = relationship(back_populates="destination_deliveries")
     destination: Mapped[ExportDestination] = relationship()
+
+    @property
+    def announces(self) -> bool:
+        """Its destination is told the file is ready (a webhook, a Slack channel) rather than sent it."""
+        return self.destination.kind in ANNOUNCING_KINDS
+
     attempts: Mapped[list[DestinationDeliveryAttempt]] = relationship(
         back_populates="delivery", order_by="DestinationDeliveryAttempt.number", cascade="all, delete-orphan"
     )

@@ -181,3 +181,26 @@ def test_only_administrators_see_and_may_press_retry(client, auth, world, s3_des
 
     assert "SignatureDoesNotMatch" in page and f'id="destination-delivery-{delivery_id}-retry"' not in page
     assert pressed.status_code == 404
+
+
+def test_a_webhook_s_delivery_reads_announced_in_the_run_history(client, auth, world, receiver, webhook_destination):
+    query = factories.make_query(world.workspace, world.admin)
+    webhook = webhook_destination(world.workspace)
+    schedule = factories.make_schedule(query, world.admin, name="Hours to the webhook")
+    schedule.recipients = []
+    schedule.destinations.append(ScheduleDestination(destination_id=webhook.id))
+    db.session.commit()
+    run = admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=utcnow().replace(second=0, microsecond=0),
+        trigger=RunTrigger.MANUAL,
+    )
+    assert process_run(run.id) == "succeeded"
+    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
+    assert destination_deliveries.run_delivery(delivery_id) == "delivered"
+    auth.login(world.admin.email)
+
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+
+    assert "Announced, with a link to the file." in page
