@@ -99,7 +99,20 @@ class ExportDelivery(LeaseColumns, Model):
     )
 
 
-class ExportDeliveryAttempt(Model):
+class DeliveryAttemptColumns:
+    """What an attempt at a delivery to a destination records, a package's or a schedule run's
+    file: its number, when it started and ended, and how (a failure's class, code and summary)."""
+
+    number: Mapped[int]
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str | None] = mapped_column(String(10))
+    failure_class: Mapped[str | None] = mapped_column(String(10))
+    failure_code: Mapped[str | None] = mapped_column(String(FAILURE_CODE_LIMIT))
+    summary: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
+
+
+class ExportDeliveryAttempt(DeliveryAttemptColumns, Model):
     """One transfer attempt, appended; its number is allocated under the delivery's row lock."""
 
     __tablename__ = "data_export_delivery_attempts"
@@ -111,12 +124,5 @@ class ExportDeliveryAttempt(Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     delivery_id: Mapped[int] = mapped_column(ForeignKey("data_export_deliveries.id", ondelete="CASCADE"), index=True)
-    number: Mapped[int]
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=database_now())
-    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    outcome: Mapped[str | None] = mapped_column(String(10))
-    failure_class: Mapped[str | None] = mapped_column(String(10))
-    failure_code: Mapped[str | None] = mapped_column(String(FAILURE_CODE_LIMIT))
-    summary: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
 
     delivery: Mapped[ExportDelivery] = relationship(back_populates="attempts")

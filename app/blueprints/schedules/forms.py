@@ -64,6 +64,7 @@ class ScheduleForm(TimetableFields):
     custom_message = TextAreaField(CUSTOM_MESSAGE.title, validators=declared_text(CUSTOM_MESSAGE))
     send_when_empty = BooleanField("Send when empty")
     attach_file = BooleanField("Attach the file")
+    destinations = SelectMultipleField("Destinations", validate_choice=False, validators=[StorableText()])
     version = HiddenField(validators=_SHORT)
 
     def schedule_input(self) -> ScheduleInput:
@@ -79,6 +80,7 @@ class ScheduleForm(TimetableFields):
             custom_message=self.custom_message.data or "",
             send_when_empty=bool(self.send_when_empty.data),
             attach_file=bool(self.attach_file.data),
+            destinations=list(self.destinations.data or []),
         )
 
     def fill(self, data: ScheduleInput, version: int) -> None:
@@ -93,6 +95,7 @@ class ScheduleForm(TimetableFields):
         self.custom_message.data = data.custom_message
         self.send_when_empty.data = data.send_when_empty
         self.attach_file.data = data.attach_file
+        self.destinations.data = data.destinations
         self.version.data = str(version)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flask import flash, g, redirect, render_template, request, url_for
+from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_htmx.responses import HTMXResponseStopPolling
 
 from app.blueprints.form_refusals import form_refusals
@@ -20,18 +20,27 @@ from app.blueprints.fragments import fragment_of
 from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
-from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError, TransitionRefused, ValidationError
 from app.domain.schedules import attachment_rules
 from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.values import text_rules
 from app.domain.values.text_rules import opened_version
 from app.domain.values.time_zones import zone_suggestions
+from app.models.export_destination import MAX_DESTINATIONS
 from app.models.export_file import FORMAT_LABELS, FileFormat
 from app.models.schedule import ACTIVE_RUN_STATUSES, MAX_RECIPIENTS
 from app.services.accounts import workspaces
+from app.services.destinations import registry
 from app.services.files.file_requests import HEADINGS
 from app.services.pages import list_pages
-from app.services.schedules import attachment_policy, schedule_form, schedule_history, schedules
+from app.services.schedules import (
+    attachment_policy,
+    destination_deliveries,
+    destination_work,
+    schedule_form,
+    schedule_history,
+    schedules,
+)
 from app.services.schedules.schedules import ScheduleListing
 
 FREQUENCIES = {
@@ -51,6 +60,7 @@ def vocabulary() -> dict:
         "formats": FORMAT_LABELS,
         "headings": HEADINGS,
         "max_recipients": MAX_RECIPIENTS,
+        "max_destinations": MAX_DESTINATIONS,
         "in_schedule_zone": _in_schedule_zone,
     }
 
@@ -86,6 +96,9 @@ def _render_form(
         may_add_addresses=g.access.has_grant(schedules.EXTERNAL_GRANT),
         attachment_limit_mb=attachment_policy.limit_mb(g.workspace_id),
         attachment_not_allowed=attachment_rules.NOT_ALLOWED,
+        destinations=registry.list_destinations(g.workspace_id),
+        chosen_destinations=listing.schedule.destinations if listing else [],
+        may_choose_destinations=g.access.is_admin,
         **_upcoming(form),
     ), status
 
@@ -158,7 +171,7 @@ def show(workspace_id: int, schedule_id: int):
     return _show_page(_visible_or_404(schedule_id))
 
 
-def _show_page(listing: ScheduleListing, error: ValidationError | None = None, status: int = 200):
+def _show_page(listing: ScheduleListing, error: DomainError | None = None, status: int = 200):
     schedule = listing.schedule
     history = _run_history(schedule, request.args)
     events = schedule_history.history_events(schedule)
@@ -180,6 +193,7 @@ def _show_page(listing: ScheduleListing, error: ValidationError | None = None, s
         blockers=schedules.resume_blockers(schedule, legacy_confirmed=True) if schedule.status == "paused" else [],
         form=ConfirmForm(formdata=None),
         run_now_token=text_rules.new_request_token(),
+        may_retry_destinations=g.access.is_admin,
         error=error,
     ), status
 
@@ -207,7 +221,9 @@ def runs(workspace_id: int, schedule_id: int):
     no run is queued or running."""
     listing = _visible_or_404(schedule_id)
     history = _run_history(listing.schedule, {})
-    body = render_template("schedules/_runs.html", schedule=listing.schedule, history=history)
+    body = render_template(
+        "schedules/_runs.html", schedule=listing.schedule, history=history, may_retry_destinations=g.access.is_admin
+    )
     return body if history.active else HTMXResponseStopPolling(body)
 
 
@@ -313,6 +329,29 @@ def _run_now_sentence(outcome: schedules.RunNow) -> str:
     if outcome.run.status in ACTIVE_RUN_STATUSES:
         return "A run started by hand is already under way, so no other was started. Its progress shows below."
     return "This press of Run now was answered already: its run shows below."
+
+
+@bp.post("/<int:schedule_id>/destination-deliveries/<int:delivery_id>/retry")
+@workspace_member
+def retry_destination_delivery(workspace_id: int, schedule_id: int, delivery_id: int):
+    """An administrator's Retry of a run's failed delivery to a destination; the form names the
+    attempt the page showed, so a second press of the same page is refused, not repeated."""
+    listing = _visible_or_404(schedule_id)
+    if not g.access.is_admin:
+        abort(404)
+    form = ConfirmForm()
+    if not form.validate():
+        return _show_page(listing, form_refusals(form), 400)
+    seen_attempt = text_rules.database_id(request.form.get("attempt"))
+    if seen_attempt is None:
+        return _show_page(listing, ValidationError("The page was out of date; reload it and try again."), 400)
+    try:
+        destination_deliveries.retry(listing.schedule.id, delivery_id, seen_attempt, g.access.person_id)
+    except TransitionRefused as refused:
+        return _show_page(listing, refused, 409)
+    destination_work.dispatch([delivery_id])
+    flash("The delivery is being tried again; its new attempt shows in the run's Destinations table.")
+    return redirect(url_for(".show", workspace_id=g.workspace_id, schedule_id=schedule_id))
 
 
 @bp.post("/<int:schedule_id>/refresh-source")

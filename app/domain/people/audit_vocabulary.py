@@ -52,6 +52,7 @@ ACTION_SENTENCES = {
     "schedule.refreshed": "Schedule's query refreshed",
     "schedule.resumed": "Schedule resumed",
     "schedule.run_requested": "Schedule run requested",
+    "schedule_destination_delivery.retried": "Failed delivery of a scheduled file to a destination tried again",
     "template.created": "Message template created",
     "template.draft_changed": "Message template draft changed",
     "template.published": "Message template version published",

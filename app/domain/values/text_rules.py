@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import secrets
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -34,6 +35,14 @@ _MAX_DIGITS = 30
 # or break an email header.
 LINE_BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK = re.compile(f"[{LINE_BREAKS}]")
+
+
+def ascii_slug(text: str, limit: int = 80, fallback: str = "export") -> str:
+    """A name for a file or a folder made from a person's text: lower-case ASCII letters and
+    digits joined by dashes (accents dropped, anything else a dash), at most `limit` long, never
+    empty; every store's key rule accepts it."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^A-Za-z0-9]+", "-", ascii_text).strip("-").lower()[:limit].rstrip("-") or fallback
 
 
 def refuse_line_breaks(text: str, field: str, label: str) -> None:

@@ -32,7 +32,7 @@ from datetime import datetime
 
 from sqlalchemy import and_, or_, select, update
 
-from app.domain import transitions
+from app.domain import delivery_attempts, transitions
 from app.domain.errors import TransitionRefused
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
@@ -163,14 +163,9 @@ def start(delivery_id: int, holder: str, lease_expires_at: Moment, now: datetime
     number = _apply(
         delivery_id,
         [startable(at)],
-        {
-            "status": DeliveryStatus.DELIVERING,
-            "attempt_count": ExportDelivery.attempt_count + 1,
-            "next_attempt_at": None,
-            "lease_holder": holder,
-            "lease_expires_at": lease_expires_at,
-            "updated_at": at,
-        },
+        delivery_attempts.attempt_started(
+            DeliveryStatus.DELIVERING, ExportDelivery.attempt_count, holder, lease_expires_at, at
+        ),
         "start",
         "pending, nor failed transiently and due for a retry",
     )
@@ -249,24 +244,12 @@ def failed(
     """
     at = database_time(now)
     failure_class = FailureClass(failure_class)
-    if (failure_class == FailureClass.TRANSIENT) != (next_attempt_at is not None):
-        raise ValueError("a transient failure needs a retry time, and only a transient one")
+    values = delivery_attempts.attempt_failed(DeliveryStatus.FAILED, failure_class, code, summary, next_attempt_at, at)
     guard = _current(attempt)
     if lease_lapsed_before is not None:
         guard.append(
             or_(ExportDelivery.lease_expires_at.is_(None), ExportDelivery.lease_expires_at < lease_lapsed_before)
         )
-    values = {
-        "status": DeliveryStatus.FAILED,
-        "failure_class": failure_class,
-        "failure_code": code[:FAILURE_CODE_LIMIT],
-        "failure_summary": summary[:SUMMARY_LIMIT],
-        "next_attempt_at": next_attempt_at,
-        "lease_expires_at": None,
-        "updated_at": at,
-    }
-    if next_attempt_at is not None:  # the retry is dispatched afresh once it is due
-        values.update(job_id=None, dispatched_at=None)
     _apply(delivery_id, guard, values, "fail", f"delivering at attempt {attempt}")
     _end_attempt(
         delivery_id,

@@ -7,8 +7,6 @@ file so the worker runs exactly what was asked for, with the requester's access 
 from __future__ import annotations
 
 import dataclasses
-import re
-import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -22,6 +20,7 @@ from app.domain.errors import AccessDenied, ValidationError
 from app.domain.people.access import RequesterContext
 from app.domain.sources.query_spec import substitute, validate_definition
 from app.domain.sources.stored_request import FileRequest
+from app.domain.values.text_rules import ascii_slug
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, SavedQuery, Workspace
 from app.models.export_file import QUERY_FORMATS, FileFormat, FileKind, FileStatus
@@ -82,9 +81,7 @@ class QueryFileOptions:
 
 def safe_file_name(source_name: str, extension: str, on: date) -> str:
     """A download name built from the source name: ASCII letters, digits, dashes; never empty."""
-    ascii_name = unicodedata.normalize("NFKD", source_name).encode("ascii", "ignore").decode()
-    stem = re.sub(r"[^A-Za-z0-9]+", "-", ascii_name).strip("-").lower()[:80] or "export"
-    return f"{stem}-{on.isoformat()}.{extension}"
+    return f"{ascii_slug(source_name)}-{on.isoformat()}.{extension}"
 
 
 def storage_key_for(workspace_id: int, extension: str) -> str:

@@ -75,7 +75,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    empty = schedule.kind == ScheduleKind.QUERY and (export.row_count or 0) == 0 and not schedule.send_when_empty
+    empty = sends_nothing(schedule, export)
     for recipient in schedule.recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
         db.session.execute(
@@ -93,6 +93,12 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             )
         )
     db.session.commit()
+
+
+def sends_nothing(schedule: Schedule, export: ExportFile) -> bool:
+    """A query file without rows goes nowhere (recipients nor destinations), unless the schedule
+    sends even when empty."""
+    return schedule.kind == ScheduleKind.QUERY and (export.row_count or 0) == 0 and not schedule.send_when_empty
 
 
 def _skip_reason(

@@ -20,16 +20,19 @@ from app.domain.values.email_address import addresses_one_a_line
 from app.domain.values.text_rules import database_id, refuse_unstorable
 from app.extensions import db, execute_dml
 from app.models import Membership, Person, Report, SavedQuery
+from app.models.export_destination import MAX_DESTINATIONS
 from app.models.export_file import FORMAT_LABELS
 from app.models.schedule import (
     MAX_RECIPIENTS,
     Schedule,
+    ScheduleDestination,
     ScheduleKind,
     ScheduleRecipient,
     ScheduleStatus,
 )
 from app.models.types import utcnow
 from app.services.accounts import audit
+from app.services.destinations import registry
 from app.services.files.file_requests import HEADINGS
 from app.services.schedules import attachment_policy
 from app.services.schedules.schedules import (
@@ -62,6 +65,7 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         custom_message=schedule.custom_message,
         send_when_empty=schedule.send_when_empty,
         attach_file=schedule.attach_file,
+        destinations=[str(chosen.destination_id) for chosen in schedule.destinations],
     )
 
 
@@ -82,11 +86,12 @@ def save_schedule(
             data.addresses,
             data.template_version_id,
             data.custom_message,
+            data.destinations,
         ],
         "form",
         "the form",
     )
-    checked = _checked(access, data, None if schedule is None else schedule.id)
+    checked = _checked(access, data, schedule)
     name, kind, source, timetable = checked.name, checked.kind, checked.source, checked.timetable
     now = utcnow()
     values = {
@@ -134,6 +139,7 @@ def save_schedule(
                 raise ChangedMeanwhile("schedule")
             action = "schedule.changed"
         _replace_recipients(schedule.id, checked.recipients)
+        _replace_destinations(schedule.id, checked.destination_ids)
         audit.record(
             workspace_id=access.workspace_id,
             actor_id=access.person_id,
@@ -161,10 +167,13 @@ class _CheckedSchedule:
     recipients: list[Recipient]
     template_version_id: int | None
     message: str
+    destination_ids: list[int]
 
 
-def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | None) -> _CheckedSchedule:
+def _checked(access: RequesterContext, data: ScheduleInput, schedule: Schedule | None) -> _CheckedSchedule:
     """Every field of the form checked; ValidationErrors holds every refusal at once, each on its field."""
+    existing_id = None if schedule is None else schedule.id
+    chosen_before = [] if schedule is None else [chosen.destination_id for chosen in schedule.destinations]
     checks = FieldChecks()
     name = checks.check(schedule_rules.NAME.check, data.name)
     if name is not None:
@@ -175,7 +184,8 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
         fmt = checks.check(_checked_format, *found, data.format)
         heading = checks.check(_checked_heading, found[0], data.heading)
     timetable = checks.check(Timetable.from_json, data.timetable, workspace_zone(access.workspace_id))
-    recipients = checks.check(checked_recipients, access, data.people, data.addresses)
+    destination_ids = checks.check(checked_destinations, access, data.destinations, chosen_before)
+    recipients = checks.check(checked_recipients, access, data.people, data.addresses, bool(destination_ids))
     template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
     message = checks.check(schedule_rules.CUSTOM_MESSAGE.check, data.custom_message)
     if data.attach_file:
@@ -192,6 +202,7 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
         recipients=cast(list, recipients),
         template_version_id=template_version_id,
         message=cast(str, message),
+        destination_ids=cast(list, destination_ids),
     )
 
 
@@ -264,10 +275,13 @@ def _source_values(schedule: Schedule | None, source: SavedQuery | Report) -> di
     }
 
 
-def checked_recipients(access: RequesterContext, people: list[str], addresses: str) -> list[Recipient]:
+def checked_recipients(
+    access: RequesterContext, people: list[str], addresses: str, has_destinations: bool = False
+) -> list[Recipient]:
     """The recipients the form names, in order: people picked, then addresses typed, one a line.
 
     An address of a workspace member counts as that person. Each problem has its own message.
+    None at all is refused unless the schedule delivers to a destination.
     """
     members = {
         person.id: person.email.lower()
@@ -311,9 +325,34 @@ def checked_recipients(access: RequesterContext, people: list[str], addresses: s
                 "addresses",
             )
         add(Recipient(None, address), address, "addresses")
-    if not recipients:
+    if not recipients and not has_destinations:
         raise ValidationError("Choose at least one recipient.", "people")
     return recipients
+
+
+def checked_destinations(access: RequesterContext, chosen: list[str], chosen_before: list[int]) -> list[int]:
+    """The destinations the form chose, in the registry's order: live destinations of the
+    workspace, at most MAX_DESTINATIONS. Only administrators choose them (they hold the
+    destinations' keys); anyone else saving keeps what an administrator chose, a removed one too
+    (the schedule's page says it no longer receives)."""
+    ids = {database_id(raw) for raw in chosen}
+    if not access.is_admin:
+        if ids != set(chosen_before):
+            raise ValidationError(
+                "Only the workspace's administrators choose the destinations a schedule delivers to.", "destinations"
+            )
+        return chosen_before
+    live = [destination.id for destination in registry.list_destinations(access.workspace_id)]
+    if not ids <= set(live):
+        raise ValidationError(
+            "A chosen destination is not one of this workspace's destinations (any more). Choose again.",
+            "destinations",
+        )
+    if len(ids) > MAX_DESTINATIONS:
+        raise ValidationError(
+            f"A schedule delivers to at most {MAX_DESTINATIONS} destinations; {len(ids)} are chosen.", "destinations"
+        )
+    return [destination_id for destination_id in live if destination_id in ids]
 
 
 def _replace_recipients(schedule_id: int, recipients: list[Recipient]) -> None:
@@ -328,6 +367,13 @@ def _replace_recipients(schedule_id: int, recipients: list[Recipient]) -> None:
                 address_key=recipient.address_key,
             )
         )
+    db.session.flush()
+
+
+def _replace_destinations(schedule_id: int, destination_ids: list[int]) -> None:
+    db.session.execute(delete(ScheduleDestination).where(ScheduleDestination.schedule_id == schedule_id))
+    for position, destination_id in enumerate(destination_ids):
+        db.session.add(ScheduleDestination(schedule_id=schedule_id, destination_id=destination_id, position=position))
     db.session.flush()
 
 

@@ -24,9 +24,12 @@ from app.domain.values.time_zones import is_zone
 from app.extensions import db
 from app.models import AuditEvent, ExportFile, Person
 from app.models.export_file import FileStatus
+from app.models.package_delivery import FailureClass
 from app.models.schedule import (
     ACTIVE_RUN_STATUSES,
     DeliveryStatus,
+    DestinationDelivery,
+    DestinationDeliveryStatus,
     RunStatus,
     Schedule,
     ScheduleRun,
@@ -45,6 +48,14 @@ RUN_LIST = ListSpec(
     page_size=10,
 )
 OPEN_RUNS = 3
+# A copy to a destination still under way: the run history keeps polling while one is.
+COPYING = (DestinationDeliveryStatus.PENDING, DestinationDeliveryStatus.DELIVERING)
+DESTINATION_STATUS_WORDS: dict[str, str] = {
+    DestinationDeliveryStatus.PENDING: "waiting",
+    DestinationDeliveryStatus.DELIVERING: "copying",
+    DestinationDeliveryStatus.DELIVERED: "delivered",
+    DestinationDeliveryStatus.SKIPPED: "skipped",
+}
 # The cookie viewer_zone.js keeps the browser's IANA time zone in.
 VIEWER_ZONE_COOKIE = "viewer_zone"
 
@@ -147,7 +158,21 @@ class RunHistory:
 
     @property
     def active(self) -> bool:
-        return any(run.status in ACTIVE_RUN_STATUSES for run in self.runs)
+        """A run of the page is queued or running, or one of its copies to a destination is under
+        way or due now (an administrator's Retry); a copy waiting minutes for its backoff is not."""
+        now = utcnow()
+        return any(
+            run.status in ACTIVE_RUN_STATUSES or any(_copying(d, now) for d in run.destination_deliveries)
+            for run in self.runs
+        )
+
+    @staticmethod
+    def destination_status(delivery: DestinationDelivery) -> str:
+        """A destination delivery's status in words: a failure says whether it is tried again."""
+        if delivery.status == DestinationDeliveryStatus.FAILED:
+            retried = delivery.failure_class == FailureClass.TRANSIENT and delivery.next_attempt_at is not None
+            return "failed, waiting for a retry" if retried else "failed"
+        return DESTINATION_STATUS_WORDS.get(delivery.status, delivery.status)
 
     def folded(self, position: int) -> bool:
         """True when the run at `position` (0 first) folds its attempts and recipients away: all
@@ -167,6 +192,13 @@ class RunHistory:
             return RunProgress(None, "making the file")
         rows = f"{file.rows_written:,} rows written"
         return RunProgress(file.percent, rows if file.percent is None else f"{rows} · {file.percent}%")
+
+
+def _copying(delivery: DestinationDelivery, now: datetime) -> bool:
+    if delivery.status in COPYING:
+        return True
+    due = delivery.next_attempt_at
+    return delivery.status == DestinationDeliveryStatus.FAILED and due is not None and due <= now
 
 
 def run_history(schedule: Schedule, request: ListRequest, viewer_zone: str | None) -> RunHistory:

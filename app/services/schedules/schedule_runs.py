@@ -42,7 +42,7 @@ from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.schedules import schedule_delivery
+from app.services.schedules import destination_deliveries, destination_work, schedule_delivery
 from app.services.schedules.schedules import audit_pause
 from app.services.work import leases
 
@@ -126,6 +126,9 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
         _file_failed(run, export, attempt, started_at)
 
     schedule_delivery.create_deliveries(run, schedule, owner, export)
+    # The copies go as their own work, beside the mail: a destination that is slow or down never
+    # holds the recipients' messages back, nor the run.
+    destination_work.dispatch(destination_deliveries.create_deliveries(run, schedule, export))
     mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
     outcome = schedule_delivery.send_pending(run, schedule, export, attempt, mail_retry_at)
     if outcome.held_elsewhere:

@@ -77,6 +77,8 @@ class ScheduleInput:
     custom_message: str = ""
     send_when_empty: bool = False
     attach_file: bool = False
+    # The ids of the workspace's destinations chosen (administrators only).
+    destinations: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,8 @@ from app.destinations import (
     classify_error,
     open_destination,
 )
+from app.domain import delivery_attempts
 from app.domain.errors import TransitionRefused
-from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ANNOUNCING_KINDS, ExportDestination
@@ -60,7 +60,6 @@ from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
 
-RETRIES_EXHAUSTED = "retries_exhausted"
 PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
 # The location a webhook or Slack delivery records: it was told, with a link, and holds no file.
@@ -350,14 +349,9 @@ def record_failure(
     chose it, else after the policy's delay), or, after the last, becomes the permanent
     `retries_exhausted`. A permanent failure notifies, unless told not to."""
     now = now or utcnow()
-    failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
-    next_attempt_at = None
-    if failure_class == FailureClass.TRANSIENT:
-        if COPY_TO_A_DESTINATION.exhausted(attempt):
-            failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
-            summary = f"Gave up after {attempt} attempts; the last one: {summary}"
-        else:
-            next_attempt_at = retry_at or now + COPY_TO_A_DESTINATION.delay_after(attempt)
+    failure_class, code, summary, next_attempt_at = delivery_attempts.after_failure(
+        failure.failure_class, failure.code, failure.summary, attempt, now, retry_at
+    )
     try:
         package_delivery_lifecycle.failed(
             delivery.id,

@@ -10,11 +10,20 @@ from datetime import timedelta
 import pytest
 from flask import current_app
 from redis import Redis
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
+from app.domain.schedules import destination_delivery
 from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ExportNotice, ScheduleRun
+from app.models import (
+    DestinationDelivery,
+    ExportDelivery,
+    ExportExecution,
+    ExportFileRequest,
+    ExportNotice,
+    ScheduleRun,
+)
 from app.models.types import utcnow
 from app.services.work import candidates, engine, kinds
 from app.services.work.claims import dispatch_pending
@@ -81,9 +90,25 @@ def _queued_notice() -> Queued:
     return Queued(kinds.NOTICES, _claimed_job_id(ExportNotice, notice.id))
 
 
+def _queued_destination_delivery() -> Queued:
+    workspace = factories.make_workspace()
+    owner = factories.make_member(workspace).person
+    query = factories.make_query(workspace, owner)
+    run = factories.make_run(factories.make_schedule(query, owner), factories.make_export(query, owner))
+    destination = factories.make_destination(workspace)
+    destination_delivery.create(
+        workspace_id=workspace.id, run_id=run.id, destination_id=destination.id, target_key="schedule-1/file.csv"
+    )
+    db.session.commit()
+    assert dispatch_pending(kinds.DESTINATION_DELIVERIES, utcnow()) == 1
+    delivery_id = db.session.scalars(select(DestinationDelivery.id)).one()
+    return Queued(kinds.DESTINATION_DELIVERIES, _claimed_job_id(DestinationDelivery, delivery_id))
+
+
 QUEUED_RECORDS = {
     "file": _queued_file,
     "run": _queued_run,
+    "schedule_destination_delivery": _queued_destination_delivery,
     "execution": _queued_execution,
     "delivery": _queued_delivery,
     "notice": _queued_notice,

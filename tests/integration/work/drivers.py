@@ -17,16 +17,19 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from app.domain.people.access import current_context
+from app.domain.schedules import destination_delivery
 from app.extensions import db
 from app.models import ExportExecution, ExportFile, ExportPackage, Membership, Person, ScheduleRun
 from app.models.export_destination import ExportDestination
 from app.models.export_notice import ExportNotice
 from app.models.export_package import ExportVolume
 from app.models.package_delivery import ExportDelivery
-from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
+from app.models.schedule import DestinationDelivery, RecipientDelivery, RunTrigger, Schedule, ScheduleRecipient
 from app.models.types import utcnow
 from app.services.files.file_requests import QueryFileOptions, request_query_file
+from app.services.schedules import destination_deliveries
 from app.services.schedules.schedule_admission import admit_run
+from app.services.schedules.schedule_runs import process_run
 from app.services.work.work_kind import LOST_AFTER
 from app.services.workspace_export.package_delivery import package_keys, relative_key
 from app.services.workspace_export.package_production import run_execution
@@ -294,4 +297,69 @@ NOTICES = Driver(
 )
 
 
-DRIVERS = {"file": FILES, "run": RUNS, "execution": EXECUTIONS, "delivery": DELIVERIES, "notice": NOTICES}
+# Schedule runs' copies to destinations
+
+
+def _ready_copy() -> int:
+    """A run's pending copy of its file (produced in this process) to a directory destination."""
+    workspace, owner, query = _workspace_with_rows()
+    schedule = factories.make_schedule(query, owner)
+    schedule.recipients = []
+    db.session.commit()
+    run = admit_run(
+        schedule_id=schedule.id, workspace_id=workspace.id, occurrence_at=utcnow(), trigger=RunTrigger.MANUAL
+    )
+    assert run is not None and process_run(run.id) == "succeeded"
+    run = db.session.get_one(ScheduleRun, run.id, populate_existing=True)
+    destination = factories.make_destination(workspace)
+    export = db.session.get_one(ExportFile, run.export_id)
+    destination_delivery.create(
+        workspace_id=workspace.id,
+        run_id=run.id,
+        destination_id=destination.id,
+        target_key=destination_deliveries.target_key(schedule, run, export),
+    )
+    db.session.commit()
+    return db.session.scalars(select(DestinationDelivery.id).where(DestinationDelivery.run_id == run.id)).one()
+
+
+def _copy_backoff_passes(delivery_id: int) -> None:
+    """A copy whose worker died is failed as transient and retried after its first backoff."""
+    delivery = COPIES.row(delivery_id)
+    assert (delivery.status, delivery.failure_code) == ("failed", "worker_stopped")
+    delivery.next_attempt_at = utcnow() - timedelta(seconds=1)
+    db.session.commit()
+
+
+def _copies_done_once(delivery_ids: list[int], outside: Outside) -> None:
+    deliveries = [COPIES.row(delivery_id) for delivery_id in delivery_ids]
+    runs = [db.session.get_one(ScheduleRun, delivery.run_id) for delivery in deliveries]
+    assert outside.stored() == {db.session.get_one(ExportFile, run.export_id).storage_key for run in runs}
+    assert outside.delivered() == {
+        f"{db.session.get_one(ExportDestination, delivery.destination_id).path}/{delivery.target_key}"
+        for delivery in deliveries
+    }
+    assert outside.recipients() == Counter()
+
+
+COPIES = Driver(
+    model=DestinationDelivery,
+    # A copy reads its run's schedule once it holds its lease, before it copies anything; no turn
+    # of the engine reads that table.
+    hold=f"LOCK TABLE {Schedule.__tablename__} IN ACCESS EXCLUSIVE MODE",
+    succeeded="delivered",
+    make_ready=_ready_copy,
+    job_id=lambda delivery_id: COPIES.row(delivery_id).job_id,
+    assert_done_once=_copies_done_once,
+    after_handover=_copy_backoff_passes,
+)
+
+
+DRIVERS = {
+    "file": FILES,
+    "run": RUNS,
+    "schedule_destination_delivery": COPIES,
+    "execution": EXECUTIONS,
+    "delivery": DELIVERIES,
+    "notice": NOTICES,
+}
