@@ -38,6 +38,7 @@ from botocore.exceptions import (
 from flask import current_app
 
 from app.destinations.base import (
+    S3_CONNECT_TIMEOUT_SECONDS,
     DeliveryFailure,
     DestinationRefused,
     DestinationStore,
@@ -46,7 +47,6 @@ from app.destinations.base import (
     bounded,
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
-from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.errors import ValidationError
 from app.domain.workspace_export.destination_rules import validate_destination_path
 from app.models.export_destination import DestinationKind, ExportDestination, S3Access, SftpLogin
@@ -306,7 +306,7 @@ def _client_error_sentence(code: str, status: int | None) -> str:
 
 def _connection_sentence(exc: BaseException) -> str:
     if isinstance(exc, ConnectTimeoutError):
-        return f"The endpoint did not answer within {CONNECT_TIMEOUT_SECONDS} seconds."
+        return f"The endpoint did not answer within {S3_CONNECT_TIMEOUT_SECONDS} seconds."
     if isinstance(exc, ReadTimeoutError):
         return "The store stopped answering in the middle of a request."
     if isinstance(exc, SSLError):

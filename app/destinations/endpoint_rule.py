@@ -23,12 +23,6 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from botocore.awsrequest import (
-    AWSHTTPConnection,
-    AWSHTTPConnectionPool,
-    AWSHTTPSConnection,
-    AWSHTTPSConnectionPool,
-)
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 from urllib3.util import connection as urllib3_connection
 
@@ -204,6 +198,10 @@ class _GuardedConnection:
 
 
 def _pool_classes(allowed_hosts: frozenset[str]) -> dict[str, type]:
+    # Imported only when an S3 client is made: the rule itself (config.py, SFTP, the form) needs
+    # no botocore, and a job delivering nowhere near S3 should not load it.
+    from botocore.awsrequest import AWSHTTPConnection, AWSHTTPConnectionPool, AWSHTTPSConnection, AWSHTTPSConnectionPool
+
     settings = {"allowed_hosts": allowed_hosts}
     http_connection = type("GuardedHTTPConnection", (_GuardedConnection, AWSHTTPConnection), settings)
     https_connection = type("GuardedHTTPSConnection", (_GuardedConnection, AWSHTTPSConnection), settings)

@@ -14,11 +14,9 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from app.domain.files.file_warnings import CELL_CLIPPED, GLYPH_MISSING
 from app.rendering import pdf
 from app.rendering.pdf import (
-    CELL_CLIPPED,
-    CLIP_MARKER,
-    GLYPH_MISSING,
     Group,
     PdfColumn,
     PdfLayout,
@@ -28,11 +26,11 @@ from app.rendering.pdf import (
     format_datetime,
     format_number,
     format_value,
-    render_grouped_pdf,
-    render_summary_pdf,
-    render_table_pdf,
 )
+from app.rendering.pdf.lines import CLIP_MARKER
+from app.rendering.pdf.summary import render_summary_pdf
 from app.rendering.pdf.table_blocks import ROWS_PER_BLOCK
+from app.rendering.pdf.table_report import render_grouped_pdf, render_table_pdf
 from app.seed_data import HOSTILE_VALUES
 
 TITLE = "Quarterly client ledger"
