@@ -607,6 +607,19 @@ def test_number_date_and_boolean_formatting():
     assert format_value(PdfColumn("t", "T"), None, layout) == ""
 
 
+def test_equal_values_that_print_apart_each_print_as_they_are(tmp_path):
+    """A table lays out a column's repeated values once; values that are equal but print apart
+    (a Decimal's places, an int and a float) still print each as it is, on every row."""
+    amounts = [Decimal("1.5"), Decimal("1.50"), 1, 1.0, Decimal("1.5"), Decimal("1.50"), True]
+    data, _ = render(
+        [PdfColumn("n", "No.", "integer"), PdfColumn("amount", "Amount", "decimal")],
+        list(enumerate(amounts, start=1)),
+    )
+    words = [line.split() for line in pdftotext(data, tmp_path, "-layout")[0].splitlines()]
+    printed = {int(row[0]): row[1] for row in words if len(row) == 2 and row[0].isdigit()}
+    assert printed == {1: "1.5", 2: "1.50", 3: "1", 4: "1.0", 5: "1.5", 6: "1.50", 7: "1"}
+
+
 def test_column_and_layout_validation():
     """Unknown column types, alignments, page sizes and orientations are refused."""
     with pytest.raises(ValueError):
