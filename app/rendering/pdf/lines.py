@@ -41,7 +41,7 @@ from reportlab.lib.rl_accel import fp_str
 from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
-from app.rendering.pdf.fonts import FontSet, font_set, is_noncharacter, needs_no_glyph
+from app.rendering.pdf.fonts import FontSet, Glyphs, font_set, is_noncharacter, needs_no_glyph
 from app.rendering.pdf.reordering import paragraph_levels, visual_order
 
 #: A cell longer than this is cut before it is laid out: no page shows more of one value.
@@ -359,7 +359,7 @@ def _shown_for_missing(char: str) -> str:
     return " " if unicodedata.category(char) == "Zs" else REPLACEMENT
 
 
-def _drawn_with(char: str, glyphs: frozenset[int]) -> str:
+def _drawn_with(char: str, glyphs: Glyphs) -> str:
     """``char`` as a font with ``glyphs`` draws it: a space it lacks as a plain space, a format
     character it lacks as nothing."""
     if ord(char) in glyphs:
@@ -384,6 +384,7 @@ def _shaped(text: str, font: str, size: float) -> str:
 # same font is the same parts for the rest of the document: a value repeated on every page
 # (a team, a date, "Yes") is split and escaped once, not once per row.
 _shown_parts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PARTS_KEPT = 8_192
 # A move to the next line's start, in tenths of a point, as its operator: a table's rows repeat a
 # few hundred moves (column to column, row to row).
 _moves: dict[tuple[int, int], str] = {}
@@ -447,6 +448,8 @@ class LineWriter:
             escape = self.canvas._escape
             font = getFont(font_name)
             parts = [(subset, f"({escape(chunk)}) Tj") for subset, chunk in font.splitString(shown, doc)]
+            if len(self._parts) >= _PARTS_KEPT:
+                self._parts.clear()  # unique values (ids, notes) would otherwise grow it with the rows
             self._parts[(font_name, shown)] = parts
         for subset, operator in parts:
             if subset != text._curSubset:
