@@ -62,7 +62,7 @@ _PRIMARY_ONLY = re.compile(
     r"\u0400-\u0482\u048a-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
 )
 #: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
-_LAYOUT_CACHE_SIZE = 8_192
+_LAYOUT_CACHE_SIZE = 2_048
 # Unicode's mandatory line breaks (UAX #14: BK, CR, LF, NL) start a new line; any other control
 # character has no glyph in any font and is counted as missing.
 _NEWLINE = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
@@ -384,7 +384,7 @@ def _shaped(text: str, font: str, size: float) -> str:
 # same font is the same parts for the rest of the document: a value repeated on every page
 # (a team, a date, "Yes") is split and escaped once, not once per row.
 _shown_parts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_PARTS_KEPT = 8_192
+_PARTS_KEPT = 2_048
 # A move to the next line's start, in tenths of a point, as its operator: a table's rows repeat a
 # few hundred moves (column to column, row to row).
 _moves: dict[tuple[int, int], str] = {}

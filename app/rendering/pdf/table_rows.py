@@ -22,7 +22,7 @@ from app.rendering.pdf.styles import CELL_LEADING, PAD_X, PAD_Y, Styles
 WHOLE_TYPES = frozenset({"integer", "decimal", "date", "boolean"})
 #: How many laid-out cells a table remembers (a column's repeated values: teams, dates, projects,
 #: yes and no), each laid out once and shared by every row that shows it.
-_CELL_CACHE_SIZE = 8_192
+_CELL_CACHE_SIZE = 2_048
 #: Types whose equal values always print alike (a Decimal keeps its places: 1.5 and 1.50 are
 #: equal and print apart, so a Decimal's cell is found by its text).
 _PRINTED_ALIKE_WHEN_EQUAL = frozenset({str, int, bool, float, date, datetime})
