@@ -21,10 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 
 # What the worker holds before it forks: Flask and its extensions, SQLAlchemy and the database
-# driver, RQ and Redis, the metrics client. botocore's exceptions alone: app.destinations tells a
-# transient failure from a permanent one by their class (boto3 and botocore's client load only
-# when an S3 store or destination is opened); cryptography: RQ's Redis client and the stored
-# secrets' Fernet.
+# driver, RQ and Redis (with its C parser, hiredis, where installed), the metrics client.
+# botocore's exceptions alone: app.destinations tells a transient failure from a permanent one by
+# their class (boto3 and botocore's client load only when an S3 store or destination is opened);
+# cryptography: RQ's Redis client and the stored secrets' Fernet.
 WORKER = frozenset(
     {
         "app",
@@ -41,6 +41,7 @@ WORKER = frozenset(
         "flask_sqlalchemy",
         "flask_wtf",
         "greenlet",
+        "hiredis",
         "idna",
         "itsdangerous",
         "jinja2",
