@@ -256,7 +256,7 @@ def rotate_credentials_command() -> None:
     Run it once every machine has the new key first and the old ones after it; then the old keys
     may be dropped. Exits with 1 when a secret none of the keys reads is left (named by destination).
     """
-    from app.services.workspace_export.destination_secrets import reencrypt_destination_secrets
+    from app.services.destinations.destination_secrets import reencrypt_destination_secrets
 
     rotation = reencrypt_destination_secrets()
     click.echo(f"{rotation.reencrypted} stored secret(s) re-encrypted with the first key of CREDENTIALS_KEY.")

@@ -7,11 +7,13 @@ from flask_htmx import HTMX
 from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
-from sqlalchemy import MetaData, Table, TextClause, event
+from sqlalchemy import MetaData, Table, TextClause, bindparam, event, func
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult, Engine
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.sql.dml import Insert, UpdateBase
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import TypeEngine
 
 # Named constraints keep Alembic migrations identical on SQLite and PostgreSQL.
 NAMING = {
@@ -61,6 +63,21 @@ def insert_ignoring_duplicates(table: Table, unique_columns: Sequence[str] = ())
     conflict on any unique index is ignored: the one spelling that covers a partial index in both."""
     dialect = postgresql if db.engine.dialect.name == "postgresql" else sqlite
     return dialect.insert(table).on_conflict_do_nothing(index_elements=list(unique_columns) or None)
+
+
+def array_rows(name: str, **columns: tuple[TypeEngine[Any], Sequence[Any]]) -> TableValuedAlias:
+    """A batch's values as the rows of a FROM clause named `name` (PostgreSQL's unnest of one array
+    per column), for a statement that inserts or updates many rows at once.
+
+    The statement's text is the same whatever the batch's size, so psycopg prepares it once; one
+    bound parameter per value made a new text for every batch, 50 kB long, which psycopg parses
+    anew each time (it caches no statement over 4 kB): a fifth of the ticker's time.
+    """
+    arrays = [
+        bindparam(f"{name}_{column}", list(values), type_=postgresql.ARRAY(type_))
+        for column, (type_, values) in columns.items()
+    ]
+    return func.unnest(*arrays).table_valued(*columns).render_derived(name=name)
 
 
 @event.listens_for(Engine, "connect")

@@ -7,6 +7,7 @@ from datetime import datetime
 from flask import Flask
 
 from app.blueprints.navigation import workspace_navigation
+from app.domain.destinations import destination_input, destination_rules
 from app.domain.people import audit_vocabulary
 from app.domain.schedules import attachment_rules, communication_template, schedule_rules
 from app.domain.sources import report_spec
@@ -15,7 +16,6 @@ from app.domain.sources.query_spec import operator_phrase
 from app.domain.timing import progress_pace
 from app.domain.values.durations import duration_label
 from app.domain.values.sizes import size_label
-from app.domain.workspace_export import destination_rules, export_settings_rules
 from app.models import export_destination
 from app.models.export_file import FailureCode, FileFormat, FileKind, FileStatus
 from app.models.export_settings import PACKAGE_FORMAT_LABELS
@@ -38,14 +38,15 @@ TEXT_LIMITS = {
     "report_title": report_spec.TITLE_LIMIT,
     "report_subtitle": report_spec.SUBTITLE_LIMIT,
     "figure_label": report_spec.FIGURE_LABEL_LIMIT,
-    "destination_name": export_settings_rules.NAME_LIMIT,
-    "bucket": export_settings_rules.BUCKET_LIMIT,
-    "region": export_settings_rules.REGION_LIMIT,
+    "destination_name": destination_input.NAME_LIMIT,
+    "bucket": destination_input.BUCKET_LIMIT,
+    "region": destination_input.REGION_LIMIT,
     "endpoint_url": destination_rules.ENDPOINT_LIMIT,
-    "access_key_id": export_settings_rules.ACCESS_KEY_LIMIT,
+    "access_key_id": destination_input.ACCESS_KEY_LIMIT,
     "role_arn": export_destination.ROLE_ARN_LIMIT,
+    "message_url": export_destination.MESSAGE_URL_LIMIT,
     "sftp_host": destination_rules.HOST_LIMIT,
-    "sftp_username": export_settings_rules.USERNAME_LIMIT,
+    "sftp_username": destination_input.USERNAME_LIMIT,
     "destination_path": destination_rules.PATH_LIMIT,
 }
 

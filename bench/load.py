@@ -43,7 +43,7 @@ from flask import Flask
 from sqlalchemy import delete, select, text
 
 from bench.dataset import DATASET, prepare_workspace, sign_in_as_member
-from bench.latency import STARTUP_SECONDS, _free_port, stop_processes
+from bench.latency import STARTUP_SECONDS, free_port, stop_processes
 from bench.load_figures import errors_of, load_line
 from bench.process_usage import memory_kib, tree
 from bench.schedules import empty_queue, redis_url, remove_runs
@@ -314,7 +314,7 @@ def load_suite(app: Flask, scratch_root: Path) -> None:
     prepare_package(app, bench)
     metrics = scratch_root / "load-metrics"
     metrics.mkdir()
-    port = _free_port()
+    port = free_port()
     # As `make run` sets them: plain HTTP on loopback (a Secure cookie would never come back), and
     # one metrics folder for every process.
     environment = {

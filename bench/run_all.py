@@ -58,12 +58,13 @@ from bench.job_imports import job_imports_suite
 from bench.latency import latency_suite
 from bench.load import load_suite
 from bench.packages import packages_suite
+from bench.schedule_throughput import throughput_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("imports", "query", "report", "schedules", "latency", "console", "packages", "load")
-# What each job loads, and the export suites; schedules, latency, console, packages (5M rows) and
-# load run when named.
+SUITES = ("imports", "query", "report", "schedules", "throughput", "latency", "console", "packages", "load")
+# What each job loads, and the export suites; schedules, throughput, latency, console, packages
+# (5M rows) and load run when named.
 DEFAULT_SUITES = ("imports", "query", "report")
 
 # The query suite.
@@ -424,6 +425,8 @@ def main() -> None:
             report_suite(app, scratch_root, repeat)
         if "schedules" in suites:
             schedule_suite(app)
+        if "throughput" in suites:
+            throughput_suite(app, scratch_root)
         if "latency" in suites:
             latency_suite(app, scratch_root)
         if "console" in suites:

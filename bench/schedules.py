@@ -1,4 +1,5 @@
-"""The schedules suite: 10,000 due schedules admitted by one ticker, and by four tickers racing.
+"""The schedules suite: BENCH_SCHEDULES (default 100,000) due schedules admitted by one ticker,
+and by four tickers racing.
 
 Each case fills the benchmark workspace with SCHEDULES active hourly schedules (minute 0–59 in
 four zones: 240 distinct timetables) whose next occurrence is in the hour before the last full
@@ -10,7 +11,8 @@ BENCH_REDIS_URL names (default 15), whose benchmark queue is emptied afterwards.
 
 One line per case: {"name": "schedule_tick", "schedules", "tickers", "seconds", "runs",
 "duplicates"}; `runs` must equal the due occurrences and `duplicates` (runs beyond one per
-schedule and occurrence) must be 0; the target is under 10 s.
+schedule and occurrence) must be 0; the targets: four tickers admit them in under 30 s, with no
+duplicate and no occurrence missed.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from flask import Flask
 from sqlalchemy import delete, func, select, text
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SCHEDULES = 10_000
+SCHEDULES = int(os.environ.get("BENCH_SCHEDULES", "100000"))
 TICKER_COUNTS = (1, 4)
-TARGET_SECONDS = 10.0
+# Four tickers, as four scheduler machines would run them, admit every due schedule within this.
+TARGET_TICKERS = 4
+TARGET_SECONDS = 30.0
 WORKSPACE_NAME = "Benchmark: schedules"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
 # Zones a whole number of hours from UTC, so minute M local is minute M in UTC: 240 timetables.
@@ -230,18 +234,14 @@ def schedule_suite(app: Flask) -> None:
         }
         print(json.dumps(line), flush=True)
         lines.append(line)
+    from bench.run_all import _emit, _target
+
     for line in lines:
-        passed = line["seconds"] < TARGET_SECONDS and line["runs"] == SCHEDULES and line["duplicates"] == 0
-        print(
-            json.dumps(
-                {
-                    "target": f"schedule_tick_{line['tickers']}_tickers",
-                    "value": line["seconds"],
-                    "limit": TARGET_SECONDS,
-                    "bound": "max",
-                    "runs_match": line["runs"] == SCHEDULES,
-                    "passed": passed,
-                }
-            ),
-            flush=True,
-        )
+        if line["tickers"] == TARGET_TICKERS:
+            _emit(
+                _target(
+                    f"target_schedule_tick_{TARGET_TICKERS}_tickers_seconds", line["seconds"], TARGET_SECONDS, "max"
+                )
+            )
+            _emit(_target("target_schedule_tick_missed_occurrences", SCHEDULES - line["runs"], 0, "max"))
+            _emit(_target("target_schedule_tick_duplicates", line["duplicates"], 0, "max"))

@@ -19,7 +19,6 @@ from app.observability.metrics import count_periodic_actions
 from app.services.files.sweeps import sweep_expired_files
 from app.services.schedules.schedule_ticker import tick
 from app.services.work import engine
-from app.services.workspace_export import export_notices
 from app.services.workspace_export.export_cadence import admit_due_cadences
 from app.services.workspace_export.package_retention import sweep_expired_packages
 
@@ -45,8 +44,6 @@ PERIODIC_TASKS = (
     PeriodicTask("admit due workspace export cadences", 60, admit_due_cadences),
     PeriodicTask("sweep expired files", 600, sweep_expired_files),
     PeriodicTask("sweep expired workspace export packages", 600, sweep_expired_packages),
-    # Export notices the mail server could not take at the time.
-    PeriodicTask("send pending export notices", 30, export_notices.send_pending),
 )
 
 

@@ -69,6 +69,7 @@ pytest_plugins = [
     "tests.fixtures.smtp",
     "tests.fixtures.destinations",
     "tests.fixtures.sftp_server",
+    "tests.fixtures.message_receiver",
 ]
 
 

@@ -22,6 +22,7 @@ from app.models import (
     ExportExecution,
     ExportFile,
     ExportFileRequest,
+    ExportNotice,
     ExportPackage,
     ExportSettings,
     ExportVolume,
@@ -436,3 +437,17 @@ def make_package_delivery(package: ExportPackage, destination: ExportDestination
         "status": "pending",
     }
     return _save(ExportDelivery(**{**values, **overrides}))
+
+
+def make_package_ready_notice(package: ExportPackage, person: Person, **overrides) -> ExportNotice:
+    """A pending PACKAGE_READY notice of the package to the person, never tried: as `notify`
+    records it before sending."""
+    values = {
+        "workspace_id": package.workspace_id,
+        "subject_type": "package",
+        "subject_id": package.id,
+        "kind": "package_ready",
+        "person_id": person.id,
+        "status": "pending",
+    }
+    return _save(ExportNotice(**{**values, **overrides}))

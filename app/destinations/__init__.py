@@ -2,9 +2,13 @@
 
 - `open_destination(destination)`: the store for an `ExportDestination` (kind `s3`, `sftp` or `directory`;
   a bucket by role signs with the role's temporary credentials, assumed here each time),
-  its stored path checked again with the form's rule (`app.domain.workspace_export.destination_rules`).
+  its stored path checked again with the form's rule (`app.domain.destinations.destination_rules`).
 - `test_connection(destination)`: write, read back and delete a probe object; the store's own
-  error when that fails (with an SFTP server's host key when it is not the pinned one).
+  error when that fails (with an SFTP server's host key when it is not the pinned one). For a
+  webhook or Slack destination, send a test message and say how the receiver answered.
+- `announce(destination, file_ready)`: tell a webhook or Slack destination (ANNOUNCING_KINDS) that
+  a schedule's file is ready (webhook.py signs the message, slack.py writes it for a channel);
+  `announce_package(destination, package_ready)` the same for a workspace package.
 - `classify_error(exc)`: whether a failed transfer is worth retrying (transient) or not
   (permanent), with a short code and a bounded summary for the delivery's record.
 - `refuse_internal_endpoint(url, allowed_hosts)`: the endpoint rule (endpoint_rule.py), for the
@@ -24,6 +28,7 @@ import logging
 import re
 import secrets
 import socket
+from datetime import UTC, datetime
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -37,19 +42,24 @@ from botocore.exceptions import (
 )
 from flask import current_app
 
+from app.destinations import slack, webhook
 from app.destinations.base import (
     S3_CONNECT_TIMEOUT_SECONDS,
     DeliveryFailure,
     DestinationRefused,
     DestinationStore,
     DestinationUnavailable,
+    FileReady,
+    PackageReady,
     ProbeResult,
+    VolumeFacts,
     bounded,
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
+from app.destinations.http_message import status_words
+from app.domain.destinations.destination_rules import validate_destination_path
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.destination_rules import validate_destination_path
-from app.models.export_destination import DestinationKind, ExportDestination, S3Access, SftpLogin
+from app.models.export_destination import ANNOUNCING_KINDS, DestinationKind, ExportDestination, S3Access, SftpLogin
 from app.models.package_delivery import FAILURE_CODE_LIMIT, FailureClass
 from app.security.credentials import CredentialsUnreadable, decrypt_secret
 from app.storage.base import InvalidKey, ObjectMissing, StorageError
@@ -65,8 +75,13 @@ __all__ = [
     "DestinationStore",
     "DestinationUnavailable",
     "ENDPOINT_REFUSED",
+    "FileReady",
     "UNEXPECTED_ERROR",
     "ProbeResult",
+    "PackageReady",
+    "VolumeFacts",
+    "announce",
+    "announce_package",
     "classify_error",
     "describe_error",
     "open_destination",
@@ -136,6 +151,10 @@ def open_destination(destination: ExportDestination) -> DestinationStore:
         from app.destinations.directory import DirectoryDestination
 
         return DirectoryDestination(root=settings.destinations_root, path=path)
+    if destination.kind in ANNOUNCING_KINDS:
+        raise DestinationRefused(
+            "A webhook or Slack destination is told when a file is ready; files are not copied to it.", "not_a_store"
+        )
     if destination.kind == DestinationKind.SFTP:
         from app.destinations.sftp import SftpDestination
 
@@ -191,6 +210,8 @@ def test_connection(destination: ExportDestination) -> ProbeResult:
     the message is the store's error code with a sentence saying what it means (“AccessDenied: …”,
     “NoSuchBucket: …”, a refused connection) for the administrator to act on.
     """
+    if destination.kind in ANNOUNCING_KINDS:
+        return _test_message(destination)
     probe_key = f".rhythm-probe-{secrets.token_hex(8)}"
     payload = b"Rhythm Exports connection test " + secrets.token_hex(8).encode("ascii")
     try:
@@ -223,6 +244,44 @@ def _failed_probe(destination: ExportDestination, exc: Exception) -> ProbeResult
         log.error("export_destination %s: Test connection failed unexpectedly", destination.id, exc_info=exc)
     # An SFTP server's key that is not the pinned one is shown, for the administrator to pin.
     return ProbeResult(False, message, getattr(exc, "offered_host_key", None))
+
+
+def announce(destination: ExportDestination, file_ready: FileReady) -> None:
+    """Tell a webhook or Slack destination that a schedule's file is ready. DestinationRefused
+    (permanent) or DestinationUnavailable (transient) when the receiver does not take it, for
+    `classify_error`; CredentialsUnreadable for a secret stored under another key."""
+    _send(destination, webhook.file_ready_message(file_ready), slack.file_ready_message(file_ready))
+
+
+def announce_package(destination: ExportDestination, package_ready: PackageReady) -> None:
+    """Tell a webhook or Slack destination that a workspace package is ready, as `announce` does."""
+    _send(destination, webhook.package_ready_message(package_ready), slack.package_ready_message(package_ready))
+
+
+def _send(destination: ExportDestination, webhook_message: dict, slack_message: dict) -> int:
+    """Send the kind's message to the destination's receiver; its 2xx status."""
+    allowed_hosts = current_app.config["SETTINGS"].destination_allowed_hosts
+    if not destination.secret_ciphertext:
+        raise DestinationRefused("The destination is missing its secret.", "incomplete")
+    if destination.kind == DestinationKind.WEBHOOK and destination.url:
+        secret = decrypt_secret(destination.secret_ciphertext)
+        return webhook.send(destination.url, secret, webhook_message, allowed_hosts=allowed_hosts)
+    if destination.kind == DestinationKind.SLACK:
+        url = decrypt_secret(destination.secret_ciphertext)
+        return slack.send(url, slack_message, allowed_hosts=allowed_hosts)
+    raise DestinationRefused("The destination does not receive messages.", "not_announcing")
+
+
+def _test_message(destination: ExportDestination) -> ProbeResult:
+    now = datetime.now(UTC)
+    try:
+        status = _send(destination, webhook.test_message(f"test-{secrets.token_hex(8)}", now), slack.test_message(now))
+    except Exception as exc:  # any failure is the answer to the test, described for a person
+        return _failed_probe(destination, exc)
+    answer = status_words(status)
+    if destination.kind == DestinationKind.SLACK:
+        return ProbeResult(True, f"Slack accepted a test message ({answer}); it shows in the channel.")
+    return ProbeResult(True, f"The webhook answered {answer} to a signed test message.")
 
 
 # Its name starts with "test": keep pytest from collecting it where a test module imports it.

@@ -1,5 +1,7 @@
-"""What every destination kind shares: the store interface, the probe and failure results and the
-refusal error. The rules for a destination's path and endpoint are app/domain/workspace_export/destination_rules.py.
+"""What every destination kind shares: the store interface, the probe and failure results, the
+refusal error, and the file-ready and package-ready facts a webhook or Slack destination
+announces. The rules for a destination's path, endpoint and URL are
+app/domain/destinations/destination_rules.py.
 
 A destination store writes objects under the destination's path; callers name them with keys
 relative to that path (checked by `check_key`, so they cannot climb out of it).
@@ -10,6 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from app.domain.errors import Conflict
 from app.models.types import SUMMARY_LIMIT
@@ -50,6 +53,53 @@ class DeliveryFailure:
     failure_class: str  # FailureClass
     code: str
     summary: str
+
+
+@dataclass(frozen=True)
+class FileReady:
+    """A schedule's file, ready to download: what a message destination (webhook, Slack) is told.
+    Facts about the file and a link to it, never its rows."""
+
+    # Stable per (run, destination): the same on every retry, so a receiver can drop repeats.
+    message_id: str
+    schedule_name: str
+    schedule_slug: str
+    run_id: int
+    occurrence: datetime  # UTC
+    file_name: str
+    format: str
+    rows: int
+    size_bytes: int
+    sha256: str  # hex
+    download_url: str
+    link_expires_at: datetime
+
+
+@dataclass(frozen=True)
+class VolumeFacts:
+    name: str  # its name inside the package, as a storage destination receives it
+    rows: int
+    size_bytes: int
+    sha256: str  # hex
+
+
+@dataclass(frozen=True)
+class PackageReady:
+    """A workspace package, ready on its page: what a message destination is told instead of
+    receiving its files. Facts and a link to the package's page (where administrators download
+    it), never data."""
+
+    # Stable per (package, destination): the same on every retry.
+    message_id: str
+    workspace_name: str
+    package_id: int
+    cutoff_at: datetime  # UTC: the data is as it was then
+    format: str
+    rows: int
+    size_bytes: int
+    volumes: tuple[VolumeFacts, ...]
+    package_url: str
+    expires_at: datetime
 
 
 class DestinationStore(ABC):

@@ -10,9 +10,10 @@ DESTINATION_ALLOWED_HOSTS (an on-premises MinIO, say).
 
 The rule is applied three times, always through `refuse_internal_endpoint` (or
 `refuse_internal_host`) and `refused_reason`: when the form is saved, before a store is opened
-(Test connection and every delivery), and at connection time by `guard_client` (an S3 client) or
-`connect_checked` (an SFTP server), which resolve the name themselves, check every address and
-connect only to an address they checked, so a name that resolves to a public address for the
+or a message sent (Test connection and every delivery), and at connection time by `guard_client`
+(an S3 client), `connect_checked` (an SFTP server) or `guarded_pool` (a webhook or Slack
+receiver), which resolve the name themselves, check every address and connect only to an
+address they checked, so a name that resolves to a public address for the
 first check and to an internal one a moment later (DNS rebinding) still cannot be reached.
 """
 
@@ -23,7 +24,10 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util import Timeout
 from urllib3.util import connection as urllib3_connection
 
 from app.destinations.base import DestinationRefused
@@ -225,3 +229,16 @@ def guard_client(client, allowed_hosts: frozenset[str]) -> None:
     session._pool_classes_by_scheme = classes
     session._manager.pool_classes_by_scheme = classes
     session._manager.clear()
+
+
+def guarded_pool(
+    scheme: str, host: str, port: int | None, allowed_hosts: frozenset[str], timeout: Timeout
+) -> HTTPConnectionPool:
+    """A urllib3 connection pool to one server (a webhook or Slack receiver) whose connections
+    obey the endpoint rule, checked as each one connects."""
+    https = scheme == "https"
+    base = HTTPSConnection if https else HTTPConnection
+    connection = type(f"Guarded{base.__name__}", (_GuardedConnection, base), {"allowed_hosts": allowed_hosts})
+    pool = (HTTPSConnectionPool if https else HTTPConnectionPool)(host, port, timeout=timeout, maxsize=1)
+    pool.ConnectionCls = connection
+    return pool

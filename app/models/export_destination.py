@@ -1,8 +1,9 @@
 """A workspace's export destinations (DESIGN section 8): the customer's storage (an S3 bucket,
 reached with a stored key or by assuming a role the customer grants, an SFTP server, or the
-embedded directory) its packages are copied to.
+embedded directory) its packages are copied to, and the receivers (a webhook, a Slack channel)
+that are told, with a link, when a file is ready.
 
-Adding, editing, testing and removing one is app/services/workspace_export/export_destinations.py.
+Adding, editing, testing and removing one is app/services/destinations/registry.py.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ class DestinationKind(StrEnum):
     S3 = "s3"
     DIRECTORY = "directory"  # the embedded default, confined under DESTINATIONS_ROOT
     SFTP = "sftp"
+    WEBHOOK = "webhook"  # an HTTPS URL receiving a signed JSON message with a link, never the data
+    SLACK = "slack"  # a Slack incoming webhook, whose URL is its secret
+
+
+# The kinds that receive a message announcing a file (app.destinations.announce), not the file.
+ANNOUNCING_KINDS = frozenset({DestinationKind.WEBHOOK, DestinationKind.SLACK})
+# The longest webhook URL (the form's rule, app/domain/destinations/destination_rules.py).
+MESSAGE_URL_LIMIT = 1000
 
 
 class SftpLogin(StrEnum):
@@ -63,7 +72,9 @@ class ExportDestination(Model):
             " AND role_arn IS NOT NULL AND access_key_id IS NULL AND secret_ciphertext IS NULL)"
             " OR (kind = 'directory' AND bucket IS NULL)"
             " OR (kind = 'sftp' AND bucket IS NULL AND host IS NOT NULL AND port IS NOT NULL"
-            " AND username IS NOT NULL AND sftp_login IS NOT NULL AND secret_ciphertext IS NOT NULL)",
+            " AND username IS NOT NULL AND sftp_login IS NOT NULL AND secret_ciphertext IS NOT NULL)"
+            " OR (kind = 'webhook' AND bucket IS NULL AND url IS NOT NULL AND secret_ciphertext IS NOT NULL)"
+            " OR (kind = 'slack' AND bucket IS NULL AND url IS NULL AND secret_ciphertext IS NOT NULL)",
             name="connection_shape",
         ),
         Index(
@@ -88,7 +99,12 @@ class ExportDestination(Model):
     s3_access: Mapped[str | None] = mapped_column(String(10))
     access_key_id: Mapped[str | None] = mapped_column(String(128))
     role_arn: Mapped[str | None] = mapped_column(String(ROLE_ARN_LIMIT))
+    # The secret, encrypted: a bucket's secret access key, an SFTP password or private key, a
+    # webhook's signing secret, a Slack incoming webhook's URL.
     secret_ciphertext: Mapped[str | None] = mapped_column(Text)
+    # A webhook's URL, shown (its host tells the administrator which receiver it is); a Slack
+    # webhook's URL is its secret, and is kept in `secret_ciphertext` instead.
+    url: Mapped[str | None] = mapped_column(String(MESSAGE_URL_LIMIT))
     # An SFTP server: where it is, who logs in and how (the password or private key is the secret).
     host: Mapped[str | None] = mapped_column(String(253))
     port: Mapped[int | None]
@@ -101,7 +117,7 @@ class ExportDestination(Model):
     # pinned only when an administrator confirms its fingerprint.
     offered_host_key: Mapped[str | None] = mapped_column(Text)
     # What makes two destinations the same connection: "s3:<endpoint>/<bucket>", "directory:" or
-    # "sftp:<user>@<host>:<port>".
+    # "sftp:<user>@<host>:<port>"; a webhook's or Slack's: its kind and the SHA-256 of its URL.
     connection_key: Mapped[str] = mapped_column(String(400))
     # Relative path inside the bucket, the directory root or the SFTP login's home; "" for the top.
     path: Mapped[str] = mapped_column(String(500), default="")

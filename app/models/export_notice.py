@@ -1,7 +1,9 @@
 """Workspace export notices (DESIGN section 8): the emails about a package ready, an execution or
 a delivery failed, or a package deleted by staff, one per subject, kind and person.
 
-Their lifecycle lives in app/domain/workspace_export/export_notice.py.
+Their lifecycle lives in app/domain/workspace_export/export_notice.py; they are a kind of the work
+engine (app/services/workspace_export/notice_work.py): an attempt sends under a lease, and the
+engine's claim names the job carrying it (`job_id`, `dispatched_at`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from sqlalchemy import CheckConstraint, ForeignKey, Index, String, UniqueConstra
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.extensions import Model
-from app.models.types import SUMMARY_LIMIT, UTCDateTime, one_of, utcnow
+from app.models.types import SUMMARY_LIMIT, LeaseColumns, UTCDateTime, one_of, utcnow
 
 
 class NoticeKind(StrEnum):
@@ -25,11 +27,12 @@ class NoticeKind(StrEnum):
 
 class NoticeStatus(StrEnum):
     PENDING = "pending"
+    SENDING = "sending"  # an attempt holds it under a lease
     SENT = "sent"
     FAILED = "failed"
 
 
-class ExportNotice(Model):
+class ExportNotice(LeaseColumns, Model):
     """A notice email, recorded once per (subject, kind, person) so a retried step never notifies twice."""
 
     __tablename__ = "data_export_notices"
@@ -49,8 +52,11 @@ class ExportNotice(Model):
     person_id: Mapped[int] = mapped_column(ForeignKey("people.id", ondelete="CASCADE"))
     status: Mapped[str] = mapped_column(String(10), default=NoticeStatus.PENDING)
     attempt_count: Mapped[int] = mapped_column(default=0)
+    # When a pending notice whose last attempt failed may be tried again; NULL otherwise.
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_error: Mapped[str | None] = mapped_column(String(SUMMARY_LIMIT))
     message_id: Mapped[str | None] = mapped_column(String(300))
+    job_id: Mapped[str | None] = mapped_column(String(100))
+    dispatched_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

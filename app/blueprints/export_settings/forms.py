@@ -9,12 +9,20 @@ from wtforms import HiddenField, PasswordField, SelectMultipleField, StringField
 from wtforms.validators import Length
 
 from app.blueprints.form_validators import StorableText
-from app.domain.workspace_export.export_settings_rules import PRIVATE_KEY_LIMIT, DestinationInput, SettingsInput
-from app.models.export_destination import ROLE_ARN_LIMIT, ExportDestination, S3Access, SftpLogin
+from app.domain.destinations.destination_input import PRIVATE_KEY_LIMIT, DestinationInput
+from app.domain.workspace_export.export_settings_rules import SettingsInput
+from app.models.export_destination import (
+    MESSAGE_URL_LIMIT,
+    ROLE_ARN_LIMIT,
+    ExportDestination,
+    S3Access,
+    SftpLogin,
+)
 from app.models.export_settings import ExportSettings
 
 # Generous bounds: the rules give the precise message; these only stop absurd posts early.
 _SHORT = [Length(max=1000, message="This is too long."), StorableText()]
+_MESSAGE_URL = [Length(max=2 * MESSAGE_URL_LIMIT, message="This is too long."), StorableText()]
 
 
 class SettingsForm(FlaskForm):
@@ -83,6 +91,8 @@ class DestinationForm(FlaskForm):
     private_key = TextAreaField(
         "Private key", validators=[Length(max=2 * PRIVATE_KEY_LIMIT, message="This is too long."), StorableText()]
     )
+    url = StringField("Webhook URL", validators=_MESSAGE_URL)
+    slack_url = PasswordField("Incoming webhook URL", validators=_MESSAGE_URL)
     path = StringField("Destination path", validators=_SHORT)
     version = HiddenField(validators=_SHORT)
 
@@ -104,6 +114,8 @@ class DestinationForm(FlaskForm):
             private_key=self.private_key.data or "",
             s3_access=self.s3_access.data or "",
             role_arn=self.role_arn.data or "",
+            url=self.url.data or "",
+            slack_url=self.slack_url.data or "",
         )
 
     def fill(self, destination: ExportDestination) -> None:
@@ -120,7 +132,8 @@ class DestinationForm(FlaskForm):
         self.port.data = "" if destination.port is None else str(destination.port)
         self.username.data = destination.username or ""
         self.sftp_login.data = destination.sftp_login or SftpLogin.PASSWORD
-        self.password.data = self.private_key.data = ""
+        self.password.data = self.private_key.data = self.slack_url.data = ""
+        self.url.data = destination.url or ""
         self.path.data = destination.path
         self.version.data = str(destination.version)
 

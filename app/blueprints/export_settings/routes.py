@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from zoneinfo import ZoneInfo
 
-from flask import flash, g, redirect, render_template, url_for
+from flask import flash, g, make_response, redirect, render_template, url_for
 
 from app.blueprints.export_settings import bp
 from app.blueprints.export_settings.forms import (
@@ -29,7 +29,13 @@ from app.domain.timing.timetable import WEEKDAY_NAMES, wall_clock_label
 from app.domain.values.text_rules import opened_version, saved_version
 from app.domain.workspace_export.export_settings_rules import CHOOSABLE_STATUSES, active_datasets, describe_cadence
 from app.extensions import htmx
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, S3Access, SftpLogin
+from app.models.export_destination import (
+    ANNOUNCING_KINDS,
+    MAX_DESTINATIONS,
+    DestinationKind,
+    S3Access,
+    SftpLogin,
+)
 from app.models.export_settings import (
     MAX_NOTIFY_PEOPLE,
     PACKAGE_FORMAT_DESCRIPTIONS,
@@ -38,8 +44,9 @@ from app.models.export_settings import (
     Cadence,
 )
 from app.services.accounts import workspaces
+from app.services.destinations import configuration_gate, registry, role_access
 from app.services.schedules import attachment_policy
-from app.services.workspace_export import export_destinations, export_settings, role_access
+from app.services.workspace_export import export_settings
 
 CADENCES = {Cadence.OFF: "Off", Cadence.DAILY: "Daily", Cadence.WEEKLY: "Weekly", Cadence.MONTHLY: "Monthly"}
 STATUSES = {"active": "Active: the cadence runs", "paused": "Paused: no cadence executions; Export now still works"}
@@ -47,6 +54,8 @@ KINDS = {
     DestinationKind.S3: "S3-compatible bucket",
     DestinationKind.SFTP: "SFTP server",
     DestinationKind.DIRECTORY: "Directory on this server",
+    DestinationKind.WEBHOOK: "Webhook (a signed message with a download link)",
+    DestinationKind.SLACK: "Slack channel (an incoming webhook)",
 }
 SFTP_LOGINS = {SftpLogin.PASSWORD: "Password", SftpLogin.PRIVATE_KEY: "Private key (Ed25519 or RSA)"}
 S3_ACCESSES = {
@@ -63,6 +72,7 @@ def vocabulary() -> dict:
         "statuses": {key: STATUSES[key] for key in CHOOSABLE_STATUSES},
         "kinds": KINDS,
         "DestinationKind": DestinationKind,
+        "ANNOUNCING_KINDS": ANNOUNCING_KINDS,
         "sftp_logins": SFTP_LOGINS,
         "s3_accesses": S3_ACCESSES,
         "S3Access": S3Access,
@@ -163,8 +173,8 @@ def _settings_page(
         current=current,
         error=error,
         reload_url=reload_url,
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
         datasets=active_datasets(),
         people=workspaces.members_by_name(g.workspace_id),
         zone=zone,
@@ -206,29 +216,41 @@ def add_destination(workspace_id: int):
     if not form.validate():
         return _destinations_page(form, _form_error(form), 400)
     try:
-        destination = export_destinations.add(g.access, form.destination_input())
+        added = registry.add_and_show_secret(g.access, form.destination_input())
     except ValidationError as error:
         return _destinations_page(form, error, 400)
-    flash(f"Destination “{destination.name}” added. Test its connection below.")
-    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=destination.id))
+    if added.signing_secret is not None:
+        flash(f"Destination “{added.destination.name}” added.")
+        return _signing_secret_page(added.destination, added.signing_secret)
+    flash(f"Destination “{added.destination.name}” added. Test its connection below.")
+    return redirect(url_for(".destination", workspace_id=workspace_id, destination_id=added.destination.id))
+
+
+def _signing_secret_page(destination, secret: str):
+    """A webhook's signing secret, this once: the answer to the post that made it, kept by no
+    cache, and no page that a reload or a link reaches shows it again."""
+    page = render_template("export_settings/signing_secret.html", destination=destination, secret=secret)
+    response = make_response(page)
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def _destinations_page(form: DestinationForm, error: ValidationError | None = None, status: int = 200):
-    current = export_settings.get(g.workspace_id)
+    current = configuration_gate.export_settings_of(g.workspace_id)
     return render_template(
         "export_settings/destinations.html",
         form=form,
         error=error,
-        destinations=export_destinations.list_destinations(g.workspace_id),
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
-        directory_allowed=export_destinations.directory_root_configured(),
+        destinations=registry.list_destinations(g.workspace_id),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
+        directory_allowed=registry.directory_root_configured(),
         role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
 
 def _visible_or_404(destination_id: int):
-    return visible_or_404(export_destinations.get_destination, destination_id)
+    return visible_or_404(registry.get_destination, destination_id)
 
 
 @bp.route("/destinations/<int:destination_id>", methods=["GET", "POST"])
@@ -243,7 +265,7 @@ def destination(workspace_id: int, destination_id: int):
         return _destination_page(found, form, _form_error(form), 400)
     try:
         expected = saved_version(form.version.data or "")
-        export_destinations.edit(g.access, found, form.destination_input(), expected)
+        registry.edit(g.access, found, form.destination_input(), expected)
     except ValidationError as error:
         return _destination_page(found, form, error, 400)
     except ChangedMeanwhile as changed:
@@ -264,7 +286,7 @@ def _destination_page(
     refused_at: str = EDIT,
     reload_url: str | None = None,
 ):
-    current = export_settings.get(g.workspace_id)
+    current = configuration_gate.export_settings_of(g.workspace_id)
     return render_template(
         "export_settings/destination.html",
         destination=found,
@@ -272,9 +294,9 @@ def _destination_page(
         error=error,
         reload_url=reload_url,
         refused_at=refused_at,
-        refusal=export_settings.ineligibility(g.workspace_id),
-        suspension=export_settings.suspension(current),
-        directory_allowed=export_destinations.directory_root_configured(),
+        refusal=configuration_gate.ineligibility(g.workspace_id),
+        suspension=configuration_gate.suspension(current),
+        directory_allowed=registry.directory_root_configured(),
         role_setup=role_access.role_setup(g.workspace_id),
     ), status
 
@@ -318,7 +340,7 @@ def _back_to(found_or_page, destination_id: int):
 def enable_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.set_enabled(g.access, found, True),
+        lambda found, form: registry.set_enabled(g.access, found, True),
         "Destination enabled: new packages are delivered to it.",
         STATUS,
     )
@@ -330,7 +352,7 @@ def enable_destination(workspace_id: int, destination_id: int):
 def disable_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.set_enabled(g.access, found, False),
+        lambda found, form: registry.set_enabled(g.access, found, False),
         "Destination disabled: deliveries to it are withheld until it is enabled again.",
         STATUS,
     )
@@ -342,7 +364,7 @@ def disable_destination(workspace_id: int, destination_id: int):
 def replace_secret(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.replace_secret(g.access, found, form.secret.data or ""),
+        lambda found, form: registry.replace_secret(g.access, found, form.secret.data or ""),
         "The secret access key was replaced. Test the connection to check it.",
         SECRET,
         SecretForm,
@@ -350,12 +372,27 @@ def replace_secret(workspace_id: int, destination_id: int):
     return _back_to(outcome, destination_id)
 
 
+@bp.post("/destinations/<int:destination_id>/signing-secret")
+@workspace_administrator
+def new_signing_secret(workspace_id: int, destination_id: int):
+    made: list[str] = []
+    outcome = _act(
+        destination_id,
+        lambda found, form: made.append(registry.new_signing_secret(g.access, found)),
+        "A new signing secret was made: messages are signed with it from now on.",
+        SECRET,
+    )
+    if isinstance(outcome, tuple):
+        return outcome
+    return _signing_secret_page(outcome, made[0])
+
+
 @bp.post("/destinations/<int:destination_id>/host-key")
 @workspace_administrator
 def pin_host_key(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.pin_host_key(g.access, found, form.fingerprint.data or ""),
+        lambda found, form: registry.pin_host_key(g.access, found, form.fingerprint.data or ""),
         "The server's host key is pinned: deliveries go only to a server that shows it. "
         "Test the connection again to check the login and the folder.",
         TEST,
@@ -377,7 +414,7 @@ def confirm_remove_destination(workspace_id: int, destination_id: int):
 def remove_destination(workspace_id: int, destination_id: int):
     outcome = _act(
         destination_id,
-        lambda found, form: export_destinations.remove(g.access, found),
+        lambda found, form: registry.remove(g.access, found),
         "Destination removed. Its past deliveries stay in the packages' history.",
         STATUS,
     )
@@ -398,7 +435,7 @@ def test_destination(workspace_id: int, destination_id: int):
         error = _form_error(form)
     else:
         try:
-            export_destinations.test(g.access, found)
+            registry.test(g.access, found)
         except ValidationError as refused:
             error = refused
     if htmx:

@@ -21,6 +21,7 @@ from app.blueprints.packages import bp
 from app.blueprints.packages.forms import ActionForm, DeletePackageForm, RetryDeliveryForm
 from app.domain.errors import TransitionRefused
 from app.domain.people.access import RequesterContext
+from app.models.export_destination import ANNOUNCING_KINDS
 from app.models.export_execution import (
     ACTIVE_EXECUTION_STATUSES,
     ExecutionPhase,
@@ -195,7 +196,9 @@ def _package_page(package: ExportPackage, error: str | None = None, status: int 
         datasets=package_history.package_datasets(volumes),
         deliveries=package_history.package_deliveries(package),
         package_folder=package_delivery.package_folder(package),
+        announcing_kinds=ANNOUNCING_KINDS,
         failure_class_words=package_history.DELIVERY_FAILURE_WORDS,
+        message_failure_words=package_history.MESSAGE_FAILURE_WORDS,
         deliverable=package_history.deliverable(package),
         deletion=package_retention.deletion_of(package.id) if package.status == PackageStatus.DELETED else None,
         error=error,

@@ -31,6 +31,7 @@ ACTION_SENTENCES = {
     "export_destination.host_key_pinned": "SFTP server's host key pinned",
     "export_destination.removed": "Export destination removed",
     "export_destination.secret_replaced": "Export destination's secret replaced",
+    "export_destination.signing_secret_replaced": "Webhook's signing secret made anew",
     "export_destination.tested": "Export destination's connection tested",
     "export_settings.changed": "Workspace export settings changed",
     "export_settings.created": "Workspace export set up",

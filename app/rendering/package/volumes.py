@@ -164,6 +164,7 @@ def write_dataset_volumes(
         )
         if header:
             if not fits(volume, len(header)):
+                volume.zip.abandon()
                 raise VolumeTooSmall(
                     f"A volume of {volume_size_bytes} bytes cannot hold even the header of dataset {dataset!r}."
                 )
@@ -177,33 +178,37 @@ def write_dataset_volumes(
         return volume.zip.size_if_closed_after(size) <= volume_size_bytes
 
     volume = start(1)
-    for batch in batches:
-        data = batch.data()
-        if fits(volume, len(data)):
-            volume.zip.write(data)
-            volume.rows += batch.rows
-        else:
-            del data
-            for line in batch.records():
-                if not fits(volume, len(line)):
-                    if volume.rows == 0:
-                        raise VolumeTooSmall(
-                            f"A row of dataset {dataset!r} ({len(line)} bytes) does not fit in a volume of "
-                            f"{volume_size_bytes} bytes."
-                        )
-                    done.append(volume.finish())
-                    closed_bytes += done[-1].size_bytes
-                    volume = start(volume.sequence + 1)
+    try:
+        for batch in batches:
+            data = batch.data()
+            if fits(volume, len(data)):
+                volume.zip.write(data)
+                volume.rows += batch.rows
+            else:
+                del data
+                for line in batch.records():
                     if not fits(volume, len(line)):
-                        raise VolumeTooSmall(
-                            f"A row of dataset {dataset!r} ({len(line)} bytes) does not fit in a volume of "
-                            f"{volume_size_bytes} bytes."
-                        )
-                volume.zip.write(line)
-                volume.rows += 1
-        rows_written += batch.rows
-        if progress is not None:
-            progress(rows_written, closed_bytes + volume.zip.size)
+                        if volume.rows == 0:
+                            raise VolumeTooSmall(
+                                f"A row of dataset {dataset!r} ({len(line)} bytes) does not fit in a volume of "
+                                f"{volume_size_bytes} bytes."
+                            )
+                        done.append(volume.finish())
+                        closed_bytes += done[-1].size_bytes
+                        volume = start(volume.sequence + 1)
+                        if not fits(volume, len(line)):
+                            raise VolumeTooSmall(
+                                f"A row of dataset {dataset!r} ({len(line)} bytes) does not fit in a volume of "
+                                f"{volume_size_bytes} bytes."
+                            )
+                    volume.zip.write(line)
+                    volume.rows += 1
+            rows_written += batch.rows
+            if progress is not None:
+                progress(rows_written, closed_bytes + volume.zip.size)
+    except BaseException:
+        volume.zip.abandon()  # its deflating thread ends with it; the caller discards the volume
+        raise
     done.append(volume.finish())
     if progress is not None:
         progress(rows_written, closed_bytes + done[-1].size_bytes)

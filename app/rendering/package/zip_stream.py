@@ -2,9 +2,17 @@
 
 Python's zipfile can stream too, but it gives no way to know how large the archive will be
 before it is closed, and a volume must never exceed its cap. This writer deflates through its
-own `zlib` compressor, so it can flush the compressor (Z_SYNC_FLUSH: everything given so far is
-emitted, the dictionary is kept) and then bound the final size exactly: bytes already written,
-plus deflate's worst case for the input given since the last flush, plus the fixed-size trailer.
+own compressor, so it can flush it (Z_SYNC_FLUSH: everything given so far is emitted, the
+dictionary is kept) and then bound the final size exactly: bytes already written, plus
+deflate's worst case for the input given since the last flush, plus the fixed-size trailer.
+
+Deflating runs in a thread of its own, fed through a short queue, while the caller reads and
+encodes the next rows: `psql | gzip` overlaps the two the same way, and zlib-ng (zlib's API and
+deflate's standard stream, 1.5 times as fast at level 6 for 1.07 times the bytes, measured in
+bench/README.md) releases the GIL while it compresses, as does the CRC. What it deflated is
+written out by the caller's own thread at its next call (the sink may record each part in the
+database, which belongs to that thread). `abandon()` ends the thread of a stream that will not be
+closed.
 
 The layout is the standard streamed one (APPNOTE 6.3.x): a local header with the general
 purpose bit 3 set (sizes and CRC follow the data in a data descriptor) and a ZIP64 extra field,
@@ -15,12 +23,18 @@ directory; a ZIP64 end record when the archive passes 4 GiB; the end of central 
 
 from __future__ import annotations
 
+import queue
 import struct
-import zlib
+import threading
 from collections.abc import Callable
 from datetime import datetime
 
+from zlib_ng import zlib_ng
+
 DEFAULT_COMPRESSION_LEVEL = 6
+# Pieces handed to the deflating thread and not yet deflated: enough to keep it busy while the
+# caller makes the next, few enough that memory holds only a handful of batches.
+HANDED_OVER_PIECES = 4
 
 _ZIP64_VERSION = 45  # 4.5: ZIP64 extensions
 _FLAGS = 0x0008 | 0x0800  # sizes in a data descriptor; the name is UTF-8
@@ -41,6 +55,11 @@ _END = struct.Struct("<4sHHHHLLH")
 _CLOSING_BYTES = (
     _DATA_DESCRIPTOR.size + _CENTRAL_HEADER.size + 4 + 16 + _ZIP64_END.size + _ZIP64_LOCATOR.size + _END.size
 )
+
+
+class _Abandoned(Exception):
+    """What the deflating thread holds once the stream is given up: it skips what is left. Outside
+    DomainError: the stream's own signal, which no person causes."""
 
 
 def deflate_bound(input_bytes: int) -> int:
@@ -74,12 +93,16 @@ class ZipEntryStream:
         self._write_out = write_out
         self._name = name.encode("utf-8")
         self._time, self._date = _dos_time(modified)
-        self._compressor = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+        self._compressor = zlib_ng.compressobj(level, zlib_ng.DEFLATED, -zlib_ng.MAX_WBITS)
         self._crc = 0
         self._input_size = 0
         self._unflushed_input = 0
         self.size = 0
         self._closed = False
+        self._handed_over: queue.Queue[bytes | None] = queue.Queue(maxsize=HANDED_OVER_PIECES)
+        self._deflated: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self._failure: BaseException | None = None
+        self._deflater = threading.Thread(target=self._deflate_handed_over, name=f"deflate {name}", daemon=True)
         extra = _ZIP64_LOCAL_EXTRA.pack(1, 16, 0, 0)
         self._emit(
             _LOCAL_HEADER.pack(
@@ -99,6 +122,41 @@ class ZipEntryStream:
             + extra
         )
         self._data_start = self.size
+        self._deflater.start()
+
+    def _deflate_handed_over(self) -> None:
+        """The deflating thread: each piece handed over, in order, until the end (None)."""
+        while (data := self._handed_over.get()) is not None:
+            try:
+                if self._failure is None:
+                    self._crc = zlib_ng.crc32(data, self._crc)
+                    self._deflated.put(self._compressor.compress(data))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                self._failure = exc
+            finally:
+                self._handed_over.task_done()
+        self._handed_over.task_done()
+
+    def _write_out_deflated(self) -> None:
+        """Write out what the thread has deflated by now; raise what failed there."""
+        if self._failure is not None:
+            failure, self._failure = self._failure, _Abandoned()
+            raise failure
+        while True:
+            try:
+                data = self._deflated.get_nowait()
+            except queue.Empty:
+                return
+            self._emit(data)
+
+    def _deflated_so_far(self) -> None:
+        """Wait until every piece handed over is deflated, and write it out."""
+        self._handed_over.join()
+        self._write_out_deflated()
+
+    def _stop_deflater(self) -> None:
+        self._handed_over.put(None)
+        self._deflater.join()
 
     def _emit(self, data: bytes) -> None:
         if data:
@@ -109,23 +167,36 @@ class ZipEntryStream:
         return self.size + deflate_bound(self._unflushed_input + more_input) + len(self._name) + _CLOSING_BYTES
 
     def write(self, data: bytes) -> None:
-        self._crc = zlib.crc32(data, self._crc)
+        self._write_out_deflated()
         self._input_size += len(data)
         self._unflushed_input += len(data)
-        self._emit(self._compressor.compress(data))
+        self._handed_over.put(data)
 
     def flush(self) -> None:
         """Emit everything given so far, so the size bound no longer counts it as pending."""
         if not self._unflushed_input:
             return  # each flush costs a marker in the stream; an empty one buys nothing
-        self._emit(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+        self._deflated_so_far()
+        self._emit(self._compressor.flush(zlib_ng.Z_SYNC_FLUSH))
         self._unflushed_input = 0
+
+    def abandon(self) -> None:
+        """End the deflating thread of a stream that will not be closed (its writer failed)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._failure = _Abandoned()
+        self._stop_deflater()
 
     def close(self) -> None:
         if self._closed:
             return
-        self._closed = True
-        self._emit(self._compressor.flush(zlib.Z_FINISH))
+        try:
+            self._deflated_so_far()
+        finally:
+            self._closed = True
+            self._stop_deflater()
+        self._emit(self._compressor.flush(zlib_ng.Z_FINISH))
         compressed = self.size - self._data_start
         self._emit(_DATA_DESCRIPTOR.pack(b"PK\x07\x08", self._crc, compressed, self._input_size))
 

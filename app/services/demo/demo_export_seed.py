@@ -16,14 +16,16 @@ import logging
 from flask import current_app
 from sqlalchemy import select
 
+from app.domain.destinations.destination_input import DestinationInput
 from app.domain.people.access import current_context
-from app.domain.workspace_export.export_settings_rules import DestinationInput, SettingsInput, active_datasets
+from app.domain.workspace_export.export_settings_rules import SettingsInput, active_datasets
 from app.extensions import db
 from app.models import Person, Workspace
 from app.models.export_execution import ExecutionTrigger
 from app.models.export_settings import ExportSettings
 from app.services.demo.data_workspaces import DEMO_ADMIN_EMAIL, DEMO_MEMBER_EMAIL, DEMO_WORKSPACE
-from app.services.workspace_export import execution_admission, export_destinations, export_settings
+from app.services.destinations import registry
+from app.services.workspace_export import execution_admission, export_settings
 from app.services.workspace_export.package_production import run_execution
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,7 @@ def seed_demo_export() -> str:
     )
     if current_app.config["SETTINGS"].destinations_root is None:
         return "Demo export settings made; DESTINATIONS_ROOT is not set, so no destination or package."
-    export_destinations.add(
+    registry.add(
         access,
         DestinationInput(
             name=DESTINATION_NAME,

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
 from app.domain.files import export_file
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RESTART_A_FILE_OR_RUN
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest
 from app.models.export_file import ACTIVE_FILE_STATUSES, FailureCode, FileStatus
@@ -54,7 +54,7 @@ FILES = WorkKind(
     priority_of=_priority,
     job_function="jobs.export_file.run",
     # A file whose worker stopped is started again at once, up to five attempts in all.
-    retries=RetryPolicy(max_attempts=5),
+    retries=RESTART_A_FILE_OR_RUN,
     rows=WorkRows.leased(
         ExportFile,
         active=ACTIVE_FILE_STATUSES,

@@ -11,7 +11,7 @@ from sqlalchemy import or_
 
 from app.domain.errors import TransitionRefused
 from app.domain.schedules import schedule_run
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RESTART_A_FILE_OR_RUN
 from app.extensions import db
 from app.models.export_file import FailureCode
 from app.models.schedule import ACTIVE_RUN_STATUSES, RunStatus, ScheduleRun
@@ -56,7 +56,7 @@ RUNS = WorkKind(
     priority=WorkPriority.SCHEDULED,
     job_function="jobs.schedule_run.run",
     # A run whose worker stopped is started again at once; the fifth stop fails it.
-    retries=RetryPolicy(max_attempts=5),
+    retries=RESTART_A_FILE_OR_RUN,
     attempts_used=_stops,
     rows=WorkRows.leased(
         ScheduleRun,

@@ -25,7 +25,7 @@ from app.domain.people.access import RequesterContext, current_context
 from app.domain.schedules import schedule_lifecycle, schedule_run
 from app.domain.sources.catalog import get_dataset
 from app.domain.sources.query_spec import validate_definition
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import MAIL_TO_A_PERSON, SCHEDULED_FILE, RetryPolicy
 from app.extensions import db
 from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
@@ -51,19 +51,11 @@ log = logging.getLogger(__name__)
 TRANSIENT_FILE_FAILURES: set[str] = {FailureCode.STORAGE_ERROR, FailureCode.STORAGE_FULL, FailureCode.INTERNAL}
 # The cause of every other transient failure: storage unavailable, an unexpected error.
 OTHER_TRANSIENT = "other_transient"
-# How often a run is tried again, one policy per cause of a transient failure: the n-th attempt
-# that failed of that cause waits the n-th delay, and the last one the policy allows fails the
-# run. A transient file failure gets 3 attempts in 2.5 minutes. Recipients the mail server could
-# not take are tried again after 30 s, 1 min, then every 2 min, 64 attempts over 2 h 3.5 min: a
-# run rides out a mail outage of two hours, its mail flows within 2 minutes of the server's
-# return (a longer wait would only keep the mail back once the server answers), and each
-# recipient is mailed once (submitted rows are never sent again).
-RETRIES: dict[str, RetryPolicy] = {
-    OTHER_TRANSIENT: RetryPolicy(max_attempts=3, backoff=(timedelta(seconds=30), timedelta(minutes=2))),
-    MAIL_UNAVAILABLE: RetryPolicy(
-        max_attempts=64, backoff=(timedelta(seconds=30), timedelta(minutes=1), timedelta(minutes=2))
-    ),
-}
+# How often a run is tried again, the policy of each cause of a transient failure's purpose
+# (app/domain/timing/retry_policy.py): the n-th attempt that failed of that cause waits the n-th
+# delay, and the last one the policy allows fails the run. Recipients the mail server could not
+# take wait as all mail to a person does; each is mailed once (submitted rows are never sent again).
+RETRIES: dict[str, RetryPolicy] = {OTHER_TRANSIENT: SCHEDULED_FILE, MAIL_UNAVAILABLE: MAIL_TO_A_PERSON}
 _CAUSES: dict[str, set[str]] = {OTHER_TRANSIENT: TRANSIENT_FILE_FAILURES, MAIL_UNAVAILABLE: {MAIL_UNAVAILABLE}}
 
 

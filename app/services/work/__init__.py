@@ -1,5 +1,5 @@
 """The work engine: one way to dispatch, redispatch and redeliver every kind of background record
-(export files, schedule runs, workspace-export executions, package deliveries).
+(export files, schedule runs, workspace-export executions, package deliveries, export notices).
 
 Below the capabilities, which use them:
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from sqlalchemy import case, update
+from sqlalchemy import ColumnElement, Integer, String, case, update
 
 from app.domain import transitions
-from app.extensions import db
+from app.extensions import array_rows, db
 from app.models.types import Moment, database_clock, database_now, database_time
 from app.services.work.queue import ClaimedJob, WorkPriority, claim_and_enqueue, enqueue_claimed
 from app.services.work.work_kind import WorkKind, job_id
@@ -66,12 +66,17 @@ def _claim_fresh(kind: WorkKind, job_ids: Mapping[int, str]) -> list[tuple[int, 
     if not job_ids:
         return []
     rows = kind.rows
+    new_job_id: ColumnElement[str]
+    if db.engine.dialect.name == "postgresql":
+        given = array_rows("given", record_key=(Integer(), list(job_ids)), job_id=(String(), list(job_ids.values())))
+        chosen, new_job_id = rows.record_key == given.c.record_key, given.c.job_id
+    else:
+        # SQLite (the one-machine default) has no arrays: a CASE naming each record's job id.
+        chosen, new_job_id = rows.record_key.in_(list(job_ids)), case(dict(job_ids), value=rows.record_key)
     claimed = db.session.execute(
         update(rows.claims)
-        .where(
-            rows.record_key.in_(list(job_ids)), rows.job_id.is_(None), rows.of_record(rows.may_claim(database_now()))
-        )
-        .values(_claim_values(kind, case(dict(job_ids), value=rows.record_key), database_now()))
+        .where(chosen, rows.job_id.is_(None), rows.of_record(rows.may_claim(database_now())))
+        .values(_claim_values(kind, new_job_id, database_now()))
         .returning(rows.record_key, rows.job_id)
         .execution_options(synchronize_session=False)
     ).all()

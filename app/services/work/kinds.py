@@ -10,5 +10,6 @@ from app.services.schedules.run_work import RUNS
 from app.services.work.work_kind import WorkKind
 from app.services.workspace_export.delivery_work import DELIVERIES
 from app.services.workspace_export.execution_work import EXECUTIONS
+from app.services.workspace_export.notice_work import NOTICES
 
-WORK_KINDS: tuple[WorkKind, ...] = (FILES, RUNS, EXECUTIONS, DELIVERIES)
+WORK_KINDS: tuple[WorkKind, ...] = (FILES, RUNS, EXECUTIONS, DELIVERIES, NOTICES)

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, and_, or_
 
 from app.destinations import DeliveryFailure, open_destination
+from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_destination import ExportDestination
@@ -122,7 +123,7 @@ DELIVERIES = WorkKind(
     priority=WorkPriority.BULK,
     job_function="jobs.package_delivery.run",
     # A copy whose worker died is a transient failure like any other: retried after the backoff.
-    retries=package_delivery.RETRIES,
+    retries=COPY_TO_A_DESTINATION,
     retry_later=_retry_later,
     rows=WorkRows.leased(
         ExportDelivery,

@@ -27,7 +27,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from app.domain.errors import TransitionRefused
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import RESTART_A_WORKSPACE_EXPORT
 from app.domain.workspace_export import export_execution
 from app.extensions import db
 from app.models.export_execution import ACTIVE_EXECUTION_STATUSES, ExecutionStatus, ExportExecution
@@ -73,7 +73,7 @@ EXECUTIONS = WorkKind(
     priority=WorkPriority.BULK,
     job_function="jobs.package_execution.run",
     # An execution whose worker stopped is started again at once, up to three attempts in all.
-    retries=RetryPolicy(max_attempts=3),
+    retries=RESTART_A_WORKSPACE_EXPORT,
     rows=WorkRows.leased(
         ExportExecution,
         active=ACTIVE_EXECUTION_STATUSES,

@@ -5,12 +5,15 @@ package deleted early by Rhythm staff.
 the notification people of the execution's settings snapshot (the settings as admitted: an edit
 after admission does not change who hears about that execution, its package or its deliveries)
 who are still members, with an insert that ignores rows already there (so a retried step
-notifies nobody twice), then sends the subject's pending notices. Each send asks again: a person
-who lost their place meanwhile (removed, or no longer an administrator and not named) is not
-mailed, and the notice fails saying so. A mail server that cannot take a message now leaves its
-notice pending with a backoff; `send_pending` (a periodic task) sends it later. Each message's
-Message-ID is fixed by its notice's id, so the same notice is recognisable however many attempts
-it took.
+notifies nobody twice), then sends the subject's pending notices in its own process. Each send
+(`send`) is an attempt that starts the notice under a lease, and asks again: a person who lost
+their place meanwhile (removed, or no longer an administrator and not named) is not mailed, and
+the notice fails saying so. A mail server that cannot take a message now leaves its notice pending
+until its retry time (the waits of all mail to a person, MAIL_TO_A_PERSON); notices are a kind of
+the work engine (app/services/workspace_export/notice_work.py), which dispatches a notice's retry
+once due, and a notice its recording process left unsent, to the job that calls `send`; it also
+hands a notice whose sender died to a new attempt. Each message's Message-ID is fixed by its
+notice's id, so the same notice is recognisable however many attempts it took.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import select
 
@@ -26,7 +29,7 @@ from app.communications import Link, MessageText, OutgoingMessage, Recipient, ge
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
 from app.domain.people.access import RequesterContext, current_context
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import MAIL_TO_A_PERSON
 from app.domain.values.sizes import size_label
 from app.domain.workspace_export import export_notice
 from app.extensions import db, insert_ignoring_duplicates
@@ -36,18 +39,14 @@ from app.models.export_execution import ExportExecution
 from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
 from app.models.export_package import ExportPackage
 from app.models.package_delivery import ExportDelivery
-from app.models.types import utcnow
+from app.models.types import Moment, database_clock, utcnow
 from app.services.pages.public_link_tokens import public_link
+from app.services.work import leases
 from app.services.workspace_export.package_retention import deletion_of
 
 log = logging.getLogger(__name__)
 
 MESSAGE_KIND = "export-notice"
-# A notice the mail server could not take is tried again after 1 min, 5 min, 30 min, then every
-# 2 h (about a day in all); the twelfth try is the last, given up with its error.
-SEND_RETRIES = RetryPolicy(
-    max_attempts=12, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
-)
 NO_LONGER_A_RECIPIENT = (
     "Not sent: the person is no longer an administrator of the workspace, nor a member named in this"
     " export's notification people."
@@ -123,14 +122,14 @@ def notify(kind: NoticeKind, subject_type: str, subject_id: int, workspace_id: i
         )
     ).all()
     db.session.rollback()
-    return _send_each(due, now)
+    return _send_each(due)
 
 
 def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
     """The EXECUTION_FAILED notice, after a failure was committed, whoever settled it (the attempt
     itself, the watchdog giving it up, staff marking it failed): every failure is told the same
     way. Never raises: a notice that could not be recorded or sent is logged, and recorded ones
-    are sent again by `send_pending`."""
+    are dispatched again by the work engine."""
     try:
         notify(NoticeKind.EXECUTION_FAILED, "execution", execution_id, workspace_id)
     except Exception:
@@ -138,44 +137,42 @@ def notify_execution_failed(execution_id: int, workspace_id: int) -> None:
         log.exception("workspace export %s: the failure notice could not be sent", execution_id)
 
 
-def send_pending(now: datetime | None = None, limit: int = 200) -> int:
-    """Send the pending notices whose retry time has come (the periodic retry). Returns how many were sent."""
-    now = now or utcnow()
-    due = db.session.scalars(
-        select(ExportNotice.id)
-        .where(
-            ExportNotice.status == NoticeStatus.PENDING,
-            (ExportNotice.next_attempt_at.is_(None)) | (ExportNotice.next_attempt_at <= now),
-        )
-        .order_by(ExportNotice.id)
-        .limit(limit)
-    ).all()
-    db.session.rollback()
-    return _send_each(due, now)
-
-
-def _send_each(notice_ids: Sequence[int], now: datetime) -> int:
-    sent = 0
-    for notice_id in notice_ids:
-        sent += _send(notice_id, now)
-    return sent
-
-
-def _send(notice_id: int, now: datetime) -> bool:
+def send(notice_id: int) -> str:
+    """One attempt at sending the notice, as the attempt that starts it (and holds it under a
+    lease while the mail server answers): the job the work engine dispatches, and the sending
+    `notify` does at once. Returns one word for the log: sent, retry_later, failed, not_due (sent,
+    failed, its retry not due, or another attempt has it) or superseded."""
     try:
-        attempt = export_notice.claim(notice_id, now)
+        attempt = export_notice.start(notice_id, leases.holder_name(), leases.lease_expiry())
     except TransitionRefused:
-        return False  # sent, failed, not due, or another sender has it
+        return "not_due"
+
+    def renew(lease_expires_at: Moment) -> None:
+        export_notice.renew_lease(notice_id, attempt, lease_expires_at)
+
+    with leases.renewed_while_running(renew, f"export notice {notice_id}"):
+        try:
+            return _attempt(notice_id, attempt)
+        except TransitionRefused:
+            log.info("export notice %s attempt %s was superseded", notice_id, attempt)
+            return "superseded"
+
+
+def _send_each(notice_ids: Sequence[int]) -> int:
+    return sum(send(notice_id) == "sent" for notice_id in notice_ids)
+
+
+def _attempt(notice_id: int, attempt: int) -> str:
     notice = db.session.get_one(ExportNotice, notice_id, populate_existing=True)
     try:
         content = _content(notice)
     except _SubjectGone:
         export_notice.fail(notice_id, attempt, "What this notice was about no longer exists.")
-        return False
+        return "failed"
     if notice.person_id not in recipients(notice.subject_type, notice.subject_id, notice.workspace_id):
         # A retry may come hours after the notice was recorded: access lost meanwhile counts.
         export_notice.fail(notice_id, attempt, NO_LONGER_A_RECIPIENT)
-        return False
+        return "failed"
     person = db.session.get_one(Person, notice.person_id)
     access = current_context(notice.workspace_id, person.id)
     if access is None or not access.is_admin:
@@ -183,28 +180,35 @@ def _send(notice_id: int, now: datetime) -> bool:
         # notice's own summary, which they may open.
         content = replace(content, link=_summary_link(notice))
     mailer = get_mailer()
-    message_id = message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
+    message = content.message(
+        Recipient(person.email, person.name), message_id_for(MESSAGE_KIND, notice_id, notice.created_at, mailer.domain)
+    )
+    # The last guarded update before the mail leaves (committed, so no transaction stays open while
+    # the mail server answers): an attempt superseded while it prepared the message (its lease
+    # lapsed and the engine moved the notice on) stops here and mails nobody.
+    export_notice.renew_lease(notice_id, attempt, leases.lease_expiry())
     try:
-        submission_id = mailer.send(content.message(Recipient(person.email, person.name), message_id))
+        submission_id = mailer.send(message)
     except MailTemporarilyUnavailable as exc:
-        if SEND_RETRIES.exhausted(attempt):
-            export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
-        else:
-            export_notice.retry_later(notice_id, attempt, exc.summary, now + SEND_RETRIES.delay_after(attempt))
         log.warning("export notice %s: the mail server could not take it (%s)", notice_id, exc.summary)
-        return False
+        if MAIL_TO_A_PERSON.exhausted(attempt):
+            export_notice.fail(notice_id, attempt, f"Given up after {attempt} tries; the last: {exc.summary}")
+            return "failed"
+        retry_at = database_clock() + MAIL_TO_A_PERSON.delay_after(attempt)
+        export_notice.retry_later(notice_id, attempt, exc.summary, retry_at)
+        return "retry_later"
     except InvalidAddress as exc:
         # Refused here, before any server saw it: the record must not blame the mail server.
         export_notice.fail(notice_id, attempt, f"Not sent: this product's address check refused it. {exc.summary}")
         log.warning("export notice %s not sent: %s", notice_id, exc.summary)
-        return False
+        return "failed"
     except MailRefused as exc:
         export_notice.fail(notice_id, attempt, f"The mail server refused the message: {exc.summary}")
         log.warning("export notice %s refused: %s", notice_id, exc.summary)
-        return False
+        return "failed"
     export_notice.mark_sent(notice_id, attempt, submission_id)
     log.info("export notice %s sent as %s", notice_id, submission_id)
-    return True
+    return "sent"
 
 
 class _SubjectGone(Exception):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
+from app.domain.errors import ChangedMeanwhile, DomainError
 from app.domain.people.access import RequesterContext
 from app.domain.workspace_export.export_cadence import next_cadence_at
 from app.domain.workspace_export.export_settings_rules import (
@@ -26,16 +26,13 @@ from app.models.export_settings import DEFAULT_VOLUME_SIZE_MB, Cadence, ExportSe
 from app.models.types import utcnow
 from app.services.accounts import audit
 from app.services.accounts.workspaces import members_by_name
+from app.services.destinations.configuration_gate import export_settings_of, refuse_changes
 from app.vocabulary import PackageFormat
-
-
-def get(workspace_id: int) -> ExportSettings | None:
-    return db.session.scalar(select(ExportSettings).where(ExportSettings.workspace_id == workspace_id))
 
 
 def get_or_default(workspace_id: int) -> ExportSettings:
     """The workspace's settings, or unsaved defaults for the form (every active dataset, CSV, no cadence)."""
-    settings = get(workspace_id)
+    settings = export_settings_of(workspace_id)
     if settings is not None:
         return settings
     return ExportSettings(
@@ -56,33 +53,6 @@ def get_or_default(workspace_id: int) -> ExportSettings:
     )
 
 
-def ineligibility(workspace_id: int) -> str | None:
-    """Why this workspace may not have export settings or destinations (INV-10), or None when it may."""
-    workspace = db.session.get(Workspace, workspace_id)
-    if workspace is None or workspace.status != "live":
-        return "Workspace export is only for live workspaces; this workspace is not live."
-    if workspace.sandbox:
-        return (
-            "Workspace export is not available in a sandbox workspace: a sandbox holds practice data. "
-            "Use the live workspace to export."
-        )
-    return None
-
-
-def suspension(settings: ExportSettings | None) -> str | None:
-    """The sentence shown while staff have suspended the settings, or None."""
-    if settings is None or settings.status != SettingsStatus.SUSPENDED:
-        return None
-    return f"Rhythm staff have suspended workspace export for this workspace: {settings.suspended_reason}"
-
-
-def refuse_changes(workspace_id: int) -> None:
-    """ValidationError when the workspace's export configuration may not be changed now."""
-    refusal = ineligibility(workspace_id) or suspension(get(workspace_id))
-    if refusal:
-        raise ValidationError(refusal + " Nothing was changed.", "form")
-
-
 def workspace_zone(workspace_id: int) -> str:
     return db.session.scalar(select(Workspace.time_zone).where(Workspace.id == workspace_id)) or "UTC"
 
@@ -96,7 +66,7 @@ def save(access: RequesterContext, data: SettingsInput, expected_version: int | 
     checked = check_settings(data, member_ids, zone)
     now = utcnow()
     values = _values(checked, zone, now)
-    existing = get(workspace_id)
+    existing = export_settings_of(workspace_id)
     try:
         if existing is None:
             if expected_version is not None:

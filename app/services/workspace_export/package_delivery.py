@@ -7,11 +7,14 @@ SHA256SUMS, then the manifest from the product's storage to
 
     <destination path>/workspace-<workspace id>/<package time, YYYYMMDDTHHMMSSZ>/<key under the package prefix>
 
-streaming, and record the outcome. A transient failure is retried with a backoff (the work engine's
-periodic dispatch enqueues it when due); after the last retry, or on a permanent failure, the row
-stays failed and a DELIVERY_FAILED notice goes out. A worker that died mid-attempt loses its
-lease and the engine fails its attempt as transient `worker_stopped`. The kind's declaration, from which
-the engine dispatches it, watches its lease and requeues it for staff, is
+streaming, and record the outcome. A webhook or Slack destination receives no file: it is told
+the package is ready, with its volumes' names, rows, sizes and SHA-256 and a link to the
+package's page (`_announce`), and records the location ANNOUNCED. A transient failure is
+retried with a backoff (the work engine's periodic dispatch enqueues it when due); after the last
+retry, or on a permanent failure, the row stays failed and a DELIVERY_FAILED notice goes out. A
+worker that died mid-attempt loses its lease and the engine fails its attempt as transient
+`worker_stopped`. The kind's declaration, from which the engine dispatches it, watches its lease
+and requeues it for staff, is
 app/services/workspace_export/delivery_work.py.
 
 A workspace administrator may Retry a failed delivery (`retry`) and Deliver a withheld one whose
@@ -26,20 +29,30 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from app.destinations import DeliveryFailure, DestinationStore, classify_error, open_destination
+from app.destinations import (
+    DeliveryFailure,
+    DestinationStore,
+    PackageReady,
+    VolumeFacts,
+    announce_package,
+    classify_error,
+    open_destination,
+)
 from app.domain.errors import TransitionRefused
-from app.domain.timing.retry_policy import RetryPolicy
+from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
-from app.models.export_destination import ExportDestination
+from app.models.export_destination import ANNOUNCING_KINDS, ExportDestination
 from app.models.export_notice import NoticeKind
 from app.models.export_package import ExportPackage, ExportVolume, PackageStatus, VolumeStatus
 from app.models.package_delivery import DeliveryStatus, ExportDelivery, FailureClass
 from app.models.types import Moment, utcnow
+from app.models.workspace import Workspace
+from app.services.pages.public_link_tokens import public_link
 from app.services.work import leases
 from app.services.workspace_export import export_notices
 from app.services.workspace_export.package_keys import checksums_key
@@ -47,14 +60,11 @@ from app.storage import check_key_under, get_storage
 
 log = logging.getLogger(__name__)
 
-# A transient failure (a worker that stopped included) is tried again after 1 min, 5 min, 30 min
-# and 2 h; the fifth attempt is the last.
-RETRIES = RetryPolicy(
-    max_attempts=5, backoff=(timedelta(minutes=1), timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=2))
-)
 RETRIES_EXHAUSTED = "retries_exhausted"
 PACKAGE_WITHDRAWN = "package_withdrawn"
 WORKER_STOPPED = "worker_stopped"
+# The location a webhook or Slack delivery records: it was told, with a link, and holds no file.
+ANNOUNCED = "announced"
 _CANNOT_START = (DeliveryStatus.DELIVERED, DeliveryStatus.SUPERSEDED, DeliveryStatus.EXPIRED, DeliveryStatus.WITHHELD)
 
 
@@ -136,16 +146,22 @@ def package_keys(package: ExportPackage) -> list[str]:
     """Every complete volume of the package (under its prefix, so of the attempt that made it),
     then SHA256SUMS, then the manifest, which goes last: a manifest at the destination means the
     volumes and their checksums are there."""
-    volumes = db.session.scalars(
-        select(ExportVolume.key)
-        .where(ExportVolume.execution_id == package.execution_id, ExportVolume.status == VolumeStatus.COMPLETE)
-        .order_by(ExportVolume.dataset, ExportVolume.sequence, ExportVolume.id)
-    ).all()
     prefix = package.prefix.rstrip("/") + "/"
-    keys = [key for key in volumes if key.startswith(prefix)]
+    keys = [volume.key for volume in _complete_volumes(package)]
     checksums = stored_checksums_key(package)
     keys += [checksums] if checksums else []
     return [check_key_under(key, prefix) for key in keys] + [check_key_under(package.manifest_key, prefix)]
+
+
+def _complete_volumes(package: ExportPackage) -> list[ExportVolume]:
+    """The package's complete volumes under its prefix (so of the attempt that made it), in order."""
+    prefix = package.prefix.rstrip("/") + "/"
+    volumes = db.session.scalars(
+        select(ExportVolume)
+        .where(ExportVolume.execution_id == package.execution_id, ExportVolume.status == VolumeStatus.COMPLETE)
+        .order_by(ExportVolume.dataset, ExportVolume.sequence, ExportVolume.id)
+    ).all()
+    return [volume for volume in volumes if volume.key.startswith(prefix)]
 
 
 def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyProgress | None = None) -> str:
@@ -185,9 +201,12 @@ def run_delivery(delivery_id: int, now: datetime | None = None, progress: CopyPr
 
     with leases.renewed_while_running(renew, f"package delivery {delivery_id}"):
         try:
-            location = _transfer(
-                package, destination, still_current, functools.partial(progress, delivery_id) if progress else None
-            )
+            if destination.kind in ANNOUNCING_KINDS:
+                location = _announce(package, destination)
+            else:
+                location = _transfer(
+                    package, destination, still_current, functools.partial(progress, delivery_id) if progress else None
+                )
         except TransitionRefused:
             db.session.rollback()
             log.warning("package delivery %s attempt %s is stale: it stopped copying", delivery_id, attempt)
@@ -247,6 +266,31 @@ def _transfer(
     finally:
         store.close()
     return store.location(package_folder(package).rstrip("/")) + "/"
+
+
+def _announce(package: ExportPackage, destination: ExportDestination) -> str:
+    """Tell a webhook or Slack destination that the package is ready, with its volumes' facts and a
+    link to its page, where administrators download it: such a destination receives no files."""
+    prefix = package.prefix.rstrip("/") + "/"
+    volumes = tuple(
+        VolumeFacts(volume.key[len(prefix) :], volume.row_count or 0, volume.size_bytes or 0, volume.sha256 or "")
+        for volume in _complete_volumes(package)
+    )
+    ready = PackageReady(
+        message_id=f"package-{package.id}-destination-{destination.id}",
+        workspace_name=db.session.get_one(Workspace, package.workspace_id).name,
+        package_id=package.id,
+        cutoff_at=package.cutoff_at,
+        format=package.format,
+        rows=package.row_count,
+        size_bytes=package.size_bytes,
+        volumes=volumes,
+        package_url=public_link(f"/w/{package.workspace_id}/export/packages/{package.id}"),
+        expires_at=package.expires_at,
+    )
+    db.session.rollback()  # no transaction stays open while the receiver answers
+    announce_package(destination, ready)
+    return ANNOUNCED
 
 
 def _still_ours(still_current: Callable[[], None]) -> bool:
@@ -309,11 +353,11 @@ def record_failure(
     failure_class, code, summary = FailureClass(failure.failure_class), failure.code, failure.summary
     next_attempt_at = None
     if failure_class == FailureClass.TRANSIENT:
-        if RETRIES.exhausted(attempt):
+        if COPY_TO_A_DESTINATION.exhausted(attempt):
             failure_class, code = FailureClass.PERMANENT, RETRIES_EXHAUSTED
             summary = f"Gave up after {attempt} attempts; the last one: {summary}"
         else:
-            next_attempt_at = retry_at or now + RETRIES.delay_after(attempt)
+            next_attempt_at = retry_at or now + COPY_TO_A_DESTINATION.delay_after(attempt)
     try:
         package_delivery_lifecycle.failed(
             delivery.id,

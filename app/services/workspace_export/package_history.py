@@ -96,6 +96,11 @@ DELIVERY_FAILURE_WORDS = {
     FailureClass.TRANSIENT: "The copy failed for a passing reason; it is tried again on its own",
     FailureClass.PERMANENT: "The copy failed and is not tried again on its own: fix the destination, then retry",
 }
+# The same for a webhook or Slack destination, which is sent a message rather than a copy.
+MESSAGE_FAILURE_WORDS = {
+    FailureClass.TRANSIENT: "The message was not taken, for a passing reason; it is sent again on its own",
+    FailureClass.PERMANENT: "The message was refused and is not sent again on its own: fix the destination, then retry",
+}
 
 
 class PackageUnavailable(Conflict):

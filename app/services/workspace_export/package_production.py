@@ -228,7 +228,7 @@ def _notify_ready(attempt: ProductionAttempt, package_id: int) -> None:
     export_execution.enter_phase(attempt.execution_id, attempt.number, ExecutionPhase.NOTIFYING)
     try:
         notices = export_notices.notify(NoticeKind.PACKAGE_READY, "package", package_id, attempt.workspace_id)
-    except Exception:  # recorded notices are sent again by the periodic retry
+    except Exception:  # recorded notices are dispatched again by the work engine
         db.session.rollback()
         log.exception("workspace export %s: notifying package %s failed", attempt.execution_id, package_id)
         export_execution.log_event(

@@ -1,5 +1,6 @@
 """Export notices: who gets them, once per (subject, kind, person), what they say, and the mail
-server being down while notifying. Sent to the real aiosmtpd server of tests/fixtures/smtp.py."""
+server being down while notifying (the retry dispatched by the work engine, whose job is
+`export_notices.send`). Sent to the real aiosmtpd server of tests/fixtures/smtp.py."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 from markupsafe import escape
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 
-from app.communications import Mailer, parse_mail_settings
+from app.communications import parse_mail_settings
 from app.communications.messages import one_line
 from app.extensions import db
 from app.models import Membership
@@ -17,23 +18,10 @@ from app.models.export_execution import ExecutionTrigger, ExportExecution
 from app.models.export_notice import ExportNotice, NoticeKind, NoticeStatus
 from app.models.export_settings import ExportSettings
 from app.models.types import utcnow
+from app.services.work.claims import dispatch_pending
 from app.services.workspace_export import execution_admission, export_notices
+from app.services.workspace_export.notice_work import NOTICES
 from tests import factories
-
-
-@pytest.fixture
-def use_mailer(app):
-    """use_mailer(settings): this process's mailer sends with those settings until the test ends."""
-    previous = app.extensions.get("rhythm_mailer")
-
-    def use(settings) -> None:
-        app.extensions["rhythm_mailer"] = Mailer(settings)
-
-    yield use
-    if previous is None:
-        app.extensions.pop("rhythm_mailer", None)
-    else:
-        app.extensions["rhythm_mailer"] = previous
 
 
 @pytest.fixture
@@ -61,6 +49,24 @@ def _remove_from_the_workspace(person) -> None:
 def _notices() -> list[ExportNotice]:
     db.session.rollback()
     return list(db.session.scalars(select(ExportNotice).order_by(ExportNotice.person_id)))
+
+
+def _retry_time_passes() -> None:
+    """Every pending notice's retry time is moved into the past, as the wait would."""
+    db.session.execute(
+        update(ExportNotice)
+        .where(ExportNotice.next_attempt_at.is_not(None))
+        .values(next_attempt_at=utcnow() - timedelta(seconds=1))
+    )
+    db.session.commit()
+
+
+def _send_dispatched() -> list[str]:
+    """Run the job of every notice the engine dispatched and did not settle, as a worker would."""
+    dispatched = db.session.scalars(
+        select(ExportNotice.id).where(ExportNotice.status == NoticeStatus.PENDING, ExportNotice.job_id.is_not(None))
+    ).all()
+    return [export_notices.send(notice_id) for notice_id in dispatched]
 
 
 def test_administrators_and_the_snapshots_notification_people_who_are_members_are_notified(world, app_context):
@@ -122,9 +128,10 @@ def test_the_mail_server_down_leaves_the_notice_pending_and_it_is_sent_once_late
     assert notice.last_error and notice.next_attempt_at > utcnow()
 
     use_mailer(smtp_settings)  # the server is back
-    assert export_notices.send_pending(utcnow()) == 0  # not before its retry time
-    later = utcnow() + timedelta(minutes=2)
-    assert [export_notices.send_pending(later), export_notices.send_pending(later)] == [1, 0]
+    assert dispatch_pending(NOTICES, utcnow()) == 0  # not before its retry time
+    _retry_time_passes()
+    assert [dispatch_pending(NOTICES, utcnow()), dispatch_pending(NOTICES, utcnow())] == [1, 0]
+    assert _send_dispatched() == ["sent"]
     assert export_notices.notify(NoticeKind.PACKAGE_READY, "package", package.id, world.workspace.id) == 0
 
     (notice,) = _notices()
@@ -141,7 +148,7 @@ def test_a_refused_message_fails_for_good(world, smtp_server, mail_to_smtp_serve
     (notice,) = _notices()
     assert notice.status == NoticeStatus.FAILED
     assert "No such user" in notice.last_error
-    assert export_notices.send_pending(utcnow() + timedelta(days=1)) == 0
+    assert dispatch_pending(NOTICES, utcnow() + timedelta(days=1)) == 0
 
 
 def test_hostile_workspace_and_destination_names_survive_in_the_delivery_failed_email(
@@ -247,7 +254,9 @@ def test_a_person_removed_before_a_notices_retry_is_not_mailed_and_the_notice_sa
     _remove_from_the_workspace(world.member)
 
     use_mailer(smtp_settings)  # the server is back
-    assert export_notices.send_pending(utcnow() + timedelta(minutes=2)) == 1
+    _retry_time_passes()
+    assert dispatch_pending(NOTICES, utcnow()) == 2
+    assert sorted(_send_dispatched()) == ["failed", "sent"]
 
     assert [m.recipients for m in smtp_server.messages] == [[world.admin.email]]
     notices = {notice.person_id: notice for notice in _notices()}

@@ -9,12 +9,12 @@ import pytest
 from flask import current_app
 from sqlalchemy import func, select, text
 
+from app.domain.destinations.destination_input import DestinationInput
 from app.domain.errors import ValidationError
 from app.domain.people.access import current_context
-from app.domain.workspace_export.export_settings_rules import DestinationInput
 from app.extensions import db
 from app.models.export_destination import ExportDestination
-from app.services.workspace_export import export_destinations
+from app.services.destinations import registry
 from tests import factories
 from tests.fixtures.workers import wait_for
 from tests.integration.export_settings.forms import audit_events, s3_form
@@ -32,7 +32,7 @@ def _add_concurrently(app, workspace_id: int, people: list[int], inputs: list[De
         with app.app_context():
             try:
                 access = current_context(workspace_id, people[index])
-                outcomes[index] = export_destinations.add(access, inputs[index]).id
+                outcomes[index] = registry.add(access, inputs[index]).id
             except ValidationError as refused:
                 outcomes[index] = refused
             finally:

@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from app.extensions import db
 from app.models.export_destination import ExportDestination
 from app.security.credentials import decrypt_secret, encrypt_secret
-from app.services.workspace_export import export_destinations
+from app.services.destinations import registry
 from tests import factories
 from tests.integration.export_settings.forms import SECRET, audit_events, counts, destinations_url, s3_form
 
@@ -228,7 +228,7 @@ def test_a_button_pressed_as_someone_else_saves_answers_the_conflict_beside_it(c
     """Someone's save lands between the page reading the destination and disabling it (the same
     transaction stands in for theirs: the page's object keeps the version it read)."""
     destination = _s3_destination(admin.workspace)
-    read = export_destinations.get_destination
+    read = registry.get_destination
 
     def read_then_someone_saves(access, destination_id):
         found = read(access, destination_id)
@@ -240,7 +240,7 @@ def test_a_button_pressed_as_someone_else_saves_answers_the_conflict_beside_it(c
         )
         return found
 
-    monkeypatch.setattr(export_destinations, "get_destination", read_then_someone_saves)
+    monkeypatch.setattr(registry, "get_destination", read_then_someone_saves)
     url = destinations_url(admin.workspace, f"/{destination.id}")
 
     response = client.post(f"{url}/disable")

@@ -17,7 +17,7 @@ from app.extensions import db
 from app.models import Workspace
 from app.models.export_destination import ExportDestination
 from app.models.types import utcnow
-from app.services.workspace_export import role_access
+from app.services.destinations import role_access
 from tests.fixtures.destinations import PRINCIPAL_ARN
 from tests.fixtures.s3 import BUCKET
 from tests.integration.export_settings.forms import audit_events, counts, destinations_url, s3_form

@@ -14,7 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from app.domain.timing.retry_policy import RetryPolicy
 from app.extensions import db
-from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ScheduleRun
+from app.models import ExportDelivery, ExportExecution, ExportFileRequest, ExportNotice, ScheduleRun
 from app.models.types import utcnow
 from app.services.work import candidates, engine, kinds
 from app.services.work.claims import dispatch_pending
@@ -72,11 +72,21 @@ def _queued_delivery() -> Queued:
     return Queued(kinds.DELIVERIES, _claimed_job_id(ExportDelivery, delivery.id))
 
 
+def _queued_notice() -> Queued:
+    workspace = factories.make_workspace()
+    admin = factories.make_member(workspace, role="admin").person
+    package = factories.make_package(factories.make_execution(workspace))
+    notice = factories.make_package_ready_notice(package, admin, created_at=utcnow() - 2 * LOST_AFTER)
+    assert dispatch_pending(kinds.NOTICES, utcnow()) == 1
+    return Queued(kinds.NOTICES, _claimed_job_id(ExportNotice, notice.id))
+
+
 QUEUED_RECORDS = {
     "file": _queued_file,
     "run": _queued_run,
     "execution": _queued_execution,
     "delivery": _queued_delivery,
+    "notice": _queued_notice,
 }
 
 

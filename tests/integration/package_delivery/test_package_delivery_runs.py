@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
+from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.domain.workspace_export import package_delivery_lifecycle
 from app.extensions import db
 from app.models.export_notice import ExportNotice, NoticeKind
@@ -121,12 +122,12 @@ def test_the_last_transient_failure_becomes_retries_exhausted_and_notifies(
     delivery = factories.make_package_delivery(stored_package.package, destination)
     later = utcnow()
     outcomes = []
-    for _ in range(package_delivery.RETRIES.max_attempts):
+    for _ in range(COPY_TO_A_DESTINATION.max_attempts):
         outcomes.append(package_delivery.run_delivery(delivery.id, now=later))
         later += timedelta(hours=3)
 
     row = delivery_row(delivery.id)
-    assert outcomes == ["retry_later"] * (package_delivery.RETRIES.max_attempts - 1) + ["failed"]
+    assert outcomes == ["retry_later"] * (COPY_TO_A_DESTINATION.max_attempts - 1) + ["failed"]
     assert (row.failure_class, row.failure_code) == (FailureClass.PERMANENT, "retries_exhausted")
     assert row.failure_summary.startswith("Gave up after 5 attempts; the last one: The endpoint refused the connection")
     assert [a[0] for a in attempt_outcomes(delivery.id)] == [1, 2, 3, 4, 5]
@@ -222,7 +223,7 @@ def test_a_copy_left_by_the_last_attempt_s_dead_worker_is_removed_as_it_is_given
     stored_package, world, destinations_root
 ):
     destination = factories.make_destination(world.workspace, path="exports/rhythm")
-    last = package_delivery.RETRIES.max_attempts
+    last = COPY_TO_A_DESTINATION.max_attempts
     delivery = _killed_mid_copy(stored_package, destination, destinations_root, attempts_before=last - 1)
 
     assert engine.redeliver_lapsed(utcnow()) == 1

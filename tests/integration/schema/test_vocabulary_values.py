@@ -1,4 +1,4 @@
-"""The kinds and heading choices the code names are exactly those the migrated database's CHECK
+"""The kinds, statuses and heading choices the code names are exactly those the migrated database's CHECK
 constraints admit (the model side is tests/unit/architecture/test_vocabularies_agree.py)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from sqlalchemy import text
 
 from app.extensions import db
 from app.models.export_file import FileKind
+from app.models.export_notice import NoticeStatus
 from app.models.report import ReportKind
 from app.models.schedule import ScheduleKind
 from app.vocabulary import Heading
@@ -24,6 +25,7 @@ from app.vocabulary import Heading
         ("schedules", "kind", ScheduleKind),
         ("schedules", "heading", Heading),
         ("reports", "kind", ReportKind),
+        ("data_export_notices", "status", NoticeStatus),
     ],
 )
 def test_database_admits_exactly_the_values_the_code_names(app_context, table, constraint, vocabulary: type[StrEnum]):

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from app.domain.files import export_file
+from app.models.types import utcnow
 from app.services.files.file_work import FILES
 from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
+from app.services.work.work_kind import LOST_AFTER
 from app.services.workspace_export.execution_work import EXECUTIONS
+from app.services.workspace_export.notice_work import NOTICES
 from tests import factories
 from tests.fixtures.routes import HTMX
 from tests.fixtures.workers import fail_job_as_a_worker_would, let_the_heartbeat_run_out, wait_for, worker_name
@@ -76,6 +79,19 @@ def test_a_failed_job_of_a_workspace_export_links_to_its_record(client, auth, st
     page = client.get("/staff/queues").text
 
     assert f'href="/staff/executions/{execution.id}">workspace export #{execution.id}</a>' in page
+
+
+def test_a_failed_job_of_an_export_notice_names_its_notice_and_offers_dispatch_again(client, auth, staff, world):
+    package = factories.make_package(factories.make_execution(world.workspace))
+    notice = factories.make_package_ready_notice(package, world.admin, created_at=utcnow() - 2 * LOST_AFTER)
+    assert dispatch_pending(NOTICES, utcnow()) == 1
+    fail_job_as_a_worker_would(work_queue(WorkPriority.BULK).get_job_ids()[0], "WorkHorseKilled: 9")
+    auth.login(staff.email)
+
+    page = client.get("/staff/queues").text
+
+    assert f"export notice #{notice.id}" in page
+    assert '<button type="submit" class="button">Dispatch again</button>' in page
 
 
 def test_a_failed_job_of_a_record_still_waiting_offers_dispatch_again(client, auth, staff, export_scenario):

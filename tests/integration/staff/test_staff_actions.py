@@ -10,7 +10,7 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy import func, select
 
 from app.domain.errors import AccessDenied
-from app.domain.workspace_export import export_execution, package_delivery_lifecycle
+from app.domain.workspace_export import export_execution, export_notice, package_delivery_lifecycle
 from app.extensions import db
 from app.models import AuditEvent, ExportDelivery, ExportExecution, ExportNotice, ExportPackage, ExportSettings
 from app.models.schedule import RunTrigger, ScheduleRun
@@ -24,6 +24,7 @@ from app.services.work.claims import dispatch_pending
 from app.services.work.queue import WorkPriority, work_queue
 from app.services.workspace_export.delivery_work import DELIVERIES
 from app.services.workspace_export.execution_work import EXECUTIONS
+from app.services.workspace_export.notice_work import NOTICES
 from app.services.workspace_export.package_keys import package_prefix
 from tests import factories
 from tests.fixtures.workers import fail_job_as_a_worker_would
@@ -428,5 +429,45 @@ def test_requeueing_a_running_workspace_export_with_a_live_lease_is_refused(clie
 
     assert f"Workspace export {execution.id} is running: its worker last renewed its lease" in response.text
     assert execution_row(execution.id).job_id == job_id
+    assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == []
+
+
+def notice_left_unsent_with_a_failed_job(world) -> tuple[ExportNotice, str]:
+    """An export notice its process left unsent, dispatched by the engine, whose job RQ failed."""
+    package = factories.make_package(factories.make_execution(world.workspace))
+    notice = factories.make_package_ready_notice(package, world.admin, created_at=utcnow() - timedelta(minutes=5))
+    assert dispatch_pending(NOTICES, utcnow()) == 1
+    db.session.refresh(notice)
+    fail_job_as_a_worker_would(notice.job_id, "Traceback (most recent call last):\nWorkHorseKilled: 9")
+    return notice, notice.job_id
+
+
+def test_a_failed_job_of_an_export_notice_is_requeued_through_its_dispatch(client, auth, world, staff):
+    notice, job_id = notice_left_unsent_with_a_failed_job(world)
+    auth.login(staff.email)
+
+    response = client.post(
+        "/staff/queues/requeue", data={"job_id": job_id, "reason": "Horse was OOM-killed"}, follow_redirects=True
+    )
+
+    assert f"Export notice {notice.id} was dispatched again." in response.text
+    db.session.rollback()
+    requeued = db.session.get_one(ExportNotice, notice.id, populate_existing=True)
+    assert requeued.job_id != job_id
+    assert requeued.job_id in work_queue(WorkPriority.BULK).get_job_ids()
+    assert job_id not in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
+    assert audit_actions() == [("job.requeued", "Horse was OOM-killed")]
+
+
+def test_requeueing_an_export_notice_waiting_for_its_retry_says_when_it_is_dispatched(client, auth, world, staff):
+    notice, job_id = notice_left_unsent_with_a_failed_job(world)
+    export_notice.start(notice.id, "dead-worker", utcnow() - timedelta(seconds=1))
+    assert engine.redeliver_lapsed(utcnow()) == 1
+    auth.login(staff.email)
+
+    response = client.post("/staff/queues/requeue", data={"job_id": job_id, "reason": "Stuck?"}, follow_redirects=True)
+
+    assert f"Export notice {notice.id} waits for the mail server: its next try is due at" in response.text
     assert job_id in FailedJobRegistry(queue=work_queue(WorkPriority.BULK)).get_job_ids()
     assert audit_actions() == []

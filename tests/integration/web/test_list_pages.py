@@ -11,6 +11,7 @@ import pytest
 
 from app.extensions import db
 from app.models.types import utcnow
+from app.services.pages import list_pages
 from tests import factories
 
 
@@ -172,3 +173,20 @@ def test_definition_lists_page_with_a_next_link(signed_in, world, area):
     assert 'class="list-controls"' in first
     assert first.count(">Item ") == 25 and second.count(">Item ") == 5
     assert "Item 24" in first and "Item 25" in second
+
+
+def test_past_the_counting_limit_the_pager_says_more_than(signed_in, world, monkeypatch):
+    """A list counts no further than its limit: 60 files with a limit of 40 read "of more than 40",
+    and the third page, past row 40, says it lies beyond it."""
+    monkeypatch.setattr(list_pages, "COUNT_LIMIT", 40)
+    _files(world, 60)
+    first = signed_in.get(f"/w/{world.workspace.id}/files/").get_data(as_text=True)
+    second = signed_in.get(_next_link(first)).get_data(as_text=True)
+    third = signed_in.get(_next_link(second)).get_data(as_text=True)
+
+    assert [_position(page) for page in (first, second, third)] == [
+        "1–25 of more than 40",
+        "26–50 of more than 40",
+        "Beyond row 40 of more than 40",
+    ]
+    assert 'rel="prev"' in third and 'rel="next"' not in third

@@ -20,6 +20,7 @@ from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportExecution, ExportFile, ExportPackage, Membership, Person, ScheduleRun
 from app.models.export_destination import ExportDestination
+from app.models.export_notice import ExportNotice
 from app.models.export_package import ExportVolume
 from app.models.package_delivery import ExportDelivery
 from app.models.schedule import RecipientDelivery, RunTrigger, ScheduleRecipient
@@ -39,6 +40,9 @@ from tests.integration.work.pool import Outside
 _TIMESHEET_LOCKED = f"LOCK TABLE {TIMESHEET_TABLE} IN ACCESS EXCLUSIVE MODE"
 # A delivery reads its package's volumes once it holds its lease, before it copies anything.
 _VOLUMES_LOCKED = f"LOCK TABLE {ExportVolume.__tablename__} IN ACCESS EXCLUSIVE MODE"
+# A notice's attempt asks who hears about its subject (the workspace's memberships) once it holds
+# its lease, before it mails anyone; no turn of the engine reads them.
+_MEMBERSHIPS_LOCKED = f"LOCK TABLE {Membership.__tablename__} IN ACCESS EXCLUSIVE MODE"
 
 
 @dataclass(frozen=True)
@@ -251,4 +255,43 @@ DELIVERIES = Driver(
 )
 
 
-DRIVERS = {"file": FILES, "run": RUNS, "execution": EXECUTIONS, "delivery": DELIVERIES}
+# Export notices
+
+
+def _ready_notice() -> int:
+    """A PACKAGE_READY notice to a workspace's administrator, left unsent by the process that
+    recorded it (so the engine dispatches it)."""
+    workspace = factories.make_workspace()
+    admin = factories.make_member(workspace, role="admin").person
+    package = factories.make_package(factories.make_execution(workspace))
+    return factories.make_package_ready_notice(package, admin, created_at=utcnow() - 2 * LOST_AFTER).id
+
+
+def _retry_time_passes(notice_id: int) -> None:
+    """A notice whose sender died waits for its retry (seconds to minutes): the test lets that
+    time pass rather than wait for it."""
+    notice = NOTICES.row(notice_id)
+    assert (notice.status, notice.job_id) == ("pending", None)
+    notice.next_attempt_at = utcnow() - timedelta(seconds=1)
+    db.session.commit()
+
+
+def _notices_done_once(notice_ids: list[int], outside: Outside) -> None:
+    """Each notice's person mailed once, nothing stored or delivered."""
+    people = [db.session.get_one(Person, NOTICES.row(notice_id).person_id) for notice_id in notice_ids]
+    assert outside.recipients() == Counter(person.email for person in people)
+    assert outside.stored() == set() and outside.delivered() == set()
+
+
+NOTICES = Driver(
+    model=ExportNotice,
+    hold=_MEMBERSHIPS_LOCKED,
+    succeeded="sent",
+    make_ready=_ready_notice,
+    job_id=lambda notice_id: NOTICES.row(notice_id).job_id,
+    assert_done_once=_notices_done_once,
+    after_handover=_retry_time_passes,
+)
+
+
+DRIVERS = {"file": FILES, "run": RUNS, "execution": EXECUTIONS, "delivery": DELIVERIES, "notice": NOTICES}

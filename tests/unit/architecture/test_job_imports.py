@@ -60,6 +60,8 @@ WORKER = frozenset(
     }
 )
 TIMETABLES = frozenset({"cronsim"})
+# A package's volumes deflate with zlib-ng (app/rendering/package/zip_stream.py).
+PACKAGE_VOLUMES = frozenset({"zlib_ng"})
 PDF = frozenset({"reportlab", "uharfbuzz", "bidi", "rlbidi", "PIL", "charset_normalizer", "chardet", "rl_accel"})
 # openpyxl loads lxml, Pillow and NumPy where they are installed.
 OPENPYXL = frozenset({"openpyxl", "et_xmlfile", "lxml", "PIL", "numpy"})
@@ -88,7 +90,7 @@ CASES = {
     "export_file, a report as PDF": ("jobs.export_file", REPORT_PDF, WORKER | PDF),
     "export_file, a report as XLSX": ("jobs.export_file", REPORT_XLSX, WORKER | OPENPYXL),
     "schedule_run": ("jobs.schedule_run", "", WORKER | TIMETABLES),
-    "package_execution": ("jobs.package_execution", "", WORKER),
+    "package_execution": ("jobs.package_execution", "", WORKER | PACKAGE_VOLUMES),
     "package_delivery": ("jobs.package_delivery", "", WORKER),
     "tick": ("jobs.tick", "", WORKER | TIMETABLES),
 }

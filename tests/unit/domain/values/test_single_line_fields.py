@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.destinations.destination_input import DestinationInput, check_destination
 from app.domain.errors import ValidationError
 from app.domain.schedules import communication_template, schedule_rules
 from app.domain.sources import report_spec
 from app.domain.values.text_rules import LINE_BREAKS, refuse_line_breaks
-from app.domain.workspace_export.export_settings_rules import DestinationInput, check_destination
 
 BREAKS = ["\r", "\n", "\r\n", "\u2028", "\u2029", "\x85", "\v", "\f", "\x1e"]
 

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.destinations.destination_input import DestinationInput, check_bucket, check_destination, connection_key
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.export_settings_rules import (
-    DestinationInput,
-    SettingsInput,
-    check_bucket,
-    check_destination,
-    check_settings,
-    connection_key,
-    describe_cadence,
-)
+from app.domain.workspace_export.export_settings_rules import SettingsInput, check_settings, describe_cadence
 
 MEMBERS = frozenset({1, 2, 3})
 

@@ -6,8 +6,11 @@ import io
 import os
 import shutil
 import subprocess
+import threading
 import zipfile
 from datetime import UTC, datetime
+
+import pytest
 
 from app.rendering.package.zip_stream import ZipEntryStream
 
@@ -81,3 +84,27 @@ def test_flush_tightens_the_bound_to_what_is_written():
     loose = stream.size_if_closed_after(0)
     stream.flush()
     assert stream.size_if_closed_after(0) < loose / 10
+
+
+def test_a_failing_sink_is_raised_to_the_writer_and_abandoning_the_stream_ends_its_thread():
+    """Writing out what was deflated fails (storage refused it): the writer hears of it, and
+    abandoning the stream leaves no thread behind."""
+    threads_before = threading.active_count()
+
+    def refuse(data: bytes) -> None:
+        if len(data) > 200:  # the local header goes through; the first deflated piece does not
+            raise OSError("storage refused the write")
+
+    stream = ZipEntryStream(refuse, "refused.csv", MODIFIED)
+    stream.write(os.urandom(64 * 1024))
+    with pytest.raises(OSError, match="storage refused"):
+        stream.flush()
+    stream.abandon()
+
+    assert threading.active_count() == threads_before
+
+
+def test_closing_a_stream_ends_its_thread():
+    threads_before = threading.active_count()
+    _archive([b"x" * 10_000])
+    assert threading.active_count() == threads_before

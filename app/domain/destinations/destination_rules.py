@@ -1,6 +1,6 @@
-"""What a destination's path and endpoint may be: the rules the destination form applies
-(app/domain/workspace_export/export_settings_rules.py) and opening a store applies again (app.destinations), so a
-row written around the form cannot steer a write either.
+"""What a destination's path, endpoint and message URL may be: the rules the destination form
+applies (app/domain/destinations/destination_input.py) and opening a store or sending a message
+applies again (app.destinations), so a row written around the form cannot steer a write either.
 """
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from app.domain.errors import ValidationError
+from app.models.export_destination import MESSAGE_URL_LIMIT
 
 PATH_LIMIT = 500
 ENDPOINT_LIMIT = 300
@@ -70,33 +71,12 @@ def validate_endpoint_url(url: str | None) -> str | None:
     url = (url or "").strip()
     if not url:
         return None
-    if len(url) > ENDPOINT_LIMIT:
-        raise ValidationError(f"The endpoint is too long: at most {ENDPOINT_LIMIT} characters.", "endpoint_url")
-    if _refused_character(url) is not None or any(character.isspace() for character in url):
-        raise ValidationError("The endpoint must not contain spaces, control or invisible characters.", "endpoint_url")
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        raise ValidationError(
-            "The endpoint is not a valid URL; enter it as https://host or https://host:port.", "endpoint_url"
-        ) from None
+    parts = _plain_url(url, "endpoint_url", "The endpoint", ENDPOINT_LIMIT, "https://host or https://host:port")
     if parts.scheme not in ("http", "https"):
         raise ValidationError("The endpoint must start with https:// or http://.", "endpoint_url")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise ValidationError(
             "The endpoint must not contain a user name or password; enter the access key and secret in their fields.",
-            "endpoint_url",
-        )
-    if not parts.hostname:
-        raise ValidationError(
-            "The endpoint must name a server, as in https://host or https://host:port.", "endpoint_url"
-        )
-    if "%" in parts.netloc:
-        # A resolver reads %2e as three characters, a browser or an HTTP library as a dot: the
-        # server this names is not one thing, so it is refused rather than judged one way.
-        raise ValidationError(
-            "The endpoint's server must be written plainly, without %-escapes (such as %2e for a dot).",
             "endpoint_url",
         )
     if parts.query or parts.fragment or "?" in url or "#" in url:
@@ -105,9 +85,52 @@ def validate_endpoint_url(url: str | None) -> str | None:
         raise ValidationError(
             "The endpoint must be the server's address only; put folders in the destination path.", "endpoint_url"
         )
-    if port == 0:
-        raise ValidationError("The endpoint's port must be between 1 and 65535.", "endpoint_url")
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def validate_message_url(url: str | None, field: str, what: str, http_hosts: frozenset[str]) -> str:
+    """A webhook's or Slack's URL, which receives messages: https, a server, any path and query.
+
+    Plain http only for a host the operator allows (DESTINATION_ALLOWED_HOSTS, `http_hosts`: a
+    receiver on their own network). Refuses a user name or password, a fragment and characters that
+    are not plain. `what` names the URL in the sentences ("The webhook URL").
+    """
+    url = (url or "").strip()
+    if not url:
+        raise ValidationError(f"Enter {what[0].lower()}{what[1:]}, such as https://example.com/rhythm.", field)
+    parts = _plain_url(url, field, what, MESSAGE_URL_LIMIT, "https://example.com/path")
+    if parts.scheme != "https" and not (parts.scheme == "http" and parts.hostname in http_hosts):
+        raise ValidationError(f"{what} must start with https://: messages are sent only over HTTPS.", field)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ValidationError(f"{what} must not contain a user name or password.", field)
+    if parts.fragment or "#" in url:
+        raise ValidationError(f"{what} must not have a fragment (“#…”).", field)
+    return url
+
+
+def _plain_url(url: str, field: str, what: str, limit: int, example: str) -> SplitResult:
+    """The URL's parts, once it is plain: not too long, no spaces or invisible characters, a
+    server written without %-escapes, a port from 1 to 65535."""
+    if len(url) > limit:
+        raise ValidationError(f"{what} is too long: at most {limit} characters.", field)
+    if _refused_character(url) is not None or any(character.isspace() for character in url):
+        raise ValidationError(f"{what} must not contain spaces, control or invisible characters.", field)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise ValidationError(f"{what} is not a valid URL; enter it as {example}.", field) from None
+    if not parts.hostname and parts.scheme in ("http", "https"):
+        raise ValidationError(f"{what} must name a server, as in {example}.", field)
+    if "%" in parts.netloc:
+        # A resolver reads %2e as three characters, a browser or an HTTP library as a dot: the
+        # server this names is not one thing, so it is refused rather than judged one way.
+        raise ValidationError(
+            f"{what}'s server must be written plainly, without %-escapes (such as %2e for a dot).", field
+        )
+    if port == 0:
+        raise ValidationError(f"{what}'s port must be between 1 and 65535.", field)
+    return parts
 
 
 def validate_sftp_host(host: str | None) -> str:

@@ -1,39 +1,51 @@
 """Workspace export destinations: add, edit, enable or disable, remove, replace the secret, test,
-pin an SFTP server's host key.
+pin an SFTP server's host key, make a webhook's signing secret anew.
 
 At most five live destinations per workspace, counted under a lock on the workspace row so two
 concurrent adds cannot make six; unique by connection and path (a clear message, the partial
 unique index behind it). The secret is encrypted with CREDENTIALS_KEY, never shown again, never
-logged and never put in the audit details. Removing keeps the row (removed_at) for the delivery
-history. Every change is audited in its transaction (INV-11) and refused while the workspace may
-not have export settings (INV-10) or staff have suspended them.
+logged and never put in the audit details; a webhook's signing secret is made here
+(`add_and_show_secret`, `new_signing_secret`) and handed back to be shown that once. Removing
+keeps the row (removed_at) for the delivery history. Every change is audited in its transaction
+(INV-11) and refused while the workspace may not have export settings (INV-10) or staff have
+suspended them.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 from flask import current_app
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
-from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection
+from app.destinations import DestinationRefused, ProbeResult, refuse_internal_endpoint, test_connection, webhook
 from app.destinations.endpoint_rule import refuse_internal_host
 from app.destinations.sftp import fingerprint, load_private_key
-from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
-from app.domain.people.access import RequesterContext
-from app.domain.workspace_export.export_settings_rules import (
+from app.domain.destinations.destination_input import (
     CheckedDestination,
     DestinationInput,
     check_destination,
     check_secret,
 )
+from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
+from app.domain.people.access import RequesterContext
 from app.extensions import db, execute_dml
 from app.models import Workspace
-from app.models.export_destination import MAX_DESTINATIONS, DestinationKind, ExportDestination, S3Access, SftpLogin
+from app.models.export_destination import (
+    ANNOUNCING_KINDS,
+    MAX_DESTINATIONS,
+    DestinationKind,
+    ExportDestination,
+    S3Access,
+    SftpLogin,
+)
 from app.models.types import SUMMARY_LIMIT, utcnow
 from app.security.credentials import encrypt_secret
 from app.services.accounts import audit
-from app.services.workspace_export import role_access
-from app.services.workspace_export.export_settings import refuse_changes
+from app.services.destinations import role_access
+from app.services.destinations.configuration_gate import refuse_changes
 
 
 def list_destinations(workspace_id: int) -> list[ExportDestination]:
@@ -66,17 +78,24 @@ def directory_root_configured() -> bool:
 
 def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
     """The form's destination by the domain's rules and the endpoint rule (no server's own network)."""
+    allowed_hosts = current_app.config["SETTINGS"].destination_allowed_hosts
     checked = check_destination(
         data,
         creating=creating,
         directory_root_configured=directory_root_configured(),
         role_access_available=role_access.principal_arn() is not None,
+        http_hosts=allowed_hosts,
     )
-    allowed_hosts = current_app.config["SETTINGS"].destination_allowed_hosts
-    try:
-        refuse_internal_endpoint(checked.endpoint_url, allowed_hosts)
-    except DestinationRefused as exc:
-        raise ValidationError(str(exc), "endpoint_url") from None
+    # Every URL the destination connects to: an S3 endpoint, a webhook's, a Slack webhook's (its secret).
+    for url, field in (
+        (checked.endpoint_url, "endpoint_url"),
+        (checked.url, "url"),
+        (checked.secret if checked.kind == DestinationKind.SLACK else None, "slack_url"),
+    ):
+        try:
+            refuse_internal_endpoint(url, allowed_hosts)
+        except DestinationRefused as exc:
+            raise ValidationError(str(exc), field) from None
     if checked.host is not None and checked.port is not None:
         try:
             refuse_internal_host(checked.host, checked.port, allowed_hosts)
@@ -90,11 +109,25 @@ def _checked(data: DestinationInput, *, creating: bool) -> CheckedDestination:
     return checked
 
 
+@dataclass(frozen=True)
+class Added:
+    destination: ExportDestination
+    # A webhook's signing secret, made by Rhythm: shown to the administrator this once, never again.
+    signing_secret: str | None = None
+
+
 def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     """A new destination; ValidationError (nothing written) for bad input, a sixth one or a taken connection."""
+    return add_and_show_secret(access, data).destination
+
+
+def add_and_show_secret(access: RequesterContext, data: DestinationInput) -> Added:
+    """`add`, with a webhook's signing secret (made here) to show once."""
     workspace_id = access.workspace_id
     refuse_changes(workspace_id)
     checked = _checked(data, creating=True)
+    if checked.kind == DestinationKind.WEBHOOK:
+        checked = dataclasses.replace(checked, secret=webhook.new_signing_secret())
     if checked.s3_access == S3Access.ROLE:
         role_access.external_id(workspace_id)  # the one its role trusts, if no page showed it yet
     try:
@@ -140,7 +173,7 @@ def add(access: RequesterContext, data: DestinationInput) -> ExportDestination:
     except ValidationError:
         db.session.rollback()
         raise
-    return destination
+    return Added(destination, checked.secret if checked.kind == DestinationKind.WEBHOOK else None)
 
 
 def edit(
@@ -151,6 +184,8 @@ def edit(
     refuse_changes(workspace_id)
     checked = _checked(data, creating=False)
     _refuse_missing_secret(destination, checked)
+    if checked.kind == DestinationKind.SLACK and checked.secret is None:
+        checked = dataclasses.replace(checked, connection_key=destination.connection_key)
     before = _current_audited(destination)
     values = _connection_values(checked)
     if checked.kind == DestinationKind.DIRECTORY or checked.s3_access == S3Access.ROLE:
@@ -197,6 +232,14 @@ def _refuse_missing_secret(destination: ExportDestination, checked: CheckedDesti
     )
     if same_secret:
         return
+    if checked.kind == DestinationKind.WEBHOOK:
+        raise ValidationError(
+            "A webhook's signing secret is made when the webhook is added: add a webhook destination rather than "
+            "changing this one into one.",
+            "kind",
+        )
+    if checked.kind == DestinationKind.SLACK:
+        raise ValidationError("Enter the incoming webhook URL: this destination has none stored.", "slack_url")
     if checked.kind == DestinationKind.S3:
         raise ValidationError("Enter the secret access key: this destination has none yet.", "secret")
     if checked.sftp_login == SftpLogin.PASSWORD:
@@ -236,6 +279,19 @@ def replace_secret(access: RequesterContext, destination: ExportDestination, sec
         raise ValidationError("Only a bucket destination signing with an access key has a secret access key.", "secret")
     ciphertext = encrypt_secret(check_secret(secret))
     return _simple_change(access, destination, "export_destination.secret_replaced", {}, secret_ciphertext=ciphertext)
+
+
+def new_signing_secret(access: RequesterContext, destination: ExportDestination) -> str:
+    """Make a webhook's signing secret anew and store it encrypted; returned to be shown this once.
+    Messages are signed with it from now on; the old one is gone."""
+    refuse_changes(access.workspace_id)
+    if destination.kind != DestinationKind.WEBHOOK:
+        raise ValidationError("Only a webhook destination has a signing secret.", "secret")
+    secret = webhook.new_signing_secret()
+    _simple_change(
+        access, destination, "export_destination.signing_secret_replaced", {}, secret_ciphertext=encrypt_secret(secret)
+    )
+    return secret
 
 
 def test(access: RequesterContext, destination: ExportDestination) -> ProbeResult:
@@ -349,6 +405,9 @@ def _refuse_taken(workspace_id: int, checked: CheckedDestination, own_id: int | 
     if own_id is not None:
         query = query.where(ExportDestination.id != own_id)
     taken_by = db.session.scalar(query.limit(1))
+    if taken_by is not None and checked.kind in ANNOUNCING_KINDS:
+        field = "url" if checked.kind == DestinationKind.WEBHOOK else "slack_url"
+        raise ValidationError(f"The destination “{taken_by}” already sends to this {_PLACES[checked.kind]}.", field)
     if taken_by is not None:
         raise ValidationError(
             f"The destination “{taken_by}” already delivers to this {_PLACES[checked.kind]} and path; "
@@ -361,9 +420,12 @@ _PLACES: dict[str, str] = {
     DestinationKind.S3: "bucket",
     DestinationKind.DIRECTORY: "directory",
     DestinationKind.SFTP: "server login",
+    DestinationKind.WEBHOOK: "webhook URL",
+    DestinationKind.SLACK: "Slack webhook",
 }
 # What the audit trail says about a destination: everything it stores but the secret (a host key
-# pinned is audited by its own action).
+# pinned is audited by its own action). A Slack webhook's URL is its secret, so only its SHA-256,
+# inside the connection key, is audited.
 _AUDITED_FIELDS = (
     "name",
     "kind",
@@ -377,6 +439,7 @@ _AUDITED_FIELDS = (
     "port",
     "username",
     "sftp_login",
+    "url",
     "path",
     "connection_key",
 )

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from app.domain.destinations.destination_input import DestinationInput, check_destination
+from app.domain.destinations.role_trust import new_external_id, trust_policy, validate_role_arn
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.export_settings_rules import DestinationInput, check_destination
-from app.domain.workspace_export.role_trust import new_external_id, trust_policy, validate_role_arn
 
 ROLE = "arn:aws:iam::123456789012:role/rhythm-delivery"
 

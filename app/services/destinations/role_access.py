@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import select, update
 
-from app.domain.workspace_export.role_trust import new_external_id, trust_policy
+from app.domain.destinations.role_trust import new_external_id, trust_policy
 from app.extensions import db, execute_dml
 from app.models import Workspace
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.destinations.destination_rules import (
+    validate_destination_path,
+    validate_endpoint_url,
+    validate_message_url,
+)
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.destination_rules import validate_destination_path, validate_endpoint_url
 from tests.factories import hostile_values
 
 
@@ -94,3 +98,42 @@ def test_hostile_endpoints_are_refused_with_a_sentence_saying_why(url, says):
         validate_endpoint_url(url)
     assert says in str(refused.value)
     assert refused.value.field == "endpoint_url"
+
+
+WEBHOOK = "The webhook's URL"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://hooks.example.com/rhythm", "https://hooks.example.com:8443/in?source=rhythm", "https://example.com"],
+)
+def test_a_message_url_over_https_with_a_path_and_query_is_kept_as_typed(url):
+    assert validate_message_url(f"  {url} ", "url", WEBHOOK, frozenset()) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("", "Enter the webhook's URL"),
+        ("http://hooks.example.com/rhythm", "must start with https://"),
+        ("ftp://hooks.example.com/rhythm", "must start with https://"),
+        ("https://user:pass@hooks.example.com/", "user name or password"),
+        ("https://hooks.example.com/#part", "fragment"),
+        ("https://hooks%2eexample.com/", "%-escapes"),
+        ("https://hooks.example.com/a b", "spaces"),
+        ("https://", "must name a server"),
+        ("https://" + "a" * 1000 + ".com/", "too long"),
+    ],
+)
+def test_a_message_url_that_is_not_plain_https_is_refused_with_a_sentence(url, words):
+    with pytest.raises(ValidationError) as refused:
+        validate_message_url(url, "url", WEBHOOK, frozenset())
+
+    assert words in str(refused.value)
+    assert refused.value.field == "url"
+
+
+def test_plain_http_is_allowed_only_to_a_host_the_operator_allows():
+    assert validate_message_url("http://127.0.0.1:8080/hook", "url", WEBHOOK, frozenset({"127.0.0.1"}))
+    with pytest.raises(ValidationError):
+        validate_message_url("http://10.0.0.1:8080/hook", "url", WEBHOOK, frozenset({"127.0.0.1"}))

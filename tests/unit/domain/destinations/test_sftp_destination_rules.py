@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from app.domain.destinations.destination_input import DestinationInput, check_destination
+from app.domain.destinations.destination_rules import validate_sftp_host
 from app.domain.errors import ValidationError
-from app.domain.workspace_export.destination_rules import validate_sftp_host
-from app.domain.workspace_export.export_settings_rules import DestinationInput, check_destination
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----"
 
