@@ -15,12 +15,17 @@ if TYPE_CHECKING:
     from app.config import Settings
 
 
-def create_app(settings: Settings | None = None) -> Flask:
-    """The app with these settings; without any, with those this process's environment gives."""
+def create_app(settings: Settings | None = None, *, pages: bool = True) -> Flask:
+    """The app with these settings; without any, with those this process's environment gives.
+
+    `pages=False` is the app a job runs in (jobs/app_context.py): the engines and the models
+    without the web's pages, commands and page helpers, so a worker, and every job it forks, does
+    not load each page's imports (every capability's services, the forms) whatever its job makes.
+    """
     from flask import Flask
 
     from app.config import settings_of_this_process
-    from app.extensions import csrf, db, htmx, login_manager, migrate
+    from app.extensions import csrf, db, htmx, login_manager
 
     if settings is None:
         settings = settings_of_this_process()
@@ -29,7 +34,6 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.config.from_mapping(settings.as_flask_config())
 
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(Path(app.root_path).parent / "migrations"))
     login_manager.init_app(app)
     csrf.init_app(app)
     htmx.init_app(app)
@@ -39,10 +43,12 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     queue.init_app(app)
 
-    _register_blueprints(app)
-    _register_cli(app)
-    _register_template_helpers(app)
-    _register_request_guards(app)
+    if pages:
+        _register_migrations(app)
+        _register_blueprints(app)
+        _register_cli(app)
+        _register_template_helpers(app)
+        _register_request_guards(app)
     return app
 
 
@@ -104,6 +110,16 @@ def _register_request_guards(app: Flask) -> None:
         if "request_id" in g:
             response.headers["X-Request-ID"] = g.request_id
         return response
+
+
+def _register_migrations(app: Flask) -> None:
+    """`flask db …` and the schema checks (/readyz, start-up) run Alembic; a job never does, and
+    Flask-Migrate with Alembic costs a process about 12 MB."""
+    from flask_migrate import Migrate
+
+    from app.extensions import db
+
+    Migrate(app, db, directory=str(Path(app.root_path).parent / "migrations"))
 
 
 def _register_blueprints(app: Flask) -> None:

@@ -5,7 +5,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from flask_htmx import HTMX
 from flask_login import LoginManager
-from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData, Table, TextClause, bindparam, event, func
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
 else:
     Model = db.Model
 
-migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
 htmx = HTMX()

@@ -19,7 +19,8 @@ moment, this process included.
 
 The export cases go through the real job path: the file is admitted with
 `request_query_file` (or `request_report_file`) for the workspace's administrator, then
-`run_export_file` (the body the RQ job runs) produces it into a filesystem storage folder. The
+`run_export_file` (the body the RQ job runs) produces it into a filesystem storage folder, in
+the app a worker gives its jobs (`jobs.app_context.worker_app`: no pages). The
 query-file anchors run the select the export builds (handed over as SQL text in the plan, so
 an anchor's process imports nothing of the app) straight on psycopg and write the rows with
 the fastest plain tool. The PDF anchor draws the same rows with the same fonts on a bare
@@ -624,9 +625,9 @@ def export_through_job(plan: Plan, scratch: Path, meter: Meter, file_format: str
     from app.extensions import db
     from app.models import SavedQuery
     from app.services.files.file_requests import QueryFileOptions, request_query_file
-    from bench.dataset import create_bench_app
+    from bench.dataset import create_job_app
 
-    app = create_bench_app((scratch / "storage").as_uri())
+    app = create_job_app((scratch / "storage").as_uri())
     with app.app_context():
         access = current_context(plan.workspace_id, plan.admin_id)
         query = db.session.get(SavedQuery, plan.query_id)
@@ -650,9 +651,9 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     from app.extensions import db
     from app.models import Report
     from app.services.files.report_files import request_report_file
-    from bench.dataset import create_bench_app
+    from bench.dataset import create_job_app
 
-    app = create_bench_app((scratch / "storage").as_uri())
+    app = create_job_app((scratch / "storage").as_uri())
     with app.app_context():
         access = current_context(plan.workspace_id, plan.admin_id)
         report = db.session.get(Report, plan.report_id)

@@ -201,6 +201,15 @@ def create_bench_app(storage_url: str) -> Flask:
     return create_app()
 
 
+def create_job_app(storage_url: str) -> Flask:
+    """The app a job runs in, as an RQ worker builds it before forking the job's work-horse
+    (jobs/app_context.py: no pages), so an export case holds what a worker's job holds."""
+    from jobs.app_context import worker_app
+
+    os.environ.update(bench_environment(storage_url))
+    return worker_app()
+
+
 def prepare_schema(app: Flask) -> None:
     """Bring the schema up to date with the project's migrations."""
     from flask_migrate import upgrade

@@ -3,6 +3,10 @@
 RQ forks a work-horse for every job. A forked horse inherits its parent's app, but not safely
 its database connections: the first use in a new process drops the inherited pool (without
 closing the parent's sockets) so the horse opens connections of its own.
+
+The app has no pages (`create_app(pages=False)`): what the worker holds before it forks, every
+job holds, so the worker loads the engines and the models and nothing else; each job imports its
+own module, and a writer or a store its work picks, in its own work-horse.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ def worker_app() -> Flask:
         if _app is None:
             from app import create_app
 
-            _app = create_app()
+            _app = create_app(pages=False)
             _app_pid = os.getpid()
         elif _app_pid != os.getpid():
             with _app.app_context():

@@ -44,6 +44,7 @@ from flask import current_app
 
 from app.destinations import slack, webhook
 from app.destinations.base import (
+    S3_CONNECT_TIMEOUT_SECONDS,
     DeliveryFailure,
     DestinationRefused,
     DestinationStore,
@@ -56,7 +57,6 @@ from app.destinations.base import (
 )
 from app.destinations.endpoint_rule import ENDPOINT_REFUSED, refuse_internal_endpoint, refuse_internal_host
 from app.destinations.http_message import status_words
-from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS
 from app.domain.destinations.destination_rules import validate_destination_path
 from app.domain.errors import ValidationError
 from app.models.export_destination import ANNOUNCING_KINDS, DestinationKind, ExportDestination, S3Access, SftpLogin
@@ -365,7 +365,7 @@ def _client_error_sentence(code: str, status: int | None) -> str:
 
 def _connection_sentence(exc: BaseException) -> str:
     if isinstance(exc, ConnectTimeoutError):
-        return f"The endpoint did not answer within {CONNECT_TIMEOUT_SECONDS} seconds."
+        return f"The endpoint did not answer within {S3_CONNECT_TIMEOUT_SECONDS} seconds."
     if isinstance(exc, ReadTimeoutError):
         return "The store stopped answering in the middle of a request."
     if isinstance(exc, SSLError):

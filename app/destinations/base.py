@@ -17,6 +17,10 @@ from datetime import datetime
 from app.domain.errors import Conflict
 from app.models.types import SUMMARY_LIMIT
 
+# How long an S3 endpoint has to accept a connection (app/destinations/s3.py), here so that the
+# sentence describing a timeout names it without loading boto3.
+S3_CONNECT_TIMEOUT_SECONDS = 5
+
 
 class DestinationRefused(Conflict):
     """The destination cannot be used as configured (a directory destination with no root, or a

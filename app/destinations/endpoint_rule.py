@@ -24,12 +24,6 @@ import socket
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from botocore.awsrequest import (
-    AWSHTTPConnection,
-    AWSHTTPConnectionPool,
-    AWSHTTPSConnection,
-    AWSHTTPSConnectionPool,
-)
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
@@ -208,6 +202,10 @@ class _GuardedConnection:
 
 
 def _pool_classes(allowed_hosts: frozenset[str]) -> dict[str, type]:
+    # Imported only when an S3 client is made: the rule itself (config.py, SFTP, the form) needs
+    # no botocore, and a job delivering nowhere near S3 should not load it.
+    from botocore.awsrequest import AWSHTTPConnection, AWSHTTPConnectionPool, AWSHTTPSConnection, AWSHTTPSConnectionPool
+
     settings = {"allowed_hosts": allowed_hosts}
     http_connection = type("GuardedHTTPConnection", (_GuardedConnection, AWSHTTPConnection), settings)
     https_connection = type("GuardedHTTPSConnection", (_GuardedConnection, AWSHTTPSConnection), settings)

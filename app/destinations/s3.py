@@ -19,11 +19,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from app.destinations.base import DestinationStore
+from app.destinations.base import S3_CONNECT_TIMEOUT_SECONDS, DestinationStore
 from app.destinations.endpoint_rule import guard_client
 from app.storage.base import check_key
 
-CONNECT_TIMEOUT_SECONDS = 5
 READ_TIMEOUT_SECONDS = 30
 # Attempts per request, the first included; the delivery's backoff handles longer outages.
 MAX_ATTEMPTS = 2
@@ -40,7 +39,7 @@ def make_client(
 ):
     """A client signing with this key (and, for a role's temporary credentials, its session token)."""
     config = Config(
-        connect_timeout=CONNECT_TIMEOUT_SECONDS,
+        connect_timeout=S3_CONNECT_TIMEOUT_SECONDS,
         read_timeout=READ_TIMEOUT_SECONDS,
         retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"},
         # S3-compatible servers rarely answer bucket subdomains; AWS answers both styles.

@@ -17,8 +17,8 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError, NoCredentialsError
 
-from app.destinations.base import DestinationRefused
-from app.destinations.s3 import CONNECT_TIMEOUT_SECONDS, MAX_ATTEMPTS, READ_TIMEOUT_SECONDS
+from app.destinations.base import S3_CONNECT_TIMEOUT_SECONDS, DestinationRefused
+from app.destinations.s3 import MAX_ATTEMPTS, READ_TIMEOUT_SECONDS
 
 # STS's shortest session: a delivery copies one package (its multipart upload's parts each sign
 # anew, so a longer copy is only bounded by the part in flight).
@@ -62,7 +62,7 @@ def assume_role(
         region_name=region or "us-east-1",
         endpoint_url=sts_endpoint_url,
         config=Config(
-            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            connect_timeout=S3_CONNECT_TIMEOUT_SECONDS,
             read_timeout=READ_TIMEOUT_SECONDS,
             retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"},
         ),

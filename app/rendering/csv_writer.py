@@ -33,6 +33,7 @@ import csv
 import io
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 
 from app.domain.sources.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
@@ -126,19 +127,16 @@ def write_csv_records(
 
     Each record is one row whose last byte is its terminator (a newline inside a quoted value
     never is): swapping that byte gives RFC 4180 records without looking inside the rows. Each
-    record is copied into the chunk at once, so the source may reuse its buffer afterwards.
+    record is copied as it comes, so the source may reuse its buffer afterwards; a chunk's records
+    are joined at once, which costs the relay about half of adding them to a buffer one by one.
     """
     _write_heading(out, columns, heading)
-    chunk = bytearray()
+    remaining = iter(records)
     written = 0
-    for written, record in enumerate(records, start=1):
-        chunk += record[:-1]
-        chunk += b"\r\n"
-        if written % ROWS_PER_CHUNK == 0:
-            out.write(bytes(chunk))
-            chunk.clear()
-            # The total was counted a moment earlier on another connection; rows may have come since.
-            progress(written if total is None else min(written, total), total)
-    out.write(bytes(chunk))
+    while chunk := [bytes(record[:-1]) for record in islice(remaining, ROWS_PER_CHUNK)]:
+        out.write(b"\r\n".join(chunk) + b"\r\n")
+        written += len(chunk)
+        # The total was counted a moment earlier on another connection; rows may have come since.
+        progress(written if total is None else min(written, total), total)
     progress(written, total)
     return written

@@ -12,6 +12,11 @@
 - ``summary``: a summary report's figures and chart.
 
 Nothing here needs a Flask application context or the database: rows and columns in, bytes out.
+
+The package itself gives only what needs no reportlab (the model and the values' text), which
+report previews, XLSX reports and workspace dates use too; the renderers are imported from
+``table_report`` and ``summary`` by the one service that writes a PDF, so only a job making a PDF
+loads reportlab and the shaping libraries (tests/unit/architecture/test_job_imports.py).
 """
 
 from app.rendering.pdf.formatting import (
@@ -26,17 +31,10 @@ from app.rendering.pdf.formatting import (
     format_value,
     rows_label,
 )
-from app.rendering.pdf.lines import CELL_CLIPPED, CLIP_MARKER, GLYPH_MISSING, MAX_CELL_LINES
 from app.rendering.pdf.model import MARGIN_SIDE, Group, PdfColumn, PdfLayout, PdfTooLarge
-from app.rendering.pdf.summary import render_summary_pdf
-from app.rendering.pdf.table_report import render_grouped_pdf, render_table_pdf
 
 __all__ = [
-    "CELL_CLIPPED",
-    "CLIP_MARKER",
-    "GLYPH_MISSING",
     "MARGIN_SIDE",
-    "MAX_CELL_LINES",
     "Group",
     "PdfColumn",
     "PdfLayout",
@@ -50,8 +48,5 @@ __all__ = [
     "format_datetime",
     "format_number",
     "format_value",
-    "render_grouped_pdf",
-    "render_summary_pdf",
-    "render_table_pdf",
     "rows_label",
 ]

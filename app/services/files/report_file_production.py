@@ -7,7 +7,9 @@ first), and the print parameters with the report's layout (`print_params`, read 
 with its ReportLayout). Rows stream from the
 query runner with the requester's current access; the aggregates a report needs (rows per code,
 summary figures) come from app/data/report_aggregates.py; the writers in app/rendering take the
-rows and give the bytes, counting what they had to change in `warnings`.
+rows and give the bytes, counting what they had to change in `warnings`. Each format's writer is a
+module of its own (report_pdf_production, report_xlsx_production), imported only for a file in
+that format.
 
 Dates print in the workspace's own format (Workspace.date_format). Identifiers (id columns)
 print as they are and are never added up; the other numbers are right-aligned, formatted and,
@@ -23,10 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask import current_app
-
-from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
-from app.data.report_aggregates import MAX_CHART_BARS, group_counts, summary_figures
+from app.data.query_runner import request_columns, request_dataset
+from app.data.report_aggregates import MAX_CHART_BARS, summary_figures
 from app.domain.people.access import RequesterContext
 from app.domain.sources.catalog import Column, Dataset
 from app.domain.sources.print_params import PrintParams, ReportLayout
@@ -35,21 +35,9 @@ from app.domain.sources.report_spec import is_identifier
 from app.domain.sources.stored_request import FileRequest
 from app.models import ExportFile
 from app.models.export_file import FileFormat
-from app.models.report import ReportKind
 from app.models.types import utcnow
-from app.rendering import ByteSink, TooManyRows
-from app.rendering.pdf import (
-    Group,
-    PdfColumn,
-    PdfLayout,
-    PdfTooLarge,
-    format_date,
-    format_datetime,
-    format_value,
-    render_grouped_pdf,
-    render_summary_pdf,
-    render_table_pdf,
-)
+from app.rendering import ByteSink
+from app.rendering.pdf import Group, PdfColumn, PdfLayout, format_date, format_datetime, format_value
 from app.services.files.file_requests import workspace_dates
 
 Progress = Callable[[int, int | None], None]
@@ -225,15 +213,8 @@ def summarise(
 # --------------------------------------------------------------------------- files
 
 
-def _too_many_for_pdf(rows: int, max_rows: int) -> TooManyRows:
-    return TooManyRows(
-        f"This report has {rows:,} rows; a PDF holds at most {max_rows:,}. "
-        "Request it as Excel (XLSX), or narrow the query's filters."
-    )
-
-
 @dataclass(frozen=True)
-class _Printing:
+class ReportPrinting:
     """One report file being written, whichever its format: the request its rows answer and the
     access they are read with, the report's layout and page, and where the bytes, the progress and
     the writers' warnings go."""
@@ -245,75 +226,20 @@ class _Printing:
     out: ByteSink
     progress: Progress
     warnings: Counter
+    time_zone: str
 
 
-def _write_pdf(printing: _Printing) -> int:
-    request, access, layout, page = printing.request, printing.access, printing.layout, printing.page
-    out, progress, warnings = printing.out, printing.progress, printing.warnings
-    dataset = request_dataset(request)
-    if layout.kind == ReportKind.SUMMARY:
-        progress(0, None)
-        summary = summarise(request, access, layout, dataset, page)
-        render_summary_pdf(
-            page, summary.figures, summary.chart, out, chart_title=summary.chart_title, warnings=warnings
-        )
-        progress(summary.rows, summary.rows)
-        return summary.rows
+def report_writer(file_format: FileFormat) -> Callable[[ReportPrinting], int]:
+    """The writer of a report in this format. Its module is imported here, when a file first needs
+    it: a PDF's loads reportlab and the shaping libraries, an XLSX's openpyxl, and a job loads only
+    its own file's (tests/unit/architecture/test_job_imports.py)."""
+    if file_format == FileFormat.PDF:
+        from app.services.files.report_pdf_production import write_report_pdf
 
-    max_rows = current_app.config["SETTINGS"].report_pdf_max_rows
-    total = count_rows(request, access)
-    if total > max_rows:
-        raise _too_many_for_pdf(total, max_rows)
-    progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
-    columns = printed_columns(dataset, layout)
-    rows = iter_rows(request, access)
-    try:
-        if layout.kind == ReportKind.CODED:
-            groups = coded_groups(rows, request, layout, dataset, page, counts)
-            return render_grouped_pdf(
-                columns, groups, page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
-            )
-        project = projector(request, [c.name for c in columns])
-        return render_table_pdf(
-            columns, map(project, rows), page, out, progress=progress, total=total, max_rows=max_rows, warnings=warnings
-        )
-    except PdfTooLarge:
-        # The rows grew past the limit between the count and the read.
-        raise _too_many_for_pdf(max_rows + 1, max_rows) from None
-    finally:
-        rows.close()
+        return write_report_pdf
+    from app.services.files.report_xlsx_production import write_report_xlsx_file
 
-
-def _write_xlsx(printing: _Printing, time_zone: str) -> int:
-    # Imported here: openpyxl costs every process that loads it 22 MB.
-    from app.rendering.report_xlsx import write_report_xlsx
-
-    request, access, layout, page = printing.request, printing.access, printing.layout, printing.page
-    out, progress, warnings = printing.out, printing.progress, printing.warnings
-    dataset = request_dataset(request)
-    names = layout.column_names
-    total = count_rows(request, access)
-    progress(0, total)
-    counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
-    rows = iter_rows(request, access)
-    try:
-        if layout.kind == ReportKind.CODED:
-            body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
-        else:
-            body = {"rows": map(projector(request, names), rows)}
-        return write_report_xlsx(
-            [dataset.known_column(name) for name in names],
-            page,
-            out,
-            **body,
-            total=total,
-            progress=progress,
-            warnings=warnings,
-            time_zone=time_zone,
-        )
-    finally:
-        rows.close()
+    return write_report_xlsx_file
 
 
 def write_report_file(
@@ -326,7 +252,5 @@ def write_report_file(
     request = FileRequest.from_json(export.request)
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
-    printing = _Printing(request, access, print_params.layout, page, out, progress, warnings)
-    if export.format == FileFormat.PDF:
-        return _write_pdf(printing)
-    return _write_xlsx(printing, export.time_zone)
+    printing = ReportPrinting(request, access, print_params.layout, page, out, progress, warnings, export.time_zone)
+    return report_writer(FileFormat(export.format))(printing)

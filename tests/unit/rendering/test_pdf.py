@@ -14,11 +14,9 @@ from pathlib import Path
 import pytest
 from pypdf import PdfReader
 
+from app.domain.files.file_warnings import CELL_CLIPPED, GLYPH_MISSING
 from app.rendering import pdf
 from app.rendering.pdf import (
-    CELL_CLIPPED,
-    CLIP_MARKER,
-    GLYPH_MISSING,
     Group,
     PdfColumn,
     PdfLayout,
@@ -28,11 +26,11 @@ from app.rendering.pdf import (
     format_datetime,
     format_number,
     format_value,
-    render_grouped_pdf,
-    render_summary_pdf,
-    render_table_pdf,
 )
+from app.rendering.pdf.lines import CLIP_MARKER
+from app.rendering.pdf.summary import render_summary_pdf
 from app.rendering.pdf.table_blocks import ROWS_PER_BLOCK
+from app.rendering.pdf.table_report import render_grouped_pdf, render_table_pdf
 from app.seed_data import HOSTILE_VALUES
 
 TITLE = "Quarterly client ledger"
@@ -607,6 +605,19 @@ def test_number_date_and_boolean_formatting():
     assert format_value(PdfColumn("d", "D", "datetime"), date(2024, 12, 31), layout) == "12/31/2024"
     assert format_value(PdfColumn("i", "I", "integer"), 1000, layout) == "1,000"
     assert format_value(PdfColumn("t", "T"), None, layout) == ""
+
+
+def test_equal_values_that_print_apart_each_print_as_they_are(tmp_path):
+    """A table lays out a column's repeated values once; values that are equal but print apart
+    (a Decimal's places, an int and a float) still print each as it is, on every row."""
+    amounts = [Decimal("1.5"), Decimal("1.50"), 1, 1.0, Decimal("1.5"), Decimal("1.50"), True]
+    data, _ = render(
+        [PdfColumn("n", "No.", "integer"), PdfColumn("amount", "Amount", "decimal")],
+        list(enumerate(amounts, start=1)),
+    )
+    words = [line.split() for line in pdftotext(data, tmp_path, "-layout")[0].splitlines()]
+    printed = {int(row[0]): row[1] for row in words if len(row) == 2 and row[0].isdigit()}
+    assert printed == {1: "1.5", 2: "1.50", 3: "1", 4: "1.0", 5: "1.5", 6: "1.50", 7: "1"}
 
 
 def test_column_and_layout_validation():

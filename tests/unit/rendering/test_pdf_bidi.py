@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from bidi import get_display
 
-from app.rendering.pdf import PdfColumn, PdfLayout, render_table_pdf
+from app.rendering.pdf import PdfColumn, PdfLayout
 from app.rendering.pdf.reordering import paragraph_levels, visual_order
 from app.rendering.pdf.styles import PAD_X
+from app.rendering.pdf.table_report import render_table_pdf
 from tests.factories import hostile_values
 
 HEBREW_NOTE = "Agreed at handover with the nurse in charge שרה כהן and then confirmed by the rota manager on Monday"

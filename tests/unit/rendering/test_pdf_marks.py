@@ -17,8 +17,9 @@ import uharfbuzz
 from pypdf import PdfReader
 from pypdf.generic import ContentStream
 
-from app.rendering.pdf import PdfColumn, PdfLayout, render_table_pdf
+from app.rendering.pdf import PdfColumn, PdfLayout
 from app.rendering.pdf.fonts import FONT_DIR
+from app.rendering.pdf.table_report import render_table_pdf
 
 
 @dataclass(frozen=True)
