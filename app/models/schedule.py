@@ -58,10 +58,32 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    # The file was made, and the schedule's send condition said not to send it (`skip_reason` says why).
+    SKIPPED = "skipped"
+
+
+# A run that ended: it never changes again.
+SETTLED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SKIPPED)
 
 
 # A run not yet settled: the dispatcher, the watchdog and the one-manual-run index all mean these.
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class SendCondition(StrEnum):
+    """When a run sends its file (app/domain/schedules/send_conditions.py says what each means)."""
+
+    ALWAYS = "always"
+    HAS_ROWS = "has_rows"
+    NO_ROWS = "no_rows"
+    CHANGED = "changed"
+
+
+class RunDecision(StrEnum):
+    """What a run decided once its file was made, before any delivery row."""
+
+    SEND = "send"
+    SKIP = "skip"
 
 
 class RunTrigger(StrEnum):
@@ -77,6 +99,7 @@ class DeliveryStatus(StrEnum):
 
 
 class SkipReason(StrEnum):
+    # Only on rows of runs made before send conditions: a run that sends nothing is now skipped whole.
     EMPTY_RESULT = "empty_result"
     RECIPIENT_REMOVED = "recipient_removed"
     RECIPIENT_NOT_ALLOWED = "recipient_not_allowed"
@@ -149,6 +172,7 @@ class Schedule(Model):
             name="source_shape",
         ),
         CheckConstraint("failure_streak >= 0", name="failure_streak"),
+        CheckConstraint(one_of("send_condition", SendCondition), name="send_condition"),
         Index("ix_schedules_due", "status", "next_occurrence_at"),
         # The orders of the Schedules list (keyset pagination, app/services/pages/list_pages.py).
         Index("ix_schedules_list_name", "workspace_id", text("lower(name)"), "id"),
@@ -184,7 +208,10 @@ class Schedule(Model):
 
     template_version_id: Mapped[int | None] = mapped_column(ForeignKey("communication_template_versions.id"))
     custom_message: Mapped[str] = mapped_column(Text, default="")
-    send_when_empty: Mapped[bool] = mapped_column(default=False)
+    # When a run sends its file: always, only with rows, only without (an alert), only when changed.
+    send_condition: Mapped[str] = mapped_column(
+        String(10), default=SendCondition.ALWAYS, server_default=SendCondition.ALWAYS.value
+    )
     # Attach the file to the email when the workspace's policy allows a file of its size.
     attach_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The old system's identifier of an imported schedule; such a schedule starts paused.
@@ -244,6 +271,8 @@ class ScheduleRun(LeaseColumns, Model):
         CheckConstraint(one_of("status", RunStatus), name="status"),
         CheckConstraint(one_of("trigger", RunTrigger), name="trigger"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
+        CheckConstraint(f"decision IS NULL OR {one_of('decision', RunDecision)}", name="decision"),
+        CheckConstraint("status <> 'skipped' OR (decision = 'skip' AND skip_reason IS NOT NULL)", name="skipped"),
         Index("ix_schedule_runs_status", "status", "next_attempt_at"),
         *newest_first_indexes("schedule_runs", "created_at"),
     )
@@ -262,6 +291,14 @@ class ScheduleRun(LeaseColumns, Model):
     export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
     row_count: Mapped[int | None]
     source_changed: Mapped[bool] = mapped_column(default=False)
+    # The SHA-256 of the file's rows as written (query_exports.rows_digest), kept when the run
+    # decided, so "only when changed" compares a later run with the last one that sent.
+    rows_digest: Mapped[str | None] = mapped_column(String(64))
+    # Send or skip, decided once the file is made and before any delivery row: a redelivered run
+    # keeps the decision its earlier attempt committed.
+    decision: Mapped[str | None] = mapped_column(String(10))
+    # Why a skipped run sent nothing, in words ("no rows", "unchanged since run 41").
+    skip_reason: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -21,7 +21,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
-from app.domain.schedules import attachment_rules
+from app.domain.schedules import attachment_rules, send_conditions
 from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.values import text_rules
 from app.domain.values.text_rules import opened_version
@@ -50,6 +50,8 @@ def vocabulary() -> dict:
         "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
         "formats": FORMAT_LABELS,
         "headings": HEADINGS,
+        "send_condition_labels": send_conditions.LABELS,
+        "send_condition_meanings": send_conditions.MEANINGS,
         "max_recipients": MAX_RECIPIENTS,
         "in_schedule_zone": _in_schedule_zone,
     }
@@ -93,7 +95,9 @@ def _render_form(
 def _upcoming(form: TimetableFields) -> dict:
     try:
         return {
-            "upcoming": schedule_history.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
+            "upcoming": schedule_history.upcoming(
+                form.timetable(), g.workspace_id, form.viewer_zone.data or "", form.send_condition.data or ""
+            ),
             "upcoming_error": None,
         }
     except ValidationError as error:

@@ -1,4 +1,4 @@
-"""The schedule-run lifecycle (STATE-PFM-QRY-008): `queued → running → succeeded | failed`.
+"""The schedule-run lifecycle (STATE-PFM-QRY-008): `queued → running → succeeded | failed | skipped`.
 
 Every transition is one conditional UPDATE whose WHERE clause names the state it starts from,
 and every transition after `start_attempt` names the attempt it acts for: an attempt that the
@@ -26,12 +26,15 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain import transitions
 from app.extensions import db
-from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.models.schedule import RunDecision, RunStatus, ScheduleRun, ScheduleRunAttempt
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
 
+
+# The length of schedule_runs.skip_reason.
+SKIP_REASON_LIMIT = 200
 
 # The guarded UPDATE of one run; returns its attempt number.
 _apply = transitions.of_rows(ScheduleRun, "schedule run", ScheduleRun.attempt_count)
@@ -126,6 +129,41 @@ def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | No
         _current(attempt),
         {"status": RunStatus.SUCCEEDED, "row_count": row_count, "completed_at": at, "lease_expires_at": None},
         "succeed",
+    )
+    _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
+
+
+def decide_to_send(run_id: int, attempt: int, rows_digest: str | None) -> None:
+    """The run's file is to be sent: recorded with its rows' digest, before any delivery row is
+    made, so a later attempt keeps the decision. Committed."""
+    _apply(
+        run_id,
+        [*_current(attempt), ScheduleRun.decision.is_(None)],
+        {"decision": RunDecision.SEND, "rows_digest": rows_digest},
+        "decide to send",
+    )
+    db.session.commit()
+
+
+def skip(
+    run_id: int, attempt: int, row_count: int | None, rows_digest: str | None, reason: str, now: datetime | None = None
+) -> None:
+    """running → skipped for the current attempt, before any delivery row: the file was made and
+    the send condition says why nothing is sent. Not committed."""
+    at = database_time(now)
+    _apply(
+        run_id,
+        [*_current(attempt), ScheduleRun.decision.is_(None)],
+        {
+            "status": RunStatus.SKIPPED,
+            "decision": RunDecision.SKIP,
+            "skip_reason": reason[:SKIP_REASON_LIMIT],
+            "rows_digest": rows_digest,
+            "row_count": row_count,
+            "completed_at": at,
+            "lease_expires_at": None,
+        },
+        "skip",
     )
     _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
 

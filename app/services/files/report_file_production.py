@@ -50,6 +50,7 @@ from app.rendering.pdf import (
     render_summary_pdf,
     render_table_pdf,
 )
+from app.rendering.row_digest import RowDigest, WrittenRows
 from app.services.files.file_requests import workspace_dates
 
 Progress = Callable[[int, int | None], None]
@@ -245,6 +246,8 @@ class _Printing:
     out: ByteSink
     progress: Progress
     warnings: Counter
+    # Fed with the rows the report reads, as they stream to its writer (a summary's figures instead).
+    digest: RowDigest
 
 
 def _write_pdf(printing: _Printing) -> int:
@@ -254,6 +257,8 @@ def _write_pdf(printing: _Printing) -> int:
     if layout.kind == ReportKind.SUMMARY:
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
+        # What a summary prints of its rows is its figures and its chart's bars.
+        printing.digest.add_figures([*summary.figures, *summary.chart])
         render_summary_pdf(
             page, summary.figures, summary.chart, out, chart_title=summary.chart_title, warnings=warnings
         )
@@ -267,7 +272,8 @@ def _write_pdf(printing: _Printing) -> int:
     progress(0, total)
     counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     columns = printed_columns(dataset, layout)
-    rows = iter_rows(request, access)
+    read = iter_rows(request, access)
+    rows = printing.digest.typed_rows(read)
     try:
         if layout.kind == ReportKind.CODED:
             groups = coded_groups(rows, request, layout, dataset, page, counts)
@@ -282,7 +288,7 @@ def _write_pdf(printing: _Printing) -> int:
         # The rows grew past the limit between the count and the read.
         raise _too_many_for_pdf(max_rows + 1, max_rows) from None
     finally:
-        rows.close()
+        read.close()
 
 
 def _write_xlsx(printing: _Printing, time_zone: str) -> int:
@@ -296,7 +302,8 @@ def _write_xlsx(printing: _Printing, time_zone: str) -> int:
     total = count_rows(request, access)
     progress(0, total)
     counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
-    rows = iter_rows(request, access)
+    read = iter_rows(request, access)
+    rows = printing.digest.typed_rows(read)
     try:
         if layout.kind == ReportKind.CODED:
             body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
@@ -313,20 +320,21 @@ def _write_xlsx(printing: _Printing, time_zone: str) -> int:
             time_zone=time_zone,
         )
     finally:
-        rows.close()
+        read.close()
 
 
 def write_report_file(
     export: ExportFile, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
-) -> int:
-    """Write the report file's bytes to `out`; returns the number of data rows it presents.
+) -> WrittenRows:
+    """Write the report file's bytes to `out`; returns the number of data rows it presents and their
+    digest (app/rendering/row_digest.py).
     What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in
     `warnings`. Raises ValidationError when the stored request or print parameters are not in
     their shape."""
     request = FileRequest.from_json(export.request)
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
-    printing = _Printing(request, access, print_params.layout, page, out, progress, warnings)
-    if export.format == FileFormat.PDF:
-        return _write_pdf(printing)
-    return _write_xlsx(printing, export.time_zone)
+    digest = RowDigest(request_columns(request))
+    printing = _Printing(request, access, print_params.layout, page, out, progress, warnings, digest)
+    rows = _write_pdf(printing) if export.format == FileFormat.PDF else _write_xlsx(printing, export.time_zone)
+    return WrittenRows(rows, digest.hexdigest())

@@ -1,12 +1,13 @@
 """A run's recipient deliveries: one row per recipient, the skip decisions, and the messages.
 
 Rows are inserted once per (run, recipient) (the unique index), so a run processed twice finds
-the rows the first pass made. Who is skipped is decided when the row is made, from the
-database as it is then: a query schedule with no rows (unless "send when empty"), a person no
-longer a member, an address that is no member's whose schedule owner lost the
-external-recipients grant, a recipient who unsubscribed. Whether the file is attached is decided
-then too, from the schedule's choice, the workspace's attachment policy and the stored file's
-size, and kept on the row, so every attempt sends the same message. Every other row is claimed,
+the rows the first pass made; whether the run sends at all was decided before, by the schedule's
+send condition (app/services/schedules/send_decision.py). Who is skipped is decided when the row
+is made, from the database as it is then: a person no longer a member, an address that is no
+member's whose schedule owner lost the external-recipients grant, a recipient who unsubscribed.
+Whether the file is attached is decided then too, from the schedule's choice, the workspace's
+attachment policy and the stored file's size, and kept on the row, so every attempt sends the
+same message. Every other row is claimed,
 sent with the Message-ID fixed by its id, and marked submitted with the server's submission id.
 """
 
@@ -24,7 +25,7 @@ from app.communications import Attachment, Link, MessageText, OutgoingMessage, R
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
 from app.domain.people.access import RequesterContext
-from app.domain.schedules import attachment_rules, recipient_delivery
+from app.domain.schedules import attachment_rules, recipient_delivery, send_conditions
 from app.domain.timing.timetable import Timetable, wall_clock_label
 from app.domain.values.sizes import size_label
 from app.extensions import db, insert_ignoring_duplicates
@@ -34,9 +35,9 @@ from app.models.schedule import (
     DeliveryStatus,
     RecipientDelivery,
     Schedule,
-    ScheduleKind,
     ScheduleRun,
     ScheduleUnsubscribe,
+    SendCondition,
     SkipReason,
 )
 from app.models.types import database_now
@@ -60,7 +61,9 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
 def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: ExportFile) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
     with the attachment decision for its message. Committed."""
-    limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if schedule.attach_file else None
+    # An "only when none" run sends an alert, never the empty file.
+    carries_file = schedule.attach_file and schedule.send_condition != SendCondition.NO_ROWS
+    limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if carries_file else None
     # The stored size decides: an over-limit file is never read.
     attached = None if limit_mb is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
     member_rows = db.session.execute(
@@ -75,9 +78,8 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    empty = schedule.kind == ScheduleKind.QUERY and (export.row_count or 0) == 0 and not schedule.send_when_empty
     for recipient in schedule.recipients:
-        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
+        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, owner)
         db.session.execute(
             insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(
                 run_id=run.id,
@@ -100,7 +102,6 @@ def _skip_reason(
     members: set[int],
     member_addresses: set[str],
     unsubscribed: set[str],
-    empty: bool,
     owner: RequesterContext,
 ) -> SkipReason | None:
     if recipient.address_key in unsubscribed:
@@ -110,8 +111,6 @@ def _skip_reason(
     external = recipient.email is not None and recipient.email.lower() not in member_addresses
     if external and not owner.has_grant(EXTERNAL_RECIPIENTS_GRANT):
         return SkipReason.RECIPIENT_NOT_ALLOWED
-    if empty:
-        return SkipReason.EMPTY_RESULT
     return None
 
 
@@ -224,6 +223,8 @@ class MessageContent(MessageText):
     """The parts of a run's message that are the same for every recipient."""
 
     footer: str
+    # False for an "only when none" alert, which says the file is empty rather than linking it.
+    links_file: bool = True
 
     def message(self, to: Recipient, message_id: str, link_nonce: str, carried: Carried = Carried()) -> OutgoingMessage:
         download, unsubscribe = delivery_paths(link_nonce)
@@ -235,7 +236,7 @@ class MessageContent(MessageText):
             paragraphs=self.paragraphs if carried.sentence is None else (*self.paragraphs, carried.sentence),
             attachments=() if carried.attachment is None else (carried.attachment,),
             facts=self.facts,
-            link=Link("Download the file", public_link(download)),
+            link=Link("Download the file", public_link(download)) if self.links_file else None,
             footer=self.footer,
             unsubscribe_url=public_link(unsubscribe),
         )
@@ -250,14 +251,13 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
     zone = Timetable.from_json(schedule.timetable, "UTC").zone
     occurrence = wall_clock_label(run.occurrence_at.astimezone(ZoneInfo(zone)))
     paragraphs = [text for text in (template.body if template else "", schedule.custom_message) if text.strip()]
-    facts = [
-        ("Schedule", schedule.name),
-        ("Occurrence", occurrence),
-        ("Rows", f"{export.row_count or 0:,}"),
-        ("Size", size_label(export.size_bytes or 0)),
-        ("File", export.file_name),
-    ]
-    if export.expires_at is not None:
+    facts = [("Schedule", schedule.name), ("Occurrence", occurrence), ("Rows", f"{export.row_count or 0:,}")]
+    alert = schedule.send_condition == SendCondition.NO_ROWS
+    if alert:
+        paragraphs.append(send_conditions.NO_ROWS_ALERT)
+    else:
+        facts += [("Size", size_label(export.size_bytes or 0)), ("File", export.file_name)]
+    if export.expires_at is not None and not alert:
         facts.append(("Link valid until", export.expires_at.strftime("%d %b %Y")))
     return MessageContent(
         subject=template.subject if template else f"{schedule.name}: {occurrence}",
@@ -265,6 +265,7 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
         paragraphs=tuple(paragraphs),
         facts=tuple(facts),
         footer=f"You receive this because you are a recipient of the schedule “{schedule.name}”.",
+        links_file=not alert,
     )
 
 

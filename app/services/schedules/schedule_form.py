@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedMeanwhile, FieldChecks, ValidationError
 from app.domain.people.access import RequesterContext
-from app.domain.schedules import schedule_rules
+from app.domain.schedules import schedule_rules, send_conditions
 from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.domain.timing.timetable import Timetable, next_occurrence
@@ -60,7 +60,7 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         addresses="\n".join(r.email for r in schedule.recipients if r.email is not None),
         template_version_id="" if schedule.template_version_id is None else str(schedule.template_version_id),
         custom_message=schedule.custom_message,
-        send_when_empty=schedule.send_when_empty,
+        send_condition=schedule.send_condition,
         attach_file=schedule.attach_file,
     )
 
@@ -96,7 +96,7 @@ def save_schedule(
         "timetable": timetable.to_json(),
         "template_version_id": checked.template_version_id,
         "custom_message": checked.message,
-        "send_when_empty": bool(data.send_when_empty),
+        "send_condition": checked.send_condition,
         "attach_file": bool(data.attach_file),
         "updated_at": now,
     }
@@ -161,6 +161,7 @@ class _CheckedSchedule:
     recipients: list[Recipient]
     template_version_id: int | None
     message: str
+    send_condition: str
 
 
 def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | None) -> _CheckedSchedule:
@@ -178,6 +179,7 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
     recipients = checks.check(checked_recipients, access, data.people, data.addresses)
     template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
     message = checks.check(schedule_rules.CUSTOM_MESSAGE.check, data.custom_message)
+    send_condition = checks.check(send_conditions.checked, data.send_condition)
     if data.attach_file:
         checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
     checks.raise_any()
@@ -192,6 +194,7 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
         recipients=cast(list, recipients),
         template_version_id=template_version_id,
         message=cast(str, message),
+        send_condition=cast(str, send_condition),
     )
 
 

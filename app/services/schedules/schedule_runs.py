@@ -4,7 +4,9 @@ watches its lease from its declaration, app/services/schedules/run_work.py).
 A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
 is now, check the source, admit the file through the export-file path (requester = owner,
 `schedule_id` set) and produce it in this process with `run_export_file` (same transitions,
-same storage), make the recipient rows, send what is pending, settle. A run delivered twice
+same storage), decide by the schedule's send condition whether to send it (a skipped run settles
+there: app/services/schedules/send_decision.py), make the recipient rows, send what is pending,
+settle. A run delivered twice
 finds its file and its rows and goes on from where they are; nobody is emailed twice
 (app/services/schedules/schedule_delivery.py). docs/architecture.md "Schedule runs" has the whole story.
 """
@@ -31,8 +33,8 @@ from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
+    SETTLED_RUN_STATUSES,
     PauseReason,
-    RunStatus,
     Schedule,
     ScheduleKind,
     ScheduleRun,
@@ -42,7 +44,7 @@ from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.schedules import schedule_delivery
+from app.services.schedules import schedule_delivery, send_decision
 from app.services.schedules.schedules import audit_pause
 from app.services.work import leases
 
@@ -73,7 +75,7 @@ def process_run(run_id: int, now: datetime | None = None) -> str:
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
         return "missing"
-    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+    if run.status in SETTLED_RUN_STATUSES:
         return "already_settled"
     started_at = now or database_clock()
     try:
@@ -124,6 +126,11 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     export = _file_for(run, schedule, owner, attempt)
     if export.status != FileStatus.SUCCEEDED:
         _file_failed(run, export, attempt, started_at)
+    if send_decision.skipped(run, schedule, export, attempt):
+        # Not a failure: the file was made, and the schedule said not to send it.
+        settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+        db.session.commit()
+        return "skipped"
 
     schedule_delivery.create_deliveries(run, schedule, owner, export)
     mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))

@@ -34,6 +34,7 @@ from app.models.schedule import (
     ScheduleKind,
     ScheduleRun,
     ScheduleStatus,
+    SendCondition,
     TemplateStatus,
 )
 from app.models.types import utcnow
@@ -75,7 +76,7 @@ class ScheduleInput:
     addresses: str = ""
     template_version_id: str = ""
     custom_message: str = ""
-    send_when_empty: bool = False
+    send_condition: str = SendCondition.ALWAYS
     attach_file: bool = False
 
 

@@ -1,0 +1,63 @@
+"""A run's one decision once its file is made, before any delivery row (to a recipient or to a
+destination): send, or skip with its reason in words, by the schedule's send condition
+(app/domain/schedules/send_conditions.py).
+
+The decision is committed on the run before anything is sent: a run delivered again after it
+decided to send keeps sending (its rows are made once), and a skipped run is settled at once, so
+no later attempt reconsiders either.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, literal, select, tuple_
+from sqlalchemy.orm import aliased
+
+from app.domain.schedules import schedule_run, send_conditions
+from app.domain.schedules.send_conditions import LastSent
+from app.extensions import db
+from app.models import ExportFile
+from app.models.schedule import RunDecision, RunStatus, Schedule, ScheduleRun
+
+
+def skipped(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int) -> bool:
+    """Decide for attempt `attempt` of `run`, whose file `export` succeeded. True when the run is
+    skipped (moved to `skipped`, not committed: the caller settles the schedule with it); False when
+    it sends (recorded and committed, or decided by an earlier attempt)."""
+    if run.decision == RunDecision.SEND:
+        return False
+    reason = send_conditions.skip_reason(
+        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run)
+    )
+    if reason is None:
+        schedule_run.decide_to_send(run.id, attempt, export.rows_digest)
+        return False
+    schedule_run.skip(run.id, attempt, export.row_count, export.rows_digest, reason)
+    return True
+
+
+def last_sent(run: ScheduleRun) -> LastSent | None:
+    """The schedule's latest run before `run` (in the run history's order: occurrence, then id) that
+    decided to send and did not fail, with its number in that history."""
+    order = tuple_(ScheduleRun.occurrence_at, ScheduleRun.id)
+    found = db.session.execute(
+        select(ScheduleRun.id, ScheduleRun.occurrence_at, ScheduleRun.rows_digest)
+        .where(
+            ScheduleRun.schedule_id == run.schedule_id,
+            ScheduleRun.workspace_id == run.workspace_id,
+            ScheduleRun.decision == RunDecision.SEND,
+            ScheduleRun.status != RunStatus.FAILED,
+            order < tuple_(literal(run.occurrence_at), literal(run.id)),
+        )
+        .order_by(ScheduleRun.occurrence_at.desc(), ScheduleRun.id.desc())
+        .limit(1)
+    ).first()
+    if found is None:
+        return None
+    earlier = aliased(ScheduleRun)
+    number = db.session.scalar(
+        select(func.count()).where(
+            earlier.schedule_id == run.schedule_id,
+            tuple_(earlier.occurrence_at, earlier.id) <= tuple_(literal(found.occurrence_at), literal(found.id)),
+        )
+    )
+    return LastSent(number or 0, found.rows_digest)

@@ -1,0 +1,104 @@
+"""Schedules say when a run sends (send_condition, replacing send_when_empty); a run records its
+decision, the SHA-256 of its file's rows and, when it sends nothing, that it was skipped and why;
+a file keeps the digest of the rows it wrote (rows_digest)
+
+Revision ID: a6c4e8f2b1d3
+Revises: f3a8c2d9e1b7
+Create Date: 2026-12-07 06:00:00
+
+Existing schedules keep what they did: a query schedule that did not send when empty sends only
+when the file has rows; one that did, and every report schedule (a report was never held back for
+being empty), always sends. The downgrade maps back: "only when it has rows" becomes "not when
+empty", the others "send when empty" (an "only when none" or "only when changed" schedule then
+sends on every occurrence), and a skipped run becomes a succeeded one, as it made its file.
+"""
+from alembic import op
+import sqlalchemy as sa
+
+revision = 'a6c4e8f2b1d3'
+down_revision = 'f3a8c2d9e1b7'
+branch_labels = None
+depends_on = None
+
+# On SQLite a batch copies the table from its reflection, which cannot read an index on an
+# expression: the copy of `schedules` would lose its list index, so it is dropped first and made
+# again after; each batch reflects only its own table (resolve_fks=False).
+LIST_NAME_INDEX = 'ix_schedules_list_name'
+LIST_NAME_COLUMNS = ['workspace_id', sa.text('lower(name)'), 'id']
+ONLY_THIS_TABLE = {'resolve_fks': False}
+RUN_STATUSES_BEFORE = "status IN ('queued', 'running', 'succeeded', 'failed')"
+RUN_STATUSES_AFTER = "status IN ('queued', 'running', 'succeeded', 'failed', 'skipped')"
+
+
+def _alter_schedules(change) -> None:
+    copies_table = op.get_bind().dialect.name == 'sqlite'
+    if copies_table:
+        op.drop_index(LIST_NAME_INDEX, table_name='schedules')
+    with op.batch_alter_table('schedules', schema=None, reflect_kwargs=ONLY_THIS_TABLE) as batch_op:
+        change(batch_op)
+    if copies_table:
+        op.create_index(LIST_NAME_INDEX, 'schedules', LIST_NAME_COLUMNS)
+
+
+def _add_send_condition(batch_op) -> None:
+    batch_op.add_column(sa.Column('send_condition', sa.String(length=10), server_default='always', nullable=False))
+
+
+def _keep_only_send_condition(batch_op) -> None:
+    batch_op.create_check_constraint(
+        op.f('ck_schedules_send_condition'), "send_condition IN ('always', 'has_rows', 'no_rows', 'changed')"
+    )
+    batch_op.drop_column('send_when_empty')
+
+
+def _add_send_when_empty(batch_op) -> None:
+    batch_op.add_column(sa.Column('send_when_empty', sa.Boolean(), server_default=sa.false(), nullable=False))
+
+
+def _keep_only_send_when_empty(batch_op) -> None:
+    batch_op.drop_constraint(op.f('ck_schedules_send_condition'), type_='check')
+    batch_op.drop_column('send_condition')
+
+
+def upgrade():
+    with op.batch_alter_table('query_exports', schema=None, reflect_kwargs=ONLY_THIS_TABLE) as batch_op:
+        batch_op.add_column(sa.Column('rows_digest', sa.String(length=64), nullable=True))
+
+    _alter_schedules(_add_send_condition)
+    op.execute(
+        "UPDATE schedules SET send_condition = CASE"
+        " WHEN kind = 'query' AND NOT send_when_empty THEN 'has_rows' ELSE 'always' END"
+    )
+    _alter_schedules(_keep_only_send_condition)
+
+    with op.batch_alter_table('schedule_runs', schema=None, reflect_kwargs=ONLY_THIS_TABLE) as batch_op:
+        batch_op.add_column(sa.Column('rows_digest', sa.String(length=64), nullable=True))
+        batch_op.add_column(sa.Column('decision', sa.String(length=10), nullable=True))
+        batch_op.add_column(sa.Column('skip_reason', sa.String(length=200), nullable=True))
+        batch_op.drop_constraint(op.f('ck_schedule_runs_status'), type_='check')
+        batch_op.create_check_constraint(op.f('ck_schedule_runs_status'), RUN_STATUSES_AFTER)
+        batch_op.create_check_constraint(
+            op.f('ck_schedule_runs_decision'), "decision IS NULL OR decision IN ('send', 'skip')"
+        )
+        batch_op.create_check_constraint(
+            op.f('ck_schedule_runs_skipped'), "status <> 'skipped' OR (decision = 'skip' AND skip_reason IS NOT NULL)"
+        )
+
+
+def downgrade():
+    op.execute("UPDATE schedule_runs SET status = 'succeeded' WHERE status = 'skipped'")
+    with op.batch_alter_table('schedule_runs', schema=None, reflect_kwargs=ONLY_THIS_TABLE) as batch_op:
+        batch_op.drop_constraint(op.f('ck_schedule_runs_skipped'), type_='check')
+        batch_op.drop_constraint(op.f('ck_schedule_runs_decision'), type_='check')
+        batch_op.drop_constraint(op.f('ck_schedule_runs_status'), type_='check')
+        batch_op.create_check_constraint(op.f('ck_schedule_runs_status'), RUN_STATUSES_BEFORE)
+        batch_op.drop_column('skip_reason')
+        batch_op.drop_column('decision')
+        batch_op.drop_column('rows_digest')
+
+    _alter_schedules(_add_send_when_empty)
+    op.execute("UPDATE schedules SET send_when_empty = (send_condition <> 'has_rows')")
+    _alter_schedules(_keep_only_send_when_empty)
+
+    with op.batch_alter_table('query_exports', schema=None, reflect_kwargs=ONLY_THIS_TABLE) as batch_op:
+        batch_op.drop_column('rows_digest')
