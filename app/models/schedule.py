@@ -212,6 +212,8 @@ class Schedule(Model):
     send_condition: Mapped[str] = mapped_column(
         String(10), default=SendCondition.ALWAYS, server_default=SendCondition.ALWAYS.value
     )
+    # An "only when none" alert links (and may attach) the empty file only when the schedule asks.
+    alert_with_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # Attach the file to the email when the workspace's policy allows a file of its size.
     attach_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The old system's identifier of an imported schedule; such a schedule starts paused.

@@ -1,4 +1,5 @@
-"""Schedules say when a run sends (send_condition, replacing send_when_empty); a run records its
+"""Schedules say when a run sends (send_condition, replacing send_when_empty, and whether an
+"only when none" alert carries the empty file, alert_with_file); a run records its
 decision, the SHA-256 of its file's rows and, when it sends nothing, that it was skipped and why;
 a file keeps the digest of the rows it wrote (rows_digest)
 
@@ -42,6 +43,7 @@ def _alter_schedules(change) -> None:
 
 def _add_send_condition(batch_op) -> None:
     batch_op.add_column(sa.Column('send_condition', sa.String(length=10), server_default='always', nullable=False))
+    batch_op.add_column(sa.Column('alert_with_file', sa.Boolean(), server_default=sa.false(), nullable=False))
 
 
 def _keep_only_send_condition(batch_op) -> None:
@@ -57,6 +59,7 @@ def _add_send_when_empty(batch_op) -> None:
 
 def _keep_only_send_when_empty(batch_op) -> None:
     batch_op.drop_constraint(op.f('ck_schedules_send_condition'), type_='check')
+    batch_op.drop_column('alert_with_file')
     batch_op.drop_column('send_condition')
 
 

@@ -66,6 +66,7 @@ class ScheduleForm(TimetableFields):
     template_version_id = StringField("Template", validators=_SHORT)
     custom_message = TextAreaField(CUSTOM_MESSAGE.title, validators=declared_text(CUSTOM_MESSAGE))
     attach_file = BooleanField("Attach the file")
+    alert_with_file = BooleanField("With an alert, the empty file too")
     version = HiddenField(validators=_SHORT)
 
     def schedule_input(self) -> ScheduleInput:
@@ -82,6 +83,7 @@ class ScheduleForm(TimetableFields):
             # The page always checks one choice; a post without any means the default, as on a new schedule.
             send_condition=self.send_condition.data or SendCondition.ALWAYS,
             attach_file=bool(self.attach_file.data),
+            alert_with_file=bool(self.alert_with_file.data),
         )
 
     def fill(self, data: ScheduleInput, version: int) -> None:
@@ -96,6 +98,7 @@ class ScheduleForm(TimetableFields):
         self.custom_message.data = data.custom_message
         self.send_condition.data = data.send_condition
         self.attach_file.data = data.attach_file
+        self.alert_with_file.data = data.alert_with_file
         self.version.data = str(version)
 
 

@@ -35,6 +35,7 @@ MEANINGS: dict[str, str] = {
 
 # The sentence of the alert an "only when none" run sends in place of the file.
 NO_ROWS_ALERT = "The file has no rows this time, so it is neither attached nor linked."
+NO_ROWS_ALERT_WITH_FILE = "The file has no rows this time; the empty file is linked as this schedule asks."
 
 
 def from_send_when_empty(kind: str, send_when_empty: bool) -> SendCondition:

@@ -61,8 +61,7 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
 def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: ExportFile) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
     with the attachment decision for its message. Committed."""
-    # An "only when none" run sends an alert, never the empty file.
-    carries_file = schedule.attach_file and schedule.send_condition != SendCondition.NO_ROWS
+    carries_file = schedule.attach_file and _links_file(schedule)
     limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if carries_file else None
     # The stored size decides: an over-limit file is never read.
     attached = None if limit_mb is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
@@ -252,12 +251,12 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
     occurrence = wall_clock_label(run.occurrence_at.astimezone(ZoneInfo(zone)))
     paragraphs = [text for text in (template.body if template else "", schedule.custom_message) if text.strip()]
     facts = [("Schedule", schedule.name), ("Occurrence", occurrence), ("Rows", f"{export.row_count or 0:,}")]
-    alert = schedule.send_condition == SendCondition.NO_ROWS
-    if alert:
-        paragraphs.append(send_conditions.NO_ROWS_ALERT)
-    else:
+    links_file = _links_file(schedule)
+    if schedule.send_condition == SendCondition.NO_ROWS:
+        paragraphs.append(send_conditions.NO_ROWS_ALERT if not links_file else send_conditions.NO_ROWS_ALERT_WITH_FILE)
+    if links_file:
         facts += [("Size", size_label(export.size_bytes or 0)), ("File", export.file_name)]
-    if export.expires_at is not None and not alert:
+    if export.expires_at is not None and links_file:
         facts.append(("Link valid until", export.expires_at.strftime("%d %b %Y")))
     return MessageContent(
         subject=template.subject if template else f"{schedule.name}: {occurrence}",
@@ -265,8 +264,13 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
         paragraphs=tuple(paragraphs),
         facts=tuple(facts),
         footer=f"You receive this because you are a recipient of the schedule “{schedule.name}”.",
-        links_file=not alert,
+        links_file=links_file,
     )
+
+
+def _links_file(schedule: Schedule) -> bool:
+    """False for an "only when none" alert, which carries the empty file only when the schedule asks."""
+    return schedule.send_condition != SendCondition.NO_ROWS or schedule.alert_with_file
 
 
 def fail_pending(run_id: int, attempt: int, error: str) -> None:

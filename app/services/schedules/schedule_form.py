@@ -61,6 +61,7 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         template_version_id="" if schedule.template_version_id is None else str(schedule.template_version_id),
         custom_message=schedule.custom_message,
         send_condition=schedule.send_condition,
+        alert_with_file=schedule.alert_with_file,
         attach_file=schedule.attach_file,
     )
 
@@ -97,6 +98,7 @@ def save_schedule(
         "template_version_id": checked.template_version_id,
         "custom_message": checked.message,
         "send_condition": checked.send_condition,
+        "alert_with_file": bool(data.alert_with_file),
         "attach_file": bool(data.attach_file),
         "updated_at": now,
     }

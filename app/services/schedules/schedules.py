@@ -77,6 +77,7 @@ class ScheduleInput:
     template_version_id: str = ""
     custom_message: str = ""
     send_condition: str = SendCondition.ALWAYS
+    alert_with_file: bool = False
     attach_file: bool = False
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, update
 
-from app.domain.schedules.send_conditions import NO_ROWS_ALERT
+from app.domain.schedules.send_conditions import NO_ROWS_ALERT, NO_ROWS_ALERT_WITH_FILE
 from app.extensions import db
 from app.models import ExportFile, TeamMember, TimesheetEntry
 from app.models.schedule import RecipientDelivery, RunTrigger, Schedule, ScheduleRun
@@ -102,6 +102,19 @@ def test_only_without_rows_sends_an_alert_that_says_so_without_the_file(run_scen
     assert "/d/" not in text and "Download the file" not in text
     assert "/u/" in text
     assert not [part for part in arrived.message.walk() if part.get_content_disposition() == "attachment"]
+
+
+def test_an_alert_links_the_empty_file_when_the_schedule_asks(run_scenario, mail_to_smtp_server, smtp_server):
+    schedule = run_scenario.make_schedule(
+        query_definition=nothing(run_scenario), send_condition="no_rows", alert_with_file=True
+    )
+    run = admitted(schedule)
+
+    assert process_run(run.id) == "succeeded"
+
+    [arrived] = smtp_server.messages
+    text = arrived.part("text/plain")
+    assert NO_ROWS_ALERT_WITH_FILE in text and "/d/" in text
 
 
 def test_only_without_rows_skips_a_run_whose_file_has_rows(run_scenario, mail_to_smtp_server, smtp_server):
