@@ -40,7 +40,14 @@ from pathlib import Path
 
 from flask import Flask
 
-from bench.cases import Plan, ReportPlan, plan_for, report_plan_for
+from bench.cases import (
+    PER_RECIPIENT_DISTINCT_ACCESS,
+    PER_RECIPIENT_RECIPIENTS,
+    Plan,
+    ReportPlan,
+    plan_for,
+    report_plan_for,
+)
 from bench.console import console_suite
 from bench.dataset import (
     bench_environment,
@@ -57,8 +64,8 @@ from bench.packages import packages_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("query", "report", "schedules", "latency", "console", "packages", "load")
-# The export suites; schedules, latency, console, packages (5M rows) and load run when named.
+SUITES = ("query", "report", "schedules", "recipients", "latency", "console", "packages", "load")
+# The export suites; schedules, recipients, latency, console, packages (5M rows) and load run when named.
 DEFAULT_SUITES = ("query", "report")
 
 # The query suite.
@@ -386,6 +393,47 @@ def report_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
         _emit(line)
 
 
+# --------------------------------------------------------------------------- recipients suite
+
+RECIPIENT_ROWS = 100_000
+# Ten files are made where one was: the run may take ten and a half times as long, in the same memory.
+MAX_PER_RECIPIENT_RATIO = 10.5
+MAX_PER_RECIPIENT_RSS_GROWTH_PCT = 10.0
+
+
+def recipients_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
+    """One schedule run as 50 recipients over 10 distinct accesses, beside the same run for one."""
+    bench, built = prepare_workspace(app, RECIPIENT_ROWS)
+    _log(f"  dataset of {RECIPIENT_ROWS:,} timesheet entries {'built' if built else 'reused'}")
+    with app.app_context():
+        plan = plan_for(bench)
+    one = best_of([run_case("schedule_run_one_recipient", plan, scratch_root) for _ in range(repeat)])
+    many = best_of([run_case("schedule_run_per_recipient", plan, scratch_root) for _ in range(repeat)])
+    _emit(
+        {
+            "name": "schedule_run_one_recipient",
+            "recipients": 1,
+            "distinct_access": 1,
+            "rows": RECIPIENT_ROWS,
+            "seconds": round(one.seconds, 2),
+            "peak_rss_mb": round(one.peak_rss_mb, 1),
+        }
+    )
+    _emit(
+        {
+            "name": "schedule_run_per_recipient",
+            "recipients": PER_RECIPIENT_RECIPIENTS,
+            "distinct_access": PER_RECIPIENT_DISTINCT_ACCESS,
+            "rows": RECIPIENT_ROWS,
+            "seconds": round(many.seconds, 2),
+            "peak_rss_mb": round(many.peak_rss_mb, 1),
+        }
+    )
+    _emit(_target("schedule_run_per_recipient_time_ratio", many.seconds / one.seconds, MAX_PER_RECIPIENT_RATIO, "max"))
+    growth = (many.peak_rss_mb - one.peak_rss_mb) * 100 / one.peak_rss_mb
+    _emit(_target("schedule_run_per_recipient_rss_growth_pct", growth, MAX_PER_RECIPIENT_RSS_GROWTH_PCT, "max"))
+
+
 def main() -> None:
     suites = _suites()
     repeat = _env_int("BENCH_REPEAT", 1)
@@ -404,6 +452,8 @@ def main() -> None:
             report_suite(app, scratch_root, repeat)
         if "schedules" in suites:
             schedule_suite(app)
+        if "recipients" in suites:
+            recipients_suite(app, scratch_root, repeat)
         if "latency" in suites:
             latency_suite(app, scratch_root)
         if "console" in suites:

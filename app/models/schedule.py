@@ -104,6 +104,8 @@ class SkipReason(StrEnum):
     RECIPIENT_REMOVED = "recipient_removed"
     RECIPIENT_NOT_ALLOWED = "recipient_not_allowed"
     RECIPIENT_UNSUBSCRIBED = "recipient_unsubscribed"
+    # Run as each recipient: the person can no longer read the schedule's source.
+    RECIPIENT_ACCESS_LOST = "recipient_access_lost"
 
 
 class TemplateStatus(StrEnum):
@@ -214,6 +216,8 @@ class Schedule(Model):
     )
     # An "only when none" alert links (and may attach) the empty file only when the schedule asks.
     alert_with_file: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # Each recipient's file is made with that person's own access at run time (people only).
+    run_as_recipients: Mapped[bool] = mapped_column(default=False, server_default=false())
     # Attach the file to the email when the workspace's policy allows a file of its size.
     attach_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The old system's identifier of an imported schedule; such a schedule starts paused.
@@ -317,6 +321,8 @@ class ScheduleRun(LeaseColumns, Model):
     deliveries: Mapped[list[RecipientDelivery]] = relationship(
         back_populates="run", order_by="RecipientDelivery.id", cascade="all, delete-orphan"
     )
+    # A run as each recipient: one file per distinct access (none otherwise).
+    files: Mapped[list[ScheduleRunFile]] = relationship(order_by="ScheduleRunFile.id", cascade="all, delete-orphan")
 
     @property
     def waiting_for_mail(self) -> bool:
@@ -384,6 +390,9 @@ class RecipientDelivery(Model):
     submission_id: Mapped[str | None] = mapped_column(String(200))
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     link_nonce: Mapped[str] = mapped_column(String(64), unique=True)
+    # The file this row's link opens when the run made one per access (run as each recipient);
+    # NULL: the run's own file.
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
     # Decided when the row is made, so every attempt sends the same message: None when the schedule
     # sends links only, True when the file is attached, False when it was over the limit below.
     attached: Mapped[bool | None] = mapped_column()
@@ -394,6 +403,32 @@ class RecipientDelivery(Model):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     run: Mapped[ScheduleRun] = relationship(back_populates="deliveries")
+
+
+class ScheduleRunFile(Model):
+    """One file of a run as each recipient: made once per distinct access (unique by run and the
+    access's key), with that access's first recipient as its requester, and the send condition's
+    decision for it."""
+
+    __tablename__ = "schedule_run_files"
+    __table_args__ = (
+        UniqueConstraint("run_id", "access_key", name="schedule_run_files_access_uidx"),
+        CheckConstraint(f"decision IS NULL OR {one_of('decision', RunDecision)}", name="decision"),
+        CheckConstraint("decision <> 'skip' OR skip_reason IS NOT NULL", name="skip_reason"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
+    # SHA-256 of the canonical description of the access (app/domain/schedules/recipient_access.py).
+    access_key: Mapped[str] = mapped_column(String(64))
+    access: Mapped[dict] = mapped_column(JSON)
+    requester_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
+    row_count: Mapped[int | None]
+    rows_digest: Mapped[str | None] = mapped_column(String(64))
+    decision: Mapped[str | None] = mapped_column(String(10))
+    skip_reason: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class ScheduleUnsubscribe(Model):

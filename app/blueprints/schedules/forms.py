@@ -67,6 +67,7 @@ class ScheduleForm(TimetableFields):
     custom_message = TextAreaField(CUSTOM_MESSAGE.title, validators=declared_text(CUSTOM_MESSAGE))
     attach_file = BooleanField("Attach the file")
     alert_with_file = BooleanField("With an alert, the empty file too")
+    run_as_recipients = BooleanField("Run as each recipient")
     version = HiddenField(validators=_SHORT)
 
     def schedule_input(self) -> ScheduleInput:
@@ -84,6 +85,7 @@ class ScheduleForm(TimetableFields):
             send_condition=self.send_condition.data or SendCondition.ALWAYS,
             attach_file=bool(self.attach_file.data),
             alert_with_file=bool(self.alert_with_file.data),
+            run_as_recipients=bool(self.run_as_recipients.data),
         )
 
     def fill(self, data: ScheduleInput, version: int) -> None:
@@ -99,6 +101,7 @@ class ScheduleForm(TimetableFields):
         self.send_condition.data = data.send_condition
         self.attach_file.data = data.attach_file
         self.alert_with_file.data = data.alert_with_file
+        self.run_as_recipients.data = data.run_as_recipients
         self.version.data = str(version)
 
 

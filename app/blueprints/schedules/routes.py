@@ -21,7 +21,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain.errors import ChangedMeanwhile, DomainError, ValidationError
-from app.domain.schedules import attachment_rules, send_conditions
+from app.domain.schedules import attachment_rules, schedule_rules, send_conditions
 from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.values import text_rules
 from app.domain.values.text_rules import opened_version
@@ -52,6 +52,7 @@ def vocabulary() -> dict:
         "headings": HEADINGS,
         "send_condition_labels": send_conditions.LABELS,
         "send_condition_meanings": send_conditions.MEANINGS,
+        "run_as_recipients_people_only": schedule_rules.RUN_AS_RECIPIENTS_PEOPLE_ONLY,
         "max_recipients": MAX_RECIPIENTS,
         "in_schedule_zone": _in_schedule_zone,
     }

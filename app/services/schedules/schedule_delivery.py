@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -35,6 +36,7 @@ from app.models.schedule import (
     DeliveryStatus,
     RecipientDelivery,
     Schedule,
+    ScheduleRecipient,
     ScheduleRun,
     ScheduleUnsubscribe,
     SendCondition,
@@ -58,13 +60,25 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
     return f"/d/{link_token(link_nonce, 'download')}", f"/u/{link_token(link_nonce, 'unsubscribe')}"
 
 
-def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: ExportFile) -> None:
+def create_deliveries(
+    run: ScheduleRun,
+    schedule: Schedule,
+    owner: RequesterContext,
+    export: ExportFile | None,
+    recipients: Sequence[ScheduleRecipient] | None = None,
+    skip: SkipReason | None = None,
+    own_file: bool = False,
+) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
-    with the attachment decision for its message. Committed."""
-    carries_file = schedule.attach_file and _links_file(schedule)
+    with the attachment decision for its message. Committed.
+
+    Run as each recipient, it is called once per access's file with that file's `recipients`
+    (`own_file`: their links open `export`, not the run's file), and for the recipients who get no
+    file (`export` None; `skip` the reason of those who lost access)."""
+    carries_file = schedule.attach_file and _links_file(schedule) and export is not None
     limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if carries_file else None
     # The stored size decides: an over-limit file is never read.
-    attached = None if limit_mb is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
+    attached = None if limit_mb is None or export is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
     member_rows = db.session.execute(
         select(Membership.person_id, Person.email)
         .join(Person, Person.id == Membership.person_id)
@@ -77,8 +91,8 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    for recipient in schedule.recipients:
-        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, owner)
+    for recipient in schedule.recipients if recipients is None else recipients:
+        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, owner) or skip
         db.session.execute(
             insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(
                 run_id=run.id,
@@ -90,6 +104,7 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
                 attached=None if reason else attached,
                 attachment_limit_mb=None if reason else limit_mb,
                 link_nonce=secrets.token_urlsafe(32),
+                export_id=export.id if own_file and export is not None else None,
                 created_at=database_now(),
             )
         )
@@ -124,16 +139,22 @@ class SendOutcome:
 
 
 def send_pending(
-    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime
+    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime, own_file: bool = False
 ) -> SendOutcome:
-    """Claim for run attempt `attempt` and send every pending row of the run. A temporary refusal
-    frees the row for the next attempt (the run decides whether there is one); a permanent refusal
-    fails it. A row is handed to the mailer only after `confirm_claim` found it still this attempt's."""
+    """Claim for run attempt `attempt` and send every pending row of the run (`own_file`: only the
+    rows whose links open `export`, one access's file of a run as each recipient). A temporary
+    refusal frees the row for the next attempt (the run decides whether there is one); a permanent
+    refusal fails it. A row is handed to the mailer only after `confirm_claim` found it still this
+    attempt's."""
     mailer = get_mailer()
     content = _content(schedule, run, export)
     pending = db.session.scalars(
         select(RecipientDelivery)
-        .where(RecipientDelivery.run_id == run.id, RecipientDelivery.status == DeliveryStatus.PENDING)
+        .where(
+            RecipientDelivery.run_id == run.id,
+            RecipientDelivery.status == DeliveryStatus.PENDING,
+            *([RecipientDelivery.export_id == export.id] if own_file else []),
+        )
         .order_by(RecipientDelivery.id)
     ).all()
     rows = [

@@ -62,6 +62,7 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         custom_message=schedule.custom_message,
         send_condition=schedule.send_condition,
         alert_with_file=schedule.alert_with_file,
+        run_as_recipients=schedule.run_as_recipients,
         attach_file=schedule.attach_file,
     )
 
@@ -99,6 +100,7 @@ def save_schedule(
         "custom_message": checked.message,
         "send_condition": checked.send_condition,
         "alert_with_file": bool(data.alert_with_file),
+        "run_as_recipients": bool(data.run_as_recipients),
         "attach_file": bool(data.attach_file),
         "updated_at": now,
     }
@@ -184,6 +186,8 @@ def _checked(access: RequesterContext, data: ScheduleInput, existing_id: int | N
     send_condition = checks.check(send_conditions.checked, data.send_condition)
     if data.attach_file:
         checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
+    if data.run_as_recipients and recipients is not None:
+        checks.check(schedule_rules.refuse_addresses_when_run_as_recipients, [r.email for r in recipients if r.email])
     checks.raise_any()
     # Past raise_any every check passed, so each value is there.
     return _CheckedSchedule(

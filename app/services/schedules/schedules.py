@@ -78,6 +78,7 @@ class ScheduleInput:
     custom_message: str = ""
     send_condition: str = SendCondition.ALWAYS
     alert_with_file: bool = False
+    run_as_recipients: bool = False
     attach_file: bool = False
 
 

@@ -9,14 +9,14 @@ no later attempt reconsiders either.
 
 from __future__ import annotations
 
-from sqlalchemy import func, literal, select, tuple_
+from sqlalchemy import and_, func, literal, select, tuple_
 from sqlalchemy.orm import aliased
 
 from app.domain.schedules import schedule_run, send_conditions
 from app.domain.schedules.send_conditions import LastSent
 from app.extensions import db
 from app.models import ExportFile
-from app.models.schedule import RunDecision, RunStatus, Schedule, ScheduleRun
+from app.models.schedule import RunDecision, RunStatus, Schedule, ScheduleRun, ScheduleRunFile
 
 
 def skipped(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int) -> bool:
@@ -35,18 +35,43 @@ def skipped(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: i
     return True
 
 
-def last_sent(run: ScheduleRun) -> LastSent | None:
+def recipient_file_skip_reason(
+    run: ScheduleRun, schedule: Schedule, run_file: ScheduleRunFile, export: ExportFile, attempt: int
+) -> str | None:
+    """Run as each recipient: the send condition applied to one access's file (its decision is
+    recorded once, before its recipients' rows); the reason in words when it is skipped."""
+    if run_file.decision is not None:
+        return run_file.skip_reason
+    reason = send_conditions.skip_reason(
+        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run, run_file.access_key)
+    )
+    schedule_run.decide_recipient_file(run_file.id, run.id, attempt, reason, export.row_count, export.rows_digest)
+    return reason
+
+
+def last_sent(run: ScheduleRun, access_key: str | None = None) -> LastSent | None:
     """The schedule's latest run before `run` (in the run history's order: occurrence, then id) that
-    decided to send and did not fail, with its number in that history."""
-    order = tuple_(ScheduleRun.occurrence_at, ScheduleRun.id)
-    found = db.session.execute(
+    sent and did not fail, with its number in that history and the digest it sent: the run's own,
+    or, with `access_key`, that of its file for that access (run as each recipient)."""
+    statement = (
         select(ScheduleRun.id, ScheduleRun.occurrence_at, ScheduleRun.rows_digest)
-        .where(
+        if access_key is None
+        else select(ScheduleRun.id, ScheduleRun.occurrence_at, ScheduleRunFile.rows_digest).join(
+            ScheduleRunFile, ScheduleRunFile.run_id == ScheduleRun.id
+        )
+    )
+    sent = (
+        ScheduleRun.decision == RunDecision.SEND
+        if access_key is None
+        else and_(ScheduleRunFile.access_key == access_key, ScheduleRunFile.decision == RunDecision.SEND)
+    )
+    found = db.session.execute(
+        statement.where(
             ScheduleRun.schedule_id == run.schedule_id,
             ScheduleRun.workspace_id == run.workspace_id,
-            ScheduleRun.decision == RunDecision.SEND,
+            sent,
             ScheduleRun.status != RunStatus.FAILED,
-            order < tuple_(literal(run.occurrence_at), literal(run.id)),
+            tuple_(ScheduleRun.occurrence_at, ScheduleRun.id) < tuple_(literal(run.occurrence_at), literal(run.id)),
         )
         .order_by(ScheduleRun.occurrence_at.desc(), ScheduleRun.id.desc())
         .limit(1)
