@@ -691,7 +691,8 @@ def _schedule_run(plan: Plan, scratch: Path, meter: Meter, recipients: int, dist
             db.session.scalars(select(Team.id).where(Team.workspace_id == plan.workspace_id).order_by(Team.id))
         )
         people = [
-            Person(email=f"bench-recipient-{n}@example.test", name=f"Ward manager {n}") for n in range(recipients)
+            Person(email=f"bench-recipient-{n}@example.test", name=f"Ward manager {n}", password_hash="!")
+            for n in range(recipients)
         ]
         db.session.add_all(people)
         db.session.flush()

@@ -20,6 +20,10 @@ The report suite: the same `table` report (eight columns) as a PDF through the r
 drawn with the same fonts on a bare reportlab canvas (`reportlab_canvas`); the same JSON lines
 with "rows_per_second", "seconds_per_row", "bytes" and "anchor_bytes"; then its targets.
 
+The recipients suite: one schedule run as each of 50 recipients over 10 distinct accesses beside
+the same run for one recipient, 100,000 rows ({"name", "recipients", "distinct_access", "rows",
+"seconds", "peak_rss_mb"} each), then the time ratio and the peak-RSS growth as targets.
+
 Target lines carry the measured value, the limit, whether the limit is a maximum or a minimum,
 and whether it passed. BENCH_REPEAT (default 1) runs every case that many times, alternating
 anchors and exports, and keeps the fastest time and the highest peak. Progress goes to stderr.
