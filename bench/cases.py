@@ -662,6 +662,108 @@ def report_pdf(plan: ReportPlan, scratch: Path, meter: Meter) -> int:
     return run_job(app, export_id, meter, plan.rows, "report PDF")
 
 
+# --------------------------------------------------------------------------- schedule runs
+
+# The per-recipient run: fifty ward managers over ten distinct accesses.
+PER_RECIPIENT_RECIPIENTS = 50
+PER_RECIPIENT_DISTINCT_ACCESS = 10
+
+
+def _schedule_run(plan: Plan, scratch: Path, meter: Meter, recipients: int, distinct_access: int) -> int:
+    """One run of a query schedule (CSV) of the workspace's query as each of `recipients` members,
+    whose row scopes are `distinct_access` different sets of eleven of the twelve teams (one access,
+    every team, for a single recipient), mailed to a scratch outbox. The people, the schedule, its
+    run and its files are removed afterwards. Returns the bytes of the files made."""
+    from sqlalchemy import delete, select
+
+    from app.extensions import db
+    from app.models import ExportFile, Membership, Person, SavedQuery, Team
+    from app.models.schedule import RunTrigger, Schedule, ScheduleRecipient, ScheduleRunFile
+    from app.models.types import utcnow
+    from app.services.schedules.schedule_admission import admit_run
+    from app.services.schedules.schedule_runs import process_run
+    from bench.dataset import create_bench_app
+
+    os.environ["MAIL_URL"] = (scratch / "outbox").as_uri()
+    app = create_bench_app((scratch / "storage").as_uri())
+    with app.app_context():
+        query = db.session.get_one(SavedQuery, plan.query_id)
+        teams = list(
+            db.session.scalars(select(Team.id).where(Team.workspace_id == plan.workspace_id).order_by(Team.id))
+        )
+        people = [
+            Person(email=f"bench-recipient-{n}@example.test", name=f"Ward manager {n}", password_hash="!")
+            for n in range(recipients)
+        ]
+        db.session.add_all(people)
+        db.session.flush()
+        for n, person in enumerate(people):
+            scope = None if distinct_access == 1 else [t for t in teams if t != teams[n % distinct_access]]
+            db.session.add(
+                Membership(
+                    workspace_id=plan.workspace_id,
+                    person_id=person.id,
+                    role="member",
+                    grants=[],
+                    dataset_grants=[query.dataset],
+                    team_scope=scope,
+                )
+            )
+        schedule = Schedule(
+            workspace_id=plan.workspace_id,
+            name=f"Bench per recipient {recipients}",
+            kind="query",
+            owner_id=plan.admin_id,
+            format="csv",
+            source_query_id=query.id,
+            query_definition=query.definition(),
+            query_version=query.version,
+            timetable={"kind": "daily", "time": "07:00", "zone": "UTC"},
+            run_as_recipients=True,
+            recipients=[
+                ScheduleRecipient(person_id=person.id, address_key=f"person:{person.id}", position=n)
+                for n, person in enumerate(people)
+            ],
+        )
+        db.session.add(schedule)
+        db.session.commit()
+        run = admit_run(
+            schedule_id=schedule.id,
+            workspace_id=plan.workspace_id,
+            occurrence_at=utcnow().replace(microsecond=0),
+            trigger=RunTrigger.MANUAL,
+        )
+        assert run is not None
+        run_id, schedule_id, person_ids = run.id, schedule.id, [p.id for p in people]
+
+    with app.app_context():
+        meter.start()
+        outcome = process_run(run_id)
+        meter.stop()
+
+    with app.app_context():
+        export_ids = list(db.session.scalars(select(ScheduleRunFile.export_id).where(ScheduleRunFile.run_id == run_id)))
+        size = sum(db.session.scalars(select(ExportFile.size_bytes).where(ExportFile.id.in_(export_ids))))
+        db.session.execute(delete(Schedule).where(Schedule.id == schedule_id))
+        db.session.execute(delete(ExportFile).where(ExportFile.id.in_(export_ids)))
+        db.session.execute(delete(Membership).where(Membership.person_id.in_(person_ids)))
+        db.session.execute(delete(Person).where(Person.id.in_(person_ids)))
+        db.session.commit()
+    if outcome != "succeeded" or len(export_ids) != distinct_access:
+        raise SystemExit(f"the schedule run ended {outcome!r} with {len(export_ids)} files, not {distinct_access}")
+    return int(size)
+
+
+def schedule_run_one_recipient(plan: Plan, scratch: Path, meter: Meter) -> int:
+    return _schedule_run(plan, scratch, meter, recipients=1, distinct_access=1)
+
+
+def schedule_run_per_recipient(plan: Plan, scratch: Path, meter: Meter) -> int:
+    return _schedule_run(
+        plan, scratch, meter, recipients=PER_RECIPIENT_RECIPIENTS, distinct_access=PER_RECIPIENT_DISTINCT_ACCESS
+    )
+
+
 @dataclass(frozen=True)
 class Case:
     plan_type: type
@@ -683,6 +785,8 @@ CASES: dict[str, Case] = {
     "psql_copy_gzip": Case(PackagePlan, psql_copy_gzip_anchor, sample_children=True),
     "package_csv": Case(PackagePlan, package_csv),
     "package_parquet": Case(PackagePlan, package_parquet),
+    "schedule_run_one_recipient": Case(Plan, schedule_run_one_recipient),
+    "schedule_run_per_recipient": Case(Plan, schedule_run_per_recipient),
 }
 
 

@@ -23,6 +23,10 @@ The report suite: the same `table` report (eight columns) as a PDF through the r
 drawn with the same fonts on a bare reportlab canvas (`reportlab_canvas`); the same JSON lines
 with "rows_per_second", "seconds_per_row", "bytes" and "anchor_bytes"; then its targets.
 
+The recipients suite: one schedule run as each of 50 recipients over 10 distinct accesses beside
+the same run for one recipient, 100,000 rows ({"name", "recipients", "distinct_access", "rows",
+"seconds", "peak_rss_mb"} each), then the time ratio and the peak-RSS growth as targets.
+
 Target lines carry the measured value, the limit, whether the limit is a maximum or a minimum,
 and whether it passed. BENCH_REPEAT (default 1) runs every case that many times, alternating
 anchors and exports, and keeps the fastest time and the highest peak. Progress goes to stderr.
@@ -43,7 +47,14 @@ from pathlib import Path
 
 from flask import Flask
 
-from bench.cases import Plan, ReportPlan, plan_for, report_plan_for
+from bench.cases import (
+    PER_RECIPIENT_DISTINCT_ACCESS,
+    PER_RECIPIENT_RECIPIENTS,
+    Plan,
+    ReportPlan,
+    plan_for,
+    report_plan_for,
+)
 from bench.console import console_suite
 from bench.dataset import (
     bench_environment,
@@ -62,9 +73,20 @@ from bench.schedule_throughput import throughput_suite
 from bench.schedules import schedule_suite
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SUITES = ("imports", "query", "report", "schedules", "throughput", "latency", "console", "packages", "load")
-# What each job loads, and the export suites; schedules, throughput, latency, console, packages
-# (5M rows) and load run when named.
+SUITES = (
+    "imports",
+    "query",
+    "report",
+    "schedules",
+    "throughput",
+    "recipients",
+    "latency",
+    "console",
+    "packages",
+    "load",
+)
+# What each job loads, and the export suites; schedules, throughput, recipients, latency, console,
+# packages (5M rows) and load run when named.
 DEFAULT_SUITES = ("imports", "query", "report")
 
 # The query suite.
@@ -404,6 +426,47 @@ def report_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
         _emit(line)
 
 
+# --------------------------------------------------------------------------- recipients suite
+
+RECIPIENT_ROWS = 100_000
+# Ten files are made where one was: the run may take ten and a half times as long, in the same memory.
+MAX_PER_RECIPIENT_RATIO = 10.5
+MAX_PER_RECIPIENT_RSS_GROWTH_PCT = 10.0
+
+
+def recipients_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
+    """One schedule run as 50 recipients over 10 distinct accesses, beside the same run for one."""
+    bench, built = prepare_workspace(app, RECIPIENT_ROWS)
+    _log(f"  dataset of {RECIPIENT_ROWS:,} timesheet entries {'built' if built else 'reused'}")
+    with app.app_context():
+        plan = plan_for(bench)
+    one = best_of([run_case("schedule_run_one_recipient", plan, scratch_root) for _ in range(repeat)])
+    many = best_of([run_case("schedule_run_per_recipient", plan, scratch_root) for _ in range(repeat)])
+    _emit(
+        {
+            "name": "schedule_run_one_recipient",
+            "recipients": 1,
+            "distinct_access": 1,
+            "rows": RECIPIENT_ROWS,
+            "seconds": round(one.seconds, 2),
+            "peak_rss_mb": round(one.peak_rss_mb, 1),
+        }
+    )
+    _emit(
+        {
+            "name": "schedule_run_per_recipient",
+            "recipients": PER_RECIPIENT_RECIPIENTS,
+            "distinct_access": PER_RECIPIENT_DISTINCT_ACCESS,
+            "rows": RECIPIENT_ROWS,
+            "seconds": round(many.seconds, 2),
+            "peak_rss_mb": round(many.peak_rss_mb, 1),
+        }
+    )
+    _emit(_target("schedule_run_per_recipient_time_ratio", many.seconds / one.seconds, MAX_PER_RECIPIENT_RATIO, "max"))
+    growth = (many.peak_rss_mb - one.peak_rss_mb) * 100 / one.peak_rss_mb
+    _emit(_target("schedule_run_per_recipient_rss_growth_pct", growth, MAX_PER_RECIPIENT_RSS_GROWTH_PCT, "max"))
+
+
 def main() -> None:
     suites = _suites()
     repeat = _env_int("BENCH_REPEAT", 1)
@@ -427,6 +490,8 @@ def main() -> None:
             schedule_suite(app)
         if "throughput" in suites:
             throughput_suite(app, scratch_root)
+        if "recipients" in suites:
+            recipients_suite(app, scratch_root, repeat)
         if "latency" in suites:
             latency_suite(app, scratch_root)
         if "console" in suites:

@@ -82,11 +82,11 @@ def prepare(app: Flask, workspace_id: int, query_id: int, runs: int, due_at: dat
                 text(
                     "INSERT INTO schedules (workspace_id, name, kind, owner_id, format, heading, source_query_id,"
                     " query_definition, query_version, timetable, next_occurrence_at, failure_streak, status,"
-                    " custom_message, send_when_empty, version, created_at, updated_at)"
+                    " custom_message, version, created_at, updated_at)"
                     " SELECT :w, 'Throughput ' || g, 'query', :owner, 'csv', 'names', :query,"
                     " CAST(:definition AS json), 1,"
                     " json_build_object('kind', 'hourly', 'minute', 0, 'zone', 'UTC'),"
-                    " :due_at, 0, 'active', '', false, 1, now(), now()"
+                    " :due_at, 0, 'active', '', 1, now(), now()"
                     " FROM generate_series(1, :count) AS g RETURNING id"
                 ),
                 {

@@ -96,11 +96,11 @@ def prepare(app: Flask, schedules: int, due_at: datetime) -> int:
             text(
                 "INSERT INTO schedules (workspace_id, name, kind, owner_id, format, heading, source_query_id,"
                 " query_definition, query_version, timetable, next_occurrence_at, failure_streak, status,"
-                " custom_message, send_when_empty, version, created_at, updated_at)"
+                " custom_message, version, created_at, updated_at)"
                 " SELECT :w, 'Schedule ' || g, 'query', :owner, 'csv', 'names', :query,"
                 " CAST(:definition AS json), 1,"
                 " json_build_object('kind', 'hourly', 'minute', g % 60, 'zone', (CAST(:zones AS text[]))[1 + g % 4]),"
-                " :due_at + (g % 60) * interval '1 minute', 0, 'active', '', false, 1,"
+                " :due_at + (g % 60) * interval '1 minute', 0, 'active', '', 1,"
                 " now(), now()"
                 " FROM generate_series(1, :count) AS g"
             ),

@@ -147,6 +147,8 @@ class ExportFile(LeaseColumns, Model):
     rows_total: Mapped[int | None]
     size_bytes: Mapped[int | None] = mapped_column(BigInteger)
     row_count: Mapped[int | None]
+    # SHA-256 of the rows as the writer wrote them (app/rendering/row_digest.py), never of the bytes.
+    rows_digest: Mapped[str | None] = mapped_column(String(64))
     attempt_count: Mapped[int] = mapped_column(default=0)
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     # The key of the request form that asked for the file: its one-time token with the choices it was

@@ -61,10 +61,32 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    # The file was made, and the schedule's send condition said not to send it (`skip_reason` says why).
+    SKIPPED = "skipped"
+
+
+# A run that ended: it never changes again.
+SETTLED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SKIPPED)
 
 
 # A run not yet settled: the dispatcher, the watchdog and the one-manual-run index all mean these.
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class SendCondition(StrEnum):
+    """When a run sends its file (app/domain/schedules/send_conditions.py says what each means)."""
+
+    ALWAYS = "always"
+    HAS_ROWS = "has_rows"
+    NO_ROWS = "no_rows"
+    CHANGED = "changed"
+
+
+class RunDecision(StrEnum):
+    """What a run decided once its file was made, before any delivery row."""
+
+    SEND = "send"
+    SKIP = "skip"
 
 
 class RunTrigger(StrEnum):
@@ -80,10 +102,13 @@ class DeliveryStatus(StrEnum):
 
 
 class SkipReason(StrEnum):
+    # Only on rows of runs made before send conditions: a run that sends nothing is now skipped whole.
     EMPTY_RESULT = "empty_result"
     RECIPIENT_REMOVED = "recipient_removed"
     RECIPIENT_NOT_ALLOWED = "recipient_not_allowed"
     RECIPIENT_UNSUBSCRIBED = "recipient_unsubscribed"
+    # Run as each recipient: the person can no longer read the schedule's source.
+    RECIPIENT_ACCESS_LOST = "recipient_access_lost"
 
 
 class TemplateStatus(StrEnum):
@@ -152,6 +177,7 @@ class Schedule(Model):
             name="source_shape",
         ),
         CheckConstraint("failure_streak >= 0", name="failure_streak"),
+        CheckConstraint(one_of("send_condition", SendCondition), name="send_condition"),
         Index("ix_schedules_due", "status", "next_occurrence_at"),
         # The orders of the Schedules list (keyset pagination, app/services/pages/list_pages.py).
         Index("ix_schedules_list_name", "workspace_id", text("lower(name)"), "id"),
@@ -187,7 +213,14 @@ class Schedule(Model):
 
     template_version_id: Mapped[int | None] = mapped_column(ForeignKey("communication_template_versions.id"))
     custom_message: Mapped[str] = mapped_column(Text, default="")
-    send_when_empty: Mapped[bool] = mapped_column(default=False)
+    # When a run sends its file: always, only with rows, only without (an alert), only when changed.
+    send_condition: Mapped[str] = mapped_column(
+        String(10), default=SendCondition.ALWAYS, server_default=SendCondition.ALWAYS.value
+    )
+    # An "only when none" alert links (and may attach) the empty file only when the schedule asks.
+    alert_with_file: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # Each recipient's file is made with that person's own access at run time (people only).
+    run_as_recipients: Mapped[bool] = mapped_column(default=False, server_default=false())
     # Attach the file to the email when the workspace's policy allows a file of its size.
     attach_file: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The old system's identifier of an imported schedule; such a schedule starts paused.
@@ -249,7 +282,6 @@ class DestinationDeliveryStatus(StrEnum):
     DELIVERING = "delivering"
     DELIVERED = "delivered"
     FAILED = "failed"
-    SKIPPED = "skipped"  # the run sends nothing (an empty file, unless "send when empty")
 
 
 ACTIVE_MANUAL_RUN = f"trigger = 'manual' AND {one_of('status', ACTIVE_RUN_STATUSES)}"
@@ -277,6 +309,8 @@ class ScheduleRun(LeaseColumns, Model):
         CheckConstraint(one_of("status", RunStatus), name="status"),
         CheckConstraint(one_of("trigger", RunTrigger), name="trigger"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
+        CheckConstraint(f"decision IS NULL OR {one_of('decision', RunDecision)}", name="decision"),
+        CheckConstraint("status <> 'skipped' OR (decision = 'skip' AND skip_reason IS NOT NULL)", name="skipped"),
         Index("ix_schedule_runs_status", "status", "next_attempt_at"),
         *newest_first_indexes("schedule_runs", "created_at"),
     )
@@ -295,6 +329,14 @@ class ScheduleRun(LeaseColumns, Model):
     export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
     row_count: Mapped[int | None]
     source_changed: Mapped[bool] = mapped_column(default=False)
+    # The SHA-256 of the file's rows as written (query_exports.rows_digest), kept when the run
+    # decided, so "only when changed" compares a later run with the last one that sent.
+    rows_digest: Mapped[str | None] = mapped_column(String(64))
+    # Send or skip, decided once the file is made and before any delivery row: a redelivered run
+    # keeps the decision its earlier attempt committed.
+    decision: Mapped[str | None] = mapped_column(String(10))
+    # Why a skipped run sent nothing, in words ("no rows", "unchanged since run 41").
+    skip_reason: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     completed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -314,6 +356,8 @@ class ScheduleRun(LeaseColumns, Model):
     destination_deliveries: Mapped[list[DestinationDelivery]] = relationship(
         back_populates="run", order_by="DestinationDelivery.id", cascade="all, delete-orphan"
     )
+    # A run as each recipient: one file per distinct access (none otherwise).
+    files: Mapped[list[ScheduleRunFile]] = relationship(order_by="ScheduleRunFile.id", cascade="all, delete-orphan")
 
     @property
     def waiting_for_mail(self) -> bool:
@@ -381,6 +425,9 @@ class RecipientDelivery(Model):
     submission_id: Mapped[str | None] = mapped_column(String(200))
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     link_nonce: Mapped[str] = mapped_column(String(64), unique=True)
+    # The file this row's link opens when the run made one per access (run as each recipient);
+    # NULL: the run's own file.
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
     # Decided when the row is made, so every attempt sends the same message: None when the schedule
     # sends links only, True when the file is attached, False when it was over the limit below.
     attached: Mapped[bool | None] = mapped_column()
@@ -397,7 +444,7 @@ class DestinationDelivery(LeaseColumns, Model):
     """A run's file copied to (or announced at) one destination: one row per (run, destination).
 
     `pending → delivering → delivered | failed`; `failed → delivering` when a transient failure's
-    retry time comes or an administrator retries; `pending → skipped` when the run sends nothing.
+    retry time comes or an administrator retries. A run its send condition skips makes none.
     Each transition is one guarded statement in app/domain/schedules/destination_delivery.py;
     attempts are appended, their number fencing every write at the destination.
     """
@@ -408,9 +455,6 @@ class DestinationDelivery(LeaseColumns, Model):
         CheckConstraint(one_of("status", DestinationDeliveryStatus), name="status"),
         CheckConstraint(f"failure_class IS NULL OR {one_of('failure_class', FailureClass)}", name="failure_class"),
         CheckConstraint("status <> 'failed' OR failure_code IS NOT NULL", name="failure_code"),
-        CheckConstraint(
-            f"status <> 'skipped' OR {one_of('skip_reason', (SkipReason.EMPTY_RESULT,))}", name="skip_reason"
-        ),
         Index("ix_schedule_destination_deliveries_due", "status", "next_attempt_at"),
         *newest_first_indexes("schedule_destination_deliveries", "created_at"),
     )
@@ -420,7 +464,6 @@ class DestinationDelivery(LeaseColumns, Model):
     run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
     destination_id: Mapped[int] = mapped_column(ForeignKey("data_export_destinations.id"), index=True)
     status: Mapped[str] = mapped_column(String(12), default=DestinationDeliveryStatus.PENDING)
-    skip_reason: Mapped[str | None] = mapped_column(String(30))
     attempt_count: Mapped[int] = mapped_column(default=0)
     # When a transiently failed delivery may be tried again (or an administrator's Retry); NULL otherwise.
     next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
@@ -467,6 +510,32 @@ class DestinationDeliveryAttempt(DeliveryAttemptColumns, Model):
     )
 
     delivery: Mapped[DestinationDelivery] = relationship(back_populates="attempts")
+
+
+class ScheduleRunFile(Model):
+    """One file of a run as each recipient: made once per distinct access (unique by run and the
+    access's key), with that access's first recipient as its requester, and the send condition's
+    decision for it."""
+
+    __tablename__ = "schedule_run_files"
+    __table_args__ = (
+        UniqueConstraint("run_id", "access_key", name="schedule_run_files_access_uidx"),
+        CheckConstraint(f"decision IS NULL OR {one_of('decision', RunDecision)}", name="decision"),
+        CheckConstraint("decision <> 'skip' OR skip_reason IS NOT NULL", name="skip_reason"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("schedule_runs.id", ondelete="CASCADE"), index=True)
+    # SHA-256 of the canonical description of the access (app/domain/schedules/recipient_access.py).
+    access_key: Mapped[str] = mapped_column(String(64))
+    access: Mapped[dict] = mapped_column(JSON)
+    requester_id: Mapped[int | None] = mapped_column(ForeignKey("people.id", ondelete="SET NULL"))
+    export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
+    row_count: Mapped[int | None]
+    rows_digest: Mapped[str | None] = mapped_column(String(64))
+    decision: Mapped[str | None] = mapped_column(String(10))
+    skip_reason: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class ScheduleUnsubscribe(Model):

@@ -2,7 +2,8 @@
 reaches the live preview, the preview follows the timetable as it is typed, and a saved schedule's
 "Run now" shows its run on the page, which polls while the run is queued. The form shows only the
 fields of the chosen frequency and the formats of the chosen source, finds people by a search,
-and marks every wrong field at once."""
+marks every wrong field at once, sets each send condition, the preview saying what it means, and
+runs as each recipient only for people."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 import pytest
 from sqlalchemy import select
 
+from app.domain.schedules.send_conditions import MEANINGS
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from tests import factories
@@ -238,3 +240,61 @@ def test_a_cron_running_every_minute_is_refused_in_the_preview_saying_so(world, 
     assert "runs every minute: more often than hourly" in upcoming
     assert "zone ()" not in upcoming
     assert "never runs again" not in upcoming
+
+
+@pytest.mark.browser
+def test_each_send_condition_is_chosen_on_the_form_and_the_preview_says_what_it_means(world, live_server, browser_page):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    choice = page.locator("input[name=send_condition]")
+    assert choice.and_(page.locator("[value=always]")).is_checked()
+    assert page.locator("#upcoming [data-send-condition]").text_content() == MEANINGS["always"]
+
+    for condition in ("has_rows", "no_rows", "always", "changed"):
+        htmx_swap(page, lambda condition=condition: choice.and_(page.locator(f"[value={condition}]")).check())
+        assert page.locator("#upcoming [data-send-condition]").text_content() == MEANINGS[condition]
+    assert accessibility_violations(page) == []
+
+    page.get_by_label("Name", exact=True).fill("Overtime alert")
+    page.get_by_label(world.member.name).check()
+    page.get_by_role("button", name="Save schedule").click()
+    page.wait_for_url(re.compile(r"/schedules/\d+$"))
+    schedule = fresh(select(Schedule)).scalar_one()
+    assert schedule.send_condition == "changed"
+    assert MEANINGS["changed"] in page.locator("dl").first.text_content()
+
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}/edit")
+    assert choice.and_(page.locator("[value=changed]")).is_checked()
+    for condition in ("no_rows", "has_rows", "always"):
+        choice.and_(page.locator(f"[value={condition}]")).check()
+        page.get_by_role("button", name="Save schedule").click()
+        page.wait_for_url(re.compile(r"/schedules/\d+$"))
+        assert fresh(select(Schedule.send_condition)).scalar_one() == condition
+        page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}/edit")
+
+
+@pytest.mark.browser
+def test_run_as_each_recipient_is_chosen_for_people_and_refused_with_an_outside_address(
+    world, live_server, browser_page
+):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    world.member_membership.grants = ["schedules.external_recipients"]
+    db.session.commit()
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    page.get_by_label("Name", exact=True).fill("Each ward its own rows")
+    page.get_by_label(world.member.name).check()
+    page.locator("input[name=run_as_recipients]").check()
+    page.locator("textarea[name=addresses]").fill("payroll@contoso.example")
+    page.get_by_role("button", name="Save schedule").click()
+
+    message = _field_message(page, "input[name=run_as_recipients]")
+    assert "an outside address has none" in message and "payroll@contoso.example" in message
+    assert accessibility_violations(page) == []
+
+    page.locator("textarea[name=addresses]").fill("")
+    page.get_by_role("button", name="Save schedule").click()
+    page.wait_for_url(re.compile(r"/schedules/\d+$"))
+    assert fresh(select(Schedule.run_as_recipients)).scalar_one() is True
+    assert "that person's own access" in page.locator("dl").first.text_content()

@@ -11,6 +11,7 @@ from wtforms.validators import Length
 from app.blueprints.form_validators import StorableText, declared_text
 from app.domain.schedules.schedule_rules import CUSTOM_MESSAGE, NAME
 from app.domain.timing.timetable import TimetableKind
+from app.models.schedule import SendCondition
 from app.services.schedules.schedules import ScheduleInput
 from app.vocabulary import Heading
 
@@ -28,6 +29,8 @@ class TimetableFields(FlaskForm):
     day = StringField("Day of the month", validators=_SHORT)
     expression = StringField("Cron expression", validators=_SHORT)
     zone = StringField("Time zone", validators=_SHORT)
+    # Beside the timetable, so the next five runs say what it means as it changes.
+    send_condition = StringField("When to send", validators=_SHORT)
     viewer_zone = HiddenField(validators=_SHORT)
 
     def timetable(self) -> dict:
@@ -62,9 +65,10 @@ class ScheduleForm(TimetableFields):
     )
     template_version_id = StringField("Template", validators=_SHORT)
     custom_message = TextAreaField(CUSTOM_MESSAGE.title, validators=declared_text(CUSTOM_MESSAGE))
-    send_when_empty = BooleanField("Send when empty")
     attach_file = BooleanField("Attach the file")
     destinations = SelectMultipleField("Destinations", validate_choice=False, validators=[StorableText()])
+    alert_with_file = BooleanField("With an alert, the empty file too")
+    run_as_recipients = BooleanField("Run as each recipient")
     version = HiddenField(validators=_SHORT)
 
     def schedule_input(self) -> ScheduleInput:
@@ -78,9 +82,12 @@ class ScheduleForm(TimetableFields):
             addresses=self.addresses.data or "",
             template_version_id=self.template_version_id.data or "",
             custom_message=self.custom_message.data or "",
-            send_when_empty=bool(self.send_when_empty.data),
+            # The page always checks one choice; a post without any means the default, as on a new schedule.
+            send_condition=self.send_condition.data or SendCondition.ALWAYS,
             attach_file=bool(self.attach_file.data),
             destinations=list(self.destinations.data or []),
+            alert_with_file=bool(self.alert_with_file.data),
+            run_as_recipients=bool(self.run_as_recipients.data),
         )
 
     def fill(self, data: ScheduleInput, version: int) -> None:
@@ -93,9 +100,11 @@ class ScheduleForm(TimetableFields):
         self.addresses.data = data.addresses
         self.template_version_id.data = data.template_version_id
         self.custom_message.data = data.custom_message
-        self.send_when_empty.data = data.send_when_empty
+        self.send_condition.data = data.send_condition
         self.attach_file.data = data.attach_file
         self.destinations.data = data.destinations
+        self.alert_with_file.data = data.alert_with_file
+        self.run_as_recipients.data = data.run_as_recipients
         self.version.data = str(version)
 
 

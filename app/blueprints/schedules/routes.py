@@ -21,7 +21,7 @@ from app.blueprints.guards import visible_or_404, workspace_member
 from app.blueprints.schedules import bp
 from app.blueprints.schedules.forms import ConfirmForm, ScheduleForm, TimetableFields
 from app.domain.errors import ChangedMeanwhile, DomainError, TransitionRefused, ValidationError
-from app.domain.schedules import attachment_rules
+from app.domain.schedules import attachment_rules, schedule_rules, send_conditions
 from app.domain.timing.timetable import WEEKDAY_KEYS, WEEKDAY_NAMES, TimetableKind
 from app.domain.values import text_rules
 from app.domain.values.text_rules import opened_version
@@ -59,6 +59,9 @@ def vocabulary() -> dict:
         "weekdays": list(zip(WEEKDAY_KEYS, WEEKDAY_NAMES, strict=True)),
         "formats": FORMAT_LABELS,
         "headings": HEADINGS,
+        "send_condition_labels": send_conditions.LABELS,
+        "send_condition_meanings": send_conditions.MEANINGS,
+        "run_as_recipients_people_only": schedule_rules.RUN_AS_RECIPIENTS_PEOPLE_ONLY,
         "max_recipients": MAX_RECIPIENTS,
         "max_destinations": MAX_DESTINATIONS,
         "in_schedule_zone": _in_schedule_zone,
@@ -106,7 +109,9 @@ def _render_form(
 def _upcoming(form: TimetableFields) -> dict:
     try:
         return {
-            "upcoming": schedule_history.upcoming(form.timetable(), g.workspace_id, form.viewer_zone.data or ""),
+            "upcoming": schedule_history.upcoming(
+                form.timetable(), g.workspace_id, form.viewer_zone.data or "", form.send_condition.data or ""
+            ),
             "upcoming_error": None,
         }
     except ValidationError as error:

@@ -108,9 +108,10 @@ def succeed(
     retention_days: int,
     now: datetime | None = None,
     warnings: Mapping[str, int] | None = None,
+    rows_digest: str | None = None,
 ) -> None:
-    """running → succeeded for the current attempt: size, rows, completion, the completion-based expiry
-    and the file's warnings."""
+    """running → succeeded for the current attempt: size, rows and their digest, completion, the
+    completion-based expiry and the file's warnings."""
     at = database_time(now)
     _apply(
         export_id,
@@ -120,6 +121,7 @@ def succeed(
             "status": FileStatus.SUCCEEDED,
             "size_bytes": size_bytes,
             "row_count": row_count,
+            "rows_digest": rows_digest,
             "rows_written": row_count,
             "completed_at": at,
             "expires_at": moment_after(at, timedelta(days=retention_days)),

@@ -73,6 +73,7 @@ SKIP_REASONS: dict[str, str] = {
     SkipReason.RECIPIENT_REMOVED: "Not sent: this person is no longer a member of the workspace.",
     SkipReason.RECIPIENT_NOT_ALLOWED: "Not sent: this address is outside the workspace and may not receive it.",
     SkipReason.RECIPIENT_UNSUBSCRIBED: "Not sent: this person unsubscribed from the schedule.",
+    SkipReason.RECIPIENT_ACCESS_LOST: "Not sent: this person can no longer read what the schedule sends.",
 }
 
 

@@ -29,7 +29,6 @@ from app.models.schedule import (
     DestinationDelivery,
     DestinationDeliveryAttempt,
     DestinationDeliveryStatus,
-    SkipReason,
 )
 from app.models.types import Moment, database_time
 
@@ -55,10 +54,8 @@ def to_live_destination():
     )
 
 
-def create(
-    *, workspace_id: int, run_id: int, destination_id: int, target_key: str, skip: SkipReason | None = None
-) -> None:
-    """The run's delivery to the destination, pending (or skipped with `skip`), unless the pair has
+def create(*, workspace_id: int, run_id: int, destination_id: int, target_key: str) -> None:
+    """The run's delivery to the destination, pending, unless the pair has
     one already: the unique (run, destination) index keeps it to one however many attempts or
     presses of Run now try. Not committed."""
     at = database_time(None)
@@ -68,8 +65,7 @@ def create(
             run_id=run_id,
             destination_id=destination_id,
             target_key=target_key,
-            status=DestinationDeliveryStatus.PENDING if skip is None else DestinationDeliveryStatus.SKIPPED,
-            skip_reason=skip,
+            status=DestinationDeliveryStatus.PENDING,
             attempt_count=0,
             created_at=at,
             updated_at=at,

@@ -33,6 +33,32 @@ class RecipientChoice:
         return f"person:{self.person_id}" if self.person_id is not None else str(self.email).lower()
 
 
+# Why a schedule with outside addresses cannot run as each recipient: the form says it beside the choice.
+RUN_AS_RECIPIENTS_PEOPLE_ONLY = (
+    "Only people of this workspace have an access to make their file with; an outside address has none."
+)
+
+
+def refuse_addresses_when_run_as_recipients(addresses: list[str]) -> None:
+    """Run as each recipient sends people only: every recipient must be a person of the workspace."""
+    if addresses:
+        raise ValidationError(
+            f"{RUN_AS_RECIPIENTS_PEOPLE_ONLY} Remove {', '.join(addresses)}, or send everyone the owner's file.",
+            "run_as_recipients",
+        )
+
+
+def refuse_destinations_when_run_as_recipients(destination_ids: list[int]) -> None:
+    """A run as each recipient makes files for people only; a destination receives the owner's
+    file, which such a run does not make."""
+    if destination_ids:
+        raise ValidationError(
+            "A schedule that runs as each recipient sends people their own files only, and a destination "
+            "would need the owner's file. Untick the destinations, or send everyone the owner's file.",
+            "run_as_recipients",
+        )
+
+
 def allowed_formats(kind: str, report_kind: str | None = None) -> tuple[str, ...]:
     """Query schedules make CSV or XLSX; report schedules PDF, or XLSX for table and coded reports."""
     if kind == ScheduleKind.QUERY:

@@ -1,4 +1,4 @@
-"""The schedule-run lifecycle (STATE-PFM-QRY-008): `queued → running → succeeded | failed`.
+"""The schedule-run lifecycle (STATE-PFM-QRY-008): `queued → running → succeeded | failed | skipped`.
 
 Every transition is one conditional UPDATE whose WHERE clause names the state it starts from,
 and every transition after `start_attempt` names the attempt it acts for: an attempt that the
@@ -21,17 +21,21 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, exists, or_, update
+from sqlalchemy import ColumnElement, and_, exists, literal, or_, update
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.domain import transitions
-from app.extensions import db
-from app.models.schedule import RunStatus, ScheduleRun, ScheduleRunAttempt
+from app.domain.errors import TransitionRefused
+from app.extensions import db, execute_dml
+from app.models.schedule import RunDecision, RunStatus, ScheduleRun, ScheduleRunAttempt, ScheduleRunFile
 from app.models.types import DETAIL_LIMIT, Moment, database_time, lease_live
 
 # The error code of an attempt whose worker stopped (killed, frozen past its lease) before it ended.
 WORKER_STOPPED = "worker_stopped"
 
+
+# The length of schedule_runs.skip_reason.
+SKIP_REASON_LIMIT = 200
 
 # The guarded UPDATE of one run; returns its attempt number.
 _apply = transitions.of_rows(ScheduleRun, "schedule run", ScheduleRun.attempt_count)
@@ -128,6 +132,84 @@ def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | No
         "succeed",
     )
     _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
+
+
+def decide_to_send(run_id: int, attempt: int, rows_digest: str | None) -> None:
+    """The run's file is to be sent: recorded with its rows' digest, before any delivery row is
+    made, so a later attempt keeps the decision. Committed."""
+    _apply(
+        run_id,
+        [*_current(attempt), ScheduleRun.decision.is_(None)],
+        {"decision": RunDecision.SEND, "rows_digest": rows_digest},
+        "decide to send",
+    )
+    db.session.commit()
+
+
+def skip(
+    run_id: int, attempt: int, row_count: int | None, rows_digest: str | None, reason: str, now: datetime | None = None
+) -> None:
+    """running → skipped for the current attempt, before any delivery row: the file was made and
+    the send condition says why nothing is sent. Not committed."""
+    at = database_time(now)
+    _apply(
+        run_id,
+        [*_current(attempt), ScheduleRun.decision.is_(None)],
+        {
+            "status": RunStatus.SKIPPED,
+            "decision": RunDecision.SKIP,
+            "skip_reason": reason[:SKIP_REASON_LIMIT],
+            "rows_digest": rows_digest,
+            "row_count": row_count,
+            "completed_at": at,
+            "lease_expires_at": None,
+        },
+        "skip",
+    )
+    _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
+
+
+def record_recipient_file(run_file_id: int, run_id: int, attempt: int, export_id: int) -> None:
+    """The file attempt `attempt` admitted for one access of a run as each recipient. Not committed."""
+    _apply_to_file(run_file_id, run_id, attempt, [], {"export_id": export_id}, "record its file")
+
+
+def decide_recipient_file(
+    run_file_id: int, run_id: int, attempt: int, skip_reason: str | None, row_count: int | None, rows_digest: str | None
+) -> None:
+    """Send one access's file, or skip it with the reason in words: decided once, before any of its
+    recipients' rows. Committed."""
+    _apply_to_file(
+        run_file_id,
+        run_id,
+        attempt,
+        [ScheduleRunFile.decision.is_(None)],
+        {
+            "decision": RunDecision.SEND if skip_reason is None else RunDecision.SKIP,
+            "skip_reason": None if skip_reason is None else skip_reason[:SKIP_REASON_LIMIT],
+            "row_count": row_count,
+            "rows_digest": rows_digest,
+        },
+        "decide",
+    )
+    db.session.commit()
+
+
+def _apply_to_file(run_file_id: int, run_id: int, attempt: int, guards: list, values: dict, action: str) -> None:
+    """One guarded UPDATE of a run's file row, only while attempt `attempt` holds the run."""
+    result = execute_dml(
+        update(ScheduleRunFile)
+        .where(
+            ScheduleRunFile.id == run_file_id,
+            ScheduleRunFile.run_id == run_id,
+            held_by(literal(run_id), attempt),
+            *guards,
+        )
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    if result.rowcount != 1:
+        raise TransitionRefused(f"Run {run_id} attempt {attempt} may no longer {action} its file {run_file_id}.")
 
 
 def retry_later(run_id: int, attempt: int, code: str, detail: str, next_attempt_at: datetime) -> None:

@@ -79,6 +79,7 @@ EXCLUDED_TABLES: dict[str, str] = {
     "schedules": "delivery schedules of the console; " + _CONSOLE,
     "schedule_runs": "schedule run history; operational records",
     "schedule_run_attempts": "schedule run attempts; operational records",
+    "schedule_run_files": "the files of a run as each recipient; operational records",
     "query_schedule_recipients": "schedule recipients' addresses; " + _CONSOLE,
     "query_schedule_deliveries": "per-recipient delivery records; operational records",
     "schedule_destinations": "the destinations a schedule copies its files to; " + _CONSOLE,

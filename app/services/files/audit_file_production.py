@@ -21,6 +21,7 @@ from app.domain.sources.catalog import Column
 from app.domain.sources.stored_request import AuditSelection
 from app.models import ExportFile
 from app.rendering.csv_writer import write_csv
+from app.rendering.row_digest import WrittenRows
 
 Progress = Callable[[int, int | None], None]
 
@@ -58,8 +59,9 @@ def _file_rows(events: Iterable[tuple]) -> Iterator[tuple]:
 
 def write_audit_file(
     export: ExportFile, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
-) -> int:
-    """Write the file's CSV bytes to `out`; returns the number of events in it.
+) -> WrittenRows:
+    """Write the file's CSV bytes to `out`; returns the number of events in it (and no digest: no
+    schedule sends an audit file).
 
     Raises AccessDenied (before anything is written) when the requester is not an administrator
     of the workspace now, and ValidationError when the stored filters are not in their shape.
@@ -68,7 +70,7 @@ def write_audit_file(
     total = count_events(access, selection)
     progress(0, total)
     with closing(iter_events(access, selection)) as events:
-        return write_csv(
+        count = write_csv(
             AUDIT_COLUMNS,
             _file_rows(events),
             out,
@@ -78,3 +80,4 @@ def write_audit_file(
             total=total,
             warnings=warnings,
         )
+    return WrittenRows(count, None)

@@ -137,7 +137,7 @@ def _produce(export: ExportFile, access: RequesterContext, attempt: int) -> str:
             storage.writer(export.storage_key) as out,
         ):
             write = WRITERS[FileKind(export.kind)]
-            rows = write(export, access, out, progress, warnings)
+            written = write(export, access, out, progress, warnings)
             # Checked after this upload began: a restart after this check aborts the upload,
             # so a stale attempt never publishes over a newer one.
             if not _attempt_is_current(export_id, attempt):
@@ -157,13 +157,14 @@ def _produce(export: ExportFile, access: RequesterContext, attempt: int) -> str:
             export_id,
             attempt,
             size_bytes=out.size,
-            row_count=rows,
+            row_count=written.count,
+            rows_digest=written.digest,
             retention_days=settings.file_retention_days,
             warnings=warnings,
         )
     except TransitionRefused:
         return _after_refused_success(export_id, attempt)
-    log.info("export file %s succeeded: %s rows, %s bytes", export_id, rows, out.size)
+    log.info("export file %s succeeded: %s rows, %s bytes", export_id, written.count, out.size)
     return "succeeded"
 
 

@@ -15,11 +15,13 @@ from app.data.csv_copy import copy_records
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.domain.errors import ValidationError
 from app.domain.people.access import RequesterContext
+from app.domain.sources.catalog import Column
 from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FileFormat
 from app.rendering.csv_writer import write_csv, write_csv_records
+from app.rendering.row_digest import RowDigest, WrittenRows
 from app.rendering.xlsx_writer import write_xlsx
 
 Progress = Callable[[int, int | None], None]
@@ -27,8 +29,9 @@ Progress = Callable[[int, int | None], None]
 
 def write_query_file(
     export: ExportFile, access: RequesterContext, out, progress: Progress, warnings: Counter[str]
-) -> int:
-    """Write the file to `out` (anything with `write(bytes)`); returns the number of data rows.
+) -> WrittenRows:
+    """Write the file to `out` (anything with `write(bytes)`); returns the number of data rows and
+    their digest (app/rendering/row_digest.py), taken as they stream to the writer.
 
     The rows are counted first so progress can be shown as a percentage; `progress(rows, total)`
     is called as the rows go (every few thousand) and once at the end. Limits of the format that
@@ -41,16 +44,38 @@ def write_query_file(
     total = count_rows(request, access)
     progress(0, total)
     columns = request_columns(request)
+    digest = RowDigest(columns)
+    written = _write(export, request, columns, access, out, progress, warnings, total, digest)
+    return WrittenRows(written, digest.hexdigest())
+
+
+def _write(
+    export: ExportFile,
+    request: FileRequest,
+    columns: list[Column],
+    access: RequesterContext,
+    out,
+    progress: Progress,
+    warnings: Counter[str],
+    total: int,
+    digest: RowDigest,
+) -> int:
     if export.format == FileFormat.CSV:
         if db.engine.dialect.name == "postgresql":
             with closing(copy_records(request, access, exact_values=export.exact_values)) as records:
                 return write_csv_records(
-                    columns, records, out, heading=export.heading, progress=progress, total=total, warnings=warnings
+                    columns,
+                    digest.records(records),
+                    out,
+                    heading=export.heading,
+                    progress=progress,
+                    total=total,
+                    warnings=warnings,
                 )
         with closing(iter_rows(request, access)) as rows:
             return write_csv(
                 columns,
-                rows,
+                digest.typed_rows(rows),
                 out,
                 heading=export.heading,
                 exact_values=export.exact_values,
@@ -62,7 +87,7 @@ def write_query_file(
         with closing(iter_rows(request, access)) as rows:
             return write_xlsx(
                 columns,
-                rows,
+                digest.typed_rows(rows),
                 out,
                 heading=export.heading,
                 include_descriptions=export.include_descriptions,

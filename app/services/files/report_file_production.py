@@ -38,6 +38,7 @@ from app.models.export_file import FileFormat
 from app.models.types import utcnow
 from app.rendering import ByteSink
 from app.rendering.pdf import Group, PdfColumn, PdfLayout, format_date, format_datetime, format_value
+from app.rendering.row_digest import RowDigest, WrittenRows
 from app.services.files.file_requests import workspace_dates
 
 Progress = Callable[[int, int | None], None]
@@ -227,6 +228,8 @@ class ReportPrinting:
     progress: Progress
     warnings: Counter
     time_zone: str
+    # Fed with the rows the report reads, as they stream to its writer (a summary's figures instead).
+    digest: RowDigest
 
 
 def report_writer(file_format: FileFormat) -> Callable[[ReportPrinting], int]:
@@ -244,13 +247,17 @@ def report_writer(file_format: FileFormat) -> Callable[[ReportPrinting], int]:
 
 def write_report_file(
     export: ExportFile, access: RequesterContext, out: ByteSink, progress: Progress, warnings: Counter
-) -> int:
-    """Write the report file's bytes to `out`; returns the number of data rows it presents.
+) -> WrittenRows:
+    """Write the report file's bytes to `out`; returns the number of data rows it presents and their
+    digest (app/rendering/row_digest.py).
     What the writers had to change (a glyph no font has, a clipped or cut cell) is counted in
     `warnings`. Raises ValidationError when the stored request or print parameters are not in
     their shape."""
     request = FileRequest.from_json(export.request)
     print_params = PrintParams.from_json(export.print_params)
     page = report_page(print_params, request, export.workspace_id)
-    printing = ReportPrinting(request, access, print_params.layout, page, out, progress, warnings, export.time_zone)
-    return report_writer(FileFormat(export.format))(printing)
+    digest = RowDigest(request_columns(request))
+    printing = ReportPrinting(
+        request, access, print_params.layout, page, out, progress, warnings, export.time_zone, digest
+    )
+    return WrittenRows(report_writer(FileFormat(export.format))(printing), digest.hexdigest())

@@ -40,6 +40,8 @@ def write_report_pdf(printing: ReportPrinting) -> int:
     if layout.kind == ReportKind.SUMMARY:
         progress(0, None)
         summary = summarise(request, access, layout, dataset, page)
+        # What a summary prints of its rows is its figures and its chart's bars.
+        printing.digest.add_figures([*summary.figures, *summary.chart])
         render_summary_pdf(
             page, summary.figures, summary.chart, out, chart_title=summary.chart_title, warnings=warnings
         )
@@ -53,7 +55,8 @@ def write_report_pdf(printing: ReportPrinting) -> int:
     progress(0, total)
     counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
     columns = printed_columns(dataset, layout)
-    rows = iter_rows(request, access, batch_size=ROWS_FETCHED)
+    read = iter_rows(request, access, batch_size=ROWS_FETCHED)
+    rows = printing.digest.typed_rows(read)
     try:
         if layout.kind == ReportKind.CODED:
             groups = coded_groups(rows, request, layout, dataset, page, counts)
@@ -68,4 +71,4 @@ def write_report_pdf(printing: ReportPrinting) -> int:
         # The rows grew past the limit between the count and the read.
         raise _too_many_for_pdf(max_rows + 1, max_rows) from None
     finally:
-        rows.close()
+        read.close()

@@ -21,7 +21,8 @@ def write_report_xlsx_file(printing: ReportPrinting) -> int:
     total = count_rows(request, access)
     progress(0, total)
     counts = group_counts(request, access, layout.grouped_by) if layout.kind == ReportKind.CODED else {}
-    rows = iter_rows(request, access)
+    read = iter_rows(request, access)
+    rows = printing.digest.typed_rows(read)
     try:
         if layout.kind == ReportKind.CODED:
             body: dict[str, Any] = {"groups": coded_groups(rows, request, layout, dataset, page, counts)}
@@ -38,4 +39,4 @@ def write_report_xlsx_file(printing: ReportPrinting) -> int:
             time_zone=printing.time_zone,
         )
     finally:
-        rows.close()
+        read.close()

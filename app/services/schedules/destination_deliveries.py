@@ -48,12 +48,10 @@ from app.models.schedule import (
     Schedule,
     ScheduleDestination,
     ScheduleRun,
-    SkipReason,
 )
 from app.models.types import Moment, utcnow
 from app.services.accounts import audit
 from app.services.pages.public_link_tokens import public_link
-from app.services.schedules.schedule_delivery import sends_nothing
 from app.services.work import leases
 from app.storage import check_key, get_storage
 from app.storage.base import ObjectMissing
@@ -64,7 +62,7 @@ WORKER_STOPPED = "worker_stopped"
 FILE_GONE = "file_gone"
 # Where an announced file "went": the destination was told, with a link; it holds no file.
 ANNOUNCED = "announced, with a link to the file"
-_SETTLED = (DestinationDeliveryStatus.DELIVERED, DestinationDeliveryStatus.SKIPPED)
+_SETTLED = (DestinationDeliveryStatus.DELIVERED,)
 
 
 def schedule_slug(schedule: Schedule) -> str:
@@ -96,10 +94,9 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, export: ExportFile) 
     """The run's delivery to each destination the schedule chose, made once; returns the ids of
     the run's deliveries that wait for an attempt. Committed."""
     key = target_key(schedule, run, export)
-    skip = SkipReason.EMPTY_RESULT if sends_nothing(schedule, export) else None
     for destination in chosen_destinations(schedule.id):
         destination_delivery.create(
-            workspace_id=run.workspace_id, run_id=run.id, destination_id=destination.id, target_key=key, skip=skip
+            workspace_id=run.workspace_id, run_id=run.id, destination_id=destination.id, target_key=key
         )
     db.session.commit()
     return list(

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ValidationError
 from app.domain.people.access import RequesterContext, current_context
-from app.domain.schedules import schedule_rules
+from app.domain.schedules import schedule_rules, send_conditions
 from app.domain.schedules.schedule_rules import (
     RecipientChoice,
     checked_recipients,
@@ -226,13 +226,15 @@ def _schedule_from(entry: object, legacy_ref: str | None, workspace_id: int | No
         paused_at=now,
         legacy_ref=legacy_ref,
         custom_message=custom_message,
-        send_when_empty=_flag(entry, "send_when_empty", default=False),
         created_at=now,
         updated_at=now,
     )
     header_row = _flag(entry, "header_row", True)
     with _about("source"):
         _attach_source(schedule, entry["source"], entry["format"], workspace, access, header_row)
+    schedule.send_condition = send_conditions.from_send_when_empty(
+        schedule.kind, _flag(entry, "send_when_empty", default=False)
+    )
     timetable = _timetable(entry["timing"], workspace.time_zone)
     schedule.timetable = timetable.to_json()
     schedule.next_occurrence_at = next_occurrence(timetable, now)

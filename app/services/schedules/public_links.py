@@ -79,7 +79,9 @@ def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, D
     target = _target(token, "download")
     if not _still_addressed(target):
         raise LinkInvalid(gone=True, reason="the recipient is no longer addressed by the workspace")
-    export = db.session.get(ExportFile, target.run.export_id) if target.run.export_id is not None else None
+    # Run as each recipient, a row's link opens the file made with that person's access, never another.
+    export_id = target.delivery.export_id or target.run.export_id
+    export = db.session.get(ExportFile, export_id) if export_id is not None else None
     if export is None or export.workspace_id != target.run.workspace_id or export.status != FileStatus.SUCCEEDED:
         raise LinkInvalid(gone=False, reason="the run has no succeeded file")
     if export.is_expired(now):

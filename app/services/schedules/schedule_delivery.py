@@ -1,12 +1,13 @@
 """A run's recipient deliveries: one row per recipient, the skip decisions, and the messages.
 
 Rows are inserted once per (run, recipient) (the unique index), so a run processed twice finds
-the rows the first pass made. Who is skipped is decided when the row is made, from the
-database as it is then: a query schedule with no rows (unless "send when empty"), a person no
-longer a member, an address that is no member's whose schedule owner lost the
-external-recipients grant, a recipient who unsubscribed. Whether the file is attached is decided
-then too, from the schedule's choice, the workspace's attachment policy and the stored file's
-size, and kept on the row, so every attempt sends the same message. Every other row is claimed,
+the rows the first pass made; whether the run sends at all was decided before, by the schedule's
+send condition (app/services/schedules/send_decision.py). Who is skipped is decided when the row
+is made, from the database as it is then: a person no longer a member, an address that is no
+member's whose schedule owner lost the external-recipients grant, a recipient who unsubscribed.
+Whether the file is attached is decided then too, from the schedule's choice, the workspace's
+attachment policy and the stored file's size, and kept on the row, so every attempt sends the
+same message. Every other row is claimed,
 sent with the Message-ID fixed by its id, and marked submitted with the server's submission id.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -24,7 +26,7 @@ from app.communications import Attachment, Link, MessageText, OutgoingMessage, R
 from app.communications.errors import InvalidAddress, MailRefused, MailTemporarilyUnavailable
 from app.domain.errors import TransitionRefused
 from app.domain.people.access import RequesterContext
-from app.domain.schedules import attachment_rules, recipient_delivery
+from app.domain.schedules import attachment_rules, recipient_delivery, send_conditions
 from app.domain.timing.timetable import Timetable, wall_clock_label
 from app.domain.values.sizes import size_label
 from app.extensions import db, insert_ignoring_duplicates
@@ -34,9 +36,10 @@ from app.models.schedule import (
     DeliveryStatus,
     RecipientDelivery,
     Schedule,
-    ScheduleKind,
+    ScheduleRecipient,
     ScheduleRun,
     ScheduleUnsubscribe,
+    SendCondition,
     SkipReason,
 )
 from app.models.types import database_now
@@ -57,12 +60,25 @@ def delivery_paths(link_nonce: str) -> tuple[str, str]:
     return f"/d/{link_token(link_nonce, 'download')}", f"/u/{link_token(link_nonce, 'unsubscribe')}"
 
 
-def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, export: ExportFile) -> None:
+def create_deliveries(
+    run: ScheduleRun,
+    schedule: Schedule,
+    owner: RequesterContext,
+    export: ExportFile | None,
+    recipients: Sequence[ScheduleRecipient] | None = None,
+    skip: SkipReason | None = None,
+    own_file: bool = False,
+) -> None:
     """Insert the run's delivery rows that do not exist yet, skipped ones with their reason, each
-    with the attachment decision for its message. Committed."""
-    limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if schedule.attach_file else None
+    with the attachment decision for its message. Committed.
+
+    Run as each recipient, it is called once per access's file with that file's `recipients`
+    (`own_file`: their links open `export`, not the run's file), and for the recipients who get no
+    file (`export` None; `skip` the reason of those who lost access)."""
+    carries_file = schedule.attach_file and _links_file(schedule) and export is not None
+    limit_mb = attachment_policy.limit_mb(schedule.workspace_id) if carries_file else None
     # The stored size decides: an over-limit file is never read.
-    attached = None if limit_mb is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
+    attached = None if limit_mb is None or export is None else attachment_rules.fits(export.size_bytes or 0, limit_mb)
     member_rows = db.session.execute(
         select(Membership.person_id, Person.email)
         .join(Person, Person.id == Membership.person_id)
@@ -75,9 +91,8 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
-    empty = sends_nothing(schedule, export)
-    for recipient in schedule.recipients:
-        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, empty, owner)
+    for recipient in schedule.recipients if recipients is None else recipients:
+        reason = _skip_reason(recipient, members, member_addresses, unsubscribed, owner) or skip
         db.session.execute(
             insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(
                 run_id=run.id,
@@ -89,16 +104,11 @@ def create_deliveries(run: ScheduleRun, schedule: Schedule, owner: RequesterCont
                 attached=None if reason else attached,
                 attachment_limit_mb=None if reason else limit_mb,
                 link_nonce=secrets.token_urlsafe(32),
+                export_id=export.id if own_file and export is not None else None,
                 created_at=database_now(),
             )
         )
     db.session.commit()
-
-
-def sends_nothing(schedule: Schedule, export: ExportFile) -> bool:
-    """A query file without rows goes nowhere (recipients nor destinations), unless the schedule
-    sends even when empty."""
-    return schedule.kind == ScheduleKind.QUERY and (export.row_count or 0) == 0 and not schedule.send_when_empty
 
 
 def _skip_reason(
@@ -106,7 +116,6 @@ def _skip_reason(
     members: set[int],
     member_addresses: set[str],
     unsubscribed: set[str],
-    empty: bool,
     owner: RequesterContext,
 ) -> SkipReason | None:
     if recipient.address_key in unsubscribed:
@@ -116,8 +125,6 @@ def _skip_reason(
     external = recipient.email is not None and recipient.email.lower() not in member_addresses
     if external and not owner.has_grant(EXTERNAL_RECIPIENTS_GRANT):
         return SkipReason.RECIPIENT_NOT_ALLOWED
-    if empty:
-        return SkipReason.EMPTY_RESULT
     return None
 
 
@@ -132,16 +139,22 @@ class SendOutcome:
 
 
 def send_pending(
-    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime
+    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime, own_file: bool = False
 ) -> SendOutcome:
-    """Claim for run attempt `attempt` and send every pending row of the run. A temporary refusal
-    frees the row for the next attempt (the run decides whether there is one); a permanent refusal
-    fails it. A row is handed to the mailer only after `confirm_claim` found it still this attempt's."""
+    """Claim for run attempt `attempt` and send every pending row of the run (`own_file`: only the
+    rows whose links open `export`, one access's file of a run as each recipient). A temporary
+    refusal frees the row for the next attempt (the run decides whether there is one); a permanent
+    refusal fails it. A row is handed to the mailer only after `confirm_claim` found it still this
+    attempt's."""
     mailer = get_mailer()
     content = _content(schedule, run, export)
     pending = db.session.scalars(
         select(RecipientDelivery)
-        .where(RecipientDelivery.run_id == run.id, RecipientDelivery.status == DeliveryStatus.PENDING)
+        .where(
+            RecipientDelivery.run_id == run.id,
+            RecipientDelivery.status == DeliveryStatus.PENDING,
+            *([RecipientDelivery.export_id == export.id] if own_file else []),
+        )
         .order_by(RecipientDelivery.id)
     ).all()
     rows = [
@@ -230,6 +243,8 @@ class MessageContent(MessageText):
     """The parts of a run's message that are the same for every recipient."""
 
     footer: str
+    # False for an "only when none" alert, which says the file is empty rather than linking it.
+    links_file: bool = True
 
     def message(self, to: Recipient, message_id: str, link_nonce: str, carried: Carried = Carried()) -> OutgoingMessage:
         download, unsubscribe = delivery_paths(link_nonce)
@@ -241,7 +256,7 @@ class MessageContent(MessageText):
             paragraphs=self.paragraphs if carried.sentence is None else (*self.paragraphs, carried.sentence),
             attachments=() if carried.attachment is None else (carried.attachment,),
             facts=self.facts,
-            link=Link("Download the file", public_link(download)),
+            link=Link("Download the file", public_link(download)) if self.links_file else None,
             footer=self.footer,
             unsubscribe_url=public_link(unsubscribe),
         )
@@ -256,14 +271,13 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
     zone = Timetable.from_json(schedule.timetable, "UTC").zone
     occurrence = wall_clock_label(run.occurrence_at.astimezone(ZoneInfo(zone)))
     paragraphs = [text for text in (template.body if template else "", schedule.custom_message) if text.strip()]
-    facts = [
-        ("Schedule", schedule.name),
-        ("Occurrence", occurrence),
-        ("Rows", f"{export.row_count or 0:,}"),
-        ("Size", size_label(export.size_bytes or 0)),
-        ("File", export.file_name),
-    ]
-    if export.expires_at is not None:
+    facts = [("Schedule", schedule.name), ("Occurrence", occurrence), ("Rows", f"{export.row_count or 0:,}")]
+    links_file = _links_file(schedule)
+    if schedule.send_condition == SendCondition.NO_ROWS:
+        paragraphs.append(send_conditions.NO_ROWS_ALERT if not links_file else send_conditions.NO_ROWS_ALERT_WITH_FILE)
+    if links_file:
+        facts += [("Size", size_label(export.size_bytes or 0)), ("File", export.file_name)]
+    if export.expires_at is not None and links_file:
         facts.append(("Link valid until", export.expires_at.strftime("%d %b %Y")))
     return MessageContent(
         subject=template.subject if template else f"{schedule.name}: {occurrence}",
@@ -271,7 +285,13 @@ def _content(schedule: Schedule, run: ScheduleRun, export: ExportFile) -> Messag
         paragraphs=tuple(paragraphs),
         facts=tuple(facts),
         footer=f"You receive this because you are a recipient of the schedule “{schedule.name}”.",
+        links_file=links_file,
     )
+
+
+def _links_file(schedule: Schedule) -> bool:
+    """False for an "only when none" alert, which carries the empty file only when the schedule asks."""
+    return schedule.send_condition != SendCondition.NO_ROWS or schedule.alert_with_file
 
 
 def fail_pending(run_id: int, attempt: int, error: str) -> None:

@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import ChangedMeanwhile, FieldChecks, ValidationError
 from app.domain.people.access import RequesterContext
-from app.domain.schedules import schedule_rules
+from app.domain.schedules import schedule_rules, send_conditions
 from app.domain.schedules.attachment_rules import NOT_ALLOWED
 from app.domain.schedules.schedule_rules import allowed_formats
 from app.domain.timing.timetable import Timetable, next_occurrence
@@ -63,7 +63,9 @@ def input_of(schedule: Schedule) -> ScheduleInput:
         addresses="\n".join(r.email for r in schedule.recipients if r.email is not None),
         template_version_id="" if schedule.template_version_id is None else str(schedule.template_version_id),
         custom_message=schedule.custom_message,
-        send_when_empty=schedule.send_when_empty,
+        send_condition=schedule.send_condition,
+        alert_with_file=schedule.alert_with_file,
+        run_as_recipients=schedule.run_as_recipients,
         attach_file=schedule.attach_file,
         destinations=[str(chosen.destination_id) for chosen in schedule.destinations],
     )
@@ -101,7 +103,9 @@ def save_schedule(
         "timetable": timetable.to_json(),
         "template_version_id": checked.template_version_id,
         "custom_message": checked.message,
-        "send_when_empty": bool(data.send_when_empty),
+        "send_condition": checked.send_condition,
+        "alert_with_file": bool(data.alert_with_file),
+        "run_as_recipients": bool(data.run_as_recipients),
         "attach_file": bool(data.attach_file),
         "updated_at": now,
     }
@@ -168,6 +172,7 @@ class _CheckedSchedule:
     template_version_id: int | None
     message: str
     destination_ids: list[int]
+    send_condition: str
 
 
 def _checked(access: RequesterContext, data: ScheduleInput, schedule: Schedule | None) -> _CheckedSchedule:
@@ -188,8 +193,13 @@ def _checked(access: RequesterContext, data: ScheduleInput, schedule: Schedule |
     recipients = checks.check(checked_recipients, access, data.people, data.addresses, bool(destination_ids))
     template_version_id = checks.check(_checked_template_version, access.workspace_id, data.template_version_id)
     message = checks.check(schedule_rules.CUSTOM_MESSAGE.check, data.custom_message)
+    send_condition = checks.check(send_conditions.checked, data.send_condition)
     if data.attach_file:
         checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
+    if data.run_as_recipients and recipients is not None:
+        checks.check(schedule_rules.refuse_addresses_when_run_as_recipients, [r.email for r in recipients if r.email])
+    if data.run_as_recipients and destination_ids:
+        checks.check(schedule_rules.refuse_destinations_when_run_as_recipients, destination_ids)
     checks.raise_any()
     # Past raise_any every check passed, so each value is there.
     return _CheckedSchedule(
@@ -203,6 +213,7 @@ def _checked(access: RequesterContext, data: ScheduleInput, schedule: Schedule |
         template_version_id=template_version_id,
         message=cast(str, message),
         destination_ids=cast(list, destination_ids),
+        send_condition=cast(str, send_condition),
     )
 
 

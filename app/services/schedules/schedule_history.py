@@ -12,6 +12,7 @@ from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import aliased
 
 from app.domain.errors import ValidationError
+from app.domain.schedules import send_conditions
 from app.domain.timing.timetable import (
     OccurrenceInZones,
     Timetable,
@@ -54,7 +55,6 @@ DESTINATION_STATUS_WORDS: dict[str, str] = {
     DestinationDeliveryStatus.PENDING: "waiting",
     DestinationDeliveryStatus.DELIVERING: "copying",
     DestinationDeliveryStatus.DELIVERED: "delivered",
-    DestinationDeliveryStatus.SKIPPED: "skipped",
 }
 # The cookie viewer_zone.js keeps the browser's IANA time zone in.
 VIEWER_ZONE_COOKIE = "viewer_zone"
@@ -66,10 +66,15 @@ class Upcoming:
     occurrences: list
     schedule_zone: str
     viewer_zone: str
+    # What the send condition chosen means, in one sentence.
+    sends: str
 
 
-def upcoming(timetable_fields: dict, workspace_id: int, viewer_zone: str, count: int = 5) -> Upcoming:
-    """The next `count` occurrences in the schedule's zone and the viewer's; ValidationError for a bad timetable."""
+def upcoming(
+    timetable_fields: dict, workspace_id: int, viewer_zone: str, send_condition: str = "", count: int = 5
+) -> Upcoming:
+    """The next `count` occurrences in the schedule's zone and the viewer's, and what the send
+    condition means; ValidationError for a bad timetable."""
     refuse_unstorable([timetable_fields, viewer_zone], "timetable", "the timetable")
     default_zone = workspace_zone(workspace_id)
     timetable = Timetable.from_json(timetable_fields, default_zone)
@@ -79,7 +84,7 @@ def upcoming(timetable_fields: dict, workspace_id: int, viewer_zone: str, count:
     except ValidationError:
         viewer = default_zone
         shown = viewer_times(next_occurrences(timetable, utcnow(), count), timetable.zone, viewer)
-    return Upcoming(timetable.describe(), shown, timetable.zone, viewer)
+    return Upcoming(timetable.describe(), shown, timetable.zone, viewer, send_conditions.meaning(send_condition))
 
 
 def in_schedule_zone(schedule: Schedule, moment: datetime | None) -> OccurrenceInZones | None:

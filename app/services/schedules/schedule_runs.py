@@ -4,7 +4,9 @@ watches its lease from its declaration, app/services/schedules/run_work.py).
 A run attempt: start (lease taken and renewed while it works), rebuild the owner's access as it
 is now, check the source, admit the file through the export-file path (requester = owner,
 `schedule_id` set) and produce it in this process with `run_export_file` (same transitions,
-same storage), make the recipient rows, send what is pending, settle. A run delivered twice
+same storage), decide by the schedule's send condition whether to send it (a skipped run settles
+there: app/services/schedules/send_decision.py), make the recipient rows, send what is pending,
+settle. A run delivered twice
 finds its file and its rows and goes on from where they are; nobody is emailed twice
 (app/services/schedules/schedule_delivery.py). docs/architecture.md "Schedule runs" has the whole story.
 """
@@ -31,18 +33,26 @@ from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
+    SETTLED_RUN_STATUSES,
     PauseReason,
-    RunStatus,
     Schedule,
     ScheduleKind,
     ScheduleRun,
     ScheduleRunAttempt,
+    ScheduleRunFile,
+    SkipReason,
 )
 from app.models.types import Moment, database_clock
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
 from app.services.files.report_files import queued_report_file
-from app.services.schedules import destination_deliveries, destination_work, schedule_delivery
+from app.services.schedules import (
+    destination_deliveries,
+    destination_work,
+    recipient_files,
+    schedule_delivery,
+    send_decision,
+)
 from app.services.schedules.schedules import audit_pause
 from app.services.work import leases
 
@@ -73,7 +83,7 @@ def process_run(run_id: int, now: datetime | None = None) -> str:
     run = db.session.get(ScheduleRun, run_id)
     if run is None:
         return "missing"
-    if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+    if run.status in SETTLED_RUN_STATUSES:
         return "already_settled"
     started_at = now or database_clock()
     try:
@@ -119,18 +129,44 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     run = db.session.get_one(ScheduleRun, run_id, populate_existing=True)
     schedule = db.session.get_one(Schedule, run.schedule_id)
     owner = current_context(schedule.workspace_id, schedule.owner_id)
-    _check_access_and_source(run, schedule, owner, attempt)
+    dataset = _check_access_and_source(run, schedule, owner, attempt)
     assert owner is not None
+    if schedule.run_as_recipients:
+        return _attempt_as_recipients(run, schedule, owner, dataset, attempt, started_at)
     export = _file_for(run, schedule, owner, attempt)
     if export.status != FileStatus.SUCCEEDED:
         _file_failed(run, export, attempt, started_at)
+    if send_decision.skipped(run, schedule, export, attempt):
+        # Not a failure: the file was made, and the schedule said not to send it.
+        settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+        db.session.commit()
+        return "skipped"
 
     schedule_delivery.create_deliveries(run, schedule, owner, export)
     # The copies go as their own work, beside the mail: a destination that is slow or down never
     # holds the recipients' messages back, nor the run.
     destination_work.dispatch(destination_deliveries.create_deliveries(run, schedule, export))
-    mail_retry_at = _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
-    outcome = schedule_delivery.send_pending(run, schedule, export, attempt, mail_retry_at)
+    outcome = schedule_delivery.send_pending(
+        run, schedule, export, attempt, _mail_retry_at(run_id, attempt, started_at)
+    )
+    return _finish(run, schedule, attempt, started_at, outcome, export.row_count)
+
+
+def _mail_retry_at(run_id: int, attempt: int, started_at: datetime) -> datetime:
+    return _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
+
+
+def _finish(
+    run: ScheduleRun,
+    schedule: Schedule,
+    attempt: int,
+    started_at: datetime,
+    outcome: schedule_delivery.SendOutcome,
+    row_count: int | None,
+) -> str:
+    """Settle the run once its pending rows were sent: left to its holder, waiting for the mail
+    server, or succeeded."""
+    run_id = run.id
     if outcome.held_elsewhere:
         # This attempt no longer holds the run: a newer one does (and settles it), or its lease
         # lapsed and the watchdog delivers the run again. It settles nothing.
@@ -149,15 +185,85 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
             f"The mail server was not available for {outcome.waiting} recipient(s).",
             started_at,
         )
-    schedule_run.succeed(run_id, attempt, export.row_count)
+    schedule_run.succeed(run_id, attempt, row_count)
     settle_schedule(schedule.id, schedule.workspace_id, failed=False)
     db.session.commit()
     return "succeeded"
 
 
-def _check_access_and_source(
-    run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None, attempt: int
-) -> None:
+def _attempt_as_recipients(
+    run: ScheduleRun, schedule: Schedule, owner: RequesterContext, dataset: str, attempt: int, started_at: datetime
+) -> str:
+    """Run as each recipient: one file per distinct access, each made with its first recipient's
+    access now, each decided by the send condition on its own, each sent to its recipients only.
+    A person who lost access to the source is skipped with that reason; the others get theirs."""
+    recipients = recipient_files.grouped(schedule, dataset)
+    schedule_delivery.create_deliveries(run, schedule, owner, None, recipients.others)
+    schedule_delivery.create_deliveries(
+        run, schedule, owner, None, recipients.lost_access, SkipReason.RECIPIENT_ACCESS_LOST
+    )
+    retry_at = _mail_retry_at(run.id, attempt, started_at)
+    waiting = held = sent_rows = 0
+    skip_reasons: list[str] = []
+    for group in recipients.groups:
+        run_file = recipient_files.run_file(run.id, group)
+        export = _recipient_file(run, schedule, run_file, group.requester, attempt, started_at)
+        if export is None:
+            schedule_delivery.create_deliveries(
+                run, schedule, owner, None, group.recipients, SkipReason.RECIPIENT_ACCESS_LOST
+            )
+            continue
+        reason = send_decision.recipient_file_skip_reason(run, schedule, run_file, export, attempt)
+        if reason is not None:
+            skip_reasons.append(reason)
+            continue
+        sent_rows += export.row_count or 0
+        schedule_delivery.create_deliveries(run, schedule, owner, export, group.recipients, own_file=True)
+        outcome = schedule_delivery.send_pending(run, schedule, export, attempt, retry_at, own_file=True)
+        waiting, held = waiting + outcome.waiting, held + outcome.held_elsewhere
+    if recipients.groups and len(skip_reasons) == len(recipients.groups) and not (waiting or held):
+        reasons = "; ".join(dict.fromkeys(skip_reasons))
+        schedule_run.skip(run.id, attempt, None, None, f"no recipient's file was sent ({reasons})")
+        settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+        db.session.commit()
+        return "skipped"
+    return _finish(run, schedule, attempt, started_at, schedule_delivery.SendOutcome(waiting, held), sent_rows)
+
+
+def _recipient_file(
+    run: ScheduleRun,
+    schedule: Schedule,
+    run_file: ScheduleRunFile,
+    requester: RequesterContext,
+    attempt: int,
+    started_at: datetime,
+) -> ExportFile | None:
+    """One access's file, produced: the one an earlier attempt began, else a new one requested by
+    `requester`. None when the requester lost access while it was made (its recipients are skipped)."""
+    export = db.session.get(ExportFile, run_file.export_id) if run_file.export_id is not None else None
+    if export is None or (export.status == FileStatus.FAILED and export.failure_code != FailureCode.CANCELLED):
+        now = database_clock()
+        try:
+            export, _ = queued_file(schedule, requester, now)
+        except ValidationError as exc:
+            _settle_failed(
+                run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}"
+            )
+        db.session.add(export)
+        db.session.flush()
+        schedule_run.record_recipient_file(run_file.id, run.id, attempt, export.id)
+        db.session.commit()
+    export = produced(export.id)
+    if export.status == FileStatus.SUCCEEDED:
+        return export
+    if export.failure_code == FailureCode.ACCESS_LOST:
+        return None
+    _file_failed(run, export, attempt, started_at)
+
+
+def _check_access_and_source(run: ScheduleRun, schedule: Schedule, owner: RequesterContext | None, attempt: int) -> str:
+    """The dataset the schedule's source reads, once the owner is found to read it; else the run
+    fails and the schedule pauses."""
     if owner is None:
         _fail_and_pause(
             run,
@@ -198,6 +304,7 @@ def _check_access_and_source(
             "The schedule's owner no longer has access to the dataset it reads.",
             PauseReason.OWNER_ACCESS_LOST,
         )
+    return dataset
 
 
 def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reason: PauseReason) -> NoReturn:
@@ -228,7 +335,11 @@ def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, att
         return export
     if export is None or export.status == FileStatus.FAILED:
         export = _admit_file(run, schedule, owner, attempt)
-    export_id = export.id
+    return produced(export.id)
+
+
+def produced(export_id: int) -> ExportFile:
+    """File `export_id` produced in this process, or settled by the job that holds it."""
     while run_export_file(export_id) == HELD_ELSEWHERE:
         # Another job holds the file (the file's own redelivery after this run's worker died, or
         # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
@@ -251,35 +362,11 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     """A queued file of the schedule's source, requested by the owner, committed with the run's
     reference to it. Its outbox row is claimed by this run's job (which produces it right away),
     so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
-    settings = current_app.config["SETTINGS"]
     now = database_clock()
-    source_changed = False
     try:
-        if schedule.kind == ScheduleKind.QUERY:
-            if schedule.query_definition is None or schedule.query_version is None:
-                # The table's check constraint keeps both on every query schedule.
-                raise ValueError(f"query schedule {schedule.id} has no query definition or version")
-            query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
-            definition = validate_definition(schedule.query_definition, settings.max_export_rows)
-            export = queued_query_file(
-                owner,
-                query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
-                definition,
-                QueryFileOptions(format=schedule.format, heading=schedule.heading),
-                source_name=schedule.name,
-                source_version=schedule.query_version,
-                requested_at=now,
-            )
-            export.dataset = definition["dataset"]
-        else:
-            report = db.session.get_one(Report, schedule.report_id)
-            query = db.session.get_one(SavedQuery, report.source_query_id)
-            source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
-            export = queued_report_file(owner, report, query, schedule.format, now)
+        export, source_changed = queued_file(schedule, owner, now)
     except ValidationError as exc:
         _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
-    export.schedule_id = schedule.id
-    export.outbox = ExportFileRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
     db.session.add(export)
     try:
         db.session.flush()
@@ -295,6 +382,38 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
             PauseReason.SOURCE_REMOVED,
         )
     return export
+
+
+def queued_file(schedule: Schedule, requester: RequesterContext, now: datetime) -> tuple[ExportFile, bool]:
+    """A queued file of the schedule's source requested by `requester`, claimed by this run's job,
+    and whether the report changed since the schedule saw it. Not added to the session.
+    ValidationError when the source can no longer be run."""
+    settings = current_app.config["SETTINGS"]
+    source_changed = False
+    if schedule.kind == ScheduleKind.QUERY:
+        if schedule.query_definition is None or schedule.query_version is None:
+            # The table's check constraint keeps both on every query schedule.
+            raise ValueError(f"query schedule {schedule.id} has no query definition or version")
+        query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
+        definition = validate_definition(schedule.query_definition, settings.max_export_rows)
+        export = queued_query_file(
+            requester,
+            query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
+            definition,
+            QueryFileOptions(format=schedule.format, heading=schedule.heading),
+            source_name=schedule.name,
+            source_version=schedule.query_version,
+            requested_at=now,
+        )
+        export.dataset = definition["dataset"]
+    else:
+        report = db.session.get_one(Report, schedule.report_id)
+        query = db.session.get_one(SavedQuery, report.source_query_id)
+        source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
+        export = queued_report_file(requester, report, query, schedule.format, now)
+    export.schedule_id = schedule.id
+    export.outbox = ExportFileRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
+    return export, source_changed
 
 
 class _SnapshotSource:

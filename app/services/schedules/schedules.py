@@ -34,6 +34,7 @@ from app.models.schedule import (
     ScheduleKind,
     ScheduleRun,
     ScheduleStatus,
+    SendCondition,
     TemplateStatus,
 )
 from app.models.types import utcnow
@@ -75,7 +76,9 @@ class ScheduleInput:
     addresses: str = ""
     template_version_id: str = ""
     custom_message: str = ""
-    send_when_empty: bool = False
+    send_condition: str = SendCondition.ALWAYS
+    alert_with_file: bool = False
+    run_as_recipients: bool = False
     attach_file: bool = False
     # The ids of the workspace's destinations chosen (administrators only).
     destinations: list[str] = field(default_factory=list)

@@ -138,7 +138,7 @@ def _due_schedule(world, query) -> Schedule:
         world.admin,
         timetable={"kind": "hourly", "minute": due.minute, "zone": "UTC"},
         next_occurrence_at=due,
-        send_when_empty=True,
+        send_condition="always",
     )
     # The factory's schedule sends to its owner already.
     schedule.recipients += [

@@ -259,7 +259,7 @@ def test_query_file_writes_csv_and_reports_the_counted_total(world):
     access = current_context(world.workspace.id, world.admin.id)
     calls = []
     out = io.BytesIO()
-    rows = write_query_file(export, access, out, lambda n, t: calls.append((n, t)), Counter())
+    rows = write_query_file(export, access, out, lambda n, t: calls.append((n, t)), Counter()).count
     total = len(factories.hostile_values())
     assert rows == total
     assert calls[0] == (0, total) and calls[-1] == (total, total)

@@ -133,5 +133,23 @@ def test_progress_starts_with_the_total_and_ends_with_the_rows(world):
     calls = []
     out = io.BytesIO()
     access = current_context(world.workspace.id, world.admin.id)
-    rows = write_query_file(_export(world), access, out, lambda n, t: calls.append((n, t)), Counter())
+    rows = write_query_file(_export(world), access, out, lambda n, t: calls.append((n, t)), Counter()).count
     assert calls[0] == (0, rows) and calls[-1] == (rows, rows)
+
+
+def test_the_rows_digest_follows_the_rows_not_the_file_or_the_zone_it_shows_times_in(world):
+    """The digest a schedule compares is the rows', so the same rows give it again, whatever moment
+    the file was made and whatever zone it shows time stamps in, and one changed value changes it."""
+    access = current_context(world.workspace.id, world.admin.id)
+
+    def digest(**options) -> str:
+        written = write_query_file(_export(world, **options), access, io.BytesIO(), lambda n, t: None, Counter())
+        assert written.count == len(factories.hostile_values())
+        return written.digest
+
+    first = digest()
+    assert digest(time_zone="Europe/Berlin") == first
+    entry = db.session.scalars(select(TimesheetEntry).order_by(TimesheetEntry.id)).first()
+    entry.hours = entry.hours + 1
+    db.session.commit()
+    assert digest() != first

@@ -188,7 +188,7 @@ def test_producing_a_report_pdf_counts_what_it_could_not_print_as_written(kit):
     progress: list[tuple[int, int | None]] = []
     rows = write_report_file(
         export, kit.access(kit.world.admin), BytesIO(), lambda done, total: progress.append((done, total)), warnings
-    )
+    ).count
     assert warnings["glyph_missing"] >= 1 and warnings["cell_clipped"] == 1
     assert any(0 < done < rows for done, _ in progress)
     assert progress[-1] == (rows, rows)

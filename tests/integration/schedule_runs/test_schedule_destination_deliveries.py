@@ -159,14 +159,17 @@ def test_a_removed_destination_receives_nothing(run_scenario, destinations_root)
     assert [d.destination_id for d in _deliveries(run.id)] == [kept.id]
 
 
-def test_an_empty_file_is_not_delivered_unless_the_schedule_sends_when_empty(run_scenario, destinations_root):
+def test_a_run_its_send_condition_skips_makes_no_destination_delivery(run_scenario, destinations_root):
+    """ "Only when it has rows" and no rows: the run is skipped before any delivery row is made."""
     nothing = {**run_scenario.query.definition(), "filters": [{"column": "note", "op": "eq", "value": "no such"}]}
     folder = factories.make_destination(run_scenario.workspace)
-    _, run = _run_with_destinations(run_scenario, folder, query_definition=nothing)
+    schedule = run_scenario.make_schedule(recipients=(), query_definition=nothing, send_condition="has_rows")
+    _choose(schedule, folder)
+    run = run_scenario.admit(schedule)
 
-    rows = _deliveries(run.id)
-    assert [(r.status, r.skip_reason) for r in rows] == [(DestinationDeliveryStatus.SKIPPED, "empty_result")]
-    assert destination_deliveries.run_delivery(rows[0].id) == "already_skipped"
+    assert process_run(run.id) == "skipped"
+
+    assert _deliveries(run.id) == []
     assert _files(destinations_root) == {}
 
 

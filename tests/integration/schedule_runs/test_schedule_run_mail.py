@@ -244,22 +244,6 @@ def test_each_skip_reason_is_recorded_on_its_row(run_scenario, mail_to_smtp_serv
     assert [m.recipients[0] for m in smtp_server.messages] == [run_scenario.owner.email]
 
 
-def test_empty_result_skips_sending_unless_send_when_empty(run_scenario, mail_to_smtp_server, smtp_server):
-    nothing = {**run_scenario.query.definition(), "filters": [{"column": "note", "op": "eq", "value": "no such"}]}
-    quiet = run_scenario.make_schedule(recipients=("colleague",), query_definition=nothing)
-    loud = run_scenario.make_schedule(
-        recipients=("colleague",), query_definition=nothing, name="Loud", send_when_empty=True
-    )
-    quiet_run, loud_run = run_scenario.admit(quiet), run_scenario.admit(loud)
-
-    assert process_run(quiet_run.id) == "succeeded"
-    assert process_run(loud_run.id) == "succeeded"
-
-    assert [(r.status, r.skip_reason) for r in deliveries(quiet_run.id).values()] == [("skipped", "empty_result")]
-    assert [r.status for r in deliveries(loud_run.id).values()] == ["submitted"]
-    assert len(smtp_server.messages) == 1
-
-
 def test_owner_losing_the_dataset_grant_fails_the_run_and_pauses_the_schedule(
     run_scenario, mail_to_smtp_server, smtp_server
 ):

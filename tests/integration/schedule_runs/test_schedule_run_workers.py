@@ -14,8 +14,8 @@ from rq.job import Job
 from sqlalchemy import select, text, update
 
 from app.extensions import db
-from app.models import Person
-from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt
+from app.models import ExportFile, Person, Team
+from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt, ScheduleRunFile
 from app.models.types import utcnow
 from app.services.schedules.schedule_runs import process_run
 from app.services.work.claims import dispatch_pending
@@ -69,6 +69,32 @@ def test_run_whose_worker_was_killed_completes_and_each_recipient_gets_one_messa
     assert [(a.outcome, a.error_code) for a in settled.attempts] == [("failed", "worker_stopped"), ("succeeded", None)]
     received = sorted(address for m in smtp_server.messages for address in m.recipients)
     assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email, "someone@example.org"])
+
+
+def test_a_run_as_each_recipient_whose_worker_was_killed_makes_each_file_once_and_mails_each_person_once(
+    run_scenario, smtp_server, start_worker
+):
+    mail_url = f"smtp://{smtp_server.host}:{smtp_server.port}"
+    night = db.session.scalars(select(Team.id).where(Team.workspace_id == run_scenario.workspace.id)).one()
+    run_scenario.colleague_membership.team_scope = [night]
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner"), run_as_recipients=True)
+    run = run_scenario.admit(schedule)
+    assert dispatch_pending(RUNS) == 1
+    with timesheet_locked():
+        first = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+        wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside a file's query")
+        first.kill()
+    start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    wait_for(lambda: run_row(run.id).lease_expires_at < utcnow(), timeout=30, what="the killed holder's lease to lapse")
+    redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1))
+
+    wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="the run to succeed after the kill")
+    files = db.session.scalars(select(ScheduleRunFile).where(ScheduleRunFile.run_id == run.id)).all()
+    assert len(files) == 2 and all(f.decision == "send" for f in files)
+    made = db.session.scalars(select(ExportFile.id).where(ExportFile.schedule_id == schedule.id)).all()
+    assert sorted(made) == sorted(f.export_id for f in files)
+    received = sorted(address for m in smtp_server.messages for address in m.recipients)
+    assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email])
 
 
 def running_with_a_lapsed_lease(run: ScheduleRun, earlier_attempts: list[str]) -> None:

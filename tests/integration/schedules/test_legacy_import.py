@@ -112,7 +112,7 @@ def test_example_numeric_id_header_row_and_send_when_empty_are_kept(demo):
     """Old id 1019 (a number) is kept as text; header_row false means no heading row."""
     import_legacy_schedules(_example_entries(), now=NOW)
     schedule = db.session.execute(select(Schedule).where(Schedule.legacy_ref == "1019")).scalar_one()
-    assert (schedule.heading, schedule.send_when_empty, schedule.format) == ("none", True, "csv")
+    assert (schedule.heading, schedule.send_condition, schedule.format) == ("none", "always", "csv")
 
 
 # Entries built in a small world

@@ -57,6 +57,25 @@ def test_without_a_destination_a_schedule_still_needs_a_recipient(client, auth, 
     assert "Choose at least one recipient." in response.get_data(as_text=True)
 
 
+def test_a_schedule_that_runs_as_each_recipient_cannot_choose_destinations(client, auth, world, destinations_root):
+    """A destination receives the owner's file, which a run as each recipient does not make: the
+    form says so beside the choice and nothing is saved."""
+    query = factories.make_query(world.workspace, world.admin)
+    folder = factories.make_destination(world.workspace)
+    auth.login(world.admin.email)
+
+    response = client.post(
+        schedules_url(world, "new"),
+        data=schedule_form(query, people=[str(world.admin.id)], destinations=[str(folder.id)], run_as_recipients="y"),
+    )
+
+    assert response.status_code == 400
+    assert "sends people their own files only, and a destination would need the owner&#39;s file" in (
+        response.get_data(as_text=True)
+    )
+    assert db.session.scalar(select(Schedule)) is None
+
+
 def test_another_workspace_s_or_a_removed_destination_is_refused_on_its_field(client, auth, world, destinations_root):
     query = factories.make_query(world.workspace, world.admin)
     theirs = factories.make_destination(world.other_workspace)

@@ -216,7 +216,7 @@ def _valid_schedule_form(query_id: int, person_id: int) -> dict:
         "people": [str(person_id)],
         "addresses": "",
         "custom_message": "Here is this week's file.",
-        "send_when_empty": "y",
+        "send_condition": "has_rows",
     }
 
 

@@ -47,7 +47,7 @@ def sqlite_world(sqlite_app):
 def _file(world, format: str) -> tuple[bytes, int]:
     out = io.BytesIO()
     export = factories.make_export(world.query, world.admin, format=format)
-    rows = write_query_file(export, world.access, out, lambda n, t: None, Counter())
+    rows = write_query_file(export, world.access, out, lambda n, t: None, Counter()).count
     return out.getvalue(), rows
 
 
