@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from app.domain.schedules.send_conditions import MEANINGS
@@ -252,8 +253,9 @@ def test_each_send_condition_is_chosen_on_the_form_and_the_preview_says_what_it_
     assert page.locator("#upcoming [data-send-condition]").text_content() == MEANINGS["always"]
 
     for condition in ("has_rows", "no_rows", "always", "changed"):
-        htmx_swap(page, lambda condition=condition: choice.and_(page.locator(f"[value={condition}]")).check())
-        assert page.locator("#upcoming [data-send-condition]").text_content() == MEANINGS[condition]
+        choice.and_(page.locator(f"[value={condition}]")).check()
+        # Waits for this choice's preview (a newer request replaces one still in flight: hx-sync).
+        expect(page.locator("#upcoming [data-send-condition]")).to_have_text(MEANINGS[condition])
     assert accessibility_violations(page) == []
 
     page.get_by_label("Name", exact=True).fill("Overtime alert")
