@@ -2,8 +2,8 @@
 reaches the live preview, the preview follows the timetable as it is typed, and a saved schedule's
 "Run now" shows its run on the page, which polls while the run is queued. The form shows only the
 fields of the chosen frequency and the formats of the chosen source, finds people by a search,
-marks every wrong field at once, sets each send condition, the preview saying what it means, and
-runs as each recipient only for people."""
+marks every wrong field at once, sets each send condition, the preview saying what it means (a late
+answer never covers a newer one), and runs as each recipient only for people."""
 
 from __future__ import annotations
 
@@ -254,7 +254,7 @@ def test_each_send_condition_is_chosen_on_the_form_and_the_preview_says_what_it_
 
     for condition in ("has_rows", "no_rows", "always", "changed"):
         choice.and_(page.locator(f"[value={condition}]")).check()
-        # Waits for this choice's preview (a newer request replaces one still in flight: hx-sync).
+        # Waits for this choice's preview: htmx queues a newer choice behind the request in flight.
         expect(page.locator("#upcoming [data-send-condition]")).to_have_text(MEANINGS[condition])
     assert accessibility_violations(page) == []
 
@@ -274,6 +274,31 @@ def test_each_send_condition_is_chosen_on_the_form_and_the_preview_says_what_it_
         page.wait_for_url(re.compile(r"/schedules/\d+$"))
         assert fresh(select(Schedule.send_condition)).scalar_one() == condition
         page.goto(f"{live_server}/w/{world.workspace.id}/schedules/{schedule.id}/edit")
+
+
+@pytest.mark.browser
+def test_a_preview_answered_late_is_followed_by_the_newest_choices_and_nothing_is_aborted(
+    world, live_server, browser_page, browser_console_errors
+):
+    factories.make_query(world.workspace, world.member, name="Hours")
+    page = browser_page
+    _open_new_form(page, live_server, world)
+    choice = page.locator("input[name=send_condition]")
+    expect(page.locator("#upcoming [data-send-condition]")).to_have_text(MEANINGS["always"])
+    held: list = []
+    page.route(re.compile(r"/schedules/upcoming$"), lambda route: held.append(route) if not held else route.continue_())
+
+    choice.and_(page.locator("[value=has_rows]")).check()
+    for _ in range(250):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    choice.and_(page.locator("[value=no_rows]")).check()
+    held[0].continue_()
+
+    expect(page.locator("#upcoming [data-send-condition]")).to_have_text(MEANINGS["no_rows"])
+    assert browser_console_errors == []
 
 
 @pytest.mark.browser
