@@ -3,7 +3,8 @@ reaches the live preview, the preview follows the timetable as it is typed, and 
 "Run now" shows its run on the page, which polls while the run is queued. The form shows only the
 fields of the chosen frequency and the formats of the chosen source, finds people by a search,
 marks every wrong field at once, sets each send condition, the preview saying what it means (a late
-answer never covers a newer one), and runs as each recipient only for people."""
+answer never covers a newer one), and runs as each recipient only for people, with destinations
+that get the owner's file."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
+from app.domain.schedules.schedule_rules import RUN_AS_RECIPIENTS_DESTINATIONS
 from app.domain.schedules.send_conditions import MEANINGS
 from app.extensions import db
-from app.models.schedule import Schedule, ScheduleRun
+from app.models.schedule import Schedule, ScheduleDestination, ScheduleRun
 from tests import factories
 from tests.fixtures.browser import accessibility_violations, fresh, htmx_swap, sign_in
 
@@ -325,3 +327,28 @@ def test_run_as_each_recipient_is_chosen_for_people_and_refused_with_an_outside_
     page.wait_for_url(re.compile(r"/schedules/\d+$"))
     assert fresh(select(Schedule.run_as_recipients)).scalar_one() is True
     assert "that person's own access" in page.locator("dl").first.text_content()
+
+
+@pytest.mark.browser
+def test_run_as_each_recipient_with_a_destination_is_saved_saying_the_destination_gets_the_owner_s_file(
+    world, live_server, browser_page, browser_console_errors, destinations_root
+):
+    query = factories.make_query(world.workspace, world.admin, name="Hours")
+    folder = factories.make_destination(world.workspace, name="Ward folder")
+    page = browser_page
+    sign_in(page, live_server, world.admin.email)
+    page.goto(f"{live_server}/w/{world.workspace.id}/schedules/new")
+    page.get_by_label("Name", exact=True).fill("Each ward its own rows, the folder the owner's")
+    page.get_by_label("Saved query or report").select_option(f"query:{query.id}")
+    page.get_by_label(world.scoped.name).check()
+    page.locator("input[name=run_as_recipients]").check()
+    page.get_by_label("Ward folder").check()
+    expect(page.locator("#destinations-hint")).to_contain_text(RUN_AS_RECIPIENTS_DESTINATIONS)
+    page.get_by_role("button", name="Save schedule").click()
+
+    page.wait_for_url(re.compile(r"/schedules/\d+$"))
+    assert fresh(select(Schedule.run_as_recipients)).scalar_one() is True
+    assert fresh(select(ScheduleDestination.destination_id)).scalars().all() == [folder.id]
+    expect(page.locator("dl").first).to_contain_text(RUN_AS_RECIPIENTS_DESTINATIONS)
+    assert accessibility_violations(page) == []
+    assert browser_console_errors == []

@@ -62,6 +62,7 @@ def vocabulary() -> dict:
         "send_condition_labels": send_conditions.LABELS,
         "send_condition_meanings": send_conditions.MEANINGS,
         "run_as_recipients_people_only": schedule_rules.RUN_AS_RECIPIENTS_PEOPLE_ONLY,
+        "run_as_recipients_destinations": schedule_rules.RUN_AS_RECIPIENTS_DESTINATIONS,
         "max_recipients": MAX_RECIPIENTS,
         "max_destinations": MAX_DESTINATIONS,
         "in_schedule_zone": _in_schedule_zone,

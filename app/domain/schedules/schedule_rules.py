@@ -39,22 +39,18 @@ RUN_AS_RECIPIENTS_PEOPLE_ONLY = (
 )
 
 
+# Whose file the destinations of a schedule that runs as each recipient get, as the form and the page say it.
+RUN_AS_RECIPIENTS_DESTINATIONS = (
+    "Run as each recipient, the destinations still get the owner's file, made with the owner's access; "
+    "each person's own file goes to that person only."
+)
+
+
 def refuse_addresses_when_run_as_recipients(addresses: list[str]) -> None:
     """Run as each recipient sends people only: every recipient must be a person of the workspace."""
     if addresses:
         raise ValidationError(
             f"{RUN_AS_RECIPIENTS_PEOPLE_ONLY} Remove {', '.join(addresses)}, or send everyone the owner's file.",
-            "run_as_recipients",
-        )
-
-
-def refuse_destinations_when_run_as_recipients(destination_ids: list[int]) -> None:
-    """A run as each recipient makes files for people only; a destination receives the owner's
-    file, which such a run does not make."""
-    if destination_ids:
-        raise ValidationError(
-            "A schedule that runs as each recipient sends people their own files only, and a destination "
-            "would need the owner's file. Untick the destinations, or send everyone the owner's file.",
             "run_as_recipients",
         )
 

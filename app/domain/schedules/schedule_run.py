@@ -134,14 +134,25 @@ def succeed(run_id: int, attempt: int, row_count: int | None, now: datetime | No
     _end_attempt_values(run_id, attempt, ended_at=at, outcome="succeeded")
 
 
-def decide_to_send(run_id: int, attempt: int, rows_digest: str | None) -> None:
-    """The run's file is to be sent: recorded with its rows' digest, before any delivery row is
-    made, so a later attempt keeps the decision. Committed."""
+def _decision(skip_reason: str | None, rows_digest: str | None) -> dict:
+    """The columns a send condition's decision on a file writes: send, or skip with the reason."""
+    return {
+        "decision": RunDecision.SEND if skip_reason is None else RunDecision.SKIP,
+        "skip_reason": None if skip_reason is None else skip_reason[:SKIP_REASON_LIMIT],
+        "rows_digest": rows_digest,
+    }
+
+
+def decide(run_id: int, attempt: int, rows_digest: str | None, skip_reason: str | None) -> None:
+    """The send condition's decision on the run's own file (the owner's): send it, or hold it back
+    with `skip_reason` in words. Recorded with its rows' digest before any delivery row is made, so
+    a later attempt keeps it. Held back, an ordinary run is then `skip`ped; a run as each recipient
+    goes on for its recipients, and only its destinations get nothing. Committed."""
     _apply(
         run_id,
         [*_current(attempt), ScheduleRun.decision.is_(None)],
-        {"decision": RunDecision.SEND, "rows_digest": rows_digest},
-        "decide to send",
+        _decision(skip_reason, rows_digest),
+        "decide",
     )
     db.session.commit()
 
@@ -150,11 +161,12 @@ def skip(
     run_id: int, attempt: int, row_count: int | None, rows_digest: str | None, reason: str, now: datetime | None = None
 ) -> None:
     """running → skipped for the current attempt, before any delivery row: the file was made and
-    the send condition says why nothing is sent. Not committed."""
+    the send condition says why nothing is sent. A run that decided to send its own file (to its
+    recipients or its destinations) sent something and is never skipped. Not committed."""
     at = database_time(now)
     _apply(
         run_id,
-        [*_current(attempt), ScheduleRun.decision.is_(None)],
+        [*_current(attempt), or_(ScheduleRun.decision.is_(None), ScheduleRun.decision == RunDecision.SKIP)],
         {
             "status": RunStatus.SKIPPED,
             "decision": RunDecision.SKIP,
@@ -184,12 +196,7 @@ def decide_recipient_file(
         run_id,
         attempt,
         [ScheduleRunFile.decision.is_(None)],
-        {
-            "decision": RunDecision.SEND if skip_reason is None else RunDecision.SKIP,
-            "skip_reason": None if skip_reason is None else skip_reason[:SKIP_REASON_LIMIT],
-            "row_count": row_count,
-            "rows_digest": rows_digest,
-        },
+        {**_decision(skip_reason, rows_digest), "row_count": row_count},
         "decide",
     )
     db.session.commit()

@@ -2,9 +2,9 @@
 
 A link names its recipient delivery by a signed token (app/services/pages/public_link_tokens.py). Whether
 it still opens is decided here, on every visit: the delivery still exists (changing or deleting
-it revokes the link), its run's file succeeded and has not expired, the workspace is live, and a
-person recipient is still a member of the workspace (INV-04). What failed is never told: the
-visitor is not signed in, so the answer is only "found" (404 otherwise) or "gone" (410).
+it revokes the link) and was not skipped, its file succeeded and has not expired, the workspace
+is live, and a person recipient is still a member of the workspace (INV-04). What failed is never
+told: the visitor is not signed in, so the answer is only "found" (404 otherwise) or "gone" (410).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile, Workspace
 from app.models.export_file import FileStatus
-from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
+from app.models.schedule import DeliveryStatus, RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
 from app.services.files.file_library import open_download
 from app.services.pages.public_link_tokens import nonce_from_token
 from app.services.pages.stored_download import Download
@@ -79,6 +79,10 @@ def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, D
     target = _target(token, "download")
     if not _still_addressed(target):
         raise LinkInvalid(gone=True, reason="the recipient is no longer addressed by the workspace")
+    if target.delivery.status == DeliveryStatus.SKIPPED:
+        # Never mailed, so no link of it was given out. Run as each recipient such a row names no file,
+        # and the run's own file is the owner's, made for the destinations: never a person's to open.
+        raise LinkInvalid(gone=False, reason="the recipient was skipped and sent no link")
     # Run as each recipient, a row's link opens the file made with that person's access, never another.
     export_id = target.delivery.export_id or target.run.export_id
     export = db.session.get(ExportFile, export_id) if export_id is not None else None

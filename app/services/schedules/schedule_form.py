@@ -198,8 +198,6 @@ def _checked(access: RequesterContext, data: ScheduleInput, schedule: Schedule |
         checks.check(_refuse_attachment_unless_allowed, access.workspace_id)
     if data.run_as_recipients and recipients is not None:
         checks.check(schedule_rules.refuse_addresses_when_run_as_recipients, [r.email for r in recipients if r.email])
-    if data.run_as_recipients and destination_ids:
-        checks.check(schedule_rules.refuse_destinations_when_run_as_recipients, destination_ids)
     checks.raise_any()
     # Past raise_any every check passed, so each value is there.
     return _CheckedSchedule(

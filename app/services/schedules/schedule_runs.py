@@ -6,7 +6,8 @@ is now, check the source, admit the file through the export-file path (requester
 `schedule_id` set) and produce it in this process with `run_export_file` (same transitions,
 same storage), decide by the schedule's send condition whether to send it (a skipped run settles
 there: app/services/schedules/send_decision.py), make the recipient rows, send what is pending,
-settle. A run delivered twice
+settle. A run as each recipient makes one file per access for its people instead, and the owner's
+file, as above, only for its destinations. A run delivered twice
 finds its file and its rows and goes on from where they are; nobody is emailed twice
 (app/services/schedules/schedule_delivery.py). docs/architecture.md "Schedule runs" has the whole story.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -133,9 +135,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     assert owner is not None
     if schedule.run_as_recipients:
         return _attempt_as_recipients(run, schedule, owner, dataset, attempt, started_at)
-    export = _file_for(run, schedule, owner, attempt)
-    if export.status != FileStatus.SUCCEEDED:
-        _file_failed(run, export, attempt, started_at)
+    export = _file_for(run, schedule, owner, attempt, started_at)
     if send_decision.skipped(run, schedule, export, attempt):
         # Not a failure: the file was made, and the schedule said not to send it.
         settle_schedule(schedule.id, schedule.workspace_id, failed=False)
@@ -143,13 +143,17 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
         return "skipped"
 
     schedule_delivery.create_deliveries(run, schedule, owner, export)
-    # The copies go as their own work, beside the mail: a destination that is slow or down never
-    # holds the recipients' messages back, nor the run.
-    destination_work.dispatch(destination_deliveries.create_deliveries(run, schedule, export))
+    _copy_to_destinations(run, schedule, export)
     outcome = schedule_delivery.send_pending(
         run, schedule, export, attempt, _mail_retry_at(run_id, attempt, started_at)
     )
     return _finish(run, schedule, attempt, started_at, outcome, export.row_count)
+
+
+def _copy_to_destinations(run: ScheduleRun, schedule: Schedule, export: ExportFile) -> None:
+    # The copies go as their own work, beside the mail: a destination that is slow or down never
+    # holds the recipients' messages back, nor the run.
+    destination_work.dispatch(destination_deliveries.create_deliveries(run, schedule, export))
 
 
 def _mail_retry_at(run_id: int, attempt: int, started_at: datetime) -> datetime:
@@ -196,15 +200,20 @@ def _attempt_as_recipients(
 ) -> str:
     """Run as each recipient: one file per distinct access, each made with its first recipient's
     access now, each decided by the send condition on its own, each sent to its recipients only.
-    A person who lost access to the source is skipped with that reason; the others get theirs."""
+    A person who lost access to the source is skipped with that reason; the others get theirs.
+
+    The destinations the schedule chose get the owner's file, made, decided and copied exactly as an
+    ordinary run's (the run's own file), never a person's. The run is skipped only when every file
+    it decided on was held back; one that sent anything to anyone succeeds."""
+    destinations = _owners_file_to_destinations(run, schedule, owner, attempt, started_at)
     recipients = recipient_files.grouped(schedule, dataset)
     schedule_delivery.create_deliveries(run, schedule, owner, None, recipients.others)
     schedule_delivery.create_deliveries(
         run, schedule, owner, None, recipients.lost_access, SkipReason.RECIPIENT_ACCESS_LOST
     )
     retry_at = _mail_retry_at(run.id, attempt, started_at)
-    waiting = held = sent_rows = 0
-    skip_reasons: list[str] = []
+    waiting = held = 0
+    people: list[_Decided] = []
     for group in recipients.groups:
         run_file = recipient_files.run_file(run.id, group)
         export = _recipient_file(run, schedule, run_file, group.requester, attempt, started_at)
@@ -213,21 +222,52 @@ def _attempt_as_recipients(
                 run, schedule, owner, None, group.recipients, SkipReason.RECIPIENT_ACCESS_LOST
             )
             continue
-        reason = send_decision.recipient_file_skip_reason(run, schedule, run_file, export, attempt)
-        if reason is not None:
-            skip_reasons.append(reason)
+        decided = _Decided(
+            export.row_count or 0, send_decision.recipient_file_skip_reason(run, schedule, run_file, export, attempt)
+        )
+        people.append(decided)
+        if decided.skip_reason is not None:
             continue
-        sent_rows += export.row_count or 0
         schedule_delivery.create_deliveries(run, schedule, owner, export, group.recipients, own_file=True)
         outcome = schedule_delivery.send_pending(run, schedule, export, attempt, retry_at, own_file=True)
         waiting, held = waiting + outcome.waiting, held + outcome.held_elsewhere
-    if recipients.groups and len(skip_reasons) == len(recipients.groups) and not (waiting or held):
-        reasons = "; ".join(dict.fromkeys(skip_reasons))
-        schedule_run.skip(run.id, attempt, None, None, f"no recipient's file was sent ({reasons})")
+    decisions = [*people, *([destinations] if destinations is not None else [])]
+    if decisions and all(d.skip_reason is not None for d in decisions) and not (waiting or held):
+        reason = send_decision.nothing_sent(
+            [d.skip_reason for d in people if d.skip_reason is not None],
+            destinations.skip_reason if destinations is not None else None,
+        )
+        schedule_run.skip(run.id, attempt, None, None, reason)
         settle_schedule(schedule.id, schedule.workspace_id, failed=False)
         db.session.commit()
         return "skipped"
+    sent_rows = sum(d.rows for d in decisions if d.skip_reason is None)
     return _finish(run, schedule, attempt, started_at, schedule_delivery.SendOutcome(waiting, held), sent_rows)
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """A file the send condition decided on: its rows, and why it was held back (None: sent)."""
+
+    rows: int
+    skip_reason: str | None
+
+
+def _owners_file_to_destinations(
+    run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int, started_at: datetime
+) -> _Decided | None:
+    """Run as each recipient: the owner's file, made and decided as an ordinary run's, and copied to
+    the schedule's destinations unless the send condition holds it back. None when the schedule
+    delivers to no destination: then no such file is made."""
+    # A file an earlier attempt made is decided on (or its decision kept) even if the destinations
+    # were removed since: the run settles by what it already decided.
+    if run.export_id is None and not destination_deliveries.chosen_destinations(schedule.id):
+        return None
+    export = _file_for(run, schedule, owner, attempt, started_at)
+    reason = send_decision.owners_file_skip_reason(run, schedule, export, attempt)
+    if reason is None:
+        _copy_to_destinations(run, schedule, export)
+    return _Decided(export.row_count or 0, reason)
 
 
 def _recipient_file(
@@ -327,15 +367,19 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
 FILE_HOLDER_POLL_SECONDS = 1.0
 
 
-def _file_for(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> ExportFile:
-    """The run's file, produced: the one an earlier attempt made (or began), else a new one."""
+def _file_for(
+    run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int, started_at: datetime
+) -> ExportFile:
+    """The run's own file, made with the owner's access and succeeded: the one an earlier attempt
+    made (or began), else a new one. When it failed the run settles or waits for a retry."""
     export = db.session.get(ExportFile, run.export_id) if run.export_id is not None else None
-    if export is not None and export.failure_code == FailureCode.CANCELLED:
-        # A person stopped this run's file: the run ends with it (without retry), never with a new file.
-        return export
-    if export is None or export.status == FileStatus.FAILED:
+    # A person who stopped this run's file ends the run with it (without retry), never with a new file.
+    if export is None or (export.status == FileStatus.FAILED and export.failure_code != FailureCode.CANCELLED):
         export = _admit_file(run, schedule, owner, attempt)
-    return produced(export.id)
+    export = produced(export.id)
+    if export.status != FileStatus.SUCCEEDED:
+        _file_failed(run, export, attempt, started_at)
+    return export
 
 
 def produced(export_id: int) -> ExportFile:

@@ -2,9 +2,10 @@
 destination): send, or skip with its reason in words, by the schedule's send condition
 (app/domain/schedules/send_conditions.py).
 
-The decision is committed on the run before anything is sent: a run delivered again after it
-decided to send keeps sending (its rows are made once), and a skipped run is settled at once, so
-no later attempt reconsiders either.
+The decision is committed on the run (or, run as each recipient, on each access's file row) before
+anything is sent or settled: a run delivered again keeps it, sending on (its rows are made once) or
+settling as skipped, and never reconsiders. A run as each recipient decides on each access's file
+for its people, and on the owner's file for its destinations, each on its own.
 """
 
 from __future__ import annotations
@@ -20,19 +21,29 @@ from app.models.schedule import RunDecision, RunStatus, Schedule, ScheduleRun, S
 
 
 def skipped(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int) -> bool:
-    """Decide for attempt `attempt` of `run`, whose file `export` succeeded. True when the run is
-    skipped (moved to `skipped`, not committed: the caller settles the schedule with it); False when
-    it sends (recorded and committed, or decided by an earlier attempt)."""
-    if run.decision == RunDecision.SEND:
-        return False
-    reason = send_conditions.skip_reason(
-        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run)
-    )
+    """Decide for attempt `attempt` of an ordinary `run`, whose file `export` succeeded. True when
+    the run is skipped (moved to `skipped`, not committed: the caller settles the schedule with it);
+    False when it sends."""
+    reason = owners_file_skip_reason(run, schedule, export, attempt)
     if reason is None:
-        schedule_run.decide_to_send(run.id, attempt, export.rows_digest)
         return False
     schedule_run.skip(run.id, attempt, export.row_count, export.rows_digest, reason)
     return True
+
+
+def owners_file_skip_reason(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int) -> str | None:
+    """The send condition applied to the run's own file, made with the owner's access (`export`,
+    succeeded): None to send it, else why not in words. Decided once, recorded on the run (as an
+    ordinary run's decision, so "only when changed" compares it with the last run that sent its own
+    file), before any delivery row; a later attempt reads it back. An ordinary run sends that file to
+    everyone; a run as each recipient only to its destinations."""
+    if run.decision is not None:
+        return run.skip_reason
+    reason = send_conditions.skip_reason(
+        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run)
+    )
+    schedule_run.decide(run.id, attempt, export.rows_digest, reason)
+    return reason
 
 
 def recipient_file_skip_reason(
@@ -47,6 +58,19 @@ def recipient_file_skip_reason(
     )
     schedule_run.decide_recipient_file(run_file.id, run.id, attempt, reason, export.row_count, export.rows_digest)
     return reason
+
+
+def nothing_sent(recipients_files: list[str], destinations_file: str | None) -> str:
+    """Why a run as each recipient that held back every file it decided on sent nothing, in words:
+    the reasons its recipients' files were held back, then that of the owner's file for its
+    destinations ("no recipient's file was sent (no rows); the owner's file was not sent to the
+    destinations (no rows)")."""
+    held_back = []
+    if recipients_files:
+        held_back.append(f"no recipient's file was sent ({'; '.join(dict.fromkeys(recipients_files))})")
+    if destinations_file is not None:
+        held_back.append(f"the owner's file was not sent to the destinations ({destinations_file})")
+    return "; ".join(held_back)
 
 
 def last_sent(run: ScheduleRun, access_key: str | None = None) -> LastSent | None:

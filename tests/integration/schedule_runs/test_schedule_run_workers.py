@@ -1,6 +1,6 @@
 """Schedule runs on real rq worker processes: a run admitted like "Run now" is dispatched and
 processed; a worker SIGKILLed mid-run is replaced, the run completes, and each recipient receives
-exactly one message.
+exactly one message (run as each recipient too, with a destination given the owner's file once).
 
 To hold the worker inside the run, the test takes an exclusive lock on the timesheet table: the
 file's query waits for it, alive, until the worker is killed.
@@ -13,10 +13,20 @@ from datetime import timedelta
 from rq.job import Job
 from sqlalchemy import select, text, update
 
+from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile, Person, Team
-from app.models.schedule import RecipientDelivery, Schedule, ScheduleRun, ScheduleRunAttempt, ScheduleRunFile
+from app.models.schedule import (
+    DestinationDelivery,
+    RecipientDelivery,
+    Schedule,
+    ScheduleDestination,
+    ScheduleRun,
+    ScheduleRunAttempt,
+    ScheduleRunFile,
+)
 from app.models.types import utcnow
+from app.services.schedules import schedules
 from app.services.schedules.schedule_runs import process_run
 from app.services.work.claims import dispatch_pending
 from app.services.work.engine import redeliver_lapsed
@@ -24,6 +34,8 @@ from app.services.work.kinds import RUNS
 from app.services.work.leases import lease_seconds
 from app.services.work.queue import redis_connection
 from app.services.work.work_kind import LOST_AFTER
+from app.storage import get_storage
+from tests import factories
 from tests.fixtures.workers import a_query_waits_for_the_timesheet_lock, timesheet_locked, wait_for
 
 SHORT_LEASE_SECONDS = 2
@@ -93,6 +105,66 @@ def test_a_run_as_each_recipient_whose_worker_was_killed_makes_each_file_once_an
     assert len(files) == 2 and all(f.decision == "send" for f in files)
     made = db.session.scalars(select(ExportFile.id).where(ExportFile.schedule_id == schedule.id)).all()
     assert sorted(made) == sorted(f.export_id for f in files)
+    received = sorted(address for m in smtp_server.messages for address in m.recipients)
+    assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email])
+
+
+def test_a_run_as_each_recipient_with_a_destination_killed_mid_run_and_pressed_twice_does_each_thing_once(
+    run_scenario, smtp_server, start_worker, hold_lock, destinations_root
+):
+    """Killed while making a person's file, after the owner's file was made and its copy dispatched:
+    the owner's file is made once, one file per access, one copy at the destination, each person
+    mailed once; Run now pressed again meanwhile lands on the same run."""
+    mail_url = f"smtp://{smtp_server.host}:{smtp_server.port}"
+    night = db.session.scalars(select(Team.id).where(Team.workspace_id == run_scenario.workspace.id)).one()
+    run_scenario.colleague_membership.team_scope = [night]
+    schedule = run_scenario.make_schedule(recipients=("colleague", "owner"), run_as_recipients=True)
+    folder = factories.make_destination(run_scenario.workspace, path="inbound")
+    schedule.destinations.append(ScheduleDestination(destination_id=folder.id))
+    db.session.commit()
+    owner = current_context(run_scenario.workspace.id, run_scenario.owner.id)
+    run = schedules.run_now(owner, schedule, "first-press").run
+    assert dispatch_pending(RUNS) == 1
+
+    # The worker makes the owner's file and dispatches its copy, then waits to record a person's file.
+    run_files = hold_lock(f"LOCK TABLE {ScheduleRunFile.__tablename__} IN ACCESS EXCLUSIVE MODE")
+    first = start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+    wait_for(lambda: run_files.waiters() > 0, timeout=60, what="the worker to reach the people's files")
+    with timesheet_locked():
+        run_files.release()
+        wait_for(a_query_waits_for_the_timesheet_lock, timeout=60, what="the worker to wait inside a person's file")
+        first.kill()
+    again = schedules.run_now(owner, schedule, "second-press")
+    assert (again.admitted, again.run.id) == (False, run.id)
+    wait_for(lambda: run_row(run.id).lease_expires_at < utcnow(), timeout=30, what="the killed holder's lease to lapse")
+    # The run, and the person's file the killed attempt was making, are each delivered again. The
+    # next worker starts after this judgement, whose clock is ahead: a copy it had under way would
+    # look lapsed to it.
+    assert redeliver_lapsed(utcnow() + LOST_AFTER + timedelta(seconds=lease_seconds() + 1)) == 2
+    start_worker(MAIL_URL=mail_url, LEASE_SECONDS=str(SHORT_LEASE_SECONDS))
+
+    wait_for(lambda: run_row(run.id).status == "succeeded", timeout=60, what="the run to succeed after the kill")
+    [delivery] = wait_for(
+        lambda: db.session.scalars(
+            select(DestinationDelivery).where(
+                DestinationDelivery.run_id == run.id, DestinationDelivery.status == "delivered"
+            )
+        ).all(),
+        timeout=60,
+        what="the copy to the destination",
+    )
+    settled = run_row(run.id)
+    files = db.session.scalars(select(ScheduleRunFile).where(ScheduleRunFile.run_id == run.id)).all()
+    made = db.session.scalars(select(ExportFile.id).where(ExportFile.schedule_id == schedule.id)).all()
+    assert len(files) == 2 and all(f.decision == "send" for f in files)
+    assert sorted(made) == sorted([settled.export_id, *(f.export_id for f in files)])
+    assert [(a.outcome, a.error_code) for a in settled.attempts] == [("failed", "worker_stopped"), ("succeeded", None)]
+    owners_file = db.session.get_one(ExportFile, settled.export_id)
+    copies = {p.relative_to(destinations_root).as_posix() for p in destinations_root.rglob("*") if p.is_file()}
+    assert copies == {f"inbound/{delivery.target_key}"}
+    assert (destinations_root / "inbound" / delivery.target_key).read_bytes() == b"".join(
+        get_storage().read_chunks(owners_file.storage_key)
+    )
     received = sorted(address for m in smtp_server.messages for address in m.recipients)
     assert received == sorted([run_scenario.colleague.email, run_scenario.owner.email])
 

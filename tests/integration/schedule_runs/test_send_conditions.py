@@ -190,6 +190,25 @@ def test_a_run_that_decided_to_send_keeps_sending_when_delivered_again(run_scena
     assert len(smtp_server.messages) == 2
 
 
+def test_a_run_that_decided_to_skip_settles_skipped_by_that_decision_when_delivered_again(
+    run_scenario, mail_to_smtp_server, smtp_server
+):
+    """Its earlier attempt committed "skip" and stopped before settling: the file has rows, which
+    "only when it has rows" would send, yet the decision stands and nobody is mailed."""
+    schedule = run_scenario.make_schedule(send_condition="has_rows")
+    run = admitted(schedule)
+    db.session.execute(
+        update(ScheduleRun).where(ScheduleRun.id == run.id).values(decision="skip", skip_reason="no rows")
+    )
+    db.session.commit()
+
+    assert process_run(run.id) == "skipped"
+
+    assert (settled(run.id).status, settled(run.id).skip_reason) == ("skipped", "no rows")
+    assert delivery_rows(run.id) == 0
+    assert smtp_server.messages == []
+
+
 def test_the_run_history_shows_why_a_run_sent_nothing(run_scenario, mail_to_smtp_server, smtp_server, client, auth):
     schedule = run_scenario.make_schedule(query_definition=nothing(run_scenario), send_condition="has_rows")
     run = admitted(schedule)

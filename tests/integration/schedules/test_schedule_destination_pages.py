@@ -4,8 +4,10 @@ the run history shows each delivery in words, and an administrator's Retry."""
 
 from __future__ import annotations
 
+from markupsafe import escape
 from sqlalchemy import select
 
+from app.domain.schedules.schedule_rules import RUN_AS_RECIPIENTS_DESTINATIONS
 from app.extensions import db
 from app.models import AuditEvent
 from app.models.schedule import DestinationDelivery, RunTrigger, Schedule, ScheduleDestination
@@ -57,9 +59,9 @@ def test_without_a_destination_a_schedule_still_needs_a_recipient(client, auth, 
     assert "Choose at least one recipient." in response.get_data(as_text=True)
 
 
-def test_a_schedule_that_runs_as_each_recipient_cannot_choose_destinations(client, auth, world, destinations_root):
-    """A destination receives the owner's file, which a run as each recipient does not make: the
-    form says so beside the choice and nothing is saved."""
+def test_a_schedule_that_runs_as_each_recipient_chooses_destinations_which_get_the_owner_s_file(
+    client, auth, world, destinations_root
+):
     query = factories.make_query(world.workspace, world.admin)
     folder = factories.make_destination(world.workspace)
     auth.login(world.admin.email)
@@ -69,11 +71,14 @@ def test_a_schedule_that_runs_as_each_recipient_cannot_choose_destinations(clien
         data=schedule_form(query, people=[str(world.admin.id)], destinations=[str(folder.id)], run_as_recipients="y"),
     )
 
-    assert response.status_code == 400
-    assert "sends people their own files only, and a destination would need the owner&#39;s file" in (
-        response.get_data(as_text=True)
-    )
-    assert db.session.scalar(select(Schedule)) is None
+    assert response.status_code == 302
+    schedule = db.session.scalar(select(Schedule))
+    assert schedule.run_as_recipients is True
+    assert _chosen(schedule.id) == [folder.id]
+    page = client.get(response.headers["Location"]).get_data(as_text=True)
+    said = escape(RUN_AS_RECIPIENTS_DESTINATIONS)
+    assert said in page.split("<dt>Runs as</dt>", 1)[1].split("</dd>", 1)[0]
+    assert said in client.get(schedules_url(world, "new")).get_data(as_text=True).split('id="destinations-hint"', 1)[1]
 
 
 def test_another_workspace_s_or_a_removed_destination_is_refused_on_its_field(client, auth, world, destinations_root):
