@@ -1,4 +1,5 @@
-"""The public pages behind the links in a schedule's emails: download and unsubscribe.
+"""The public pages behind the links in a schedule's emails (download and unsubscribe) and in a
+webhook's message (download).
 
 Nobody signs in here: the signed token in the path is what authorises the visit, and
 app/services/schedules/public_links.py decides whether it still does. Every refusal is the same plain
@@ -25,16 +26,16 @@ ONE_CLICK_FIELD, ONE_CLICK_VALUE = "List-Unsubscribe", "One-Click"
 @bp.get("/d/<token>")
 def download(token: str):
     try:
-        delivery, download = public_links.open_delivered_file(token, utcnow())
+        opened = public_links.open_delivered_file(token, utcnow())
     except LinkInvalid as refusal:
         return _invalid_link(refusal)
     except StorageError:
         current_app.logger.exception("a delivery link's file could not be read from storage")
         return render_template("public_links/unreadable.html"), 503
-    response = stored_file_response(download)
+    response = stored_file_response(opened.download)
     # A link checker's HEAD, or a resumed download's later Range, is not another download.
     if starts_a_download(response):
-        public_links.count_download(delivery.id, utcnow())
+        public_links.count_download(opened, utcnow())
     response.headers["X-Robots-Tag"] = "noindex"
     return response
 
