@@ -15,12 +15,20 @@ from app.blueprints.downloads import starts_a_download, stored_file_response
 from app.blueprints.public_links import bp
 from app.extensions import csrf
 from app.models.types import utcnow
+from app.observability.context import LOGGED_PATH
 from app.services.schedules import public_links
 from app.services.schedules.public_links import LinkInvalid
 from app.storage import StorageError
 
 # RFC 8058: a mail client unsubscribes by POSTing exactly this form field to the List-Unsubscribe URL.
 ONE_CLICK_FIELD, ONE_CLICK_VALUE = "List-Unsubscribe", "One-Click"
+
+
+@bp.before_request
+def _log_the_route_not_the_token() -> None:
+    # Whoever reads the access log must not be able to follow the links it lists.
+    if request.url_rule is not None:
+        request.environ[LOGGED_PATH] = request.url_rule.rule
 
 
 @bp.get("/d/<token>")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import re
 import urllib.error
 import urllib.request
@@ -19,6 +20,7 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from flask import request, request_finished
 from itsdangerous import URLSafeSerializer
 from sqlalchemy import select, update
 
@@ -27,6 +29,7 @@ from app.extensions import db
 from app.models import ExportFile
 from app.models.schedule import DestinationDelivery, RecipientDelivery, ScheduleDestination, ScheduleRun
 from app.models.types import utcnow
+from app.observability.context import LOGGED_PATH
 from app.services.destinations import registry
 from app.services.pages.public_link_tokens import link_token
 from app.services.schedules import destination_deliveries, public_links
@@ -266,6 +269,26 @@ def test_the_link_is_the_same_on_a_retried_attempt_and_opens(client, run_scenari
     assert first.headers["Rhythm-Message-Id"] == retried.headers["Rhythm-Message-Id"]
     assert first.json["download"]["url"] == retried.json["download"]["url"]
     assert client.get(_path(retried.json["download"]["url"])).status_code == 200
+
+
+def test_the_link_s_token_is_in_no_log_line_and_the_access_log_names_the_route(
+    app, client, run_scenario, receiver, webhook_destination, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    announced = _announced(run_scenario, receiver, webhook_destination(run_scenario.workspace))
+    token = _path(announced.url).removeprefix("/d/")
+    logged_paths: list[str | None] = []
+
+    def note_logged_path(sender, response, **extra) -> None:
+        logged_paths.append(request.environ.get(LOGGED_PATH))
+
+    with request_finished.connected_to(note_logged_path, app):
+        opened = client.get(f"/d/{token}")
+        refused = client.get(f"/d/{token[:-3]}xyz")
+
+    assert opened.status_code == 200 and refused.status_code == 404
+    assert logged_paths == ["/d/<token>", "/d/<token>"]
+    assert all(token not in record.getMessage() and token[:-3] not in record.getMessage() for record in caplog.records)
 
 
 def test_a_slack_channel_s_link_still_needs_sign_in(run_scenario, receiver, slack_destination):
