@@ -106,7 +106,8 @@ def open_delivered_file(token: str, now: datetime) -> OpenedFile:
 
 def _announced_file(nonce: str, now: datetime) -> OpenedFile:
     """A webhook's link: it opens the run's own file while the destination is there and turned on,
-    so removing the destination or turning it off revokes every link it was sent."""
+    so removing the destination revokes every link it was sent, and turning it off stops them
+    opening until it is turned on again."""
     found = db.session.execute(
         select(DestinationDelivery.id, ScheduleRun.export_id, ScheduleRun.workspace_id)
         .join(ScheduleRun, ScheduleRun.id == DestinationDelivery.run_id)
