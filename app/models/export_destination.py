@@ -31,6 +31,10 @@ class DestinationKind(StrEnum):
 
 # The kinds that receive a message announcing a file (app.destinations.announce), not the file.
 ANNOUNCING_KINDS = frozenset({DestinationKind.WEBHOOK, DestinationKind.SLACK})
+# The announcing kinds whose message carries a link that opens the file with no sign-in: a
+# webhook's receiver is a machine that cannot sign in. A Slack channel's members can pass a
+# message on, so its link opens only for people signed in who may read the file.
+LINKED_KINDS = frozenset({DestinationKind.WEBHOOK})
 # The longest webhook URL (the form's rule, app/domain/destinations/destination_rules.py).
 MESSAGE_URL_LIMIT = 1000
 

@@ -12,6 +12,7 @@ the definition, only the occurrence tracking, the failure streak and the automat
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from enum import StrEnum
 
@@ -19,7 +20,7 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, U
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.extensions import Model
-from app.models.export_destination import ANNOUNCING_KINDS, ExportDestination
+from app.models.export_destination import ANNOUNCING_KINDS, LINKED_KINDS, ExportDestination
 from app.models.package_delivery import FAILURE_CODE_LIMIT, DeliveryAttemptColumns, FailureClass
 from app.models.types import (
     DETAIL_LIMIT,
@@ -390,7 +391,22 @@ class ScheduleRunAttempt(Model):
     run: Mapped[ScheduleRun] = relationship(back_populates="attempts")
 
 
-class RecipientDelivery(Model):
+def new_link_nonce() -> str:
+    """A delivery's link nonce: 256 random bits, which a signed link token names instead of the row's id."""
+    return secrets.token_urlsafe(32)
+
+
+class DownloadLinkColumns:
+    """Columns of a delivery whose file opens by a signed link with no sign-in (an email's, a
+    webhook's): the random nonce its token names (app/services/pages/public_link_tokens.py), made
+    with the row so every message about the row carries the same link, and its downloads."""
+
+    link_nonce: Mapped[str] = mapped_column(String(64), unique=True, default=new_link_nonce)
+    download_count: Mapped[int] = mapped_column(default=0)
+    last_downloaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class RecipientDelivery(DownloadLinkColumns, Model):
     """One recipient of one run: `pending → submitted | skipped | failed`.
 
     A row is claimed by a run attempt (`claimed_attempt`, under a conditional UPDATE) before its
@@ -424,7 +440,6 @@ class RecipientDelivery(Model):
     last_error: Mapped[str | None] = mapped_column(String(500))
     submission_id: Mapped[str | None] = mapped_column(String(200))
     submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    link_nonce: Mapped[str] = mapped_column(String(64), unique=True)
     # The file this row's link opens when the run made one per access (run as each recipient);
     # NULL: the run's own file.
     export_id: Mapped[int | None] = mapped_column(ForeignKey("query_exports.id", ondelete="SET NULL"))
@@ -433,20 +448,19 @@ class RecipientDelivery(Model):
     attached: Mapped[bool | None] = mapped_column()
     # The workspace's attachment limit (MiB) the decision was made against; None without one.
     attachment_limit_mb: Mapped[int | None] = mapped_column()
-    download_count: Mapped[int] = mapped_column(default=0)
-    last_downloaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     run: Mapped[ScheduleRun] = relationship(back_populates="deliveries")
 
 
-class DestinationDelivery(LeaseColumns, Model):
+class DestinationDelivery(DownloadLinkColumns, LeaseColumns, Model):
     """A run's file copied to (or announced at) one destination: one row per (run, destination).
 
     `pending → delivering → delivered | failed`; `failed → delivering` when a transient failure's
     retry time comes or an administrator retries. A run its send condition skips makes none.
     Each transition is one guarded statement in app/domain/schedules/destination_delivery.py;
-    attempts are appended, their number fencing every write at the destination.
+    attempts are appended, their number fencing every write at the destination. A webhook's
+    message links the file by a signed token naming `link_nonce`, not the id.
     """
 
     __tablename__ = "schedule_destination_deliveries"
@@ -488,6 +502,11 @@ class DestinationDelivery(LeaseColumns, Model):
     def announces(self) -> bool:
         """Its destination is told the file is ready (a webhook, a Slack channel) rather than sent it."""
         return self.destination.kind in ANNOUNCING_KINDS
+
+    @property
+    def carries_link(self) -> bool:
+        """Its message carries a link that opens the file with no sign-in (a webhook), so its downloads count."""
+        return self.destination.kind in LINKED_KINDS
 
     attempts: Mapped[list[DestinationDeliveryAttempt]] = relationship(
         back_populates="delivery", order_by="DestinationDeliveryAttempt.number", cascade="all, delete-orphan"

@@ -16,6 +16,10 @@ job_id: ContextVar[str | None] = ContextVar("job_id", default=None)
 # "<kind> <id>", e.g. "export_file 42": the record the job works on.
 record: ContextVar[str | None] = ContextVar("record", default=None)
 
+# The WSGI environ key under which a page whose path holds a secret (a signed link's token) gives
+# the path the access log writes instead, its route's pattern ("/d/<token>").
+LOGGED_PATH = "rhythm.logged_path"
+
 # A request id a proxy sends is kept when it is plain; anything else is replaced.
 _ACCEPTABLE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 

@@ -1,7 +1,8 @@
 """gunicorn's error and access logs in the product's JSON form (gunicorn.conf.py names this class).
 
-An access line carries the request id the app put in the response's X-Request-ID header, so a
-request's access line and the app's own lines about it share one id.
+An access line carries the request's path, or the one the app gave in its place when the path
+holds a secret (a signed link's token), and the request id the app put in the response's
+X-Request-ID header, so a request's access line and the app's own lines about it share one id.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import logging
 
 from gunicorn import glogging
 
+from app.observability.context import LOGGED_PATH
 from app.observability.logs import JsonFormatter
 
 
@@ -29,7 +31,7 @@ class JsonLogger(glogging.Logger):
         http = {
             "method": environ.get("REQUEST_METHOD") or req.method,
             # gunicorn's own 500 (the app raised past its handlers) comes with an environ without a path.
-            "path": environ.get("PATH_INFO") or req.path,
+            "path": environ.get(LOGGED_PATH) or environ.get("PATH_INFO") or req.path,
             "status": int(status) if status.isdigit() else status,
             "bytes": getattr(resp, "sent", None),
             "duration_ms": round(request_time.total_seconds() * 1000, 1),

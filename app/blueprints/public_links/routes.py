@@ -1,4 +1,5 @@
-"""The public pages behind the links in a schedule's emails: download and unsubscribe.
+"""The public pages behind the links in a schedule's emails (download and unsubscribe) and in a
+webhook's message (download).
 
 Nobody signs in here: the signed token in the path is what authorises the visit, and
 app/services/schedules/public_links.py decides whether it still does. Every refusal is the same plain
@@ -14,6 +15,7 @@ from app.blueprints.downloads import starts_a_download, stored_file_response
 from app.blueprints.public_links import bp
 from app.extensions import csrf
 from app.models.types import utcnow
+from app.observability.context import LOGGED_PATH
 from app.services.schedules import public_links
 from app.services.schedules.public_links import LinkInvalid
 from app.storage import StorageError
@@ -22,19 +24,26 @@ from app.storage import StorageError
 ONE_CLICK_FIELD, ONE_CLICK_VALUE = "List-Unsubscribe", "One-Click"
 
 
+@bp.before_request
+def _log_the_route_not_the_token() -> None:
+    # Whoever reads the access log must not be able to follow the links it lists.
+    if request.url_rule is not None:
+        request.environ[LOGGED_PATH] = request.url_rule.rule
+
+
 @bp.get("/d/<token>")
 def download(token: str):
     try:
-        delivery, download = public_links.open_delivered_file(token, utcnow())
+        opened = public_links.open_delivered_file(token, utcnow())
     except LinkInvalid as refusal:
         return _invalid_link(refusal)
     except StorageError:
         current_app.logger.exception("a delivery link's file could not be read from storage")
         return render_template("public_links/unreadable.html"), 503
-    response = stored_file_response(download)
+    response = stored_file_response(opened.download)
     # A link checker's HEAD, or a resumed download's later Range, is not another download.
     if starts_a_download(response):
-        public_links.count_download(delivery.id, utcnow())
+        public_links.count_download(opened, utcnow())
     response.headers["X-Robots-Tag"] = "noindex"
     return response
 

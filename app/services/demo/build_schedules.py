@@ -6,7 +6,6 @@ exists for them; the active schedules run at their next occurrences once the sch
 
 from __future__ import annotations
 
-import secrets
 from datetime import datetime, timedelta
 
 from flask import current_app
@@ -206,7 +205,6 @@ def _delivery(recipient: ScheduleRecipient, failure: FailedRun, settled: datetim
         address_key=recipient.address_key,
         person_id=recipient.person_id,
         email=recipient.email,
-        link_nonce=secrets.token_urlsafe(32),
         created_at=settled,
     )
     if recipient.address_key in _unsubscribed_keys(failure):

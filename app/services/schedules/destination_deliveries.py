@@ -51,7 +51,7 @@ from app.models.schedule import (
 )
 from app.models.types import Moment, utcnow
 from app.services.accounts import audit
-from app.services.pages.public_link_tokens import public_link
+from app.services.pages.public_link_tokens import download_path, public_link
 from app.services.work import leases
 from app.storage import check_key, get_storage
 from app.storage.base import ObjectMissing
@@ -200,11 +200,17 @@ def _deliver(delivery_id: int, still_current) -> str:
 
 def _file_ready(delivery: DestinationDelivery, run: ScheduleRun, schedule: Schedule, export: ExportFile) -> FileReady:
     """The announcement of the run's file: its facts, its checksum (read from storage, streamed)
-    and the link to download it, which opens for the people who may read the schedule's files
-    once signed in (never a public link a channel could pass on), until the file expires."""
+    and the link to download it until the file expires. A webhook's link opens with no sign-in
+    (its receiver is a machine) while the destination is there and turned on, and is the same on
+    every attempt; a Slack channel's opens only for the people who may read the schedule's files
+    once signed in, since a channel's members can pass a link on."""
     digest = hashlib.sha256()
     for chunk in get_storage().read_chunks(export.storage_key):
         digest.update(chunk)
+    if delivery.carries_link:
+        path = download_path(delivery.link_nonce, "destination_download")
+    else:
+        path = f"/w/{run.workspace_id}/files/{export.id}/download"
     return FileReady(
         message_id=f"run-{run.id}-destination-{delivery.destination_id}",
         schedule_name=schedule.name,
@@ -216,7 +222,7 @@ def _file_ready(delivery: DestinationDelivery, run: ScheduleRun, schedule: Sched
         rows=export.row_count or 0,
         size_bytes=export.size_bytes or 0,
         sha256=digest.hexdigest(),
-        download_url=public_link(f"/w/{run.workspace_id}/files/{export.id}/download"),
+        download_url=public_link(path),
         link_expires_at=export.expires_at or utcnow(),
     )
 

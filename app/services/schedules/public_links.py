@@ -1,10 +1,13 @@
-"""Following the links in a schedule's emails, with no sign-in: the download and the unsubscribe.
+"""Following the links that open a schedule's file with no sign-in: an email's download and
+unsubscribe links, and a webhook's download link.
 
-A link names its recipient delivery by a signed token (app/services/pages/public_link_tokens.py). Whether
-it still opens is decided here, on every visit: the delivery still exists (changing or deleting
-it revokes the link) and was not skipped, its file succeeded and has not expired, the workspace
-is live, and a person recipient is still a member of the workspace (INV-04). What failed is never
-told: the visitor is not signed in, so the answer is only "found" (404 otherwise) or "gone" (410).
+A link names its delivery by a signed token (app/services/pages/public_link_tokens.py): an
+email's its recipient delivery, a webhook's its destination delivery. Whether it still opens is
+decided here, on every visit: the delivery still exists (changing or deleting it revokes the
+link) and, for a recipient, was not skipped; its file succeeded and has not expired, the workspace
+is live, and a person recipient is still a member of the workspace (INV-04), or the webhook
+destination is still there and turned on. What failed is never told: the visitor is not signed
+in, so the answer is only "found" (404 otherwise) or "gone" (410).
 """
 
 from __future__ import annotations
@@ -17,10 +20,19 @@ from sqlalchemy.exc import IntegrityError
 
 from app.domain.errors import NotVisible
 from app.domain.people.access import current_context
+from app.domain.schedules.destination_delivery import to_live_destination
 from app.extensions import db
 from app.models import ExportFile, Workspace
+from app.models.export_destination import LINKED_KINDS, ExportDestination
 from app.models.export_file import FileStatus
-from app.models.schedule import DeliveryStatus, RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
+from app.models.schedule import (
+    DeliveryStatus,
+    DestinationDelivery,
+    RecipientDelivery,
+    Schedule,
+    ScheduleRun,
+    ScheduleUnsubscribe,
+)
 from app.services.files.file_library import open_download
 from app.services.pages.public_link_tokens import nonce_from_token
 from app.services.pages.stored_download import Download
@@ -45,6 +57,15 @@ class LinkTarget:
     schedule: Schedule
 
 
+@dataclass(frozen=True)
+class OpenedFile:
+    """A download link's file, and the delivery row (a recipient's or a destination's) it counts on."""
+
+    counted_on: type[RecipientDelivery] | type[DestinationDelivery]
+    delivery_id: int
+    download: Download
+
+
 def _target(token: str, purpose: str) -> LinkTarget:
     nonce = nonce_from_token(token, purpose)
     if nonce is None:
@@ -60,10 +81,13 @@ def _target(token: str, purpose: str) -> LinkTarget:
     return LinkTarget(*found)
 
 
+def _workspace_is_live(workspace_id: int) -> bool:
+    return db.session.scalar(select(Workspace.status).where(Workspace.id == workspace_id)) == "live"
+
+
 def _still_addressed(target: LinkTarget) -> bool:
     """The workspace is live and, for a person recipient, that person is still its member (INV-04)."""
-    workspace_status = db.session.scalar(select(Workspace.status).where(Workspace.id == target.run.workspace_id))
-    if workspace_status != "live":
+    if not _workspace_is_live(target.run.workspace_id):
         return False
     if not target.delivery.address_key.startswith(PERSON_KEY_PREFIX):
         return True
@@ -71,11 +95,13 @@ def _still_addressed(target: LinkTarget) -> bool:
     return person_id is not None and current_context(target.run.workspace_id, person_id) is not None
 
 
-def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, Download]:
-    """The delivery a download link names and where to fetch its file from; LinkInvalid otherwise.
-
-    Storage errors other than a missing object are raised as the storage raises them.
-    """
+def open_delivered_file(token: str, now: datetime) -> OpenedFile:
+    """The file a download link opens, an email's or a webhook's, and where to fetch it from;
+    LinkInvalid otherwise. Storage errors other than a missing object are raised as the storage
+    raises them."""
+    destination_nonce = nonce_from_token(token, "destination_download")
+    if destination_nonce is not None:
+        return _announced_file(destination_nonce, now)
     target = _target(token, "download")
     if not _still_addressed(target):
         raise LinkInvalid(gone=True, reason="the recipient is no longer addressed by the workspace")
@@ -85,23 +111,51 @@ def open_delivered_file(token: str, now: datetime) -> tuple[RecipientDelivery, D
         raise LinkInvalid(gone=False, reason="the recipient was skipped and sent no link")
     # Run as each recipient, a row's link opens the file made with that person's access, never another.
     export_id = target.delivery.export_id or target.run.export_id
+    download = _open_file(export_id, target.run.workspace_id, now)
+    return OpenedFile(RecipientDelivery, target.delivery.id, download)
+
+
+def _announced_file(nonce: str, now: datetime) -> OpenedFile:
+    """A webhook's link: it opens the run's own file while the destination is there and turned on,
+    so removing the destination revokes every link it was sent, and turning it off stops them
+    opening until it is turned on again."""
+    found = db.session.execute(
+        select(DestinationDelivery.id, ScheduleRun.export_id, ScheduleRun.workspace_id)
+        .join(ScheduleRun, ScheduleRun.id == DestinationDelivery.run_id)
+        .join(ExportDestination, ExportDestination.id == DestinationDelivery.destination_id)
+        .where(DestinationDelivery.link_nonce == nonce, ExportDestination.kind.in_(LINKED_KINDS))
+    ).one_or_none()
+    if found is None:
+        raise LinkInvalid(gone=False, reason="no webhook delivery has this nonce")
+    delivery_id, export_id, workspace_id = found
+    if not _workspace_is_live(workspace_id):
+        raise LinkInvalid(gone=True, reason="the workspace is not live")
+    live = select(DestinationDelivery.id).where(DestinationDelivery.id == delivery_id, to_live_destination())
+    if db.session.scalar(live) is None:
+        raise LinkInvalid(gone=True, reason="the destination was removed or turned off")
+    return OpenedFile(DestinationDelivery, delivery_id, _open_file(export_id, workspace_id, now))
+
+
+def _open_file(export_id: int | None, workspace_id: int, now: datetime) -> Download:
+    """The workspace's succeeded, unexpired file a link names; LinkInvalid otherwise."""
     export = db.session.get(ExportFile, export_id) if export_id is not None else None
-    if export is None or export.workspace_id != target.run.workspace_id or export.status != FileStatus.SUCCEEDED:
+    if export is None or export.workspace_id != workspace_id or export.status != FileStatus.SUCCEEDED:
         raise LinkInvalid(gone=False, reason="the run has no succeeded file")
     if export.is_expired(now):
         raise LinkInvalid(gone=True, reason="the file expired")
     try:
-        return target.delivery, open_download(export, now)
+        return open_download(export, now)
     except ObjectMissing:
         raise LinkInvalid(gone=True, reason="the stored file is gone") from None
 
 
-def count_download(delivery_id: int, now: datetime) -> None:
-    """One more download of the delivery's file, counted in one UPDATE so concurrent ones all count."""
+def count_download(opened: OpenedFile, now: datetime) -> None:
+    """One more download on the link's delivery, counted in one UPDATE so concurrent ones all count."""
+    table = opened.counted_on
     db.session.execute(
-        update(RecipientDelivery)
-        .where(RecipientDelivery.id == delivery_id)
-        .values(download_count=RecipientDelivery.download_count + 1, last_downloaded_at=now)
+        update(table)
+        .where(table.id == opened.delivery_id)
+        .values(download_count=table.download_count + 1, last_downloaded_at=now)
         .execution_options(synchronize_session=False)
     )
     db.session.commit()

@@ -14,7 +14,6 @@ sent with the Message-ID fixed by its id, and marked submitted with the server's
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,7 +43,7 @@ from app.models.schedule import (
 )
 from app.models.types import database_now
 from app.services.files.file_library import MIME_TYPES
-from app.services.pages.public_link_tokens import link_token, public_link
+from app.services.pages.public_link_tokens import download_path, link_token, public_link
 from app.services.schedules import attachment_policy
 from app.storage import get_storage
 
@@ -57,7 +56,7 @@ MESSAGE_KIND = "schedule-delivery"
 def delivery_paths(link_nonce: str) -> tuple[str, str]:
     """The download and unsubscribe paths of a delivery's links: `/d/<token>` and `/u/<token>`,
     the public pages' routes (app/blueprints/public_links)."""
-    return f"/d/{link_token(link_nonce, 'download')}", f"/u/{link_token(link_nonce, 'unsubscribe')}"
+    return download_path(link_nonce, "download"), f"/u/{link_token(link_nonce, 'unsubscribe')}"
 
 
 def create_deliveries(
@@ -103,7 +102,6 @@ def create_deliveries(
                 skip_reason=reason,
                 attached=None if reason else attached,
                 attachment_limit_mb=None if reason else limit_mb,
-                link_nonce=secrets.token_urlsafe(32),
                 export_id=export.id if own_file and export is not None else None,
                 created_at=database_now(),
             )

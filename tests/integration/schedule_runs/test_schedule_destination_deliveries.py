@@ -26,6 +26,7 @@ from app.models.schedule import (
 )
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
+from app.services.pages.public_link_tokens import link_token
 from app.services.schedules import destination_deliveries
 from app.services.schedules.schedule_runs import process_run
 from app.storage import get_storage
@@ -276,7 +277,8 @@ def test_a_webhook_is_told_the_file_is_ready_with_a_signed_message_its_facts_and
         "size_bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
-    assert body["download"]["url"].endswith(f"/w/{run_scenario.workspace.id}/files/{export.id}/download")
+    # A link the receiver follows with no sign-in (tests/integration/schedule_runs/test_webhook_download_links.py).
+    assert body["download"]["url"].endswith("/d/" + link_token(delivery.link_nonce, "destination_download"))
     assert data not in message.body
     assert _deliveries(run.id)[0].location == destination_deliveries.ANNOUNCED
 

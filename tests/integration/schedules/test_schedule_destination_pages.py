@@ -4,6 +4,9 @@ the run history shows each delivery in words, and an administrator's Retry."""
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from markupsafe import escape
 from sqlalchemy import select
 
@@ -228,3 +231,34 @@ def test_a_webhook_s_delivery_reads_announced_in_the_run_history(client, auth, w
     page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
 
     assert "Announced, with a link to the file." in page
+
+
+def test_the_run_history_counts_the_downloads_by_a_webhook_s_link(
+    app, client, auth, world, receiver, webhook_destination
+):
+    query = factories.make_query(world.workspace, world.admin)
+    webhook = webhook_destination(world.workspace)
+    schedule = factories.make_schedule(query, world.admin, name="Hours to the webhook")
+    schedule.recipients = []
+    schedule.destinations.append(ScheduleDestination(destination_id=webhook.id))
+    db.session.commit()
+    run = admit_run(
+        schedule_id=schedule.id,
+        workspace_id=schedule.workspace_id,
+        occurrence_at=utcnow().replace(second=0, microsecond=0),
+        trigger=RunTrigger.MANUAL,
+    )
+    assert process_run(run.id) == "succeeded"
+    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
+    assert destination_deliveries.run_delivery(delivery_id) == "delivered"
+    link = urlsplit(receiver.received[-1].json["download"]["url"]).path
+    receiver_client = app.test_client()  # the receiver's own, with no session
+    assert [receiver_client.get(link).status_code for _ in range(2)] == [200, 200]
+    auth.login(world.admin.email)
+
+    page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+
+    row = re.search(rf'<tr id="destination-delivery-{delivery_id}">.*?</tr>', page, re.S)
+    assert row is not None
+    assert "Downloads</th></tr></thead>" in page
+    assert row.group(0).endswith('<td class="num">2</td></tr>')

@@ -4,6 +4,7 @@ wrong), and a staff requeue of a copy's failed job dispatches it at once, or say
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from sqlalchemy import select, update
@@ -109,3 +110,30 @@ def test_staff_requeue_of_a_copy_that_failed_for_good_is_refused_with_a_sentence
         f"Schedule destination delivery {delivery_id} failed for good; a workspace administrator retries it "
         "from the run history."
     ) in response.text
+
+
+def test_a_run_s_webhook_delivery_shows_the_downloads_by_its_link(
+    client, auth, world, staff, receiver, webhook_destination
+):
+    query = factories.make_query(world.workspace, world.admin)
+    run = factories.make_run(factories.make_schedule(query, world.admin), factories.make_export(query, world.admin))
+    webhook = webhook_destination(world.workspace, name="Payroll webhook")
+    folder = factories.make_destination(world.workspace, name="Finance folder")
+    for destination in (webhook, folder):
+        destination_delivery.create(
+            workspace_id=world.workspace.id, run_id=run.id, destination_id=destination.id, target_key="hours-1/x.csv"
+        )
+    db.session.execute(
+        update(DestinationDelivery)
+        .where(DestinationDelivery.destination_id == webhook.id)
+        .values(download_count=3, last_downloaded_at=utcnow())
+    )
+    db.session.commit()
+    auth.login(staff.email)
+
+    page = client.get(f"/staff/runs/{run.id}").text
+
+    assert "Downloads by its link" in page
+    webhook_row, folder_row = re.findall(r"<tr><td>#\d+</td>.*?</tr>", page, re.S)[-2:]
+    assert "Payroll webhook" in webhook_row and "<td>3, the last " in webhook_row
+    assert "Finance folder" in folder_row and "<td>no link</td>" in folder_row

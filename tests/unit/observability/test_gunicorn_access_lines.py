@@ -1,5 +1,6 @@
 """gunicorn's access lines in the product's JSON form keep the request's path, also for the bare 500
-gunicorn writes itself when an app raised past its handlers (its environ then carries no path)."""
+gunicorn writes itself when an app raised past its handlers (its environ then carries no path),
+and never a signed link's token."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from types import SimpleNamespace
 
 from gunicorn.config import Config
 
+from app.observability.context import LOGGED_PATH
 from app.observability.gunicorn_logging import JsonLogger
 
 
@@ -35,3 +37,9 @@ def test_gunicorns_own_500_is_logged_with_the_requests_method_and_path():
 def test_an_apps_answer_is_logged_with_the_path_its_environ_names():
     line = _access_line({"REQUEST_METHOD": "POST", "PATH_INFO": "/login"})
     assert line.getMessage() == "POST /login 500"
+
+
+def test_a_path_holding_a_link_s_token_is_logged_as_the_route_the_app_names():
+    line = _access_line({"REQUEST_METHOD": "GET", "PATH_INFO": "/d/secret-token", LOGGED_PATH: "/d/<token>"})
+    assert line.getMessage() == "GET /d/<token> 500"
+    assert "secret-token" not in str(line.http)  # type: ignore[attr-defined]
