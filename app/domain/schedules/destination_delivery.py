@@ -3,7 +3,6 @@
     pending → delivering → delivered | failed
     failed → delivering   (a transient failure once its retry time came, or any failure an
                            administrator retried: `retry_now` makes it due)
-    pending → skipped     (made skipped: the run sends nothing)
 
 Each transition is one guarded UPDATE (app/domain/transitions.py) whose WHERE names the status it
 starts from, and after an attempt started, the attempt it acts for: `start` allocates the attempt

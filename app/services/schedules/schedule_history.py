@@ -172,6 +172,16 @@ class RunHistory:
         )
 
     @staticmethod
+    def destinations_failed(run: ScheduleRun) -> str | None:
+        """Beside the run's status, which settles with its mail: how many of its copies to the
+        destinations failed, so a run whose only deliveries failed never reads as a plain success."""
+        failed = sum(1 for d in run.destination_deliveries if d.status == DestinationDeliveryStatus.FAILED)
+        if not failed:
+            return None
+        chosen = len(run.destination_deliveries)
+        return f"{failed} of {chosen} destination{'s' if chosen != 1 else ''} failed"
+
+    @staticmethod
     def destination_status(delivery: DestinationDelivery) -> str:
         """A destination delivery's status in words: a failure says whether it is tried again."""
         if delivery.status == DestinationDeliveryStatus.FAILED:

@@ -192,6 +192,29 @@ def test_the_run_history_shows_a_failure_in_words_and_an_administrator_s_retry_d
     assert actions == ["schedule_destination_delivery.retried"]
 
 
+def test_a_run_whose_only_delivery_failed_says_so_beside_its_status_until_a_retry_delivers(
+    client, auth, world, s3_destination, s3_account
+):
+    schedule, bucket, run = _failed_run(world, s3_destination, secret="not-the-secret")
+    process_run(run.id)
+    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
+    destination_deliveries.run_delivery(delivery_id)
+    auth.login(world.admin.email)
+    heading = re.compile(rf'id="run-{run.id}-destinations-failed">([^<]*)<')
+
+    failed = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+    bucket.secret_ciphertext = encrypt_secret(s3_account.secret)
+    db.session.commit()
+    client.post(
+        schedules_url(world, f"{schedule.id}/destination-deliveries/{delivery_id}/retry"), data={"attempt": "1"}
+    )
+    destination_deliveries.run_delivery(delivery_id)
+    delivered = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
+
+    assert heading.findall(failed) == ["1 of 1 destination failed"]
+    assert heading.findall(delivered) == []
+
+
 def test_only_administrators_see_and_may_press_retry(client, auth, world, s3_destination, s3_account):
     schedule, _, run = _failed_run(world, s3_destination, secret="not-the-secret")
     schedule.owner_id = world.member.id
