@@ -144,12 +144,12 @@ def test_the_schedule_page_says_a_removed_destination_no_longer_receives(client,
     assert "Old bucket" in page and "removed: it no longer receives this schedule's files" in page
 
 
-def _failed_run(world, s3_destination, **destination_values):
+def _run_to(world, destination, name: str):
+    """A schedule delivered to `destination` alone, and a run of it admitted by hand."""
     query = factories.make_query(world.workspace, world.admin)
-    schedule = factories.make_schedule(query, world.admin, name="Hours to finance")
-    schedule.recipients = []  # delivered to the bucket alone
-    bucket = s3_destination(world.workspace, name="Finance bucket", **destination_values)
-    schedule.destinations.append(ScheduleDestination(destination_id=bucket.id))
+    schedule = factories.make_schedule(query, world.admin, name=name)
+    schedule.recipients = []
+    schedule.destinations.append(ScheduleDestination(destination_id=destination.id))
     db.session.commit()
     run = admit_run(
         schedule_id=schedule.id,
@@ -158,7 +158,22 @@ def _failed_run(world, s3_destination, **destination_values):
         trigger=RunTrigger.MANUAL,
     )
     assert run is not None
+    return schedule, run
+
+
+def _failed_run(world, s3_destination, **destination_values):
+    bucket = s3_destination(world.workspace, name="Finance bucket", **destination_values)
+    schedule, run = _run_to(world, bucket, "Hours to finance")
     return schedule, bucket, run
+
+
+def _announced(world, webhook_destination):
+    """A run to a webhook, made and announced; its schedule and its one destination delivery's id."""
+    schedule, run = _run_to(world, webhook_destination(world.workspace), "Hours to the webhook")
+    assert process_run(run.id) == "succeeded"
+    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
+    assert destination_deliveries.run_delivery(delivery_id) == "delivered"
+    return schedule, delivery_id
 
 
 def test_the_run_history_shows_a_failure_in_words_and_an_administrator_s_retry_delivers(
@@ -234,21 +249,7 @@ def test_only_administrators_see_and_may_press_retry(client, auth, world, s3_des
 
 
 def test_a_webhook_s_delivery_reads_announced_in_the_run_history(client, auth, world, receiver, webhook_destination):
-    query = factories.make_query(world.workspace, world.admin)
-    webhook = webhook_destination(world.workspace)
-    schedule = factories.make_schedule(query, world.admin, name="Hours to the webhook")
-    schedule.recipients = []
-    schedule.destinations.append(ScheduleDestination(destination_id=webhook.id))
-    db.session.commit()
-    run = admit_run(
-        schedule_id=schedule.id,
-        workspace_id=schedule.workspace_id,
-        occurrence_at=utcnow().replace(second=0, microsecond=0),
-        trigger=RunTrigger.MANUAL,
-    )
-    assert process_run(run.id) == "succeeded"
-    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
-    assert destination_deliveries.run_delivery(delivery_id) == "delivered"
+    schedule, delivery_id = _announced(world, webhook_destination)
     auth.login(world.admin.email)
 
     page = client.get(schedules_url(world, f"{schedule.id}")).get_data(as_text=True)
@@ -259,21 +260,7 @@ def test_a_webhook_s_delivery_reads_announced_in_the_run_history(client, auth, w
 def test_the_run_history_counts_the_downloads_by_a_webhook_s_link(
     app, client, auth, world, receiver, webhook_destination
 ):
-    query = factories.make_query(world.workspace, world.admin)
-    webhook = webhook_destination(world.workspace)
-    schedule = factories.make_schedule(query, world.admin, name="Hours to the webhook")
-    schedule.recipients = []
-    schedule.destinations.append(ScheduleDestination(destination_id=webhook.id))
-    db.session.commit()
-    run = admit_run(
-        schedule_id=schedule.id,
-        workspace_id=schedule.workspace_id,
-        occurrence_at=utcnow().replace(second=0, microsecond=0),
-        trigger=RunTrigger.MANUAL,
-    )
-    assert process_run(run.id) == "succeeded"
-    [delivery_id] = db.session.scalars(select(DestinationDelivery.id)).all()
-    assert destination_deliveries.run_delivery(delivery_id) == "delivered"
+    schedule, delivery_id = _announced(world, webhook_destination)
     link = urlsplit(receiver.received[-1].json["download"]["url"]).path
     receiver_client = app.test_client()  # the receiver's own, with no session
     assert [receiver_client.get(link).status_code for _ in range(2)] == [200, 200]
