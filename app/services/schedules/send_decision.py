@@ -26,7 +26,7 @@ def skipped(run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: i
     if run.decision == RunDecision.SEND:
         return False
     reason = send_conditions.skip_reason(
-        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run)
+        schedule.send_condition, export.row_count or 0, export.rows_digest, _last_sent_if_compared(schedule, run)
     )
     if reason is None:
         schedule_run.decide_to_send(run.id, attempt, export.rows_digest)
@@ -43,10 +43,18 @@ def recipient_file_skip_reason(
     if run_file.decision is not None:
         return run_file.skip_reason
     reason = send_conditions.skip_reason(
-        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run, run_file.access_key)
+        schedule.send_condition,
+        export.row_count or 0,
+        export.rows_digest,
+        _last_sent_if_compared(schedule, run, run_file.access_key),
     )
     schedule_run.decide_recipient_file(run_file.id, run.id, attempt, reason, export.row_count, export.rows_digest)
     return reason
+
+
+def _last_sent_if_compared(schedule: Schedule, run: ScheduleRun, access_key: str | None = None) -> LastSent | None:
+    """`last_sent`, looked up only for a condition that compares with it."""
+    return last_sent(run, access_key) if send_conditions.compares_with_last_sent(schedule.send_condition) else None
 
 
 def last_sent(run: ScheduleRun, access_key: str | None = None) -> LastSent | None:
