@@ -203,11 +203,12 @@ def create_bench_app(storage_url: str) -> Flask:
 
 def create_job_app(storage_url: str) -> Flask:
     """The app a job runs in, as an RQ worker builds it before forking the job's work-horse
-    (jobs/app_context.py: no pages), so an export case holds what a worker's job holds."""
-    from jobs.app_context import worker_app
+    (jobs/worker.py, `ready_to_fork`: no pages, the job modules loaded), so an export case holds
+    what a worker's job holds."""
+    from jobs.worker import ready_to_fork
 
     os.environ.update(bench_environment(storage_url))
-    return worker_app()
+    return ready_to_fork()
 
 
 def prepare_schema(app: Flask) -> None:

@@ -1,9 +1,10 @@
 """The imports suite: what each kind of job holds once loaded, `python -m bench.job_imports KIND`.
 
-An RQ worker builds its app, then forks a work-horse per job, which imports the job's module and
-what its work picks (a writer, a store). Each kind is measured in a fresh interpreter that does
-the same without the fork: the worker's imports and app, then the job's module and its work's
-choice, then the resident set (VmRSS) and the modules loaded. Forking would change nothing: the
+An RQ worker builds its app and imports every kind's job module (jobs/worker.py, `ready_to_fork`),
+then forks a work-horse per job, which loads what its work picks (a writer, a store). Each kind is
+measured in a fresh interpreter that does the same without the fork: what the worker does before
+it forks, then the job's module and its work's choice, then the resident set (VmRSS) and the
+modules loaded. Forking would change nothing: the
 horse's resident set is the parent's pages it shares plus what it loads itself.
 
     {"name": "job_import_rss", "kind": "export_file", "rss_mb": 80.4, "modules": 856,
@@ -58,11 +59,10 @@ def _rss_mb() -> float:
 
 def measure(kind: str) -> dict:
     """Load what a job of this kind loads, in this process, and say what it holds."""
-    import jobs.worker  # noqa: F401  (what `python -m jobs.worker` imports before it forks)
-    from jobs.app_context import worker_app
+    from jobs.worker import ready_to_fork
 
     module, work = KINDS[kind]
-    worker_app()
+    ready_to_fork()
     if module is not None:
         __import__(module)
     exec(work)

@@ -5,8 +5,9 @@ its database connections: the first use in a new process drops the inherited poo
 closing the parent's sockets) so the horse opens connections of its own.
 
 The app has no pages (`create_app(pages=False)`): what the worker holds before it forks, every
-job holds, so the worker loads the engines and the models and nothing else; each job imports its
-own module, and a writer or a store its work picks, in its own work-horse.
+job holds, so the worker loads the engines, the models and the job modules (jobs/worker.py,
+`ready_to_fork`) and nothing else; a writer or a store a job's work picks is loaded in its own
+work-horse.
 """
 
 from __future__ import annotations

@@ -67,6 +67,11 @@ class LastSent:
     rows_digest: str | None
 
 
+def compares_with_last_sent(condition: str) -> bool:
+    """Whether the condition's decision reads the last run that sent ("only when changed")."""
+    return condition == SendCondition.CHANGED
+
+
 def skip_reason(condition: str, row_count: int, rows_digest: str | None, last_sent: LastSent | None) -> str | None:
     """Why a run whose file has `row_count` rows (with `rows_digest`) sends nothing, in words; None
     when it sends. "Changed" sends when there is no earlier sending run, or its digest is unknown
@@ -75,6 +80,6 @@ def skip_reason(condition: str, row_count: int, rows_digest: str | None, last_se
         return "no rows"
     if condition == SendCondition.NO_ROWS and row_count > 0:
         return f"{row_count:,} row{'' if row_count == 1 else 's'}; it sends only when there are none"
-    if condition != SendCondition.CHANGED or last_sent is None or rows_digest is None:
+    if not compares_with_last_sent(condition) or last_sent is None or rows_digest is None:
         return None
     return f"unchanged since run {last_sent.number}" if rows_digest == last_sent.rows_digest else None

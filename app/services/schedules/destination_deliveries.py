@@ -93,12 +93,14 @@ def chosen_destinations(schedule_id: int) -> list[ExportDestination]:
 def create_deliveries(run: ScheduleRun, schedule: Schedule, export: ExportFile) -> list[int]:
     """The run's delivery to each destination the schedule chose, made once; returns the ids of
     the run's deliveries that wait for an attempt. Committed."""
-    key = target_key(schedule, run, export)
-    for destination in chosen_destinations(schedule.id):
-        destination_delivery.create(
-            workspace_id=run.workspace_id, run_id=run.id, destination_id=destination.id, target_key=key
-        )
-    db.session.commit()
+    destinations = chosen_destinations(run.schedule_id)
+    if destinations:
+        key = target_key(schedule, run, export)
+        for destination in destinations:
+            destination_delivery.create(
+                workspace_id=run.workspace_id, run_id=run.id, destination_id=destination.id, target_key=key
+            )
+        db.session.commit()
     return list(
         db.session.scalars(
             select(DestinationDelivery.id)

@@ -14,7 +14,7 @@ sent with the Message-ID fixed by its id, and marked submitted with the server's
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -90,21 +90,27 @@ def create_deliveries(
             select(ScheduleUnsubscribe.address_key).where(ScheduleUnsubscribe.schedule_id == schedule.id)
         )
     )
+    rows = []
     for recipient in schedule.recipients if recipients is None else recipients:
         reason = _skip_reason(recipient, members, member_addresses, unsubscribed, owner) or skip
+        rows.append(
+            {
+                "run_id": run.id,
+                "address_key": recipient.address_key,
+                "person_id": recipient.person_id,
+                "email": recipient.email,
+                "status": DeliveryStatus.SKIPPED if reason else DeliveryStatus.PENDING,
+                "skip_reason": reason,
+                "attached": None if reason else attached,
+                "attachment_limit_mb": None if reason else limit_mb,
+                "export_id": export.id if own_file and export is not None else None,
+                "created_at": database_now(),
+            }
+        )
+    if rows:
+        # One statement for the run's recipients.
         db.session.execute(
-            insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(
-                run_id=run.id,
-                address_key=recipient.address_key,
-                person_id=recipient.person_id,
-                email=recipient.email,
-                status=DeliveryStatus.SKIPPED if reason else DeliveryStatus.PENDING,
-                skip_reason=reason,
-                attached=None if reason else attached,
-                attachment_limit_mb=None if reason else limit_mb,
-                export_id=export.id if own_file and export is not None else None,
-                created_at=database_now(),
-            )
+            insert_ignoring_duplicates(RecipientDelivery.__table__, ["run_id", "address_key"]).values(rows)
         )
     db.session.commit()
 
@@ -137,17 +143,30 @@ class SendOutcome:
 
 
 def send_pending(
-    run: ScheduleRun, schedule: Schedule, export: ExportFile, attempt: int, retry_at: datetime, own_file: bool = False
+    run: ScheduleRun,
+    schedule: Schedule,
+    export: ExportFile,
+    attempt: int,
+    retry_at: Callable[[], datetime],
+    own_file: bool = False,
 ) -> SendOutcome:
     """Claim for run attempt `attempt` and send every pending row of the run (`own_file`: only the
     rows whose links open `export`, one access's file of a run as each recipient). A temporary
-    refusal frees the row for the next attempt (the run decides whether there is one); a permanent
-    refusal fails it. A row is handed to the mailer only after `confirm_claim` found it still this
-    attempt's."""
+    refusal frees the row for the next attempt (the run decides whether there is one), to be tried
+    again at `retry_at()`; a permanent refusal fails it. A row is handed to the mailer only after
+    `confirm_claim` found it still this attempt's."""
     mailer = get_mailer()
     content = _content(schedule, run, export)
-    pending = db.session.scalars(
-        select(RecipientDelivery)
+    rows = db.session.execute(
+        select(
+            RecipientDelivery.id,
+            RecipientDelivery.created_at,
+            RecipientDelivery.person_id,
+            RecipientDelivery.email,
+            RecipientDelivery.link_nonce,
+            RecipientDelivery.attached,
+            RecipientDelivery.attachment_limit_mb,
+        )
         .where(
             RecipientDelivery.run_id == run.id,
             RecipientDelivery.status == DeliveryStatus.PENDING,
@@ -155,13 +174,9 @@ def send_pending(
         )
         .order_by(RecipientDelivery.id)
     ).all()
-    rows = [
-        (row.id, row.created_at, row.person_id, row.email, row.link_nonce, row.attached, row.attachment_limit_mb)
-        for row in pending
-    ]
     db.session.rollback()
     # Read once for the run, and only when a row's message carries it.
-    attachment = _attachment(export) if any(row[5] for row in rows) else None
+    attachment = _attachment(export) if any(row.attached for row in rows) else None
     waiting = held = 0
     for delivery_id, created_at, person_id, email, nonce, attached, limit_mb in rows:
         try:
@@ -190,7 +205,7 @@ def send_pending(
         try:
             submission_id = mailer.send(message)
         except MailTemporarilyUnavailable as exc:
-            recipient_delivery.release_for_retry(delivery_id, attempt, exc.summary, retry_at)
+            recipient_delivery.release_for_retry(delivery_id, attempt, exc.summary, retry_at())
             waiting += 1
             continue
         except InvalidAddress as exc:

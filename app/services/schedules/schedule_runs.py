@@ -14,8 +14,10 @@ finds its file and its rows and goes on from where they are; nobody is emailed t
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NoReturn
@@ -129,6 +131,10 @@ def _after_unexpected_error(run_id: int, attempt: int, started_at: datetime) -> 
 
 def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     run = db.session.get_one(ScheduleRun, run_id, populate_existing=True)
+    # What an attempt reads of its run is fixed once it started (its identity, occurrence, and the
+    # file and decision an earlier attempt left), and every change to it is a guarded statement:
+    # out of the session, the commits between the steps do not have it read again at each use.
+    db.session.expunge(run)
     schedule = db.session.get_one(Schedule, run.schedule_id)
     owner = current_context(schedule.workspace_id, schedule.owner_id)
     dataset = _check_access_and_source(run, schedule, owner, attempt)
@@ -138,7 +144,7 @@ def _attempt(run_id: int, attempt: int, started_at: datetime) -> str:
     export = _file_for(run, schedule, owner, attempt, started_at)
     if send_decision.skipped(run, schedule, export, attempt):
         # Not a failure: the file was made, and the schedule said not to send it.
-        settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+        settle_schedule(run.schedule_id, run.workspace_id, failed=False)
         db.session.commit()
         return "skipped"
 
@@ -156,8 +162,15 @@ def _copy_to_destinations(run: ScheduleRun, schedule: Schedule, export: ExportFi
     destination_work.dispatch(destination_deliveries.create_deliveries(run, schedule, export))
 
 
-def _mail_retry_at(run_id: int, attempt: int, started_at: datetime) -> datetime:
-    return _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
+def _mail_retry_at(run_id: int, attempt: int, started_at: datetime) -> Callable[[], datetime]:
+    """When the rows the mail server could not take are tried again: worked out (two queries) the
+    first time a row is refused, and the same for every row of the attempt."""
+
+    @functools.cache
+    def retry_at() -> datetime:
+        return _clock(started_at) + (_backoff(run_id, attempt, MAIL_UNAVAILABLE) or timedelta(0))
+
+    return retry_at
 
 
 def _finish(
@@ -190,7 +203,7 @@ def _finish(
             started_at,
         )
     schedule_run.succeed(run_id, attempt, row_count)
-    settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+    settle_schedule(run.schedule_id, run.workspace_id, failed=False)
     db.session.commit()
     return "succeeded"
 
@@ -238,7 +251,7 @@ def _attempt_as_recipients(
             destinations.skip_reason if destinations is not None else None,
         )
         schedule_run.skip(run.id, attempt, None, None, reason)
-        settle_schedule(schedule.id, schedule.workspace_id, failed=False)
+        settle_schedule(run.schedule_id, run.workspace_id, failed=False)
         db.session.commit()
         return "skipped"
     sent_rows = sum(d.rows for d in decisions if d.skip_reason is None)
@@ -375,8 +388,10 @@ def _file_for(
     export = db.session.get(ExportFile, run.export_id) if run.export_id is not None else None
     # A person who stopped this run's file ends the run with it (without retry), never with a new file.
     if export is None or (export.status == FileStatus.FAILED and export.failure_code != FailureCode.CANCELLED):
-        export = _admit_file(run, schedule, owner, attempt)
-    export = produced(export.id)
+        export_id = _admit_file(run, schedule, owner, attempt)
+    else:
+        export_id = export.id
+    export = produced(export_id)
     if export.status != FileStatus.SUCCEEDED:
         _file_failed(run, export, attempt, started_at)
     return export
@@ -389,7 +404,11 @@ def produced(export_id: int) -> ExportFile:
         # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
         _wait_for_the_file_s_holder(export_id)
     db.session.rollback()
-    return db.session.get_one(ExportFile, export_id, populate_existing=True)
+    export = db.session.get_one(ExportFile, export_id, populate_existing=True)
+    # The run goes on with the file as read here (settled, once produced): out of the session, the
+    # run's later commits do not have it read again at each use.
+    db.session.expunge(export)
+    return export
 
 
 def _wait_for_the_file_s_holder(export_id: int) -> None:
@@ -402,9 +421,9 @@ def _wait_for_the_file_s_holder(export_id: int) -> None:
         time.sleep(FILE_HOLDER_POLL_SECONDS)
 
 
-def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> ExportFile:
+def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> int:
     """A queued file of the schedule's source, requested by the owner, committed with the run's
-    reference to it. Its outbox row is claimed by this run's job (which produces it right away),
+    reference to it; its id. Its outbox row is claimed by this run's job (which produces it right away),
     so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
     now = database_clock()
     try:
@@ -414,7 +433,8 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     db.session.add(export)
     try:
         db.session.flush()
-        schedule_run.record_file(run.id, attempt, export.id, source_changed)
+        export_id = export.id
+        schedule_run.record_file(run.id, attempt, export_id, source_changed)
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -425,7 +445,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
             "The schedule's source was deleted meanwhile.",
             PauseReason.SOURCE_REMOVED,
         )
-    return export
+    return export_id
 
 
 def queued_file(schedule: Schedule, requester: RequesterContext, now: datetime) -> tuple[ExportFile, bool]:

@@ -7,17 +7,21 @@ instead of repeating it. Within a batch each schedule gets its latest due occurr
 occurrence tracking moved, guarded on the `next_occurrence_at` this ticker read; the batch
 commits once. The unique index on (schedule, occurrence time) is what makes an occurrence run
 once: a run admitted meanwhile by "Run now" or by a ticker that skipped the lock is left alone
-(ON CONFLICT DO NOTHING). The admitted runs are dispatched onto RQ right after the commit.
+(ON CONFLICT DO NOTHING). On PostgreSQL the runs are inserted already claimed by their jobs
+(`claims.claim_on_insert`), committed with the batch; the jobs are enqueued right after the commit.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import JSON, ColumnElement, Integer, Text, cast, literal, select
+from sqlalchemy import JSON, ColumnElement, Integer, String, Text, cast, func, literal, select
 from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.types import TypeEngine
 
 from app.domain.schedules import schedule_lifecycle
 from app.domain.timing.timetable import Due, Timetable, due_occurrences, next_occurrence
@@ -26,6 +30,7 @@ from app.models.schedule import RunStatus, RunTrigger, Schedule, ScheduleRun, Sc
 from app.models.types import UTCDateTime, utcnow
 from app.services.schedules.run_work import RUNS
 from app.services.work import claims
+from app.services.work.work_kind import job_id
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +57,19 @@ def tick(now: datetime | None = None, dispatch: bool = True) -> int:
         (Schedule.next_occurrence_at <= now, Schedule.next_occurrence_at),
     ):
         while True:
-            admitted, count = _tick_batch(now, waiting, oldest_first)
+            admitted, count = _tick_batch(now, waiting, oldest_first, dispatch)
             handled += count
             if dispatch and admitted:
-                claims.dispatch_many(RUNS, admitted)
+                claims.enqueue_claims(RUNS, [(run_id, job) for run_id, job in admitted if job is not None])
+                claims.dispatch_many(RUNS, [run_id for run_id, job in admitted if job is None])
             if count < BATCH_SIZE:
                 break
     return handled
 
 
 def _tick_batch(
-    now: datetime, waiting: ColumnElement[bool], oldest_first: InstrumentedAttribute
-) -> tuple[list[int], int]:
+    now: datetime, waiting: ColumnElement[bool], oldest_first: InstrumentedAttribute, claim: bool
+) -> tuple[list[tuple[int, str | None]], int]:
     rows = db.session.execute(
         select(
             Schedule.id,
@@ -103,38 +109,51 @@ def _tick_batch(
         moves.append((row.id, due.latest or row.last_occurrence_at or now, following, row.next_occurrence_at))
     # The rows are locked by this transaction, so every guarded move applies.
     schedule_lifecycle.record_occurrences(moves)
-    admitted = _admit(new_runs, now)
+    admitted = _admit(new_runs, now, claim)
     db.session.commit()
     return admitted, len(rows)
 
 
-def _admit(new_runs: list[dict], now: datetime) -> list[int]:
+def _admit(new_runs: list[dict], now: datetime, claim: bool) -> list[tuple[int, str | None]]:
     """Insert the batch's runs in one statement; ON CONFLICT leaves an admitted occurrence alone.
-    Returns the ids of the runs inserted."""
+    Returns each run inserted with the job that claimed it (`claim`, on PostgreSQL), else None."""
     if not new_runs:
         return []
     runs = ScheduleRun.__table__
-    statement = insert_ignoring_duplicates(runs, ["schedule_id", "occurrence_at"]).returning(runs.c.id)
+    statement = insert_ignoring_duplicates(runs, ["schedule_id", "occurrence_at"]).returning(runs.c.id, runs.c.job_id)
     fixed = {**_FIXED_RUN_VALUES, "created_at": now}
     if db.engine.dialect.name != "postgresql":
-        # SQLite (the one-machine default) has no arrays: one VALUES row per run (insertmanyvalues).
-        return list(db.session.scalars(statement, [{**run, **fixed} for run in new_runs]))
+        # SQLite (the one-machine default) has no arrays nor sequences: one VALUES row per run
+        # (insertmanyvalues), claimed by the dispatch after the commit.
+        return [(run_id, None) for run_id, _ in db.session.execute(statement, [{**run, **fixed} for run in new_runs])]
+    jobs: dict[str, tuple[TypeEngine[Any], Sequence[Any]]] = {}
+    if claim:
+        # Each run's id taken first, so that its job's id is known when it is inserted.
+        ids = db.session.scalars(
+            select(func.nextval(func.pg_get_serial_sequence(runs.name, "id"))).select_from(
+                func.generate_series(1, len(new_runs))
+            )
+        ).all()
+        jobs = {"id": (Integer(), ids), "job_id": (String(), [job_id(RUNS.slug, run_id) for run_id in ids])}
     given = array_rows(
         "due",
+        **jobs,
         schedule_id=(Integer(), [run["schedule_id"] for run in new_runs]),
         workspace_id=(Integer(), [run["workspace_id"] for run in new_runs]),
         occurrence_at=(UTCDateTime(), [run["occurrence_at"] for run in new_runs]),
         skipped_occurrences=(Text(), [json.dumps(run["skipped_occurrences"]) for run in new_runs]),
     )
+    claimed = {"id": given.c.id, **claims.claim_on_insert(RUNS, given.c.job_id)} if claim else {}
     chosen = select(
         given.c.schedule_id,
         given.c.workspace_id,
         given.c.occurrence_at,
         cast(given.c.skipped_occurrences, JSON),
         *(literal(value, runs.c[name].type) for name, value in fixed.items()),
+        *claimed.values(),
     )
-    columns = ["schedule_id", "workspace_id", "occurrence_at", "skipped_occurrences", *fixed]
-    return list(db.session.scalars(statement.from_select(columns, chosen)))
+    columns = ["schedule_id", "workspace_id", "occurrence_at", "skipped_occurrences", *fixed, *claimed]
+    return [(run_id, job) for run_id, job in db.session.execute(statement.from_select(columns, chosen))]
 
 
 class _Planner:

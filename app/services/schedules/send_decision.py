@@ -40,7 +40,7 @@ def owners_file_skip_reason(run: ScheduleRun, schedule: Schedule, export: Export
     if run.decision is not None:
         return run.skip_reason
     reason = send_conditions.skip_reason(
-        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run)
+        schedule.send_condition, export.row_count or 0, export.rows_digest, _last_sent_if_compared(schedule, run)
     )
     schedule_run.decide(run.id, attempt, export.rows_digest, reason)
     return reason
@@ -54,7 +54,10 @@ def recipient_file_skip_reason(
     if run_file.decision is not None:
         return run_file.skip_reason
     reason = send_conditions.skip_reason(
-        schedule.send_condition, export.row_count or 0, export.rows_digest, last_sent(run, run_file.access_key)
+        schedule.send_condition,
+        export.row_count or 0,
+        export.rows_digest,
+        _last_sent_if_compared(schedule, run, run_file.access_key),
     )
     schedule_run.decide_recipient_file(run_file.id, run.id, attempt, reason, export.row_count, export.rows_digest)
     return reason
@@ -71,6 +74,11 @@ def nothing_sent(recipients_files: list[str], destinations_file: str | None) -> 
     if destinations_file is not None:
         held_back.append(f"the owner's file was not sent to the destinations ({destinations_file})")
     return "; ".join(held_back)
+
+
+def _last_sent_if_compared(schedule: Schedule, run: ScheduleRun, access_key: str | None = None) -> LastSent | None:
+    """`last_sent`, looked up only for a condition that compares with it."""
+    return last_sent(run, access_key) if send_conditions.compares_with_last_sent(schedule.send_condition) else None
 
 
 def last_sent(run: ScheduleRun, access_key: str | None = None) -> LastSent | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ColumnElement, Integer, String, case, update
 
@@ -56,8 +57,28 @@ def claim(
 def dispatch_many(kind: WorkKind, record_ids: Sequence[int]) -> int:
     """Dispatch records never dispatched (an admission's batch, a turn's): their claims in one
     statement, then their jobs in one Redis round trip. Returns how many are on the queue."""
-    claimed = _claim_fresh(kind, {record_id: job_id(kind.slug, record_id) for record_id in record_ids})
+    return enqueue_claims(
+        kind, _claim_fresh(kind, {record_id: job_id(kind.slug, record_id) for record_id in record_ids})
+    )
+
+
+def enqueue_claims(kind: WorkKind, claimed: Sequence[tuple[int, str]]) -> int:
+    """Enqueue, in one Redis round trip, the jobs of committed claims, each (record id, job id).
+    Returns how many are on the queue."""
     return enqueue_claimed([_job(kind, record_id, claimed_job_id) for record_id, claimed_job_id in claimed])
+
+
+def claim_on_insert(kind: WorkKind, new_job_id: ColumnElement[str]) -> dict[str, Any]:
+    """The claim's columns for records inserted already claimed by the jobs `new_job_id` names, at
+    the database's clock: an admission that dispatches what it admits commits each claim with its
+    record, so no dispatcher ever sees the record unclaimed, and no second write of every row
+    records the claim. Only for a kind whose claims are on the record's own row and uncounted."""
+    rows = kind.rows
+    if rows.claims is not rows.model or rows.dispatch_count is not None:
+        raise ValueError(
+            f"{kind.label} records are claimed on a row of their own or counted; claim them after inserting"
+        )
+    return _claim_values(kind, new_job_id, database_now())
 
 
 def _claim_fresh(kind: WorkKind, job_ids: Mapping[int, str]) -> list[tuple[int, str]]:

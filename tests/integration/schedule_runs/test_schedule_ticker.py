@@ -17,9 +17,12 @@ from app.domain.timing.timetable import Timetable, next_occurrence
 from app.extensions import db
 from app.models.schedule import Schedule, ScheduleRun
 from app.models.types import utcnow
+from app.services.schedules.run_work import RUNS
 from app.services.schedules.schedule_ticker import tick
+from app.services.work import claims, engine
 from app.services.work.queue import redis_connection
-from tests.fixtures.workers import table_lock_waiters, wait_for
+from app.services.work.work_kind import LOST_AFTER
+from tests.fixtures.workers import queues_unreachable, table_lock_waiters, wait_for
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 HOURLY = {"kind": "hourly", "minute": 0, "zone": "Europe/Berlin"}
@@ -89,6 +92,25 @@ def test_admitted_runs_are_dispatched_onto_the_queue(run_scenario):
     job = Job.fetch(run.job_id, connection=redis_connection())
     assert (job.func_name, job.args) == ("jobs.schedule_run.run", (run.id,))
     assert run.dispatched_at is not None
+
+
+def test_a_run_is_admitted_claimed_so_with_redis_down_only_the_lost_job_turn_enqueues_it(
+    run_scenario, app, monkeypatch, free_port
+):
+    due_at = next_occurrence(Timetable.from_json(HOURLY, "UTC"), utcnow() - timedelta(hours=1))
+    schedule = run_scenario.make_schedule(timetable=HOURLY, next_occurrence_at=due_at)
+    queues_unreachable(app, monkeypatch, free_port)
+
+    tick()
+    monkeypatch.undo()
+
+    [run] = runs_of(schedule.id)
+    assert run.job_id is not None and run.dispatched_at is not None
+    # Committed claimed with its admission: the pending turn, which claims what no job names, leaves it.
+    assert claims.dispatch_pending(RUNS) == 0
+    assert engine.redispatch_lost(utcnow() + LOST_AFTER + timedelta(seconds=1)) == 1
+    [run] = runs_of(schedule.id)
+    assert Job.fetch(run.job_id, connection=redis_connection()).args == (run.id,)
 
 
 def _tickers_waiting(count: int) -> bool:

@@ -1,8 +1,9 @@
 """What each kind of job loads: a worker forks a work-horse per job, so whatever the worker holds
-before it forks, every job holds, and each job adds its own module and what its work picks.
+before it forks, every job holds (the job modules of every kind among it, imported once rather
+than in each horse), and each job adds what its work picks.
 
 Each case starts a fresh interpreter, does what `python -m jobs.worker` does before it forks
-(imports the worker, builds its app), imports the job's entry point and, where the work picks a
+(builds its app and imports the job modules: `ready_to_fork`), imports the job's entry point and, where the work picks a
 writer or a store, asks for that one; then it lists the libraries loaded (top-level packages
 outside the standard library). A library outside the kind's list fails the case, naming it: a new
 import that makes every job carry reportlab, boto3 or pyarrow is caught here, not in a bench run.
@@ -24,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[3]
 # driver, RQ and Redis (with its C parser, hiredis, where installed), the metrics client.
 # botocore's exceptions alone: app.destinations tells a transient failure from a permanent one by
 # their class (boto3 and botocore's client load only when an S3 store or destination is opened);
-# cryptography: RQ's Redis client and the stored secrets' Fernet.
+# cryptography: RQ's Redis client and the stored secrets' Fernet. And the job modules' own, which
+# the worker imports before it forks (jobs/worker.py): cronsim for the timetables, zlib-ng with
+# which a package's volumes deflate (app/rendering/package/zip_stream.py).
 WORKER = frozenset(
     {
         "app",
@@ -33,6 +36,7 @@ WORKER = frozenset(
         "botocore",
         "brotli",
         "click",
+        "cronsim",
         "cryptography",
         "cython_runtime",
         "flask",
@@ -57,11 +61,9 @@ WORKER = frozenset(
         "urllib3",
         "werkzeug",
         "wtforms",
+        "zlib_ng",
     }
 )
-TIMETABLES = frozenset({"cronsim"})
-# A package's volumes deflate with zlib-ng (app/rendering/package/zip_stream.py).
-PACKAGE_VOLUMES = frozenset({"zlib_ng"})
 PDF = frozenset({"reportlab", "uharfbuzz", "bidi", "rlbidi", "PIL", "charset_normalizer", "chardet", "rl_accel"})
 # openpyxl loads lxml, Pillow and NumPy where they are installed.
 OPENPYXL = frozenset({"openpyxl", "et_xmlfile", "lxml", "PIL", "numpy"})
@@ -77,9 +79,8 @@ REPORT_XLSX = "from app.services.files.report_file_production import report_writ
 
 PROBE = """
 import json, sys
-import jobs.worker
-from jobs.app_context import worker_app
-worker_app()
+from jobs.worker import ready_to_fork
+ready_to_fork()
 __import__(sys.argv[1])
 exec(sys.argv[2])
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules} - set(sys.stdlib_module_names))))
@@ -89,10 +90,10 @@ CASES = {
     "export_file, a CSV file in a storage folder": ("jobs.export_file", f"{CSV_FILE}; {FILE_STORAGE}", WORKER),
     "export_file, a report as PDF": ("jobs.export_file", REPORT_PDF, WORKER | PDF),
     "export_file, a report as XLSX": ("jobs.export_file", REPORT_XLSX, WORKER | OPENPYXL),
-    "schedule_run": ("jobs.schedule_run", "", WORKER | TIMETABLES),
-    "package_execution": ("jobs.package_execution", "", WORKER | PACKAGE_VOLUMES),
+    "schedule_run": ("jobs.schedule_run", "", WORKER),
+    "package_execution": ("jobs.package_execution", "", WORKER),
     "package_delivery": ("jobs.package_delivery", "", WORKER),
-    "tick": ("jobs.tick", "", WORKER | TIMETABLES),
+    "tick": ("jobs.tick", "", WORKER),
 }
 
 
