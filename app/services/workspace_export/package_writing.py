@@ -28,7 +28,7 @@ from app.rendering.package.volumes import (
 )
 from app.services.workspace_export.package_keys import relative_to_package, volume_key
 from app.services.workspace_export.production_attempt import ProductionAttempt
-from app.storage import StorageError
+from app.storage import PartBuffer, StorageError
 from app.vocabulary import PackageFormat
 
 
@@ -162,27 +162,19 @@ class VolumeUpload:
         self._upload = attempt.storage.begin_upload(self._key)
         attempt.open_uploads[self._volume_id] = self._upload
         export_volume.record_upload(self._volume_id, self._upload.upload_id)
-        self._part_size = attempt.storage.part_size
-        self._buffer = bytearray()
+        self._buffer = PartBuffer(attempt.storage.part_size, self._send)
         self._parts = 0
 
     def write(self, data: bytes) -> None:
-        self._buffer += data
-        while len(self._buffer) >= self._part_size:
-            with memoryview(self._buffer) as view:
-                part = bytes(view[: self._part_size])
-            del self._buffer[: self._part_size]
-            self._send(part)
+        self._buffer.write(data)
 
-    def _send(self, part: bytes) -> None:
+    def _send(self, part: bytearray) -> None:
         self._upload.upload_part(part)
         self._parts += 1
         export_volume.record_part(self._volume_id, self._parts, len(part))
 
     def close(self, volume: VolumeResult) -> None:
-        if self._buffer:
-            self._send(bytes(self._buffer))
-            self._buffer.clear()
+        self._buffer.close()
         attempt = self._attempt
         # Checked after the last part and before completing: a restart after this check aborts
         # the upload (or removes the object), so a stale attempt never leaves a volume behind.
