@@ -28,7 +28,16 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+
+# pyarrow reads this once, as it is first imported, to pick the pool behind
+# `pa.default_memory_pool()`, which the Parquet writer allocates from whatever pool it is given
+# (its dictionary encoders, its page buffers). Its choice on Linux, mimalloc, asks for
+# transparent huge pages, so its arena stays resident by 2 MiB ranges: 27 MB of pages for at
+# most 8 MB of Arrow data at the peak of a 5,000,000-row package, 11 MB more than with jemalloc
+# (bench/README.md, "Parquet"). A worker's package job is the first to import pyarrow.
+os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -63,10 +72,10 @@ _FIRST_RATIO = 2.0
 
 
 def _memory_pool() -> pa.MemoryPool:
-    """jemalloc where pyarrow is built with it, else pyarrow's default. pyarrow's default on Linux,
-    mimalloc, asks for transparent huge pages for its arena, so each 2 MiB range it touches stays
-    resident whole: in a package job it held about 40 MB of pages for under 20 MB of Arrow data
-    (bench/README.md, "Parquet")."""
+    """The pool the writer's parsed blocks and row groups live in: jemalloc where pyarrow is built
+    with it, for the reason ARROW_DEFAULT_MEMORY_POOL is set above, and asked for by name because a
+    process that imported pyarrow before this module keeps mimalloc as its default; else pyarrow's
+    default."""
     try:
         return pa.jemalloc_memory_pool()
     except NotImplementedError:
