@@ -59,7 +59,9 @@ from app.vocabulary import PackageFormat
 EXTENSION = PackageFormat.PARQUET
 # Bytes of CSV records gathered before they are parsed, in the job's own thread (PostgreSQL's COPY
 # keeps the other core busy); a block ends where a record ends, so a record of any length parses.
-CSV_BLOCK_BYTES = 1024 * 1024
+# At 5,000,000 rows blocks of 1 MiB peaked at 205-222 MB from run to run, of 512 KiB at 206-209 MB
+# for the same CPU, of 256 KiB at 195-202 MB for 10 % more of it (bench/README.md, "Parquet").
+CSV_BLOCK_BYTES = 512 * 1024
 # Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
 # encodings, counts (about 100 bytes in practice).
 _CHUNK_METADATA_BYTES = 256
