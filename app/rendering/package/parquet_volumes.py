@@ -28,16 +28,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-
-# pyarrow reads this once, as it is first imported, to pick the pool behind
-# `pa.default_memory_pool()`, which the Parquet writer allocates from whatever pool it is given
-# (its dictionary encoders, its page buffers). Its choice on Linux, mimalloc, asks for
-# transparent huge pages, so its arena stays resident by 2 MiB ranges: 27 MB of pages for at
-# most 8 MB of Arrow data at the peak of a 5,000,000-row package, 11 MB more than with jemalloc
-# (bench/README.md, "Parquet"). A worker's package job is the first to import pyarrow.
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,8 +50,9 @@ from app.vocabulary import PackageFormat
 EXTENSION = PackageFormat.PARQUET
 # Bytes of CSV records gathered before they are parsed, in the job's own thread (PostgreSQL's COPY
 # keeps the other core busy); a block ends where a record ends, so a record of any length parses.
-# At 5,000,000 rows blocks of 1 MiB peaked at 205-222 MB from run to run, of 512 KiB at 206-209 MB
-# for the same CPU, of 256 KiB at 195-202 MB for 10 % more of it (bench/README.md, "Parquet").
+# At 5,000,000 rows blocks of 1 MiB peaked at 205-222 MB from run to run (4 of 16 runs past 215),
+# of 512 KiB at 200-216 MB (1 of 17) for the same CPU, of 256 KiB at 195-202 MB for 10 % more of
+# it (bench/README.md, "After issue 31").
 CSV_BLOCK_BYTES = 512 * 1024
 # Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
 # encodings, counts (about 100 bytes in practice).
@@ -75,9 +67,9 @@ _FIRST_RATIO = 2.0
 
 def _memory_pool() -> pa.MemoryPool:
     """The pool the writer's parsed blocks and row groups live in: jemalloc where pyarrow is built
-    with it, for the reason ARROW_DEFAULT_MEMORY_POOL is set above, and asked for by name because a
-    process that imported pyarrow before this module keeps mimalloc as its default; else pyarrow's
-    default."""
+    with it, for the reason package jobs make it pyarrow's default (ARROW_DEFAULT_MEMORY_POOL,
+    app/services/workspace_export/package_writing.py), and asked for by name because a process that
+    imported pyarrow before that keeps mimalloc as its default; else pyarrow's default."""
     try:
         return pa.jemalloc_memory_pool()
     except NotImplementedError:

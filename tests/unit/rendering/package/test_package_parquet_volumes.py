@@ -196,7 +196,7 @@ def test_parsed_rows_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it(
         assert pa.default_memory_pool().bytes_allocated() == default_before
 
 
-def test_a_process_that_imports_the_writer_first_gets_jemalloc_as_pyarrows_default_pool():
+def test_a_package_job_gets_jemalloc_as_pyarrows_default_pool():
     """What the Parquet writer allocates from the default pool whatever pool it is given stays out
     of mimalloc's huge pages in a worker's package job, the first in its process to import pyarrow."""
     if "jemalloc" not in pa.supported_memory_backends():
@@ -206,7 +206,8 @@ def test_a_process_that_imports_the_writer_first_gets_jemalloc_as_pyarrows_defau
         [
             sys.executable,
             "-c",
-            "import app.rendering.package.parquet_volumes, pyarrow; print(pyarrow.default_memory_pool().backend_name)",
+            "import app.services.workspace_export.package_writing, app.rendering.package.parquet_volumes, pyarrow;"
+            " print(pyarrow.default_memory_pool().backend_name)",
         ],
         env=environment,
         capture_output=True,
