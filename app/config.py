@@ -268,3 +268,9 @@ def environment_for_children(defaults: Mapping[str, str], overrides: Mapping[str
     """The environment of a process this one starts: this one's, `defaults` for the variables it
     does not set, and `overrides` whatever it sets."""
     return {**defaults, **os.environ, **overrides}
+
+
+def library_default(name: str, value: str) -> None:
+    """Set `name` in this process's environment to `value` unless it is set already: for a library
+    that reads a variable of its own once, as it is first imported, before this process imports it."""
+    os.environ.setdefault(name, value)

@@ -552,9 +552,9 @@ def _package(plan: PackagePlan, scratch: Path, meter: Meter, format: str) -> int
     from app.models import ExportExecution, ExportPackage
     from app.models.export_execution import ExecutionTrigger
     from app.services.workspace_export.package_production import run_execution
-    from bench.dataset import create_bench_app
+    from bench.dataset import create_job_app
 
-    app = create_bench_app((scratch / "storage").as_uri())
+    app = create_job_app((scratch / "storage").as_uri())
     with app.app_context():
         snapshot = {
             "datasets": plan.datasets,

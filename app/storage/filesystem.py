@@ -204,7 +204,7 @@ class FilesystemUpload(MultipartUpload):
         self._size = 0
         self._finished = False
 
-    def upload_part(self, data: bytes) -> None:
+    def upload_part(self, data: bytes | bytearray) -> None:
         if self._finished:
             raise StorageError(f"the upload to {self.key!r} is already finished")
         try:

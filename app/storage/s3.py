@@ -181,7 +181,7 @@ class S3Upload(MultipartUpload):
                 Bucket=self._storage.bucket, Key=self._full_key, UploadId=self.upload_id, **arguments
             )
 
-    def upload_part(self, data: bytes) -> None:
+    def upload_part(self, data: bytes | bytearray) -> None:
         number = len(self._parts) + 1
         response = self._call("upload a part of", "upload_part", PartNumber=number, Body=data)
         self._parts.append({"PartNumber": number, "ETag": response["ETag"]})

@@ -50,7 +50,10 @@ from app.vocabulary import PackageFormat
 EXTENSION = PackageFormat.PARQUET
 # Bytes of CSV records gathered before they are parsed, in the job's own thread (PostgreSQL's COPY
 # keeps the other core busy); a block ends where a record ends, so a record of any length parses.
-CSV_BLOCK_BYTES = 1024 * 1024
+# At 5,000,000 rows blocks of 1 MiB peaked at 205-222 MB from run to run (4 of 16 runs past 215),
+# of 512 KiB at 200-216 MB (1 of 17) for the same CPU, of 256 KiB at 195-202 MB for 10 % more of
+# it (bench/README.md, "After issue 31").
+CSV_BLOCK_BYTES = 512 * 1024
 # Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
 # encodings, counts (about 100 bytes in practice).
 _CHUNK_METADATA_BYTES = 256
@@ -63,10 +66,10 @@ _FIRST_RATIO = 2.0
 
 
 def _memory_pool() -> pa.MemoryPool:
-    """jemalloc where pyarrow is built with it, else pyarrow's default. pyarrow's default on Linux,
-    mimalloc, asks for transparent huge pages for its arena, so each 2 MiB range it touches stays
-    resident whole: in a package job it held about 40 MB of pages for under 20 MB of Arrow data
-    (bench/README.md, "Parquet")."""
+    """The pool the writer's parsed blocks and row groups live in: jemalloc where pyarrow is built
+    with it, for the reason package jobs make it pyarrow's default (ARROW_DEFAULT_MEMORY_POOL,
+    app/services/workspace_export/package_writing.py), and asked for by name because a process that
+    imported pyarrow before that keeps mimalloc as its default; else pyarrow's default."""
     try:
         return pa.jemalloc_memory_pool()
     except NotImplementedError:

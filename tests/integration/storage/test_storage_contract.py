@@ -59,6 +59,21 @@ def test_part_writer_streams_uneven_writes(any_storage):
     assert read_all(any_storage, KEY) == data
 
 
+def test_a_part_is_stored_as_it_was_when_sent_though_its_buffer_is_refilled(any_storage):
+    """PartBuffer hands every part from one buffer and overwrites it with the next part as soon as
+    upload_part returns: the backend must have stored (or sent) the bytes by then."""
+    first, second = payload(any_storage.part_size, seed=2), payload(any_storage.part_size, seed=3)
+    buffer = bytearray(first)
+    upload = any_storage.begin_upload(KEY)
+    upload.upload_part(buffer)
+    buffer[:] = second
+    upload.upload_part(buffer)
+    buffer[:] = b"\0" * len(buffer)
+
+    assert upload.complete() == 2 * any_storage.part_size
+    assert read_all(any_storage, KEY) == first + second
+
+
 def test_read_chunks_respects_chunk_size(any_storage):
     """read_chunks yields pieces no larger than asked for."""
     any_storage.put_bytes(KEY, payload(1000))

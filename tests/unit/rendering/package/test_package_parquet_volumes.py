@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import subprocess
+import sys
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -189,8 +192,29 @@ def test_parsed_rows_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it(
 
     held = sum(batch.nbytes for batch in batches)
     assert MEMORY_POOL.bytes_allocated() - pool_before >= held
-    if MEMORY_POOL is not pa.default_memory_pool():
+    if MEMORY_POOL.backend_name != pa.default_memory_pool().backend_name:
         assert pa.default_memory_pool().bytes_allocated() == default_before
+
+
+def test_a_package_job_gets_jemalloc_as_pyarrows_default_pool():
+    """What the Parquet writer allocates from the default pool whatever pool it is given stays out
+    of mimalloc's huge pages in a worker's package job, the first in its process to import pyarrow."""
+    if "jemalloc" not in pa.supported_memory_backends():
+        pytest.skip("this pyarrow has no jemalloc")
+    environment = {name: value for name, value in os.environ.items() if name != "ARROW_DEFAULT_MEMORY_POOL"}
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import app.services.workspace_export.package_writing, app.rendering.package.parquet_volumes, pyarrow;"
+            " print(pyarrow.default_memory_pool().backend_name)",
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.strip() == "jemalloc"
 
 
 def test_a_record_longer_than_a_parsing_block_parses_whole():
