@@ -29,9 +29,11 @@ the `warnings` Counter the caller passes (app/domain/files/file_warnings.py has 
 
 from __future__ import annotations
 
+import queue
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -61,6 +63,10 @@ Progress = Callable[[int, int | None], None]
 
 MAX_SHEET_ROWS = 1_048_576
 PROGRESS_EVERY_ROWS = 2000
+# Pieces of the sheet (PROGRESS_EVERY_ROWS rows each) handed to its writing thread and not yet
+# written. One keeps both threads busy; four added 8 MB of peak at a million rows and no speed
+# (bench/README.md, "A quiet machine").
+HANDED_OVER_PIECES = 1
 COPY_CHUNK_BYTES = 1024 * 1024
 MAX_DECIMAL_PLACES = 10
 # Above this many cells the sheet might pass zip's 4 GiB member limit, so its entry is written
@@ -354,6 +360,42 @@ def _label_row(row_number: int, texts: Sequence[str], style: int, warnings: Coun
     return f'<row r="{row_number}">{cells}</row>'
 
 
+class _WrittenInAThread:
+    """Writes what it is handed into `sink` from a thread of its own. The sheet is most of the
+    workbook, and zipfile's deflate and CRC release the GIL: its next rows are made while the last
+    ones are compressed, as a pipe to gzip would overlap them. A failure of the sink is raised to
+    the caller at its next write, or on leaving; leaving ends the thread in every case."""
+
+    def __init__(self, sink) -> None:
+        self._sink = sink
+        self._pieces: queue.Queue[bytes | None] = queue.Queue(maxsize=HANDED_OVER_PIECES)
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._write_handed_over, name="xlsx-sheet", daemon=True)
+
+    def _write_handed_over(self) -> None:
+        while (piece := self._pieces.get()) is not None:
+            if self._failure is None:
+                try:
+                    self._sink.write(piece)
+                except BaseException as exc:  # raised again in the caller's thread
+                    self._failure = exc
+
+    def write(self, piece: bytes) -> None:
+        if self._failure is not None:
+            raise self._failure
+        self._pieces.put(piece)
+
+    def __enter__(self) -> _WrittenInAThread:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._pieces.put(None)
+        self._thread.join()
+        if exc_info[0] is None and self._failure is not None:
+            raise self._failure
+
+
 def write_xlsx(
     columns: Sequence[Column],
     rows: Iterable[Sequence],
@@ -403,7 +445,10 @@ def write_xlsx(
             package.writestr("xl/workbook.xml", _workbook_xml(sheet_name))
             package.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
             package.writestr("xl/styles.xml", _styles_xml())
-            with package.open("xl/worksheets/sheet1.xml", "w", force_zip64=force_zip64) as sheet:
+            with (
+                package.open("xl/worksheets/sheet1.xml", "w", force_zip64=force_zip64) as sheet_entry,
+                _WrittenInAThread(sheet_entry) as sheet,
+            ):
                 sheet.write(_sheet_head(widths, len(label_rows)).encode("utf-8"))
                 row_number = 0
                 for texts, style in label_rows:

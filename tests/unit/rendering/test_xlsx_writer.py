@@ -2,6 +2,7 @@
 
 import io
 import re
+import threading
 import zipfile
 from collections import Counter
 from datetime import UTC, date, datetime
@@ -373,6 +374,35 @@ def test_refuses_rows_beyond_the_sheet_while_streaming(monkeypatch):
     with pytest.raises(TooManyRows):
         _write([ROW] * 5)
     assert len(list(_sheet(_write([ROW] * 4)).iter_rows())) == 5
+
+
+def _sheet_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "xlsx-sheet"]
+
+
+def test_the_sheet_s_writing_thread_ends_when_rows_beyond_the_sheet_stop_the_writer(monkeypatch):
+    monkeypatch.setattr(xlsx_writer, "MAX_SHEET_ROWS", 5)
+    with pytest.raises(TooManyRows):
+        _write([ROW] * 5)
+    assert _sheet_threads() == []
+
+
+def test_a_sheet_written_in_pieces_from_its_thread_is_whole_and_in_order():
+    rows = [(i, f"note {i}", None, None, None, None) for i in range(4 * xlsx_writer.PROGRESS_EVERY_ROWS + 7)]
+    sheet = _sheet(_write(rows))
+    assert [row[0] for row in sheet.iter_rows(min_row=2, max_col=1, values_only=True)] == list(range(len(rows)))
+    assert _sheet_threads() == []
+
+
+def test_a_failure_of_the_sheet_s_sink_reaches_the_caller_and_ends_the_thread():
+    class FullDisk:
+        def write(self, data: bytes) -> None:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"), xlsx_writer._WrittenInAThread(FullDisk()) as sheet:
+        for _ in range(xlsx_writer.HANDED_OVER_PIECES + 3):
+            sheet.write(b"<row/>")
+    assert _sheet_threads() == []
 
 
 def test_progress_is_reported_while_writing_and_at_the_end():
