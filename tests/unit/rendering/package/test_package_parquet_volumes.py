@@ -199,8 +199,8 @@ def test_parsed_rows_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it(
 def test_a_package_job_gets_jemalloc_as_pyarrows_default_pool():
     """What the Parquet writer allocates from the default pool whatever pool it is given stays out
     of mimalloc's huge pages in a worker's package job, the first in its process to import pyarrow."""
-    if "jemalloc" not in pa.supported_memory_backends():
-        pytest.skip("this pyarrow has no jemalloc")
+    # The pinned pyarrow's wheels carry jemalloc; one without it would quietly keep mimalloc.
+    assert "jemalloc" in pa.supported_memory_backends()
     environment = {name: value for name, value in os.environ.items() if name != "ARROW_DEFAULT_MEMORY_POOL"}
     shown = subprocess.run(
         [
