@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NoReturn
 
-from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
@@ -30,10 +28,9 @@ from app.domain.errors import TransitionRefused, ValidationError
 from app.domain.people.access import RequesterContext, current_context
 from app.domain.schedules import schedule_lifecycle, schedule_run
 from app.domain.sources.catalog import get_dataset
-from app.domain.sources.query_spec import validate_definition
 from app.domain.timing.retry_policy import MAIL_TO_A_PERSON, SCHEDULED_FILE, RetryPolicy
 from app.extensions import db
-from app.models import ExportFile, ExportFileRequest, Report, SavedQuery
+from app.models import ExportFile, Report, SavedQuery
 from app.models.export_file import FailureCode, FileStatus
 from app.models.schedule import (
     MAIL_UNAVAILABLE,
@@ -47,13 +44,11 @@ from app.models.schedule import (
     SkipReason,
 )
 from app.models.types import Moment, database_clock
-from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
-from app.services.files.file_requests import QueryFileOptions, queued_query_file
-from app.services.files.report_files import queued_report_file
 from app.services.schedules import (
     destination_deliveries,
     destination_work,
     recipient_files,
+    run_file_production,
     schedule_delivery,
     send_decision,
 )
@@ -297,7 +292,7 @@ def _recipient_file(
     if export is None or (export.status == FileStatus.FAILED and export.failure_code != FailureCode.CANCELLED):
         now = database_clock()
         try:
-            export, _ = queued_file(schedule, requester, now)
+            export, _ = run_file_production.queued_file(schedule, requester, now)
         except ValidationError as exc:
             _settle_failed(
                 run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}"
@@ -306,7 +301,7 @@ def _recipient_file(
         db.session.flush()
         schedule_run.record_recipient_file(run_file.id, run.id, attempt, export.id)
         db.session.commit()
-    export = produced(export.id)
+    export = run_file_production.produced(export.id)
     if export.status == FileStatus.SUCCEEDED:
         return export
     if export.failure_code == FailureCode.ACCESS_LOST:
@@ -377,9 +372,6 @@ def _fail_and_pause(run: ScheduleRun, attempt: int, code: str, detail: str, reas
 
 
 # How often a run's attempt looks again at a file another live job is producing for it.
-FILE_HOLDER_POLL_SECONDS = 1.0
-
-
 def _file_for(
     run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int, started_at: datetime
 ) -> ExportFile:
@@ -391,34 +383,10 @@ def _file_for(
         export_id = _admit_file(run, schedule, owner, attempt)
     else:
         export_id = export.id
-    export = produced(export_id)
+    export = run_file_production.produced(export_id)
     if export.status != FileStatus.SUCCEEDED:
         _file_failed(run, export, attempt, started_at)
     return export
-
-
-def produced(export_id: int) -> ExportFile:
-    """File `export_id` produced in this process, or settled by the job that holds it."""
-    while run_export_file(export_id) == HELD_ELSEWHERE:
-        # Another job holds the file (the file's own redelivery after this run's worker died, or
-        # the earlier attempt's worker, alive again): wait until it settles the file or its lease lapses.
-        _wait_for_the_file_s_holder(export_id)
-    db.session.rollback()
-    export = db.session.get_one(ExportFile, export_id, populate_existing=True)
-    # The run goes on with the file as read here (settled, once produced): out of the session, the
-    # run's later commits do not have it read again at each use.
-    db.session.expunge(export)
-    return export
-
-
-def _wait_for_the_file_s_holder(export_id: int) -> None:
-    while True:
-        export = db.session.get_one(ExportFile, export_id, populate_existing=True)
-        lease_expires_at, settled = export.lease_expires_at, export.is_settled
-        db.session.rollback()
-        if settled or lease_expires_at is None or lease_expires_at < database_clock():
-            return
-        time.sleep(FILE_HOLDER_POLL_SECONDS)
 
 
 def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, attempt: int) -> int:
@@ -427,7 +395,7 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
     so the file dispatcher leaves it alone and its lost-job check finds it if this job dies."""
     now = database_clock()
     try:
-        export, source_changed = queued_file(schedule, owner, now)
+        export, source_changed = run_file_production.queued_file(schedule, owner, now)
     except ValidationError as exc:
         _settle_failed(run, attempt, FailureCode.INVALID_REQUEST, f"The schedule's source can no longer be run: {exc}")
     db.session.add(export)
@@ -446,53 +414,6 @@ def _admit_file(run: ScheduleRun, schedule: Schedule, owner: RequesterContext, a
             PauseReason.SOURCE_REMOVED,
         )
     return export_id
-
-
-def queued_file(schedule: Schedule, requester: RequesterContext, now: datetime) -> tuple[ExportFile, bool]:
-    """A queued file of the schedule's source requested by `requester`, claimed by this run's job,
-    and whether the report changed since the schedule saw it. Not added to the session.
-    ValidationError when the source can no longer be run."""
-    settings = current_app.config["SETTINGS"]
-    source_changed = False
-    if schedule.kind == ScheduleKind.QUERY:
-        if schedule.query_definition is None or schedule.query_version is None:
-            # The table's check constraint keeps both on every query schedule.
-            raise ValueError(f"query schedule {schedule.id} has no query definition or version")
-        query = db.session.get(SavedQuery, schedule.source_query_id) if schedule.source_query_id else None
-        definition = validate_definition(schedule.query_definition, settings.max_export_rows)
-        export = queued_query_file(
-            requester,
-            query or _SnapshotSource(schedule.source_query_id, definition["dataset"]),
-            definition,
-            QueryFileOptions(format=schedule.format, heading=schedule.heading),
-            source_name=schedule.name,
-            source_version=schedule.query_version,
-            requested_at=now,
-        )
-        export.dataset = definition["dataset"]
-    else:
-        report = db.session.get_one(Report, schedule.report_id)
-        query = db.session.get_one(SavedQuery, report.source_query_id)
-        source_changed = schedule.report_version_seen is not None and report.version != schedule.report_version_seen
-        export = queued_report_file(requester, report, query, schedule.format, now)
-    export.schedule_id = schedule.id
-    export.outbox = ExportFileRequest(dispatch_count=1, dispatched_at=now, job_id=_current_job_id())
-    return export, source_changed
-
-
-class _SnapshotSource:
-    """The saved query a snapshot came from, when only the snapshot is left to read."""
-
-    def __init__(self, query_id: int | None, dataset: str):
-        self.id = query_id
-        self.dataset = dataset
-
-
-def _current_job_id() -> str | None:
-    from rq import get_current_job
-
-    job = get_current_job()
-    return job.id if job is not None else None
 
 
 def _file_failed(run: ScheduleRun, export: ExportFile, attempt: int, started_at: datetime) -> NoReturn:

@@ -17,7 +17,7 @@ from app.models.schedule import ScheduleRun
 from app.models.types import utcnow
 from app.services.files import export_runner
 from app.services.files.export_runner import HELD_ELSEWHERE, run_export_file
-from app.services.schedules import schedule_runs
+from app.services.schedules import run_file_production, schedule_runs
 from tests.integration.work.drivers import FILES, RUNS
 
 
@@ -46,7 +46,7 @@ def test_a_run_s_next_attempt_waits_for_its_file_s_holder_then_produces_the_file
         raise _WorkerDied
 
     with monkeypatch.context() as patched, pytest.raises(_WorkerDied):
-        patched.setattr(schedule_runs, "run_export_file", dies_mid_file)
+        patched.setattr(run_file_production, "run_export_file", dies_mid_file)
         schedule_runs.process_run(run_id)
     db.session.execute(update(ScheduleRun).where(ScheduleRun.id == run_id).values(lease_expires_at=utcnow()))
     db.session.commit()
@@ -56,7 +56,7 @@ def test_a_run_s_next_attempt_waits_for_its_file_s_holder_then_produces_the_file
         answers.append(export_runner.run_export_file(export_id))
         return answers[-1]
 
-    monkeypatch.setattr(schedule_runs, "run_export_file", recorded)
+    monkeypatch.setattr(run_file_production, "run_export_file", recorded)
 
     assert schedule_runs.process_run(run_id) == "succeeded"
 
