@@ -15,8 +15,6 @@ from app.models.report import Report
 from app.models.schedule import (
     CommunicationTemplate,
     CommunicationTemplateVersion,
-    DestinationDelivery,
-    DestinationDeliveryAttempt,
     RecipientDelivery,
     Schedule,
     ScheduleDestination,
@@ -25,6 +23,7 @@ from app.models.schedule import (
     ScheduleRunAttempt,
     ScheduleUnsubscribe,
 )
+from app.models.schedule_destination_delivery import DestinationDelivery, DestinationDeliveryAttempt
 from app.models.workspace import Membership, Person, Workspace
 
 __all__ = [

@@ -16,7 +16,8 @@ from sqlalchemy import select
 
 from app.extensions import db
 from app.models import ExportFile
-from app.models.schedule import DestinationDelivery, Schedule, ScheduleDestination, ScheduleRun
+from app.models.schedule import Schedule, ScheduleDestination, ScheduleRun
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
 from app.storage import get_storage

@@ -24,7 +24,7 @@ from app.domain import delivery_attempts, transitions
 from app.extensions import db, insert_ignoring_duplicates
 from app.models.export_destination import ExportDestination
 from app.models.package_delivery import FailureClass
-from app.models.schedule import (
+from app.models.schedule_destination_delivery import (
     DestinationDelivery,
     DestinationDeliveryAttempt,
     DestinationDeliveryStatus,

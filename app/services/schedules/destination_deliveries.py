@@ -42,13 +42,8 @@ from app.models import ExportFile
 from app.models.export_destination import ANNOUNCING_KINDS, ExportDestination
 from app.models.export_file import FileStatus
 from app.models.package_delivery import FailureClass
-from app.models.schedule import (
-    DestinationDelivery,
-    DestinationDeliveryStatus,
-    Schedule,
-    ScheduleDestination,
-    ScheduleRun,
-)
+from app.models.schedule import Schedule, ScheduleDestination, ScheduleRun
+from app.models.schedule_destination_delivery import DestinationDelivery, DestinationDeliveryStatus
 from app.models.types import Moment, utcnow
 from app.services.accounts import audit
 from app.services.pages.public_link_tokens import download_path, public_link

@@ -15,7 +15,7 @@ from app.destinations import DeliveryFailure
 from app.domain.schedules import destination_delivery
 from app.domain.timing.retry_policy import COPY_TO_A_DESTINATION
 from app.models.package_delivery import FailureClass
-from app.models.schedule import DestinationDelivery, DestinationDeliveryStatus
+from app.models.schedule_destination_delivery import DestinationDelivery, DestinationDeliveryStatus
 from app.services.schedules import destination_deliveries
 from app.services.work import claims
 from app.services.work.queue import WorkPriority

@@ -25,14 +25,8 @@ from app.extensions import db
 from app.models import ExportFile, Workspace
 from app.models.export_destination import LINKED_KINDS, ExportDestination
 from app.models.export_file import FileStatus
-from app.models.schedule import (
-    DeliveryStatus,
-    DestinationDelivery,
-    RecipientDelivery,
-    Schedule,
-    ScheduleRun,
-    ScheduleUnsubscribe,
-)
+from app.models.schedule import DeliveryStatus, RecipientDelivery, Schedule, ScheduleRun, ScheduleUnsubscribe
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.services.files.file_library import open_download
 from app.services.pages.public_link_tokens import nonce_from_token
 from app.services.pages.stored_download import Download

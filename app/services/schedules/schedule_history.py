@@ -29,13 +29,12 @@ from app.models.package_delivery import FailureClass
 from app.models.schedule import (
     ACTIVE_RUN_STATUSES,
     DeliveryStatus,
-    DestinationDelivery,
-    DestinationDeliveryStatus,
     RunStatus,
     Schedule,
     ScheduleRun,
     ScheduleUnsubscribe,
 )
+from app.models.schedule_destination_delivery import DestinationDelivery, DestinationDeliveryStatus
 from app.models.types import utcnow
 from app.services.pages.list_pages import ListRequest, ListSpec, Page, newest_first, page_of
 from app.services.schedules.schedules import workspace_zone

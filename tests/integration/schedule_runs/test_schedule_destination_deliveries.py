@@ -14,15 +14,11 @@ from app.domain.errors import TransitionRefused
 from app.extensions import db
 from app.models import ExportFile
 from app.models.package_delivery import FailureClass
-from app.models.schedule import (
+from app.models.schedule import RecipientDelivery, RunStatus, Schedule, ScheduleDestination, ScheduleRun
+from app.models.schedule_destination_delivery import (
     DestinationDelivery,
     DestinationDeliveryAttempt,
     DestinationDeliveryStatus,
-    RecipientDelivery,
-    RunStatus,
-    Schedule,
-    ScheduleDestination,
-    ScheduleRun,
 )
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret

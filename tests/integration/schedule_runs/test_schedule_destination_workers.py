@@ -14,7 +14,8 @@ from app.destinations.sftp import PARTIAL_MARK
 from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile
-from app.models.schedule import DestinationDelivery, DestinationDeliveryAttempt, ScheduleDestination, ScheduleRun
+from app.models.schedule import ScheduleDestination, ScheduleRun
+from app.models.schedule_destination_delivery import DestinationDelivery, DestinationDeliveryAttempt
 from app.models.types import utcnow
 from app.services.schedules import schedules
 from app.services.schedules.destination_work import DESTINATION_DELIVERIES

@@ -17,7 +17,6 @@ from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile, Person, Team
 from app.models.schedule import (
-    DestinationDelivery,
     RecipientDelivery,
     Schedule,
     ScheduleDestination,
@@ -25,6 +24,7 @@ from app.models.schedule import (
     ScheduleRunAttempt,
     ScheduleRunFile,
 )
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.services.schedules import schedules
 from app.services.schedules.schedule_runs import process_run

@@ -27,7 +27,8 @@ from sqlalchemy import select, update
 from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportFile
-from app.models.schedule import DestinationDelivery, RecipientDelivery, ScheduleDestination, ScheduleRun
+from app.models.schedule import RecipientDelivery, ScheduleDestination, ScheduleRun
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.observability.context import LOGGED_PATH
 from app.services.destinations import registry

@@ -13,7 +13,8 @@ from sqlalchemy import select
 from app.domain.schedules.schedule_rules import RUN_AS_RECIPIENTS_DESTINATIONS
 from app.extensions import db
 from app.models import AuditEvent
-from app.models.schedule import DestinationDelivery, RunTrigger, Schedule, ScheduleDestination
+from app.models.schedule import RunTrigger, Schedule, ScheduleDestination
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.security.credentials import encrypt_secret
 from app.services.schedules import destination_deliveries

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 
 from app.domain.schedules import destination_delivery
 from app.extensions import db
-from app.models.schedule import DestinationDelivery
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.services.schedules.destination_work import DESTINATION_DELIVERIES
 from app.services.work import engine

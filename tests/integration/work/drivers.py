@@ -24,7 +24,8 @@ from app.models.export_destination import ExportDestination
 from app.models.export_notice import ExportNotice
 from app.models.export_package import ExportVolume
 from app.models.package_delivery import ExportDelivery
-from app.models.schedule import DestinationDelivery, RecipientDelivery, RunTrigger, Schedule, ScheduleRecipient
+from app.models.schedule import RecipientDelivery, RunTrigger, Schedule, ScheduleRecipient
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import utcnow
 from app.services.files.file_requests import QueryFileOptions, request_query_file
 from app.services.schedules import destination_deliveries
