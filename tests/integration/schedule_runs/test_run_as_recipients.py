@@ -16,7 +16,6 @@ from app.domain.people.access import current_context
 from app.extensions import db
 from app.models import ExportDestination, ExportFile, Membership
 from app.models.schedule import (
-    DestinationDelivery,
     RecipientDelivery,
     RunTrigger,
     Schedule,
@@ -25,6 +24,7 @@ from app.models.schedule import (
     ScheduleRun,
     ScheduleRunFile,
 )
+from app.models.schedule_destination_delivery import DestinationDelivery
 from app.models.types import database_clock
 from app.services.files.export_runner import run_export_file
 from app.services.files.file_requests import QueryFileOptions, queued_query_file
@@ -238,6 +238,13 @@ def with_folder(ward: Ward, schedule: Schedule) -> ExportDestination:
     return folder
 
 
+def with_folder_admitted(ward: Ward, recipients, **values) -> tuple[Schedule, ScheduleRun]:
+    """A schedule run as each recipient that also delivers to a folder, and a run of it admitted."""
+    schedule = ward.schedule(recipients, **values)
+    with_folder(ward, schedule)
+    return schedule, admitted(schedule)
+
+
 def owner_sees_only(ward: Ward, *teams) -> None:
     """The owner a member whose row scope is `teams` (an administrator sees every team's rows)."""
     db.session.execute(
@@ -266,9 +273,7 @@ def test_with_a_destination_people_get_their_own_files_and_the_destination_the_o
     ward, destinations_root, mail_to_smtp_server, smtp_server
 ):
     north, south = ward.manager(ward.north), ward.manager(ward.south)
-    schedule = ward.schedule([north, south])
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [north, south])
 
     assert process_run(run.id) == "succeeded"
     [delivery] = destination_deliveries_of(run.id)
@@ -289,9 +294,7 @@ def test_the_send_condition_holding_back_the_owner_s_file_skips_the_destinations
 ):
     owner_sees_only(ward, ward.east)
     north = ward.manager(ward.north)
-    schedule = ward.schedule([north], send_condition="has_rows")
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [north], send_condition="has_rows")
 
     assert process_run(run.id) == "succeeded"
 
@@ -306,9 +309,7 @@ def test_a_run_whose_people_s_files_were_held_back_succeeds_when_the_destination
     ward, destinations_root, mail_to_smtp_server, smtp_server
 ):
     east = ward.manager(ward.east)
-    schedule = ward.schedule([east], send_condition="has_rows")
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [east], send_condition="has_rows")
 
     assert process_run(run.id) == "succeeded"
 
@@ -324,9 +325,7 @@ def test_a_run_that_held_back_the_people_s_files_and_the_owner_s_is_skipped_sayi
 ):
     owner_sees_only(ward, ward.east)
     east = ward.manager(ward.east)
-    schedule = ward.schedule([east], send_condition="has_rows")
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [east], send_condition="has_rows")
 
     assert process_run(run.id) == "skipped"
 
@@ -341,9 +340,7 @@ def test_only_when_changed_the_owner_s_file_is_compared_with_the_last_one_the_de
     ward, destinations_root, mail_to_smtp_server, smtp_server
 ):
     north = ward.manager(ward.north)
-    schedule = ward.schedule([north], send_condition="changed")
-    with_folder(ward, schedule)
-    first = admitted(schedule)
+    schedule, first = with_folder_admitted(ward, [north], send_condition="changed")
     assert process_run(first.id) == "succeeded"
     # A South row changes the owner's file, not the North manager's.
     factories.make_timesheet_entry(factories.make_team_member(ward.south), note="South shift")
@@ -365,9 +362,7 @@ def test_a_recipient_skipped_for_lost_access_has_no_link_to_the_owner_s_file(
 ):
     north = ward.manager(ward.north)
     without = ward.manager(ward.south, dataset_grants=["teams"])
-    schedule = ward.schedule([without, north])
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [without, north])
     assert process_run(run.id) == "succeeded"
     rows = rows_by_person(run.id)
 
@@ -383,9 +378,7 @@ def test_the_runs_page_shows_the_owner_s_file_went_to_the_destinations_beside_th
     ward, client, auth, destinations_root, mail_to_smtp_server, smtp_server
 ):
     north = ward.manager(ward.north)
-    schedule = ward.schedule([north])
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [north])
     assert process_run(run.id) == "succeeded"
     owners_file, north_file = settled(run.id).export_id, rows_by_person(run.id)[north.id].export_id
 
@@ -406,9 +399,7 @@ def test_the_runs_page_says_why_the_owner_s_file_was_not_sent_to_the_destination
 ):
     owner_sees_only(ward, ward.east)
     north = ward.manager(ward.north)
-    schedule = ward.schedule([north], send_condition="has_rows")
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [north], send_condition="has_rows")
     assert process_run(run.id) == "succeeded"
 
     auth.login(ward.owner.email)
@@ -424,9 +415,7 @@ def test_a_run_with_a_destination_delivered_again_makes_the_owner_s_file_and_its
     ward, destinations_root, mail_to_smtp_server, smtp_server
 ):
     north = ward.manager(ward.north)
-    schedule = ward.schedule([north])
-    with_folder(ward, schedule)
-    run = admitted(schedule)
+    schedule, run = with_folder_admitted(ward, [north])
     assert process_run(run.id) == "succeeded"
     db.session.execute(
         ScheduleRun.__table__.update().where(ScheduleRun.id == run.id).values(status="running", lease_expires_at=None)
