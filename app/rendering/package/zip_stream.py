@@ -8,8 +8,8 @@ deflate's worst case for the input given since the last flush, plus the fixed-si
 
 Deflating runs in a thread of its own, fed through a short queue, while the caller reads and
 encodes the next rows: `psql | gzip` overlaps the two the same way, and zlib-ng (zlib's API and
-deflate's standard stream, 1.5 times as fast at level 6 for 1.07 times the bytes, measured in
-bench/README.md) releases the GIL while it compresses, as does the CRC. What it deflated is
+deflate's standard stream, 1.5 times as fast as zlib at level 6 for 1.07 times the bytes,
+measured in bench/README.md) releases the GIL while it compresses, as does the CRC. What it deflated is
 written out by the caller's own thread at its next call (the sink may record each part in the
 database, which belongs to that thread). `abandon()` ends the thread of a stream that will not be
 closed.
@@ -31,7 +31,12 @@ from datetime import datetime
 
 from zlib_ng import zlib_ng
 
-DEFAULT_COMPRESSION_LEVEL = 6
+# zlib-ng's level 4 against its 6, on the 762 MB of a 5,000,000-row package's records: 3.4 against
+# 4.7 CPU seconds, 1.07 times the bytes of `gzip -6` against 0.99 times. On two cores the package's
+# reading thread, its deflating thread and the database share the machine, so the 1.3 seconds
+# saved are most of the margin to `psql | gzip -6` (issue 31: its time, and at most 1.1 times
+# its bytes; bench/README.md, "After issue 31").
+DEFAULT_COMPRESSION_LEVEL = 4
 # Pieces handed to the deflating thread and not yet deflated: enough to keep it busy while the
 # caller makes the next, few enough that memory holds only a handful of batches.
 HANDED_OVER_PIECES = 4
