@@ -277,7 +277,9 @@ def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
     _emit(_target("target_package_peak_rss_mb", line["peak_rss_mb"], MAX_PEAK_RSS_MB, "max"))
     native_line = native_anchor_line(rows, package, native)
     _emit(native_line)
-    _emit(_target("target_package_native_ratio", native_line["ratio"], MAX_NATIVE_RATIO, "max", anchor="psql_copy_gzip"))
+    _emit(
+        _target("target_package_native_ratio", native_line["ratio"], MAX_NATIVE_RATIO, "max", anchor="psql_copy_gzip")
+    )
     _emit(
         _target(
             "target_package_native_bytes_ratio",

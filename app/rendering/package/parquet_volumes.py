@@ -6,12 +6,11 @@ and scale, time stamps as microsecond timestamps adjusted to UTC, dates as dates
 strings, booleans as booleans; every column may hold NULL. Values are converted by pyarrow, which
 refuses anything it would have to round (a decimal with more digits than its scale).
 
-Rows arrive as Arrow record batches, converted natively from the CSV records PostgreSQL's COPY
-writes (`csv_record_batches`: the same records a CSV package carries, parsed by pyarrow with
-the column types above; an unquoted empty field is NULL, a quoted one the empty text) or, on
-SQLite, from typed rows (`row_batches`). Row groups are written as rows arrive, each of at most
-`row_group_rows` rows (fewer where a volume or the dataset ends): at most one row group and one
-parsed block are held, so memory stays flat however many rows the dataset has.
+Rows arrive as Arrow record batches: on PostgreSQL as its driver types them from a binary COPY
+(`database_batches`, a decimal's text made decimal128 here), on SQLite from typed rows
+(`row_batches`). Row groups are written as rows arrive, each of at most `row_group_rows` rows
+(fewer where a volume or the dataset ends): at most one row group and one batch are held, so
+memory stays flat however many rows the dataset has.
 
 A Parquet file's size is known only once it is closed (its footer describes every row group), so
 a volume is closed before a row group that might push it past the volume size: the row group's
@@ -32,7 +31,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from app.domain.workspace_export.column_shape import ColumnShape
@@ -48,12 +46,6 @@ from app.rendering.package.volumes import (
 from app.vocabulary import PackageFormat
 
 EXTENSION = PackageFormat.PARQUET
-# Bytes of CSV records gathered before they are parsed, in the job's own thread (PostgreSQL's COPY
-# keeps the other core busy); a block ends where a record ends, so a record of any length parses.
-# At 5,000,000 rows blocks of 1 MiB peaked at 205-222 MB from run to run (4 of 16 runs past 215),
-# of 512 KiB at 200-216 MB (1 of 17) for the same CPU, of 256 KiB at 195-202 MB for 10 % more of
-# it (bench/README.md, "After issue 31").
-CSV_BLOCK_BYTES = 512 * 1024
 # Each column chunk's metadata in the footer, beside its name and statistics: offsets, sizes,
 # encodings, counts (about 100 bytes in practice).
 _CHUNK_METADATA_BYTES = 256
@@ -66,7 +58,7 @@ _FIRST_RATIO = 2.0
 
 
 def _memory_pool() -> pa.MemoryPool:
-    """The pool the writer's parsed blocks and row groups live in: jemalloc where pyarrow is built
+    """The pool the writer's converted batches and row groups live in: jemalloc where pyarrow is built
     with it, for the reason package jobs make it pyarrow's default (ARROW_DEFAULT_MEMORY_POOL,
     app/services/workspace_export/package_writing.py), and asked for by name because a process that
     imported pyarrow before that keeps mimalloc as its default; else pyarrow's default."""
@@ -151,42 +143,17 @@ def row_batches(rows: Iterable[Sequence[Sequence]], schema: pa.Schema) -> Iterat
             )
 
 
-def _csv_blocks(records: Iterable[bytes | memoryview]) -> Iterator[bytearray]:
-    """The records gathered into blocks of at least CSV_BLOCK_BYTES (the last may be shorter), each
-    ending where a record ends."""
-    block = bytearray()
-    for record in records:
-        block += record
-        if len(block) >= CSV_BLOCK_BYTES:
-            yield block
-            block = bytearray()
-    if block:
-        yield block
-
-
-def csv_record_batches(records: Iterable[bytes | memoryview], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """CSV records as the package's CSV writes them (without a header; app/data/package_snapshot.py
-    `csv_records`) parsed into Arrow record batches of `schema`, one block at a time in this thread."""
-    parse_options = pa_csv.ParseOptions(newlines_in_values=True)
-    convert_options = pa_csv.ConvertOptions(
-        column_types=schema,
-        null_values=[""],
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=False,
-        true_values=["true"],
-        false_values=["false"],
-    )
-    for block in _csv_blocks(records):
-        # The whole block is one parsing block, so a record of any length parses.
-        read_options = pa_csv.ReadOptions(column_names=schema.names, block_size=len(block), use_threads=False)
-        table = pa_csv.read_csv(
-            pa.py_buffer(block),
-            read_options=read_options,
-            parse_options=parse_options,
-            convert_options=convert_options,
-            memory_pool=MEMORY_POOL,
-        )
-        yield from table.to_batches()
+def database_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """Arrow batches as the database's driver types them (app/data/package_snapshot.py
+    `arrow_batches`) in the types of `schema`: a decimal's exact text becomes decimal128 (refused
+    if it would have to be rounded or does not fit), any other column that differs is cast exactly."""
+    for batch in batches:
+        columns = []
+        for column, field in zip(batch.columns, schema, strict=True):
+            if column.type != field.type:
+                column = pc.cast(column, field.type, safe=True, memory_pool=MEMORY_POOL)
+            columns.append(column)
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 class _Sink:

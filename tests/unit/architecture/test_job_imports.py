@@ -68,6 +68,10 @@ PDF = frozenset({"reportlab", "uharfbuzz", "bidi", "rlbidi", "PIL", "charset_nor
 # openpyxl loads lxml, Pillow and NumPy where they are installed.
 OPENPYXL = frozenset({"openpyxl", "et_xmlfile", "lxml", "PIL", "numpy"})
 
+# A Parquet package: pyarrow writes it (and loads NumPy itself), and on PostgreSQL the ADBC driver
+# reads its rows through the driver manager's low-level API (its DB-API module would load pandas).
+PARQUET = frozenset({"pyarrow", "numpy", "adbc_driver_manager", "adbc_driver_postgresql"})
+
 # The work each case asks for after importing the job, as Python run in the probe.
 CSV_FILE = (
     "from app.services.files.export_runner import WRITERS; from app.models.export_file import FileKind;"
@@ -76,6 +80,15 @@ CSV_FILE = (
 FILE_STORAGE = "from app.storage import storage_from_url; storage_from_url('file:///tmp/i31-probe', 8 << 20)"
 REPORT_PDF = "from app.services.files.report_file_production import report_writer; report_writer('pdf')"
 REPORT_XLSX = "from app.services.files.report_file_production import report_writer; report_writer('xlsx')"
+# The reader's first batch loads the driver, then fails to connect (nothing listens on port 1).
+PARQUET_PACKAGE = """
+import app.rendering.package.parquet_volumes
+from app.data.package_snapshot import _arrow_batches
+try:
+    next(_arrow_batches("postgresql://127.0.0.1:1/none", "", ""))
+except Exception:
+    pass
+"""
 
 PROBE = """
 import json, sys
@@ -92,6 +105,7 @@ CASES = {
     "export_file, a report as XLSX": ("jobs.export_file", REPORT_XLSX, WORKER | OPENPYXL),
     "schedule_run": ("jobs.schedule_run", "", WORKER),
     "package_execution": ("jobs.package_execution", "", WORKER),
+    "package_execution, a Parquet package": ("jobs.package_execution", PARQUET_PACKAGE, WORKER | PARQUET),
     "package_delivery": ("jobs.package_delivery", "", WORKER),
     "tick": ("jobs.tick", "", WORKER),
 }

@@ -16,12 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from app.domain.workspace_export.column_shape import ColumnShape
-from app.rendering.package.encoders import CsvEncoder
 from app.rendering.package.parquet_volumes import (
-    CSV_BLOCK_BYTES,
     MEMORY_POOL,
     arrow_schema,
-    csv_record_batches,
+    database_batches,
     row_batches,
     schema_description,
     write_parquet_volumes,
@@ -153,45 +151,45 @@ def test_a_value_that_would_be_rounded_is_refused():
         _write([row])
 
 
-def test_the_csv_records_the_database_formats_parse_to_the_same_values():
+def _as_the_driver_types_them(rows: list[tuple]) -> pa.RecordBatch:
+    """`rows` as the database's driver hands them over (app/data/package_snapshot.py
+    `arrow_batches`): every column typed, a decimal as its exact text."""
+    columns = list(zip(*rows, strict=True))
+    arrays = [
+        pa.array([None if value is None else format(value, "f") for value in values], pa.string())
+        if field.name == "amount"
+        else pa.array(values, field.type)
+        for values, field in zip(columns, SCHEMA, strict=True)
+    ]
+    return pa.RecordBatch.from_arrays(arrays, names=SCHEMA.names)
+
+
+def test_batches_as_the_driver_types_them_hold_the_same_values_in_the_declared_types():
     rows = _rows(count=50)
-    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
-    records = [encoder.encode([row]) for row in rows]
 
-    parsed = pa.Table.from_batches(list(csv_record_batches(records, SCHEMA)), SCHEMA)
+    converted = list(database_batches([_as_the_driver_types_them(rows)], SCHEMA))
 
-    assert [tuple(record.values()) for record in parsed.to_pylist()] == rows
-
-
-def test_records_are_read_no_more_than_one_block_ahead_of_the_batches():
-    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
-    record = encoder.encode(_rows(count=1)[-1:])
-    read = 0
-
-    def records():
-        nonlocal read
-        for _ in range(20 * CSV_BLOCK_BYTES // len(record)):
-            read += len(record)
-            yield record
-
-    batches = csv_record_batches(records(), SCHEMA)
-    first = next(batches)
-
-    assert read < CSV_BLOCK_BYTES + len(record)
-    assert first.num_rows == read // len(record)
+    assert all(batch.schema == SCHEMA for batch in converted)
+    assert [tuple(record.values()) for record in pa.Table.from_batches(converted).to_pylist()] == rows
 
 
-def test_parsed_rows_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it():
+def test_a_decimal_text_that_would_be_rounded_is_refused():
+    batch = _as_the_driver_types_them([(1, 1, 1, Decimal("0.00"), None, None, None, None)])
+    batch = batch.set_column(3, "amount", pa.array(["0.001"]))
+
+    with pytest.raises(pa.ArrowInvalid):
+        list(database_batches([batch], SCHEMA))
+
+
+def test_converted_columns_are_held_in_the_writers_pool_jemalloc_where_pyarrow_has_it():
     if "jemalloc" in pa.supported_memory_backends():
         assert MEMORY_POOL.backend_name == "jemalloc"
-    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
-    records = [encoder.encode([row]) for row in _rows(count=5000)]
+    batch = _as_the_driver_types_them(_rows(count=5000))
     default_before, pool_before = pa.default_memory_pool().bytes_allocated(), MEMORY_POOL.bytes_allocated()
 
-    batches = list(csv_record_batches(records, SCHEMA))
+    converted = list(database_batches([batch], SCHEMA))
 
-    held = sum(batch.nbytes for batch in batches)
-    assert MEMORY_POOL.bytes_allocated() - pool_before >= held
+    assert MEMORY_POOL.bytes_allocated() - pool_before >= converted[0].column(3).nbytes
     if MEMORY_POOL.backend_name != pa.default_memory_pool().backend_name:
         assert pa.default_memory_pool().bytes_allocated() == default_before
 
@@ -215,19 +213,6 @@ def test_a_package_job_gets_jemalloc_as_pyarrows_default_pool():
         check=True,
     )
     assert shown.stdout.strip() == "jemalloc"
-
-
-def test_a_record_longer_than_a_parsing_block_parses_whole():
-    long_note = 'Zoë, "quoted"\nover lines ' * (CSV_BLOCK_BYTES // 10)
-    rows = _rows()
-    rows.insert(2, (5, 5, 5, Decimal("5.00"), None, None, long_note, None))
-    encoder = CsvEncoder([c.name for c in COLUMNS], [c.type for c in COLUMNS])
-    records = [encoder.encode([row]) for row in rows]
-    assert len(records[2]) > 2 * CSV_BLOCK_BYTES
-
-    parsed = pa.Table.from_batches(list(csv_record_batches(records, SCHEMA)), SCHEMA)
-
-    assert [tuple(record.values()) for record in parsed.to_pylist()] == rows
 
 
 def test_row_groups_hold_at_most_the_bound_and_are_zstd_compressed():
