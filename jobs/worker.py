@@ -5,6 +5,7 @@ Start as many as needed, on any machine that reaches the same Redis, database an
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 
@@ -61,11 +62,18 @@ def ready_to_fork() -> Flask:
     before the first fork: the job functions of every kind imported (about 130 modules of this
     project, and their compilation where no bytecode is cached) and the ORM's mappers configured.
     A horse shares these pages with the worker; measured on a schedule run, they were half of a
-    horse's CPU time (bench/README.md, "Schedule runs under a backlog")."""
+    horse's CPU time (bench/README.md, "Schedule runs under a backlog").
+
+    What the worker holds then is frozen out of the garbage collector's reach: a horse's
+    collections look at the job's own objects only, not the app's 140,000, and leave the shared
+    pages unwritten. A package's COPY keeps thousands of rows alive at a time, and collections
+    that walked the app's objects too took more CPU than reading the rows (5,000,000 rows: 17 s
+    against 8 s; bench/README.md, "After issue 31")."""
     app = worker_app()
     for kind in WORK_KINDS:
         import_attribute(kind.job_function)
     configure_mappers()
+    gc.freeze()
     return app
 
 

@@ -125,6 +125,18 @@ def test_a_job_loads_only_the_libraries_of_its_kind(module, work, allowed):
     assert _libraries_loaded(module, work) - allowed == set()
 
 
+def test_the_worker_freezes_what_it_holds_before_it_forks():
+    """A horse's garbage collections then walk the job's objects, not the app's."""
+    probe = (
+        "import gc, json; from jobs.worker import ready_to_fork; ready_to_fork();"
+        " print(json.dumps([gc.get_freeze_count(), len(gc.get_objects())]))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    frozen, still_collected = json.loads(done.stdout.strip().splitlines()[-1])
+    assert frozen > 50_000
+    assert still_collected < frozen / 100
+
+
 def test_a_report_as_pdf_does_load_the_shaper_and_one_as_xlsx_does_not():
     """The lists above are not loose: the PDF case really loads what only it may."""
     assert {"reportlab", "uharfbuzz", "bidi"} <= _libraries_loaded("jobs.export_file", REPORT_PDF)
