@@ -94,7 +94,8 @@ def copy_records(
     """The request's rows as CSV records, each one row ending with `\\n`, as COPY sends them.
 
     Access and validation errors are raised here, at the call, before any record. Each record
-    is valid until the next is asked for. Close the iterator (or exhaust it) to end the COPY
+    owns its memory (psycopg hands over a buffer of its own per row), so records may be held
+    and joined later. Close the iterator (or exhaust it) to end the COPY
     and give its connection back.
     """
     columns = request_columns(request)

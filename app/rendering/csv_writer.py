@@ -31,9 +31,10 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
+from itertools import islice, repeat
 
 from app.domain.sources.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
@@ -43,6 +44,7 @@ from app.vocabulary import Heading
 Progress = Callable[[int, int | None], None]
 
 BOM = codecs.BOM_UTF8
+_ALL_BUT_LAST = slice(None, -1)
 ROWS_PER_CHUNK = 2000
 
 
@@ -113,6 +115,13 @@ def write_csv(
     return written
 
 
+def crlf_records(records: Sequence[bytes | memoryview]) -> bytes:
+    """Records as PostgreSQL's COPY writes them, one row each whose last byte is the `\\n` that
+    ends it (a line break inside a quoted value is the value's own), joined with `\\r\\n` after
+    each. By C calls alone: a third of the CPU of ending each record in Python."""
+    return b"\r\n".join(map(operator.getitem, records, repeat(_ALL_BUT_LAST))) + b"\r\n"
+
+
 def write_csv_records(
     columns: Sequence[Column],
     records: Iterable[bytes | memoryview],
@@ -126,15 +135,15 @@ def write_csv_records(
     """Relay records already formatted by this module's rule, each ending with `\\n`, as CSV to `out`.
 
     Each record is one row whose last byte is its terminator (a newline inside a quoted value
-    never is): swapping that byte gives RFC 4180 records without looking inside the rows. Each
-    record is copied as it comes, so the source may reuse its buffer afterwards; a chunk's records
-    are joined at once, which costs the relay about half of adding them to a buffer one by one.
+    never is): swapping that byte gives RFC 4180 records without looking inside the rows
+    (`crlf_records`). A chunk's records are held until they are joined (psycopg's records each
+    own their memory), which costs the relay about half of adding them to a buffer one by one.
     """
     _write_heading(out, columns, heading)
     remaining = iter(records)
     written = 0
-    while chunk := [bytes(record[:-1]) for record in islice(remaining, ROWS_PER_CHUNK)]:
-        out.write(b"\r\n".join(chunk) + b"\r\n")
+    while chunk := list(islice(remaining, ROWS_PER_CHUNK)):
+        out.write(crlf_records(chunk))
         written += len(chunk)
         # The total was counted a moment earlier on another connection; rows may have come since.
         progress(written if total is None else min(written, total), total)

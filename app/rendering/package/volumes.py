@@ -5,8 +5,8 @@ gets the finished volume's size, row count and SHA-256 in `VolumeTarget.close`; 
 computed over the bytes as they stream out, never by reading them back.
 
 Records arrive in batches: rows encoded here (`encoded_batches`, from a server-side cursor's
-fetches) or records the database already formatted (`record_batches`, one CSV record per row
-from PostgreSQL's COPY, app/data/package_snapshot.py). A batch is written whole when the bound of
+fetches) or records the database already formatted (`record_batches`, batches of CSV records,
+one per row, from PostgreSQL's COPY, app/data/package_snapshot.py). A batch is written whole when the bound of
 app/rendering/package/zip_stream.py says it fits; otherwise the compressor is flushed to tighten
 the bound, and if it still does not fit the batch goes record by record, the volume closing
 before the first record that would push it past the cap.
@@ -18,10 +18,10 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import islice
 from typing import Protocol
 
 from app.domain.errors import Conflict
+from app.rendering.csv_writer import crlf_records
 from app.rendering.package.encoders import CsvEncoder, JsonLinesEncoder
 from app.rendering.package.zip_stream import DEFAULT_COMPRESSION_LEVEL, ZipEntryStream
 
@@ -79,15 +79,15 @@ class _EncodedRows:
         return [self._encoder.encode((row,)) for row in self._rows]
 
 
-class _Records:
-    def __init__(self, records: list[bytes]):
+class _CopiedRecords:
+    def __init__(self, records: Sequence[bytes | memoryview]):
         self._records, self.rows = records, len(records)
 
     def data(self) -> bytes:
-        return b"".join(self._records)
+        return crlf_records(self._records)
 
     def records(self) -> list[bytes]:
-        return self._records
+        return [crlf_records((record,)) for record in self._records]
 
 
 def encoded_batches(
@@ -97,13 +97,11 @@ def encoded_batches(
     return (_EncodedRows(encoder, batch) for batch in batches if batch)
 
 
-def record_batches(records: Iterable[bytes | memoryview]) -> Iterator[RecordBatch]:
-    """CSV records already encoded, one per row, each ending with `\n` as PostgreSQL's COPY writes
-    them; the package's records end with CRLF (RFC 4180), so the last byte of each is replaced
-    (a line break inside a quoted value is the value's own and stays)."""
-    records = iter(records)
-    while batch := [bytes(record[:-1]) + b"\r\n" for record in islice(records, RECORDS_PER_BATCH)]:
-        yield _Records(batch)
+def record_batches(batches: Iterable[Sequence[bytes | memoryview]]) -> Iterator[RecordBatch]:
+    """Batches of CSV records already encoded, one per row, each ending with `\n` as PostgreSQL's
+    COPY writes them; the package's records end with CRLF (RFC 4180), so the last byte of each is
+    replaced (a line break inside a quoted value is the value's own and stays)."""
+    return (_CopiedRecords(batch) for batch in batches if batch)
 
 
 # (rows written so far in this dataset, bytes written so far in this dataset's closed and open volumes)

@@ -22,6 +22,7 @@ from app.models.export_execution import ExecutionPhase
 from app.rendering.package.encoders import encoder_for
 from app.rendering.package.manifest import ManifestDataset, ManifestVolume
 from app.rendering.package.volumes import (
+    RECORDS_PER_BATCH,
     Progress,
     VolumeResult,
     encoded_batches,
@@ -96,7 +97,7 @@ def _write_zipped(
     encoder = encoder_for(attempt.format, dataset.column_names, dataset.column_types)
     source: Generator
     if attempt.format == PackageFormat.CSV and snapshot.can_copy:
-        source = snapshot.csv_records(dataset)
+        source = snapshot.csv_record_batches(dataset, RECORDS_PER_BATCH)
         batches = record_batches(source)
     else:
         source = snapshot.batches(dataset)

@@ -117,12 +117,12 @@ def test_json_lines_volumes_split_on_whole_lines():
 
 def test_records_from_copy_end_with_crlf_and_keep_their_own_line_breaks():
     store: dict[int, tuple[bytes, VolumeResult]] = {}
-    records = [b'1,"a"\n', b'2,"two\nlines"\n', b"3,\n"]
+    records = [memoryview(b'1,"a"\n'), memoryview(b'2,"two\nlines"\n'), memoryview(b"3,\n")]
     write_dataset_volumes(
         dataset="notes",
         header=b'"id","note"\r\n',
         extension="csv",
-        batches=record_batches(iter(records)),
+        batches=record_batches([records[:2], records[2:]]),
         volume_size_bytes=10_000,
         open_volume=lambda sequence: _Target(store, sequence),
         modified=MODIFIED,
@@ -132,3 +132,24 @@ def test_records_from_copy_end_with_crlf_and_keep_their_own_line_breaks():
     assert zipfile.ZipFile(io.BytesIO(data)).read(volume.entry_name) == (
         b'"id","note"\r\n1,"a"\r\n2,"two\nlines"\r\n3,\r\n'
     )
+
+
+def test_a_batch_of_records_from_copy_split_across_volumes_keeps_every_record_whole():
+    store: dict[int, tuple[bytes, VolumeResult]] = {}
+    records = [f'{number},"note {number}\nsecond line {number * 7919 % 1000:03d}"\n'.encode() for number in range(400)]
+    results = write_dataset_volumes(
+        dataset="notes",
+        header=b'"id","note"\r\n',
+        extension="csv",
+        batches=record_batches([[memoryview(record) for record in records]]),
+        volume_size_bytes=3_000,
+        open_volume=lambda sequence: _Target(store, sequence),
+        modified=MODIFIED,
+    )
+    assert len(results) > 1
+    written = b""
+    for _, (data, volume) in sorted(store.items()):
+        content = zipfile.ZipFile(io.BytesIO(data)).read(volume.entry_name)
+        assert content.startswith(b'"id","note"\r\n')
+        written += content.removeprefix(b'"id","note"\r\n')
+    assert written == b"".join(record[:-1] + b"\r\n" for record in records)
