@@ -244,6 +244,12 @@ def native_anchor_line(rows: int, package: Measurement, native: Measurement) -> 
     }
 
 
+def _bytes_ratio_target(name: str, case: Measurement, anchor: Measurement, limit: float, anchor_name: str) -> dict:
+    from bench.run_all import _target
+
+    return _target(name, round(case.bytes / anchor.bytes, 3), limit, "max", anchor=anchor_name)
+
+
 def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
     from bench.run_all import _emit, _target, best_of, run_case
 
@@ -281,12 +287,8 @@ def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
         _target("target_package_native_ratio", native_line["ratio"], MAX_NATIVE_RATIO, "max", anchor="psql_copy_gzip")
     )
     _emit(
-        _target(
-            "target_package_native_bytes_ratio",
-            round(package.bytes / native.bytes, 3),
-            MAX_NATIVE_BYTES_RATIO,
-            "max",
-            anchor="psql_copy_gzip",
+        _bytes_ratio_target(
+            "target_package_native_bytes_ratio", package, native, MAX_NATIVE_BYTES_RATIO, "psql_copy_gzip"
         )
     )
     parquet_line = {
@@ -303,12 +305,4 @@ def packages_suite(app: Flask, scratch_root: Path, repeat: int) -> None:
     _emit(parquet_line)
     _emit(_target("target_parquet_ratio", parquet_line["ratio"], MAX_PARQUET_RATIO, "max", anchor="package_csv"))
     _emit(_target("target_parquet_peak_rss_mb", parquet_line["peak_rss_mb"], MAX_PARQUET_PEAK_RSS_MB, "max"))
-    _emit(
-        _target(
-            "target_parquet_bytes_ratio",
-            round(parquet.bytes / package.bytes, 3),
-            MAX_PARQUET_BYTES_RATIO,
-            "max",
-            anchor="package_csv",
-        )
-    )
+    _emit(_bytes_ratio_target("target_parquet_bytes_ratio", parquet, package, MAX_PARQUET_BYTES_RATIO, "package_csv"))

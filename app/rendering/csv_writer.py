@@ -34,7 +34,7 @@ import io
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice, repeat
+from itertools import islice
 
 from app.domain.sources.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
@@ -44,7 +44,8 @@ from app.vocabulary import Heading
 Progress = Callable[[int, int | None], None]
 
 BOM = codecs.BOM_UTF8
-_ALL_BUT_LAST = slice(None, -1)
+# A record as COPY writes it, less its last byte (the `\n` that ends it).
+_WITHOUT_TERMINATOR = operator.itemgetter(slice(None, -1))
 ROWS_PER_CHUNK = 2000
 
 
@@ -119,7 +120,7 @@ def crlf_records(records: Sequence[bytes | memoryview]) -> bytes:
     """Records as PostgreSQL's COPY writes them, one row each whose last byte is the `\\n` that
     ends it (a line break inside a quoted value is the value's own), joined with `\\r\\n` after
     each. By C calls alone: a third of the CPU of ending each record in Python."""
-    return b"\r\n".join(map(operator.getitem, records, repeat(_ALL_BUT_LAST))) + b"\r\n"
+    return b"\r\n".join(map(_WITHOUT_TERMINATOR, records)) + b"\r\n"
 
 
 def write_csv_records(
