@@ -43,14 +43,18 @@ def _announce_fail_and_retry(page, live_server, world, receiver: Receiver, start
     card.get_by_text("HTTP 503 Service Unavailable").first.wait_for()
 
     receiver.status = 410
-    card.get_by_role("button", name="Retry").click()
+    # The form's answer is a redirect back to this page: reloading before it has arrived would
+    # reload a page that is being replaced.
+    with page.expect_navigation():
+        card.get_by_role("button", name="Retry").click()
     wait_for(lambda: _delivery_status(delivery.id) == (DeliveryStatus.FAILED, 2), what="the refused retry")
     page.reload()
     card.get_by_text("is not sent again on its own").wait_for()
     card.get_by_text("HTTP 410 Gone").first.wait_for()
 
     receiver.status = 200
-    card.get_by_role("button", name="Retry").click()
+    with page.expect_navigation():
+        card.get_by_role("button", name="Retry").click()
     wait_for(lambda: _delivery_status(delivery.id) == (DeliveryStatus.DELIVERED, 3), what="the delivered retry")
     page.reload()
     card.get_by_text("was sent a message with a link to this page").wait_for()
