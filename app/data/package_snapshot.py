@@ -154,11 +154,6 @@ class PackageSnapshot:
         table = dataset.dataset.table
         return select(*columns).select_from(table).where(table.c.workspace_id == self.workspace_id)
 
-    def _rows(self, dataset: PackagedDataset):
-        """Every declared column of the dataset's rows, in id order."""
-        table = dataset.dataset.table
-        return self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
-
     def count(self, dataset: PackagedDataset) -> int:
         return self._connection.execute(self._scoped(dataset, func.count())).scalar_one()
 
@@ -197,8 +192,8 @@ class PackageSnapshot:
         native code (the ADBC driver), read by a connection of their own that imports this
         snapshot, so they are exactly the rows `csv_record_batches` and `count` see. A decimal arrives as
         its exact text, for the reader to type. Several times cheaper than CSV records parsed by pyarrow,
-        for the database too (bench/README.md, "After issue 31"). Nothing is read, and no
-        connection opened, before the first batch is asked for."""
+        for the database too (bench/README.md, "After issue 31"). The snapshot is exported at the
+        call; the driver's connection opens when the first batch is asked for."""
         if self._exported_snapshot is None:
             exported = self._connection.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()
             if not _SNAPSHOT_ID.fullmatch(exported):
@@ -223,8 +218,10 @@ class PackageSnapshot:
         self, dataset: PackagedDataset, batch_size: int = DEFAULT_BATCH_SIZE
     ) -> Generator[Sequence[Row], None, None]:
         """The dataset's rows (every declared column, in id order), `batch_size` at a time."""
+        table = dataset.dataset.table
+        statement = self._scoped(dataset, *(table.c[name] for name in dataset.column_names)).order_by(table.c.id)
         result = self._connection.execute(
-            self._rows(dataset), execution_options={"stream_results": True, "yield_per": batch_size}
+            statement, execution_options={"stream_results": True, "yield_per": batch_size}
         )
         try:
             yield from result.partitions()

@@ -119,7 +119,7 @@ def write_csv(
 def crlf_records(records: Sequence[bytes | memoryview]) -> bytes:
     """Records as PostgreSQL's COPY writes them, one row each whose last byte is the `\\n` that
     ends it (a line break inside a quoted value is the value's own), joined with `\\r\\n` after
-    each. By C calls alone: a third of the CPU of ending each record in Python."""
+    each, by C calls alone: no Python step per record."""
     return b"\r\n".join(map(_WITHOUT_TERMINATOR, records)) + b"\r\n"
 
 

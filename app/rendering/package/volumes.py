@@ -6,8 +6,8 @@ computed over the bytes as they stream out, never by reading them back.
 
 Records arrive in batches: rows encoded here (`encoded_batches`, from a server-side cursor's
 fetches) or records the database already formatted (`record_batches`, batches of CSV records,
-one per row, from PostgreSQL's COPY, app/data/package_snapshot.py). A batch is written whole when the bound of
-app/rendering/package/zip_stream.py says it fits; otherwise the compressor is flushed to tighten
+one per row, from PostgreSQL's COPY, app/data/package_snapshot.py). A batch is written whole when
+the bound of app/rendering/package/zip_stream.py says it fits; otherwise the compressor is flushed to tighten
 the bound, and if it still does not fit the batch goes record by record, the volume closing
 before the first record that would push it past the cap.
 """
