@@ -4,7 +4,7 @@ A Parquet package's batches are decoded by the database driver in native code an
 pyarrow in native code, both without Python's GIL: in one thread each waits for the other, in
 two they overlap on a machine's two cores (bench/README.md, "After issue 31"). The iterator is
 advanced, and closed, only in the reading thread, so a driver's connection is used by one thread
-alone; at most one item waits between the two, so memory holds one more batch, no more.
+alone; at most `ahead` items wait between the two, so memory holds that many batches more.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ _STOP_POLL_SECONDS = 0.1
 _END = object()
 
 
-def read_ahead(items: Iterator[Item], name: str) -> Generator[Item, None, None]:
-    """The items of `items`, in order, read in a thread named `name` one item ahead of the caller.
+def read_ahead(items: Iterator[Item], name: str, ahead: int) -> Generator[Item, None, None]:
+    """The items of `items`, in order, read in a thread named `name` up to `ahead` items ahead of
+    the caller (and one more in hand, waiting for room).
 
     A failure while reading is raised to the caller at the item where it happened. Closing this
     generator (or leaving it by an exception) stops the thread and closes `items` there."""
-    handed: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=1)
+    handed: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=ahead)
     stopped = threading.Event()
 
     def offer(entry: tuple[object, BaseException | None]) -> bool:

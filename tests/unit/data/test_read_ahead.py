@@ -12,7 +12,7 @@ from app.data.read_ahead import read_ahead
 
 
 def test_every_item_arrives_in_order():
-    assert list(read_ahead(iter(range(1000)), name="numbers")) == list(range(1000))
+    assert list(read_ahead(iter(range(1000)), name="numbers", ahead=3)) == list(range(1000))
 
 
 def test_the_items_are_read_in_the_thread_named_not_the_callers():
@@ -23,11 +23,12 @@ def test_the_items_are_read_in_the_thread_named_not_the_callers():
             readers.append(threading.current_thread().name)
             yield number
 
-    assert list(read_ahead(items(), name="read numbers")) == [0, 1, 2]
+    assert list(read_ahead(items(), name="read numbers", ahead=1)) == [0, 1, 2]
     assert readers == ["read numbers"] * 3
 
 
-def test_the_reader_is_at_most_one_item_ahead_of_the_caller():
+@pytest.mark.parametrize("ahead", [1, 3])
+def test_the_reader_is_at_most_the_items_asked_for_ahead_of_the_caller(ahead):
     read = []
 
     def items():
@@ -35,13 +36,13 @@ def test_the_reader_is_at_most_one_item_ahead_of_the_caller():
             read.append(number)
             yield number
 
-    ahead = read_ahead(items(), name="numbers")
-    assert next(ahead) == 0
+    reading = read_ahead(items(), name="numbers", ahead=ahead)
+    assert next(reading) == 0
     time.sleep(0.3)  # time for the reader to run ahead as far as it may
 
-    # the item handed over, one waiting in the hand-off, and one read and held until there is room
-    assert read == [0, 1, 2]
-    ahead.close()
+    # the item handed over, `ahead` waiting in the hand-off, and one read and held until there is room
+    assert read == list(range(ahead + 2))
+    reading.close()
 
 
 def test_a_failure_while_reading_reaches_the_caller_after_the_items_before_it():
@@ -52,7 +53,7 @@ def test_a_failure_while_reading_reaches_the_caller_after_the_items_before_it():
 
     received = []
     with pytest.raises(LookupError, match="the source broke"):
-        for item in read_ahead(items(), name="numbers"):
+        for item in read_ahead(items(), name="numbers", ahead=1):
             received.append(item)
     assert received == [1, 2]
 
@@ -69,7 +70,7 @@ def test_leaving_early_stops_the_reader_and_closes_the_iterator_in_its_thread():
         finally:
             closed_in.append(threading.current_thread().name)
 
-    ahead = read_ahead(items(), name="endless")
+    ahead = read_ahead(items(), name="endless", ahead=1)
     assert [next(ahead) for _ in range(3)] == [0, 1, 2]
     ahead.close()
 
@@ -87,7 +88,7 @@ def test_a_failure_in_the_callers_loop_stops_the_reader_too():
             closed.set()
 
     with pytest.raises(ZeroDivisionError):
-        for item in read_ahead(items(), name="numbers"):
+        for item in read_ahead(items(), name="numbers", ahead=1):
             if item == 5:
                 raise ZeroDivisionError
     assert closed.is_set()
