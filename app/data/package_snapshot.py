@@ -235,7 +235,7 @@ def _arrow_batches(url: str, snapshot_id: str, sql: str) -> Generator[pa.RecordB
     # for. The driver manager's low-level API: its DB-API module loads pandas where installed.
     import adbc_driver_manager
     import adbc_driver_postgresql
-    import pyarrow
+    import pyarrow as pa
 
     with (
         contextlib.closing(adbc_driver_postgresql.connect(url)) as database,
@@ -252,7 +252,7 @@ def _arrow_batches(url: str, snapshot_id: str, sql: str) -> Generator[pa.RecordB
         statement.set_options(**{"adbc.postgresql.batch_size_hint_bytes": str(ARROW_BATCH_BYTES)})
         statement.set_sql_query(sql)
         stream, _ = statement.execute_query()
-        yield from pyarrow.RecordBatchReader._import_from_c(stream.address)
+        yield from pa.RecordBatchReader.from_stream(stream)
 
 
 _BARE_TYPES = ("integer", "decimal")
