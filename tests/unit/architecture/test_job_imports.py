@@ -69,8 +69,9 @@ PDF = frozenset({"reportlab", "uharfbuzz", "bidi", "rlbidi", "PIL", "charset_nor
 OPENPYXL = frozenset({"openpyxl", "et_xmlfile", "lxml", "PIL", "numpy"})
 
 # A Parquet package: pyarrow writes it (and loads NumPy itself), and on PostgreSQL the ADBC driver
-# reads its rows through the driver manager's low-level API (its DB-API module would load pandas).
-PARQUET = frozenset({"pyarrow", "numpy", "adbc_driver_manager", "adbc_driver_postgresql"})
+# reads its rows through the driver manager's low-level API (its DB-API module would load pandas);
+# the driver finds its library with the importlib_resources backport.
+PARQUET = frozenset({"pyarrow", "numpy", "adbc_driver_manager", "adbc_driver_postgresql", "importlib_resources"})
 
 # The work each case asks for after importing the job, as Python run in the probe.
 CSV_FILE = (
