@@ -7,6 +7,9 @@ from __future__ import annotations
 ROW_GROUP_ROWS = 65_536
 COMPRESSION = "zstd"
 COMPRESSION_LEVEL = 3
+# The column a package's rows are written in the order of (app/data/package_snapshot.py).
+ROW_ORDER_COLUMN = "id"
+DELTA_ENCODING = "DELTA_BINARY_PACKED"
 
 PARQUET_CONVENTIONS = {
     "encoding": "UTF-8 strings",
@@ -17,5 +20,7 @@ PARQUET_CONVENTIONS = {
     "booleans": "boolean",
     "null": "a null value (every column is optional)",
     "compression": f"{COMPRESSION}, level {COMPRESSION_LEVEL}",
+    "encodings": f"{ROW_ORDER_COLUMN} and timestamps {DELTA_ENCODING}; every other column dictionary-encoded "
+    "(plain where its dictionary outgrows a page)",
     "row_groups": f"at most {ROW_GROUP_ROWS} rows each",
 }
