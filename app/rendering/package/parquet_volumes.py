@@ -184,6 +184,9 @@ class _Sink:
     """Where pyarrow writes a volume: counted, hashed and passed on to the volume's target."""
 
     closed = False
+    # Set when the writing fails: pyarrow's writer, left open, writes its footer when it is
+    # collected, and the volume's target (an upload, a spool's file) may be gone by then.
+    abandoned = False
 
     def __init__(self, target: VolumeTarget):
         self.target = target
@@ -192,6 +195,8 @@ class _Sink:
 
     def write(self, data) -> int:
         view = memoryview(data)
+        if self.abandoned:
+            return view.nbytes
         self.sha256.update(view)
         self.target.write(bytes(view))
         self.size += view.nbytes
@@ -205,6 +210,9 @@ class _Sink:
 
     def close(self) -> None:
         self.closed = True
+
+    def abandon(self) -> None:
+        self.abandoned = True
 
 
 class _Volume:
@@ -316,13 +324,17 @@ def write_parquet_volumes(
             progress(rows_written, closed_bytes + volume.sink.size)
 
     pending = pa.Table.from_batches([], schema)  # not schema.empty_table(): that loads pandas
-    for batch in batches:
-        pending = pa.concat_tables([pending, pa.Table.from_batches([batch], schema)], memory_pool=MEMORY_POOL)
-        while pending.num_rows >= row_group_rows:
-            write(pending.slice(0, row_group_rows))
-            pending = pending.slice(row_group_rows)
-    if pending.num_rows:
-        write(pending)
+    try:
+        for batch in batches:
+            pending = pa.concat_tables([pending, pa.Table.from_batches([batch], schema)], memory_pool=MEMORY_POOL)
+            while pending.num_rows >= row_group_rows:
+                write(pending.slice(0, row_group_rows))
+                pending = pending.slice(row_group_rows)
+        if pending.num_rows:
+            write(pending)
+    except BaseException:
+        volume.sink.abandon()
+        raise
     done.append(volume.finish(volume_size_bytes))
     if progress is not None:
         progress(rows_written, closed_bytes + done[-1].size_bytes)

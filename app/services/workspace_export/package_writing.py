@@ -6,13 +6,21 @@ A volume is recorded (app/domain/workspace_export/export_volume.py) before its u
 size, row count and SHA-256; every part is recorded too. Progress is recorded at most every
 PROGRESS_INTERVAL. pyarrow is imported only to write a Parquet package: it costs every process
 that loads it about 50 MB.
+
+A Parquet package on PostgreSQL with several datasets writes its largest dataset while a spool
+writes the others ahead into local files from a second connection in the same snapshot
+(app/services/workspace_export/parquet_spool.py); their volumes are then uploaded and recorded
+here, in the package's thread, exactly as the volumes it writes itself. The manifest lists the
+datasets in their declared order whatever order they were written in.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Generator
+import tempfile
+from collections.abc import Callable, Generator, Iterable
+from pathlib import Path
 
 from app.config import library_default
 from app.data.package_snapshot import PackagedDataset, PackageSnapshot
@@ -25,11 +33,13 @@ from app.rendering.package.volumes import (
     RECORDS_PER_BATCH,
     Progress,
     VolumeResult,
+    VolumeTarget,
     encoded_batches,
     record_batches,
     write_dataset_volumes,
 )
 from app.services.workspace_export.package_keys import relative_to_package, volume_key
+from app.services.workspace_export.parquet_spool import ParquetSpool, SpooledDataset, until_stopped
 from app.services.workspace_export.production_attempt import ProductionAttempt
 from app.storage import PartBuffer, StorageError
 from app.vocabulary import PackageFormat
@@ -45,43 +55,23 @@ library_default("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 # batches) at once: at 5,000,000 rows three ahead took 5.84-6.15 s against 5.97-6.40 s for one,
 # peaks 207.5-211.3 MB against 202.2-213.1 MB (six interleaved pairs).
 READ_AHEAD_BATCHES = 3
+# What a spooled volume's file is read by to be uploaded: a part is cut from several of them.
+SPOOL_READ_BYTES = 1 << 20
 
 
 def write_datasets(
     attempt: ProductionAttempt, snapshot: PackageSnapshot, datasets: list[PackagedDataset], expected: dict[str, int]
 ) -> list[ManifestDataset]:
-    """Write every dataset's volumes; return what the manifest says of each dataset."""
+    """Write every dataset's volumes; return what the manifest says of each dataset, in order."""
     attempt.phase = ExecutionPhase.WRITING
     with attempt.fenced():
         export_execution.enter_phase(attempt.execution_id, attempt.number, ExecutionPhase.WRITING)
-    written = []
-    for dataset in datasets:
-        rows_before, bytes_before = attempt.counts.rows, attempt.counts.bytes
-
-        def progress(rows: int, size: int, rows_before=rows_before, bytes_before=bytes_before) -> None:
-            attempt.counts.rows, attempt.counts.bytes = rows_before + rows, bytes_before + size
-            attempt.record_progress()
-
-        parquet_schema = None
-        if attempt.format == PackageFormat.PARQUET:
-            volumes, parquet_schema = _write_parquet(attempt, snapshot, dataset, progress)
-        else:
-            volumes = _write_zipped(attempt, snapshot, dataset, progress)
-        written.append(
-            ManifestDataset(
-                name=dataset.name,
-                schema_version=dataset.declaration.schema_version,
-                content_hash=dataset.declaration.content_hash,
-                columns=dataset.declaration.columns,
-                volumes=[_manifest_volume(attempt, volume) for volume in volumes],
-                parquet_schema=parquet_schema,
-            )
-        )
-        if written[-1].row_count != expected[dataset.name]:
-            # The snapshot cannot change under us; a difference is a bug, not a race.
-            raise RuntimeError(
-                f"dataset {dataset.name}: counted {expected[dataset.name]} rows, wrote {written[-1].row_count}"
-            )
+    written: dict[str, ManifestDataset] = {}
+    if attempt.format == PackageFormat.PARQUET and snapshot.can_copy and len(datasets) > 1:
+        _write_parquet_beside_a_spool(attempt, snapshot, datasets, expected, written)
+    else:
+        for dataset in datasets:
+            _write_dataset(attempt, snapshot, dataset, expected, written)
     attempt.record_progress(force=True)
     counts = attempt.counts
     with attempt.fenced():
@@ -92,7 +82,84 @@ def write_datasets(
             f"Wrote {counts.rows} rows in {counts.volumes} volumes ({counts.bytes} bytes).",
             details={"rows": counts.rows, "bytes": counts.bytes, "volumes": counts.volumes},
         )
-    return written
+    return [written[dataset.name] for dataset in datasets]
+
+
+def _write_parquet_beside_a_spool(
+    attempt: ProductionAttempt,
+    snapshot: PackageSnapshot,
+    datasets: list[PackagedDataset],
+    expected: dict[str, int],
+    written: dict[str, ManifestDataset],
+) -> None:
+    """The largest dataset written directly while a spool writes the others ahead
+    (app/services/workspace_export/parquet_spool.py); then each of those uploaded from the spool,
+    or written directly where the spool had not taken it up."""
+    lead = max(datasets, key=lambda dataset: expected[dataset.name])
+    others = [dataset for dataset in datasets if dataset is not lead]
+    # Made here, before the spool's thread starts: the first exports the snapshot on its connection,
+    # which only this thread uses. Each connects once the spool's thread reads it.
+    sources = {dataset.name: snapshot.arrow_batches(dataset) for dataset in others}
+
+    def spool_dataset(dataset: PackagedDataset, open_volume, keep_going) -> list[VolumeResult]:
+        from app.rendering.package.parquet_volumes import arrow_schema, database_batches
+
+        source = sources[dataset.name]
+        batches = database_batches(until_stopped(source, keep_going), arrow_schema(dataset.column_shapes))
+        return _parquet_volumes(attempt, dataset, source, batches, open_volume, progress=None)
+
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="package-spool-") as folder,
+            ParquetSpool(Path(folder), others, spool_dataset) as spool,
+        ):
+            _write_dataset(attempt, snapshot, lead, expected, written)
+            spool.lead_finished()
+            for dataset in others:
+                _write_dataset(attempt, snapshot, dataset, expected, written, spool.take(dataset))
+    finally:
+        for source in sources.values():
+            source.close()
+
+
+def _write_dataset(
+    attempt: ProductionAttempt,
+    snapshot: PackageSnapshot,
+    dataset: PackagedDataset,
+    expected: dict[str, int],
+    written: dict[str, ManifestDataset],
+    spooled: SpooledDataset | None = None,
+) -> None:
+    rows_before, bytes_before = attempt.counts.rows, attempt.counts.bytes
+
+    def progress(rows: int, size: int) -> None:
+        attempt.counts.rows, attempt.counts.bytes = rows_before + rows, bytes_before + size
+        attempt.record_progress()
+
+    parquet_schema = None
+    if spooled is not None:
+        volumes = _upload_spooled(attempt, dataset, spooled, progress)
+    elif attempt.format == PackageFormat.PARQUET:
+        volumes = _write_parquet(attempt, snapshot, dataset, progress)
+    else:
+        volumes = _write_zipped(attempt, snapshot, dataset, progress)
+    if attempt.format == PackageFormat.PARQUET:
+        from app.rendering.package.parquet_volumes import schema_description
+
+        parquet_schema = schema_description(dataset.column_shapes)
+    written[dataset.name] = ManifestDataset(
+        name=dataset.name,
+        schema_version=dataset.declaration.schema_version,
+        content_hash=dataset.declaration.content_hash,
+        columns=dataset.declaration.columns,
+        volumes=[_manifest_volume(attempt, volume) for volume in volumes],
+        parquet_schema=parquet_schema,
+    )
+    if written[dataset.name].row_count != expected[dataset.name]:
+        # The snapshot cannot change under us; a difference is a bug, not a race.
+        raise RuntimeError(
+            f"dataset {dataset.name}: counted {expected[dataset.name]} rows, wrote {written[dataset.name].row_count}"
+        )
 
 
 def _write_zipped(
@@ -123,18 +190,12 @@ def _write_zipped(
 
 def _write_parquet(
     attempt: ProductionAttempt, snapshot: PackageSnapshot, dataset: PackagedDataset, progress: Progress
-) -> tuple[list[VolumeResult], list[dict]]:
-    """The dataset's volumes and the Parquet schema they hold. On PostgreSQL the rows come typed
+) -> list[VolumeResult]:
+    """The dataset's Parquet volumes, uploaded as they are written. On PostgreSQL the rows come typed
     from the database's binary COPY as Arrow batches, converted in native code (several times
     faster than converting typed rows in Python)."""
     # Imported here: pyarrow costs every process that loads it about 50 MB.
-    from app.rendering.package.parquet_volumes import (
-        arrow_schema,
-        database_batches,
-        row_batches,
-        schema_description,
-        write_parquet_volumes,
-    )
+    from app.rendering.package.parquet_volumes import arrow_schema, database_batches, row_batches
 
     schema = arrow_schema(dataset.column_shapes)
     source: Generator
@@ -144,16 +205,47 @@ def _write_parquet(
     else:
         source = snapshot.batches(dataset)
         batches = row_batches(source, schema)
+    return _parquet_volumes(
+        attempt, dataset, source, batches, functools.partial(VolumeUpload, attempt, dataset.name), progress
+    )
+
+
+def _parquet_volumes(
+    attempt: ProductionAttempt,
+    dataset: PackagedDataset,
+    source: Generator,
+    batches: Iterable,
+    open_volume: Callable[[int], VolumeTarget],
+    progress: Progress | None,
+) -> list[VolumeResult]:
+    from app.rendering.package.parquet_volumes import write_parquet_volumes
+
     with contextlib.closing(source):
-        volumes = write_parquet_volumes(
+        return write_parquet_volumes(
             dataset=dataset.name,
             columns=dataset.column_shapes,
             batches=batches,
             volume_size_bytes=int(attempt.snapshot_settings["volume_size_bytes"]),
-            open_volume=functools.partial(VolumeUpload, attempt, dataset.name),
+            open_volume=open_volume,
             progress=progress,
         )
-    return volumes, schema_description(dataset.column_shapes)
+
+
+def _upload_spooled(
+    attempt: ProductionAttempt, dataset: PackagedDataset, spooled: SpooledDataset, progress: Progress
+) -> list[VolumeResult]:
+    """Each spooled volume's file uploaded and recorded as the volume it is, then removed."""
+    rows = size = 0
+    for volume, path in zip(spooled.volumes, spooled.files, strict=True):
+        upload = VolumeUpload(attempt, dataset.name, volume.sequence)
+        with path.open("rb") as file:
+            for chunk in iter(functools.partial(file.read, SPOOL_READ_BYTES), b""):
+                upload.write(chunk)
+        upload.close(volume)
+        path.unlink()
+        rows, size = rows + volume.row_count, size + volume.size_bytes
+        progress(rows, size)
+    return spooled.volumes
 
 
 def _manifest_volume(attempt: ProductionAttempt, volume: VolumeResult) -> ManifestVolume:

@@ -3,6 +3,7 @@ pandas, the extremes and NULLs included, with the column types the datasets decl
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from datetime import UTC, date, datetime
@@ -219,6 +220,42 @@ def test_a_small_volume_size_splits_parquet_volumes_under_the_cap(app_context, i
     assert [v["key"] for v in volumes] == [
         f"timesheet_entries/timesheet_entries-{n:05d}.parquet" for n in range(1, len(volumes) + 1)
     ]
+    read = pa.concat_tables(pq.read_table(io.BytesIO((tmp_path / v["key"]).read_bytes())) for v in volumes)
+    assert [tuple(r.values()) for r in read.to_pylist()] == typed_rows(workspace.id, "timesheet_entries")
+
+
+def _double_rows(workspace_id: int, dataset: str, times: int) -> None:
+    """The dataset's rows of the workspace doubled `times` times (each copy with a new id)."""
+    table = DATASETS[dataset].table
+    columns = [column for column in table.c if column.name != "id"]
+    copies = select(*columns).where(table.c.workspace_id == workspace_id)
+    for _ in range(times):
+        db.session.execute(table.insert().from_select([column.name for column in columns], copies))
+    db.session.commit()
+
+
+def test_datasets_written_ahead_beside_the_largest_are_stored_as_their_volumes_in_order(
+    app_context, isolated_storage, tmp_path
+):
+    workspace = factories.make_workspace()
+    fill_every_dataset(workspace, timesheet_rows=6000)
+    _double_rows(workspace.id, "shifts", times=8)
+    # Shifts are the largest dataset now: the package writes them while its spool writes the timesheets.
+    assert len(typed_rows(workspace.id, "shifts")) > len(typed_rows(workspace.id, "timesheet_entries"))
+    cap = 160 * 1024
+
+    package = _produce(workspace, datasets=["timesheet_entries", "shifts"], volume_size_bytes=cap)
+    manifest = _download(isolated_storage, package, tmp_path)
+
+    assert [dataset["name"] for dataset in manifest["datasets"]] == ["timesheet_entries", "shifts"]
+    volumes = manifest["datasets"][0]["volumes"]
+    assert len(volumes) > 1
+    assert [v["key"] for v in volumes] == [
+        f"timesheet_entries/timesheet_entries-{n:05d}.parquet" for n in range(1, len(volumes) + 1)
+    ]
+    for volume in volumes:
+        data = (tmp_path / volume["key"]).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (volume["size_bytes"], volume["sha256"])
     read = pa.concat_tables(pq.read_table(io.BytesIO((tmp_path / v["key"]).read_bytes())) for v in volumes)
     assert [tuple(r.values()) for r in read.to_pylist()] == typed_rows(workspace.id, "timesheet_entries")
 

@@ -3,6 +3,8 @@ as rows arrive, volumes under the cap with true checksums."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import io
 import os
@@ -231,6 +233,35 @@ def test_the_id_and_time_stamps_are_delta_encoded_and_every_other_column_diction
         assert "DELTA_BINARY_PACKED" in encodings[name] and "RLE_DICTIONARY" not in encodings[name]
     for name in ("big", "small", "amount", "day", "note"):
         assert "RLE_DICTIONARY" in encodings[name], name
+
+
+def test_a_volume_whose_writing_failed_gets_no_more_bytes():
+    """pyarrow's writer, left open by the failure, writes its footer when it is collected."""
+    targets: list[_Target] = []
+    rows = _rows(count=3000)
+
+    def failing_batches():
+        yield rows[:2000]
+        raise RuntimeError("the rows stopped")
+
+    def open_volume(sequence):
+        targets.append(_Target({}, sequence))
+        return targets[-1]
+
+    with contextlib.suppress(RuntimeError):
+        write_parquet_volumes(
+            dataset="entries",
+            columns=COLUMNS,
+            batches=row_batches(failing_batches(), SCHEMA),
+            volume_size_bytes=64 * 1024 * 1024,
+            open_volume=open_volume,
+            row_group_rows=1000,
+        )
+    written = len(targets[0]._buffer.getvalue())
+    gc.collect()
+
+    assert written > 0
+    assert len(targets[0]._buffer.getvalue()) == written
 
 
 def test_row_groups_are_written_while_rows_still_arrive():
