@@ -8,7 +8,7 @@ PROGRESS_INTERVAL. pyarrow is imported only to write a Parquet package: it costs
 that loads it about 50 MB.
 
 A Parquet package on PostgreSQL with several datasets writes its largest dataset while a spool
-writes the others ahead into local files from a second connection in the same snapshot
+writes the others ahead into temporary files from a second connection in the same snapshot
 (app/services/workspace_export/parquet_spool.py); their volumes are then uploaded and recorded
 here, in the package's thread, exactly as the volumes it writes itself. The manifest lists the
 datasets in their declared order whatever order they were written in.
@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import tempfile
 from collections.abc import Callable, Generator, Iterable
-from pathlib import Path
 
 from app.config import library_default
 from app.data.package_snapshot import PackagedDataset, PackageSnapshot
@@ -109,10 +107,7 @@ def _write_parquet_beside_a_spool(
         return _parquet_volumes(attempt, dataset, source, batches, open_volume, progress=None)
 
     try:
-        with (
-            tempfile.TemporaryDirectory(prefix="package-spool-") as folder,
-            ParquetSpool(Path(folder), others, spool_dataset) as spool,
-        ):
+        with ParquetSpool(others, spool_dataset) as spool:
             _write_dataset(attempt, snapshot, lead, expected, written)
             spool.lead_finished()
             for dataset in others:
@@ -234,15 +229,14 @@ def _parquet_volumes(
 def _upload_spooled(
     attempt: ProductionAttempt, dataset: PackagedDataset, spooled: SpooledDataset, progress: Progress
 ) -> list[VolumeResult]:
-    """Each spooled volume's file uploaded and recorded as the volume it is, then removed."""
+    """Each spooled volume's file uploaded and recorded as the volume it is, then freed."""
     rows = size = 0
-    for volume, path in zip(spooled.volumes, spooled.files, strict=True):
+    for volume, file in zip(spooled.volumes, spooled.files, strict=True):
         upload = VolumeUpload(attempt, dataset.name, volume.sequence)
-        with path.open("rb") as file:
+        with file:
             for chunk in iter(functools.partial(file.read, SPOOL_READ_BYTES), b""):
                 upload.write(chunk)
         upload.close(volume)
-        path.unlink()
         rows, size = rows + volume.row_count, size + volume.size_bytes
         progress(rows, size)
     return spooled.volumes

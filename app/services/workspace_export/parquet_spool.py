@@ -3,7 +3,7 @@
 A Parquet package on PostgreSQL waits on the database: one backend sends one dataset's binary
 COPY at a time, and the driver and the writer keep up with it on the second core (bench/README.md,
 session 31). While the package's thread writes the largest dataset, a thread of its own writes the
-other datasets' volumes, one dataset after another, into a local folder, from a connection of its
+other datasets' volumes, one dataset after another, into temporary files, from a connection of its
 own in the package's snapshot, so a second backend works beside the first. The package's thread
 then uploads those files as the datasets' volumes, recording each as it records a volume it wrote
 itself: the spooling thread records nothing and uploads nothing, so fencing, progress and failures
@@ -11,16 +11,17 @@ stay in the package's thread. A Parquet file does not depend on its volume's num
 is stored, so a spooled volume is byte for byte what the package's thread would have written.
 
 The thread takes up a dataset only while the largest one is still being written (the rest are
-written directly afterwards), so the folder holds at most what it wrote in that time, and a
-volume's file is removed once it is uploaded.
+written directly afterwards), so the spool holds at most what it wrote in that time. Its files
+are anonymous temporary files: each is freed once its volume is uploaded, and the system frees
+them all should the worker be killed, so nothing is left behind on disk.
 """
 
 from __future__ import annotations
 
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import BinaryIO
 
 from app.data.package_snapshot import PackagedDataset
@@ -38,34 +39,33 @@ class SpoolStopped(Exception):
 
 @dataclass(frozen=True)
 class SpooledDataset:
-    """A dataset whose volumes are complete in the spool's folder, in order."""
+    """A dataset whose volumes are complete, in order, each in its file (read from the start)."""
 
     volumes: list[VolumeResult]
-    files: list[Path]
+    files: list[BinaryIO]
 
 
 class _SpoolFile:
-    """A volume's target in the spool's folder."""
+    """A volume's target: an anonymous temporary file, left open for the upload to read."""
 
-    def __init__(self, path: Path, opened: list[BinaryIO]):
-        self.path = path
-        self._file = path.open("wb")
-        opened.append(self._file)
+    def __init__(self, opened: list[BinaryIO]):
+        # Open past this call, for the package's thread to read; ParquetSpool closes what is left.
+        self.file = tempfile.TemporaryFile(prefix="package-spool-")  # noqa: SIM115
+        opened.append(self.file)
 
     def write(self, data: bytes) -> None:
-        self._file.write(data)
+        self.file.write(data)
 
     def close(self, volume: VolumeResult) -> None:
-        self._file.close()
+        self.file.seek(0)
 
 
 class ParquetSpool:
-    """Writes `datasets`, in order, into `folder` in a thread of its own, from `start()` until
+    """Writes `datasets`, in order, in a thread of its own started on entering it, until
     `lead_finished()`; `take(dataset)` gives a dataset's spooled volumes, or None where the thread
-    did not take it up. Use as a context manager: leaving it stops the thread and waits for it."""
+    did not take it up. Leaving it stops the thread, waits for it, and frees every file."""
 
-    def __init__(self, folder: Path, datasets: list[PackagedDataset], write: WriteDataset):
-        self._folder = folder
+    def __init__(self, datasets: list[PackagedDataset], write: WriteDataset):
         self._datasets = datasets
         self._write = write
         self._lead_done = threading.Event()
@@ -117,11 +117,12 @@ class ParquetSpool:
                 self._changed.notify_all()
 
     def _spool(self, dataset: PackagedDataset) -> SpooledDataset | BaseException:
-        files: list[Path] = []
+        files: list[BinaryIO] = []
 
         def open_volume(sequence: int) -> VolumeTarget:
-            files.append(self._folder / f"{dataset.name}-{sequence:05d}")
-            return _SpoolFile(files[-1], self._opened)
+            target = _SpoolFile(self._opened)
+            files.append(target.file)
+            return target
 
         try:
             volumes = self._write(dataset, open_volume, lambda: not self._stopped.is_set())

@@ -33,17 +33,17 @@ def _writing(contents: dict[str, list[bytes]], before=None):
     return write
 
 
-def test_each_dataset_is_spooled_in_order_into_its_volumes_files(tmp_path):
+def test_each_dataset_is_spooled_in_order_into_its_volumes_files():
     contents = {"teams": [b"first", b"second"], "people": [b"only"]}
-    with ParquetSpool(tmp_path, [TEAMS, PEOPLE], _writing(contents)) as spool:
+    with ParquetSpool([TEAMS, PEOPLE], _writing(contents)) as spool:
         teams, people = spool.take(TEAMS), spool.take(PEOPLE)
 
         assert [volume.sequence for volume in teams.volumes] == [1, 2]
-        assert [path.read_bytes() for path in teams.files] == [b"first", b"second"]
-        assert [path.read_bytes() for path in people.files] == [b"only"]
+        assert [file.read() for file in teams.files] == [b"first", b"second"]
+        assert [file.read() for file in people.files] == [b"only"]
 
 
-def test_no_dataset_is_taken_up_once_the_lead_is_written(tmp_path):
+def test_no_dataset_is_taken_up_once_the_lead_is_written():
     started, release = threading.Event(), threading.Event()
 
     def before(dataset):
@@ -51,27 +51,27 @@ def test_no_dataset_is_taken_up_once_the_lead_is_written(tmp_path):
         release.wait(5)
 
     contents = {"teams": [b"t"], "people": [b"p"], "shifts": [b"s"]}
-    with ParquetSpool(tmp_path, [TEAMS, PEOPLE, SHIFTS], _writing(contents, before)) as spool:
+    with ParquetSpool([TEAMS, PEOPLE, SHIFTS], _writing(contents, before)) as spool:
         assert started.wait(5)
         spool.lead_finished()
         release.set()
 
-        assert spool.take(TEAMS).files[0].read_bytes() == b"t"  # the one under way is finished
+        assert spool.take(TEAMS).files[0].read() == b"t"  # the one under way is finished
         assert spool.take(PEOPLE) is None
         assert spool.take(SHIFTS) is None
 
 
-def test_a_failure_while_spooling_is_raised_where_its_dataset_is_taken_and_spooling_stops(tmp_path):
+def test_a_failure_while_spooling_is_raised_where_its_dataset_is_taken_and_spooling_stops():
     def write(dataset, open_volume, keep_going):
         raise ValueError(f"cannot write {dataset.name}")
 
-    with ParquetSpool(tmp_path, [TEAMS, PEOPLE], write) as spool:
+    with ParquetSpool([TEAMS, PEOPLE], write) as spool:
         with pytest.raises(ValueError, match="cannot write teams"):
             spool.take(TEAMS)
         assert spool.take(PEOPLE) is None
 
 
-def test_leaving_the_spool_stops_the_dataset_being_written_and_closes_its_rows(tmp_path):
+def test_leaving_the_spool_stops_the_dataset_being_written_and_closes_its_rows():
     reading, closed = threading.Event(), threading.Event()
 
     def endless_rows():
@@ -91,7 +91,14 @@ def test_leaving_the_spool_stops_the_dataset_being_written_and_closes_its_rows(t
             rows.close()
         return []
 
-    with ParquetSpool(tmp_path, [TEAMS], write):
+    with ParquetSpool([TEAMS], write):
         assert reading.wait(5)
 
     assert closed.is_set()
+
+
+def test_leaving_the_spool_frees_every_file_it_wrote():
+    with ParquetSpool([TEAMS, PEOPLE], _writing({"teams": [b"t"], "people": [b"p1", b"p2"]})) as spool:
+        files = spool.take(TEAMS).files + spool.take(PEOPLE).files
+
+    assert all(file.closed for file in files)
