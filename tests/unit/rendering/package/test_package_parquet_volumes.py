@@ -235,28 +235,34 @@ def test_the_id_and_time_stamps_are_delta_encoded_and_every_other_column_diction
         assert "RLE_DICTIONARY" in encodings[name], name
 
 
+def _write_into(targets: list[_Target], store: dict, batches) -> None:
+    """Batches of rows written in row groups of 1,000, each volume's target kept in `targets`."""
+
+    def open_volume(sequence):
+        targets.append(_Target(store, sequence))
+        return targets[-1]
+
+    write_parquet_volumes(
+        dataset="entries",
+        columns=COLUMNS,
+        batches=row_batches(batches, SCHEMA),
+        volume_size_bytes=64 * 1024 * 1024,
+        open_volume=open_volume,
+        row_group_rows=1000,
+    )
+
+
 def test_a_volume_whose_writing_failed_gets_no_more_bytes():
     """pyarrow's writer, left open by the failure, writes its footer when it is collected."""
-    targets: list[_Target] = []
     rows = _rows(count=3000)
 
     def failing_batches():
         yield rows[:2000]
         raise RuntimeError("the rows stopped")
 
-    def open_volume(sequence):
-        targets.append(_Target({}, sequence))
-        return targets[-1]
-
+    targets: list[_Target] = []
     with contextlib.suppress(RuntimeError):
-        write_parquet_volumes(
-            dataset="entries",
-            columns=COLUMNS,
-            batches=row_batches(failing_batches(), SCHEMA),
-            volume_size_bytes=64 * 1024 * 1024,
-            open_volume=open_volume,
-            row_group_rows=1000,
-        )
+        _write_into(targets, {}, failing_batches())
     written = len(targets[0]._buffer.getvalue())
     gc.collect()
 
@@ -275,18 +281,7 @@ def test_row_groups_are_written_while_rows_still_arrive():
             yield rows[i : i + 500]
         seen_before_last_batch.append(sum(len(t._buffer.getvalue()) for t in targets))
 
-    def open_volume(sequence):
-        targets.append(_Target(store, sequence))
-        return targets[-1]
-
-    write_parquet_volumes(
-        dataset="entries",
-        columns=COLUMNS,
-        batches=row_batches(batches(), SCHEMA),
-        volume_size_bytes=64 * 1024 * 1024,
-        open_volume=open_volume,
-        row_group_rows=1000,
-    )
+    _write_into(targets, store, batches())
     whole = len(store[1][0])
     assert seen_before_last_batch[0] > whole * 3 // 4  # four of five row groups were out before the end
 
