@@ -34,7 +34,6 @@ import io
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from itertools import islice
 
 from app.domain.sources.catalog import Column
 from app.rendering.cells import FORMATTERS, CellFormatter
@@ -125,7 +124,7 @@ def crlf_records(records: Sequence[bytes | memoryview]) -> bytes:
 
 def write_csv_records(
     columns: Sequence[Column],
-    records: Iterable[bytes | memoryview],
+    batches: Iterable[Sequence[bytes | memoryview]],
     out,
     *,
     heading: str,
@@ -133,19 +132,18 @@ def write_csv_records(
     total: int | None,
     warnings: Counter[str],
 ) -> int:
-    """Relay records already formatted by this module's rule, each ending with `\\n`, as CSV to `out`.
+    """Relay batches of records already formatted by this module's rule, each ending with `\\n`,
+    as CSV to `out`, a batch at a time.
 
     Each record is one row whose last byte is its terminator (a newline inside a quoted value
     never is): swapping that byte gives RFC 4180 records without looking inside the rows
-    (`crlf_records`). A chunk's records are held until they are joined (psycopg's records each
-    own their memory), which costs the relay about half of adding them to a buffer one by one.
+    (`crlf_records`).
     """
     _write_heading(out, columns, heading)
-    remaining = iter(records)
     written = 0
-    while chunk := list(islice(remaining, ROWS_PER_CHUNK)):
-        out.write(crlf_records(chunk))
-        written += len(chunk)
+    for batch in batches:
+        out.write(crlf_records(batch))
+        written += len(batch)
         # The total was counted a moment earlier on another connection; rows may have come since.
         progress(written if total is None else min(written, total), total)
     progress(written, total)

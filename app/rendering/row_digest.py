@@ -52,12 +52,13 @@ class RowDigest:
                 update(repr(values).encode() + b"\n")
             yield row
 
-    def records(self, records: Iterable[bytes | memoryview]) -> Iterator[bytes | memoryview]:
-        """Each record of `records`, unchanged, after hashing it (before the source reuses its buffer)."""
+    def record_batches(self, batches: Iterable[Sequence[bytes | memoryview]]) -> Iterator[Sequence[bytes | memoryview]]:
+        """Each batch of records of `batches`, unchanged, after hashing its records one after another
+        (the digest of the records, however they are batched)."""
         update = self._hash.update
-        for record in records:
-            update(record)
-            yield record
+        for batch in batches:
+            update(b"".join(batch))
+            yield batch
 
     def add_figures(self, figures: Iterable[tuple[str, object]]) -> None:
         """Hash labelled figures (a summary report prints figures, not rows), one a line."""

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import closing
 
-from app.data.csv_copy import copy_records
+from app.data.csv_copy import copy_record_batches
 from app.data.query_runner import count_rows, iter_rows, request_columns, request_dataset
 from app.domain.errors import ValidationError
 from app.domain.people.access import RequesterContext
@@ -20,7 +20,7 @@ from app.domain.sources.stored_request import FileRequest
 from app.extensions import db
 from app.models import ExportFile
 from app.models.export_file import FileFormat
-from app.rendering.csv_writer import write_csv, write_csv_records
+from app.rendering.csv_writer import ROWS_PER_CHUNK, write_csv, write_csv_records
 from app.rendering.row_digest import RowDigest, WrittenRows
 from app.rendering.xlsx_writer import write_xlsx
 
@@ -62,10 +62,13 @@ def _write(
 ) -> int:
     if export.format == FileFormat.CSV:
         if db.engine.dialect.name == "postgresql":
-            with closing(copy_records(request, access, exact_values=export.exact_values)) as records:
+            batches = copy_record_batches(
+                request, access, exact_values=export.exact_values, rows_per_batch=ROWS_PER_CHUNK
+            )
+            with closing(batches):
                 return write_csv_records(
                     columns,
-                    digest.records(records),
+                    digest.record_batches(batches),
                     out,
                     heading=export.heading,
                     progress=progress,

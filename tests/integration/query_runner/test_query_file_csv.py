@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Text, literal_column, select, text
 
 from app import create_app
-from app.data.csv_copy import copy_records, copy_statement
+from app.data.csv_copy import copy_record_batches, copy_statement
 from app.data.query_runner import iter_rows, request_columns
 from app.domain.errors import AccessDenied
 from app.domain.files.formula_guard import CELL_BREAKS, LEADING_CHARACTERS
@@ -30,10 +30,11 @@ from tests.fixtures.apps import connecting_with
 
 def write_csv_copy(request, access, heading, out, progress, total, exact_values=False) -> int:
     """The PostgreSQL way: COPY formats the records, the writer relays them."""
-    with closing(copy_records(request, access, exact_values=exact_values)) as records:
+    batches = copy_record_batches(request, access, exact_values=exact_values, rows_per_batch=csv_writer.ROWS_PER_CHUNK)
+    with closing(batches):
         columns = request_columns(request)
         return write_csv_records(
-            columns, records, out, heading=heading, progress=progress, total=total, warnings=Counter()
+            columns, batches, out, heading=heading, progress=progress, total=total, warnings=Counter()
         )
 
 

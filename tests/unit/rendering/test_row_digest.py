@@ -40,14 +40,13 @@ def test_rows_fed_in_chunks_give_the_digest_of_the_rows_in_one_piece():
     assert digest_of(ROWS, pieces=(0, 3)) == whole
 
 
-def test_records_fed_in_chunks_give_the_digest_of_the_records_in_one_piece():
+def test_records_fed_in_batches_give_the_digest_of_the_records_in_one_piece():
     records = [b'"a",1\n', b'"b,\nc",2\n', b'"d",3\n']
-    whole, chunked = RowDigest(COLUMNS[:2]), RowDigest(COLUMNS[:2])
-    list(whole.records(records))
-    list(chunked.records(records[:1]))
-    list(chunked.records([memoryview(record) for record in records[1:]]))
+    whole, batched = RowDigest(COLUMNS[:2]), RowDigest(COLUMNS[:2])
+    list(whole.record_batches([records]))
+    list(batched.record_batches([records[:1], [memoryview(record) for record in records[1:]]]))
 
-    assert chunked.hexdigest() == whole.hexdigest()
+    assert batched.hexdigest() == whole.hexdigest()
 
 
 OTHER_VALUES = ("something else", Decimal("99"), date(2000, 1, 1), datetime(2000, 1, 1, tzinfo=UTC))
