@@ -206,8 +206,8 @@ def test_a_package_job_gets_jemalloc_as_pyarrows_default_pool():
         [
             sys.executable,
             "-c",
-            "import app.services.workspace_export.package_writing, app.rendering.package.parquet_volumes, pyarrow;"
-            " print(pyarrow.default_memory_pool().backend_name)",
+            "import app.services.workspace_export.package_writing, app.rendering.package.parquet_volumes;"
+            " import pyarrow as pa; print(pa.default_memory_pool().backend_name)",
         ],
         env=environment,
         capture_output=True,
